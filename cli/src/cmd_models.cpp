@@ -1,0 +1,7 @@
+#include "commands.hpp"
+
+namespace parasim::cli {
+
+void register_models(CLI::App& app) { (void)app; }
+
+}  // namespace parasim::cli

@@ -1,0 +1,56 @@
+// parasim: project, plan and validate parallel DNN training before booking a cluster.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "parasim/common/error.hpp"
+#include "parasim/common/progress.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "parasim: how to split a DNN training job across GPUs, how long it will take, and proof.\n"
+      "Exit codes: 0 ok, 1 runtime failure, 2 bad input."};
+  app.name("parasim");
+  app.require_subcommand(1);
+  bool no_progress = false;
+  app.add_flag("--no-progress", no_progress, "Never draw progress bars (they are off anyway when stderr is not a terminal)");
+  app.set_version_flag("--version", "parasim 0.1.0");
+
+  parasim::cli::register_models(app);
+  parasim::cli::register_clusters(app);
+  parasim::cli::register_simulate(app);
+  parasim::cli::register_profile(app);
+
+  app.parse_complete_callback([&] {
+    if (no_progress) parasim::ProgressBar::set_global_enabled(false);
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return parasim::kExitBadInput;
+  } catch (const parasim::InputError& e) {
+    std::cerr << "parasim: error: " << e.what() << "\n";
+    return parasim::kExitBadInput;
+  } catch (const parasim::RuntimeError& e) {
+    std::cerr << "parasim: runtime failure: " << e.what() << "\n";
+    return parasim::kExitRuntime;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "parasim: runtime failure: out of memory\n";
+    return parasim::kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "parasim: runtime failure: " << e.what() << "\n";
+    return parasim::kExitRuntime;
+  }
+  return parasim::kExitOk;
+}

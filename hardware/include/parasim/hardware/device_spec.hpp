@@ -1,0 +1,44 @@
+// Peak numbers of the accelerators parasim knows, used by the roofline cost model and for
+// device memory capacity. Values are vendor datasheet peaks (dense, no sparsity); sources are
+// listed per entry in device_spec.cpp.
+//
+// Example:
+//   const DeviceSpec& v100 = device_spec("V100-SXM2-32GB");
+//   double tf = v100.peak_tflops(models::DType::F16);   // 125 (tensor cores)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parasim/common/units.hpp"
+#include "parasim/models/graph.hpp"
+
+namespace parasim::hardware {
+
+struct DeviceSpec {
+  std::string kind;           // canonical name, e.g. "V100-SXM2-32GB"
+  std::string arch;           // "volta", "pascal", "ampere", "hopper"
+  double fp32_tflops = 0;     // non-tensor FP32 peak
+  double tf32_tflops = 0;     // tensor-core TF32 (0 = not available)
+  double fp16_tflops = 0;     // best FP16 peak (tensor cores where present)
+  double bf16_tflops = 0;     // best BF16 peak (0 = not supported; falls back to fp32)
+  GBps mem_bandwidth;         // HBM/GDDR peak
+  Bytes memory = 0;           // device memory
+  int sm_count = 0;
+  std::string source;         // where the numbers come from
+
+  /// Peak FLOP/s (not MAC/s) in TFLOP/s for matrix math in `dtype`. FP32 uses plain FP32 peak
+  /// (frameworks default to no TF32 for convolutions on older stacks); BF16 falls back to FP32
+  /// where the chip has no BF16 path.
+  double peak_tflops(models::DType dtype) const;
+};
+
+/// All known devices, in a fixed order.
+const std::vector<DeviceSpec>& device_specs();
+/// Looks up by canonical kind or alias ("v100", "h200", "titanx", "gtx1080", ...).
+/// Throws InputError listing the known kinds when unknown.
+const DeviceSpec& device_spec(const std::string& kind_or_alias);
+std::optional<DeviceSpec> find_device_spec(const std::string& kind_or_alias);
+
+}  // namespace parasim::hardware

@@ -1,0 +1,99 @@
+#include "parasim/hardware/device_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::hardware {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c == '-' || c == '_' || c == ' '; }), s.end());
+  return s;
+}
+
+struct Alias {
+  const char* alias;
+  const char* kind;
+};
+
+// Aliases are compared after lower-casing and removing '-', '_' and ' '.
+constexpr Alias kAliases[] = {
+    {"v100", "V100-SXM2-32GB"},     {"v100sxm2", "V100-SXM2-32GB"}, {"v10016gb", "V100-SXM2-16GB"},
+    {"p100", "P100-SXM2-16GB"},     {"a100", "A100-SXM4-80GB"},     {"a10040gb", "A100-SXM4-40GB"},
+    {"h100", "H100-SXM5-80GB"},     {"h200", "H200-SXM-141GB"},     {"titanx", "TITAN-X-Pascal"},
+    {"titanxpascal", "TITAN-X-Pascal"}, {"gtx1080", "GTX-1080"},    {"1080", "GTX-1080"},
+    {"gtx1080ti", "GTX-1080-Ti"},   {"1080ti", "GTX-1080-Ti"},
+};
+
+std::vector<DeviceSpec> make_specs() {
+  std::vector<DeviceSpec> v;
+  // kind, arch, fp32, tf32, fp16, bf16, mem GB/s, memory, SMs, source
+  v.push_back({"V100-SXM2-16GB", "volta", 15.7, 0, 125, 0, GBps{900}, 16 * GiB, 80,
+               "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TF FP32, 125 TF tensor, 900 GB/s HBM2"});
+  v.push_back({"V100-SXM2-32GB", "volta", 15.7, 0, 125, 0, GBps{900}, 32 * GiB, 80,
+               "NVIDIA Tesla V100 datasheet (SXM2 32GB): 15.7 TF FP32, 125 TF tensor, 900 GB/s HBM2"});
+  v.push_back({"P100-SXM2-16GB", "pascal", 10.6, 0, 21.2, 0, GBps{732}, 16 * GiB, 56,
+               "NVIDIA Tesla P100 datasheet (SXM2): 10.6 TF FP32, 21.2 TF FP16, 732 GB/s HBM2"});
+  v.push_back({"A100-SXM4-40GB", "ampere", 19.5, 156, 312, 312, GBps{1555}, 40 * GiB, 108,
+               "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 1555 GB/s"});
+  v.push_back({"A100-SXM4-80GB", "ampere", 19.5, 156, 312, 312, GBps{2039}, 80 * GiB, 108,
+               "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 2039 GB/s"});
+  v.push_back({"H100-SXM5-80GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{3350}, 80 * GiB, 132,
+               "NVIDIA H100 datasheet (SXM5): 67 TF FP32, 495 TF TF32, 989 TF FP16/BF16 dense, 3.35 TB/s"});
+  // nvidia-smi reports 143771 MiB on H200 SXM.
+  v.push_back({"H200-SXM-141GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{4800}, 143771 * MiB, 132,
+               "NVIDIA H200 datasheet (SXM): same Hopper compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s"});
+  // Pascal consumer parts: FP16 arithmetic runs at 1/64 of FP32, so FP16 gives no speed-up.
+  v.push_back({"TITAN-X-Pascal", "pascal", 10.97, 0, 0.17, 0, GBps{480}, 12 * GiB, 28,
+               "NVIDIA TITAN X (Pascal) specs: 3584 cores at 1531 MHz boost = 10.97 TF FP32, 480 GB/s GDDR5X"});
+  v.push_back({"GTX-1080", "pascal", 8.87, 0, 0.14, 0, GBps{320}, 8 * GiB, 20,
+               "NVIDIA GeForce GTX 1080 specs: 2560 cores at 1733 MHz boost = 8.87 TF FP32, 320 GB/s GDDR5X"});
+  v.push_back({"GTX-1080-Ti", "pascal", 11.34, 0, 0.18, 0, GBps{484}, 11 * GiB, 28,
+               "NVIDIA GeForce GTX 1080 Ti specs: 3584 cores at 1582 MHz boost = 11.34 TF FP32, 484 GB/s GDDR5X"});
+  return v;
+}
+
+}  // namespace
+
+double DeviceSpec::peak_tflops(models::DType dtype) const {
+  switch (dtype) {
+    case models::DType::F32: return fp32_tflops;
+    case models::DType::F16: return std::max(fp16_tflops, fp32_tflops);
+    case models::DType::BF16: return bf16_tflops > 0 ? bf16_tflops : fp32_tflops;
+  }
+  return fp32_tflops;
+}
+
+const std::vector<DeviceSpec>& device_specs() {
+  static const std::vector<DeviceSpec> specs = make_specs();
+  return specs;
+}
+
+std::optional<DeviceSpec> find_device_spec(const std::string& kind_or_alias) {
+  const std::string key = lower(kind_or_alias);
+  for (const auto& s : device_specs())
+    if (lower(s.kind) == key) return s;
+  for (const auto& a : kAliases)
+    if (a.alias == key)
+      for (const auto& s : device_specs())
+        if (s.kind == a.kind) return s;
+  return std::nullopt;
+}
+
+const DeviceSpec& device_spec(const std::string& kind_or_alias) {
+  auto found = find_device_spec(kind_or_alias);
+  if (!found) {
+    std::string known;
+    for (const auto& s : device_specs()) known += (known.empty() ? "" : ", ") + s.kind;
+    throw InputError("unknown device kind \"" + kind_or_alias + "\"; known kinds: " + known);
+  }
+  for (const auto& s : device_specs())
+    if (s.kind == found->kind) return s;
+  return device_specs().front();  // unreachable
+}
+
+}  // namespace parasim::hardware

@@ -1,0 +1,172 @@
+// The dataflow graph (DFG) of one training iteration's forward pass.
+//
+// Vertices are ops, edges are tensors (producer -> consumer). Every op carries the numbers the
+// rest of parasim needs: shapes, forward/backward MACs, bytes moved, parameters and the
+// activation bytes it keeps alive until its backward runs. Backward and update are derived
+// from the forward graph (reverse topological order), never stored as separate vertices.
+//
+// Example:
+//   Model m = build_zoo_model("resnet50", ModelOptions{.batch = 32});
+//   std::cout << m.total_params() << "\n";                 // 25557032
+//   for (OpId v : m.topological_order()) std::cout << m.op(v).name << "\n";
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+namespace parasim::models {
+
+enum class DType : std::uint8_t { F32, F16, BF16 };
+
+/// Bytes per element.
+int dtype_size(DType t);
+std::string to_string(DType t);
+/// Parses "fp32"/"f32"/"float32", "fp16"/"f16"/"half", "bf16"/"bfloat16"; nullopt otherwise.
+std::optional<DType> parse_dtype(const std::string& s);
+
+enum class OpKind : std::uint8_t {
+  Input,           // the mini-batch (data) or token ids; no cost, no backward
+  Conv2d,          // NCHW; attrs: kernel, stride, padding, dilation, groups, out_channels, bias
+  Linear,          // y = x W^T (+ b) over the last dim; attrs: out_features, bias
+  Matmul,          // C = A B with two activation inputs (no parameters)
+  BatchedMatmul,   // batched C = A B (attention scores and context); no parameters
+  Lstm,            // one LSTM layer over a sequence [B, T, in]; attrs: hidden, proj (0 = none)
+  Embedding,       // token ids [B, T] -> [B, T, dim]; attrs: vocab, out_features (dim)
+  MaxPool2d,       // attrs: kernel, stride, padding (ceil_mode in attrs.ceil_mode)
+  AvgPool2d,
+  AdaptiveAvgPool2d,  // attrs: output size in kernel_h/kernel_w
+  BatchNorm,       // per-channel scale/shift (2 params per channel); running stats are buffers
+  LayerNorm,       // over the last dim; 2 params per feature
+  Relu,
+  Gelu,
+  Tanh,
+  Sigmoid,
+  Add,             // elementwise sum of >= 2 same-shaped inputs
+  Mul,             // elementwise product (gates)
+  Concat,          // along attrs.axis
+  Dropout,
+  Softmax,         // over the last dim
+  CrossEntropy,    // logits [N, C] + implicit labels -> scalar loss
+  SampledSoftmax,  // LM loss over a sampled subset: attrs: vocab, num_sampled; owns the softmax weights
+  Reshape,         // view/flatten/transpose bookkeeping: no FLOPs, no bytes moved
+  Attention,       // fused multi-head self-attention core: QK^T, softmax, AV (no projections);
+                   // attrs: heads. Its MACs are those of the two batched matmuls.
+};
+
+std::string to_string(OpKind k);
+std::optional<OpKind> parse_op_kind(const std::string& s);
+
+using Shape = std::vector<std::int64_t>;
+std::int64_t num_elements(const Shape& s);  // throws InputError on overflow or negative dims
+std::string to_string(const Shape& s);       // "[32, 64, 56, 56]"
+
+/// Op hyper-parameters. Unused fields stay at their defaults; the JSON format writes only
+/// the fields that matter for the op's kind.
+struct OpAttrs {
+  std::int64_t kernel_h = 0, kernel_w = 0;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t groups = 1;
+  bool ceil_mode = false;
+  std::int64_t out_features = 0;  // conv out_channels, linear out_features, embedding dim
+  bool bias = false;
+  std::int64_t hidden = 0;        // LSTM hidden units
+  std::int64_t proj = 0;          // LSTM projection size (0 = no projection)
+  std::int64_t vocab = 0;         // embedding / sampled softmax vocabulary
+  std::int64_t num_sampled = 0;   // sampled softmax negatives
+  std::int64_t heads = 0;         // attention heads
+  std::int64_t axis = 1;          // concat axis
+  double p = 0.0;                 // dropout probability
+  bool operator==(const OpAttrs&) const = default;
+};
+
+struct Op {
+  std::string name;                  // unique within a model, e.g. "layer1.0.conv1"
+  OpKind kind = OpKind::Input;
+  DType dtype = DType::F32;
+  std::vector<Shape> input_shapes;   // in edge order
+  Shape output_shape;
+  OpAttrs attrs;
+  /// Enclosing module path ("Mixed_5b", "encoder.layer3"); used for branch placement,
+  /// tensor-parallel grouping and reporting. Empty for top-level ops.
+  std::string block;
+
+  // Costs of one forward/backward of this op for the batch the model was built with.
+  std::int64_t macs_fwd = 0;
+  std::int64_t macs_bwd_data = 0;    // gradient w.r.t. inputs
+  std::int64_t macs_bwd_weight = 0;  // gradient w.r.t. parameters
+  std::int64_t bytes_read = 0;       // forward: inputs + weights read
+  std::int64_t bytes_written = 0;    // forward: output written
+  std::int64_t params = 0;           // trainable parameters
+  std::int64_t activation_bytes = 0; // bytes kept alive from forward until this op's backward
+
+  bool operator==(const Op&) const = default;
+
+  /// Key that identifies ops with identical cost: kind, dtype, shapes and the attrs that matter.
+  /// Two ops with the same signature take the same time on the same device.
+  std::string signature() const;
+};
+
+struct Tensor {
+  Shape shape;
+  DType dtype = DType::F32;
+  std::int64_t bytes = 0;
+  bool operator==(const Tensor&) const = default;
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, Tensor>;
+using OpId = Graph::vertex_descriptor;
+using TensorId = Graph::edge_descriptor;
+
+/// A model: its forward DFG plus what it was built for.
+class Model {
+ public:
+  Model() = default;
+  Model(std::string name, std::int64_t batch, DType dtype) : name_(std::move(name)), batch_(batch), dtype_(dtype) {}
+
+  const std::string& name() const { return name_; }
+  std::int64_t batch() const { return batch_; }
+  DType dtype() const { return dtype_; }
+  /// Dataset this model trains on by default ("imagenet-1k", "cifar-10", "wmt16-en-de", "lm1b", "" for none).
+  const std::string& dataset() const { return dataset_; }
+  void set_dataset(std::string d) { dataset_ = std::move(d); }
+
+  Graph& graph() { return graph_; }
+  const Graph& graph() const { return graph_; }
+  std::size_t num_ops() const { return boost::num_vertices(graph_); }
+  const Op& op(OpId v) const { return graph_[v]; }
+  Op& op(OpId v) { return graph_[v]; }
+  /// Finds an op by name; nullopt if there is none.
+  std::optional<OpId> find_op(const std::string& name) const;
+
+  std::int64_t total_params() const;
+  std::int64_t total_macs_fwd() const;         // for the whole batch
+  std::int64_t macs_per_sample() const;        // total_macs_fwd / batch
+  std::int64_t total_activation_bytes() const;
+  /// Number of ops that carry parameters (conv, linear, lstm, embedding, norms...): "layers".
+  std::int64_t num_weighted_layers() const;
+
+  /// Topological order (Boost.Graph). Throws InputError naming the ops on a cycle if there is one.
+  std::vector<OpId> topological_order() const;
+  /// Ops on one cycle, in order, if the graph has a cycle; empty otherwise.
+  std::vector<OpId> find_cycle() const;
+  /// Longest path through the DAG with vertex weight `weight(op)`; returns the ops on it in order.
+  template <class WeightFn>
+  std::vector<OpId> longest_path(WeightFn weight) const;
+
+  bool operator==(const Model& o) const;
+
+ private:
+  std::string name_;
+  std::int64_t batch_ = 1;
+  DType dtype_ = DType::F32;
+  std::string dataset_;
+  Graph graph_;
+};
+
+}  // namespace parasim::models

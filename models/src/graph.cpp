@@ -1,0 +1,1 @@
+#include "parasim/models/graph.hpp"
