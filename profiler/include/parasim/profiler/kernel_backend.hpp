@@ -1,0 +1,45 @@
+// Real kernels for one op, shared by the profiler (which times them) and the executor (which
+// runs them inside a training step). One backend per device (and, for CUDA, per stream).
+//
+// Example:
+//   auto backend = make_cpu_kernel_backend();            // oneDNN on the host
+//   auto k = backend->prepare(model.op(v));               // allocate tensors, create primitives
+//   k->run(Phase::Forward); k->run(Phase::BackwardData); k->run(Phase::BackwardWeight);
+//   backend->synchronize();
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "parasim/models/graph.hpp"
+#include "parasim/profiler/cost_model.hpp"
+
+namespace parasim::profiler {
+
+/// The prepared kernels of one op: buffers allocated, primitives/algorithms chosen.
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  /// Executes (CPU) or enqueues (CUDA, on the backend's stream) one phase. Phases the op does
+  /// not have (BackwardWeight of a ReLU, Update of a parameter-free op) do nothing.
+  virtual void run(Phase phase) = 0;
+  /// Free-form note for the profile, e.g. the cuDNN algorithm chosen ("fwd=IMPLICIT_PRECOMP_GEMM").
+  virtual std::string note() const { return {}; }
+};
+
+class KernelBackend {
+ public:
+  virtual ~KernelBackend() = default;
+  virtual std::unique_ptr<OpKernel> prepare(const models::Op& op, Optimizer opt) = 0;
+  /// Waits until everything enqueued has finished.
+  virtual void synchronize() = 0;
+  /// "cpu-onednn", "cuda:0".
+  virtual std::string name() const = 0;
+  /// Device kind for profiles ("H200-SXM-141GB" from the CUDA device name, "cpu-<model name>").
+  virtual std::string device_kind() const = 0;
+};
+
+/// oneDNN on the host (reference loops where oneDNN has no primitive). Always available.
+std::unique_ptr<KernelBackend> make_cpu_kernel_backend(int threads = 1);
+
+}  // namespace parasim::profiler
