@@ -1,0 +1,73 @@
+// A parallelization strategy: how one training step is split across devices.
+//
+// Grammar (all keys optional; defaults give plain data parallelism on one device):
+//   "dp=D,mp=M,tp=T,schedule=S,micro=K,interleave=V,placement=P,recompute=R,zero=Z,
+//    bucket_mb=X,split=even|speed,overlap=on|off,mapping=tp-mp-dp"
+// Devices used = D x M x T. The same fields are accepted as JSON ("schema": "parasim.strategy/1").
+//
+// Example:
+//   Strategy s = parse_strategy("dp=4,mp=2,schedule=1f1b,micro=8");
+//   s.devices();            // 8
+//   to_string(s);           // "dp=4,mp=2,schedule=1f1b,micro=8" (canonical: defaults omitted)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace parasim::strategies {
+
+enum class Schedule : std::uint8_t {
+  None,         // no pipelining: with mp > 1, stages run one after another (plain model parallelism)
+  GPipe,        // all forwards, then all backwards, then flush (Huang et al. 2019)
+  OneFOneB,     // PipeDream-flush / 1F1B (Narayanan et al. 2021)
+  Interleaved,  // 1F1B with V virtual stages per device (Narayanan et al. 2021)
+  PipeDream,    // asynchronous 1F1B with weight stashing, no flush (Narayanan et al. 2019)
+  SpecTrain,    // asynchronous pipeline, weight prediction instead of stashing (Chen et al. 2018)
+};
+enum class Placement : std::uint8_t { Layers, Branches, File };
+enum class Recompute : std::uint8_t { None, Selective, Full };
+enum class BatchSplit : std::uint8_t { Even, Speed };
+
+std::string to_string(Schedule s);
+std::string to_string(Placement p);
+std::string to_string(Recompute r);
+std::string to_string(BatchSplit b);
+
+struct Strategy {
+  int dp = 1;
+  int mp = 1;  // pipeline / model-parallel stages
+  int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
+  Schedule schedule = Schedule::None;
+  int micro = 1;       // micro-batches per step (per pipeline)
+  int interleave = 1;  // virtual stages per device (schedule=interleaved)
+  Placement placement = Placement::Layers;
+  std::string placement_file;  // op -> device map when placement == File
+  Recompute recompute = Recompute::None;
+  int zero = 0;          // 0 or 1: ZeRO stage-1 shards optimizer state across DP
+  double bucket_mb = 25; // DP gradient bucket size (PyTorch DDP default 25 MB)
+  BatchSplit split = BatchSplit::Even;
+  bool overlap = true;   // overlap DP gradient all-reduce with backward
+  std::string mapping = "tp-mp-dp";  // innermost to outermost: TP then MP inside a node, DP across nodes
+
+  std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp; }
+  bool pipelined() const { return schedule != Schedule::None; }
+  bool asynchronous() const { return schedule == Schedule::PipeDream || schedule == Schedule::SpecTrain; }
+  bool operator==(const Strategy&) const = default;
+};
+
+/// Parses the grammar above. Throws InputError naming the offending key/value and the accepted
+/// values, e.g. "--strategy: schedule=foo: expected one of none, gpipe, 1f1b, interleaved, pipedream, spectrain".
+/// Also rejects inconsistent combinations (interleave > 1 without schedule=interleaved, zero=1 with dp=1 is
+/// allowed but pointless and kept, micro < 1, absurd sizes).
+Strategy parse_strategy(const std::string& text, const std::string& origin = "--strategy");
+/// Canonical text form: keys in grammar order, defaults omitted; "dp=1" for the default strategy.
+std::string to_string(const Strategy& s);
+
+nlohmann::json strategy_to_json(const Strategy& s);
+Strategy strategy_from_json(const nlohmann::json& j, const std::string& file);
+/// `text` is either a grammar string or a path to a parasim.strategy/1 JSON file (ends in .json).
+Strategy load_strategy(const std::string& text_or_file);
+
+}  // namespace parasim::strategies

@@ -1,0 +1,96 @@
+#include "parasim/strategies/strategy.hpp"
+
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+TEST(StrategyGrammar, DefaultsArePlainDataParallelism) {
+  const Strategy s = parse_strategy("");
+  EXPECT_EQ(s.dp, 1);
+  EXPECT_EQ(s.mp, 1);
+  EXPECT_EQ(s.tp, 1);
+  EXPECT_EQ(s.schedule, Schedule::None);
+  EXPECT_DOUBLE_EQ(s.bucket_mb, 25.0);
+  EXPECT_TRUE(s.overlap);
+  EXPECT_EQ(to_string(s), "dp=1");
+}
+
+TEST(StrategyGrammar, ParsesEveryKey) {
+  const Strategy s = parse_strategy(
+      "dp=4,mp=2,tp=2,schedule=interleaved,micro=8,interleave=2,placement=layers,recompute=selective,zero=1,"
+      "bucket_mb=50,split=speed,overlap=off,mapping=mp-tp-dp");
+  EXPECT_EQ(s.devices(), 16);
+  EXPECT_EQ(s.schedule, Schedule::Interleaved);
+  EXPECT_EQ(s.micro, 8);
+  EXPECT_EQ(s.interleave, 2);
+  EXPECT_EQ(s.recompute, Recompute::Selective);
+  EXPECT_EQ(s.zero, 1);
+  EXPECT_DOUBLE_EQ(s.bucket_mb, 50.0);
+  EXPECT_EQ(s.split, BatchSplit::Speed);
+  EXPECT_FALSE(s.overlap);
+  EXPECT_EQ(s.mapping, "mp-tp-dp");
+}
+
+TEST(StrategyGrammar, CanonicalFormRoundTrips) {
+  for (const char* text : {"dp=8", "dp=4,mp=2,schedule=1f1b,micro=8", "mp=4,placement=branches",
+                           "dp=2,tp=4,recompute=full,zero=1", "dp=3,split=speed", "mp=2,schedule=spectrain,micro=4",
+                           "dp=2,bucket_mb=12.5,overlap=off"}) {
+    const Strategy s = parse_strategy(text);
+    EXPECT_EQ(to_string(s), text);
+    EXPECT_EQ(parse_strategy(to_string(s)), s);
+    EXPECT_EQ(strategy_from_json(strategy_to_json(s), "s.json"), s);
+  }
+}
+
+TEST(StrategyGrammar, PlacementFileIsKept) {
+  const Strategy s = parse_strategy("mp=2,placement=my_map.json");
+  EXPECT_EQ(s.placement, Placement::File);
+  EXPECT_EQ(s.placement_file, "my_map.json");
+  EXPECT_EQ(to_string(s), "mp=2,placement=my_map.json");
+}
+
+TEST(StrategyGrammar, BadInputIsNamed) {
+  EXPECT_EQ(error_of([] { parse_strategy("schedule=foo"); }),
+            "--strategy: schedule=foo: expected one of none, gpipe, 1f1b, interleaved, pipedream, spectrain");
+  EXPECT_EQ(error_of([] { parse_strategy("dp=0"); }), "--strategy: dp=0: expected an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([] { parse_strategy("dp=two"); }), "--strategy: dp=two: expected an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([] { parse_strategy("dp=4,dp=2"); }), "--strategy: key \"dp\" given twice");
+  EXPECT_EQ(error_of([] { parse_strategy("dp4"); }), "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
+  EXPECT_EQ(error_of([] { parse_strategy("foo=1"); }),
+            "--strategy: unknown key \"foo\"; expected dp, mp, tp, schedule, micro, interleave, placement, recompute, "
+            "zero, bucket_mb, split, overlap or mapping");
+  EXPECT_EQ(error_of([] { parse_strategy("mp=2,interleave=2"); }), "--strategy: interleave=2 needs schedule=interleaved");
+  EXPECT_EQ(error_of([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
+            "--strategy: dp*mp*tp = 2097152 devices; at most 1048576 are supported");
+  EXPECT_EQ(error_of([] { parse_strategy("bucket_mb=nan"); }),
+            "--strategy: bucket_mb=nan: expected a positive number of megabytes (at most 1e6)");
+  EXPECT_EQ(error_of([] { parse_strategy("zero=2"); }), "--strategy: zero=2: expected an integer in [0, 1]");
+  EXPECT_EQ(error_of([] { parse_strategy("mapping=dp-dp-dp"); }),
+            "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");
+}
+
+TEST(StrategyJson, ErrorsNameFileAndPath) {
+  EXPECT_EQ(error_of([] { strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dp", -2}}, "s.json"); }),
+            "s.json: $.dp: dp=-2: expected an integer in [1, 1048576]");
+  EXPECT_EQ(error_of([] { strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dpp", 2}}, "s.json"); }),
+            "s.json: $.dpp: unknown strategy field");
+  EXPECT_EQ(error_of([] { strategy_from_json(nlohmann::json{{"dp", 2}}, "s.json"); }),
+            "s.json: $.schema: missing; expected \"parasim.strategy/1\"");
+}
+
+}  // namespace
+}  // namespace parasim::strategies
