@@ -1,1 +1,233 @@
+// Names, shapes, signatures and whole-model totals of the dataflow graph.
 #include "parasim/models/graph.hpp"
+
+#include <array>
+#include <sstream>
+#include <unordered_set>
+#include <utility>
+
+#include "checked_math.hpp"
+#include "parasim/common/error.hpp"
+
+namespace parasim::models {
+
+// ------------------------------------------------------------------ dtypes
+
+int dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: return 4;
+    case DType::F16: return 2;
+    case DType::BF16: return 2;
+  }
+  return 4;
+}
+
+std::string to_string(DType t) {
+  switch (t) {
+    case DType::F32: return "fp32";
+    case DType::F16: return "fp16";
+    case DType::BF16: return "bf16";
+  }
+  return "fp32";
+}
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  if (s == "fp32" || s == "f32" || s == "float32") return DType::F32;
+  if (s == "fp16" || s == "f16" || s == "half" || s == "float16") return DType::F16;
+  if (s == "bf16" || s == "bfloat16") return DType::BF16;
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------------ op kinds
+
+namespace {
+
+// One table so that to_string and parse_op_kind can never disagree.
+constexpr std::array<std::pair<OpKind, const char*>, 25> kKindNames{{
+    {OpKind::Input, "input"},
+    {OpKind::Conv2d, "conv2d"},
+    {OpKind::Linear, "linear"},
+    {OpKind::Matmul, "matmul"},
+    {OpKind::BatchedMatmul, "batched_matmul"},
+    {OpKind::Lstm, "lstm"},
+    {OpKind::Embedding, "embedding"},
+    {OpKind::MaxPool2d, "max_pool2d"},
+    {OpKind::AvgPool2d, "avg_pool2d"},
+    {OpKind::AdaptiveAvgPool2d, "adaptive_avg_pool2d"},
+    {OpKind::BatchNorm, "batch_norm"},
+    {OpKind::LayerNorm, "layer_norm"},
+    {OpKind::Relu, "relu"},
+    {OpKind::Gelu, "gelu"},
+    {OpKind::Tanh, "tanh"},
+    {OpKind::Sigmoid, "sigmoid"},
+    {OpKind::Add, "add"},
+    {OpKind::Mul, "mul"},
+    {OpKind::Concat, "concat"},
+    {OpKind::Dropout, "dropout"},
+    {OpKind::Softmax, "softmax"},
+    {OpKind::CrossEntropy, "cross_entropy"},
+    {OpKind::SampledSoftmax, "sampled_softmax"},
+    {OpKind::Reshape, "reshape"},
+    {OpKind::Attention, "attention"},
+}};
+
+}  // namespace
+
+std::string to_string(OpKind k) {
+  for (const auto& [kind, name] : kKindNames)
+    if (kind == k) return name;
+  return "unknown";
+}
+
+std::optional<OpKind> parse_op_kind(const std::string& s) {
+  for (const auto& [kind, name] : kKindNames)
+    if (s == name) return kind;
+  return std::nullopt;
+}
+
+std::vector<OpKind> all_op_kinds() {
+  std::vector<OpKind> out;
+  for (const auto& entry : kKindNames) out.push_back(entry.first);
+  return out;
+}
+
+// ------------------------------------------------------------------ shapes
+
+std::string to_string(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  return out + "]";
+}
+
+std::int64_t num_elements(const Shape& s) {
+  std::int64_t n = 1;
+  for (std::int64_t d : s) {
+    if (d < 0) throw InputError("shape " + to_string(s) + " has a negative dimension");
+    if (__builtin_mul_overflow(n, d, &n))
+      throw InputError("shape " + to_string(s) + " has more elements than fit in a 64-bit integer");
+  }
+  return n;
+}
+
+// ------------------------------------------------------------------ signature
+
+namespace {
+
+/// The attrs that change an op's running time (output channels etc. are in the output shape).
+/// Written with a stream: GCC 12 warns falsely (-Wrestrict) on chains of "literal" + string.
+std::string cost_relevant_attrs(const Op& op) {
+  const OpAttrs& a = op.attrs;
+  std::ostringstream s;
+  auto window = [&] {
+    s << "k=" << a.kernel_h << "x" << a.kernel_w << ",s=" << a.stride_h << "x" << a.stride_w << ",p=" << a.pad_h << "x"
+      << a.pad_w;
+  };
+  switch (op.kind) {
+    case OpKind::Conv2d:
+      window();
+      s << ",d=" << a.dilation_h << "x" << a.dilation_w << ",g=" << a.groups << ",bias=" << a.bias;
+      break;
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d:
+      window();
+      s << ",ceil=" << a.ceil_mode;
+      break;
+    case OpKind::Linear: s << "bias=" << a.bias; break;
+    case OpKind::Lstm: s << "hidden=" << a.hidden << ",proj=" << a.proj << ",bias=" << a.bias; break;
+    case OpKind::Embedding: s << "vocab=" << a.vocab; break;
+    case OpKind::Concat: s << "axis=" << a.axis; break;
+    case OpKind::SampledSoftmax: s << "vocab=" << a.vocab << ",sampled=" << a.num_sampled; break;
+    case OpKind::Attention: s << "heads=" << a.heads << ",additive=" << a.additive; break;
+    default: break;
+  }
+  return s.str();
+}
+
+}  // namespace
+
+std::string Op::signature() const {
+  std::string s = to_string(kind) + "|" + to_string(dtype) + "|";
+  for (std::size_t i = 0; i < input_shapes.size(); ++i) {
+    if (i) s += ";";
+    s += to_string(input_shapes[i]);
+  }
+  s += '|';
+  s += to_string(output_shape);
+  s += '|';
+  s += cost_relevant_attrs(*this);
+  // An op fed by the model input skips its data gradient: its backward costs less.
+  if (macs_fwd > 0 && macs_bwd_data == 0) s += "|no_dgrad";
+  return s;
+}
+
+// ------------------------------------------------------------------ model accessors
+
+std::optional<OpId> Model::find_op(const std::string& name) const {
+  for (OpId v = 0; v < num_ops(); ++v)
+    if (graph_[v].name == name) return v;
+  return std::nullopt;
+}
+
+std::vector<OpId> Model::inputs_of(OpId v) const {
+  std::vector<std::pair<std::int32_t, OpId>> indexed;
+  for (auto [e, end] = boost::in_edges(v, graph_); e != end; ++e)
+    indexed.emplace_back(graph_[*e].input_index, boost::source(*e, graph_));
+  std::stable_sort(indexed.begin(), indexed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<OpId> out;
+  out.reserve(indexed.size());
+  for (const auto& p : indexed) out.push_back(p.second);
+  return out;
+}
+
+std::vector<OpId> Model::consumers_of(OpId v) const {
+  std::vector<OpId> out;
+  std::unordered_set<OpId> seen;
+  for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+    const OpId t = boost::target(*e, graph_);
+    if (seen.insert(t).second) out.push_back(t);
+  }
+  return out;
+}
+
+namespace {
+
+template <class Field>
+std::int64_t sum_over_ops(const Model& m, Field field, const char* what) {
+  std::int64_t total = 0;
+  for (OpId v = 0; v < m.num_ops(); ++v) {
+    if (__builtin_add_overflow(total, field(m.op(v)), &total))
+      throw InputError("model " + m.name() + ": total " + what + " overflows a 64-bit integer");
+  }
+  return total;
+}
+
+}  // namespace
+
+std::int64_t Model::total_params() const {
+  return sum_over_ops(*this, [](const Op& op) { return op.params; }, "parameters");
+}
+
+std::int64_t Model::total_macs_fwd() const {
+  return sum_over_ops(*this, [](const Op& op) { return op.macs_fwd; }, "forward MACs");
+}
+
+std::int64_t Model::macs_per_sample() const { return batch_ > 0 ? total_macs_fwd() / batch_ : 0; }
+
+std::int64_t Model::total_activation_bytes() const {
+  return sum_over_ops(*this, [](const Op& op) { return op.activation_bytes; }, "activation bytes");
+}
+
+std::int64_t Model::num_weighted_layers() const {
+  std::int64_t n = 0;
+  for (OpId v = 0; v < num_ops(); ++v) {
+    const Op& op = graph_[v];
+    if (op.params > 0 || !op.attrs.shares_weights_with.empty()) ++n;
+  }
+  return n;
+}
+
+}  // namespace parasim::models

@@ -9,11 +9,17 @@
 //   Model m = build_zoo_model("resnet50", ModelOptions{.batch = 32});
 //   std::cout << m.total_params() << "\n";                 // 25557032
 //   for (OpId v : m.topological_order()) std::cout << m.op(v).name << "\n";
+//   auto path = m.longest_path([](const Op& op) { return op.macs_fwd; });   // critical path by MACs
+//
+// Conventions (docs/models.md has the full table): costs count multiply-accumulates (MACs), not
+// FLOPs (FLOPs = 2 x MACs); only matmul/conv-like ops have MACs; bytes are dtype-sized.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -53,12 +59,16 @@ enum class OpKind : std::uint8_t {
   CrossEntropy,    // logits [N, C] + implicit labels -> scalar loss
   SampledSoftmax,  // LM loss over a sampled subset: attrs: vocab, num_sampled; owns the softmax weights
   Reshape,         // view/flatten/transpose bookkeeping: no FLOPs, no bytes moved
-  Attention,       // fused multi-head self-attention core: QK^T, softmax, AV (no projections);
-                   // attrs: heads. Its MACs are those of the two batched matmuls.
+  Attention,       // fused multi-head attention core: QK^T, softmax, AV (no projections);
+                   // attrs: heads, additive. Inputs: one packed qkv [B, T, 3D] (self-attention)
+                   // or q [B, Tq, D], k [B, Tk, D], v [B, Tk, Dv]. Its MACs are those of the two
+                   // batched matmuls.
 };
 
 std::string to_string(OpKind k);
 std::optional<OpKind> parse_op_kind(const std::string& s);
+/// Every kind, in declaration order (for "known kinds: ..." messages).
+std::vector<OpKind> all_op_kinds();
 
 using Shape = std::vector<std::int64_t>;
 std::int64_t num_elements(const Shape& s);  // throws InputError on overflow or negative dims
@@ -82,6 +92,13 @@ struct OpAttrs {
   std::int64_t heads = 0;         // attention heads
   std::int64_t axis = 1;          // concat axis
   double p = 0.0;                 // dropout probability
+  std::int64_t in_features = 0;   // linear in_features (the builder fills it in from the input)
+  bool reverse = false;           // LSTM runs over the sequence backwards (2nd half of a bidirectional layer)
+  bool additive = false;          // attention: Bahdanau score v.tanh(q + k + b) instead of q.k; owns v, b, g
+  /// Name of the op whose weight matrix this op reuses (tied LM head -> token embedding, shared
+  /// encoder/decoder embeddings). Such an op has no parameters of its own except a bias, but its
+  /// weight gradient still flows into the owner's parameters.
+  std::string shares_weights_with;
   bool operator==(const OpAttrs&) const = default;
 };
 
@@ -116,6 +133,8 @@ struct Tensor {
   Shape shape;
   DType dtype = DType::F32;
   std::int64_t bytes = 0;
+  /// Which input of the consumer this tensor is (0-based): concat order, matmul A vs B.
+  std::int32_t input_index = 0;
   bool operator==(const Tensor&) const = default;
 };
 
@@ -141,8 +160,12 @@ class Model {
   std::size_t num_ops() const { return boost::num_vertices(graph_); }
   const Op& op(OpId v) const { return graph_[v]; }
   Op& op(OpId v) { return graph_[v]; }
-  /// Finds an op by name; nullopt if there is none.
+  /// Finds an op by name; nullopt if there is none. Linear in the number of ops.
   std::optional<OpId> find_op(const std::string& name) const;
+  /// Producers of `v`'s inputs, in input order (input_index).
+  std::vector<OpId> inputs_of(OpId v) const;
+  /// Ops that consume `v`'s output, in edge order (duplicates removed).
+  std::vector<OpId> consumers_of(OpId v) const;
 
   std::int64_t total_params() const;
   std::int64_t total_macs_fwd() const;         // for the whole batch
@@ -159,6 +182,8 @@ class Model {
   template <class WeightFn>
   std::vector<OpId> longest_path(WeightFn weight) const;
 
+  /// Same name, batch, dtype, dataset, the same ops in the same vertex order and the same edges
+  /// (targets and tensors) in the same order.
   bool operator==(const Model& o) const;
 
  private:
@@ -168,5 +193,32 @@ class Model {
   std::string dataset_;
   Graph graph_;
 };
+
+template <class WeightFn>
+std::vector<OpId> Model::longest_path(WeightFn weight) const {
+  using W = std::decay_t<std::invoke_result_t<WeightFn&, const Op&>>;
+  const std::vector<OpId> order = topological_order();
+  if (order.empty()) return {};
+  const std::size_t n = num_ops();
+  std::vector<W> dist(n, W{});
+  std::vector<std::optional<OpId>> pred(n);
+  for (OpId v : order) {
+    // Best predecessor; ties keep the first in-edge so the result is deterministic.
+    std::optional<OpId> best;
+    for (auto [e, end] = boost::in_edges(v, graph_); e != end; ++e) {
+      const OpId u = boost::source(*e, graph_);
+      if (!best || dist[u] > dist[*best]) best = u;
+    }
+    dist[v] = weight(graph_[v]) + (best ? dist[*best] : W{});
+    pred[v] = best;
+  }
+  OpId last = order.front();
+  for (OpId v : order)
+    if (dist[v] > dist[last]) last = v;
+  std::vector<OpId> path{last};
+  while (pred[path.back()]) path.push_back(*pred[path.back()]);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
 
 }  // namespace parasim::models

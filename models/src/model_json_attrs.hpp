@@ -1,0 +1,29 @@
+// Which JSON attributes each op kind has (internal; shared by the writer and the reader so the
+// two can never disagree).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parasim/models/graph.hpp"
+
+namespace parasim::models::detail {
+
+inline std::vector<std::string> json_attr_names(OpKind kind) {
+  switch (kind) {
+    case OpKind::Conv2d: return {"out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"};
+    case OpKind::Linear: return {"in_features", "out_features", "bias", "shares_weights_with"};
+    case OpKind::Lstm: return {"hidden", "proj", "bias", "reverse"};
+    case OpKind::Embedding: return {"vocab", "embedding_dim", "shares_weights_with"};
+    case OpKind::MaxPool2d:
+    case OpKind::AvgPool2d: return {"kernel_size", "stride", "padding", "ceil_mode"};
+    case OpKind::AdaptiveAvgPool2d: return {"output_size"};
+    case OpKind::Concat: return {"axis"};
+    case OpKind::Dropout: return {"p"};
+    case OpKind::SampledSoftmax: return {"vocab", "num_sampled"};
+    case OpKind::Attention: return {"heads", "additive"};
+    default: return {};
+  }
+}
+
+}  // namespace parasim::models::detail

@@ -1,0 +1,225 @@
+// Per-op costs: MACs (forward, data gradient, weight gradient), bytes moved, parameters and
+// the activation bytes kept for backward. docs/models.md lists these formulas as a table.
+//
+// Conventions: MACs count the multiply-adds of matmul/conv-like ops only (bias, norms and
+// elementwise ops have 0 MACs but do move bytes) - the way ptflops/fvcore and torchvision's
+// published GFLOPS figures count. Bytes are dtype-sized; a dropout mask is 1 byte per element.
+#include <algorithm>
+
+#include "checked_math.hpp"
+#include "op_inference.hpp"
+
+namespace parasim::models::detail {
+
+namespace {
+
+bool fed_by_data(const Op* producer) { return producer->kind == OpKind::Input; }
+
+bool all_fed_by_data(const std::vector<const Op*>& producers) {
+  for (const Op* p : producers)
+    if (!fed_by_data(p)) return false;
+  return !producers.empty();
+}
+
+std::int64_t input_elements(const Op& op) {
+  std::int64_t n = 0;
+  for (const Shape& s : op.input_shapes) n = add(n, num_elements(s));
+  return n;
+}
+
+/// What a weighted op owns and reads: weight elements read in forward, parameters owned.
+struct Weights {
+  std::int64_t read = 0;
+  std::int64_t params = 0;
+};
+
+Weights weights_of(const Op& op) {
+  const OpAttrs& a = op.attrs;
+  const bool shared = !a.shares_weights_with.empty();
+  switch (op.kind) {
+    case OpKind::Conv2d: {
+      const std::int64_t w = mul({a.out_features, op.input_shapes[0][1] / a.groups, a.kernel_h, a.kernel_w});
+      const std::int64_t n = add(w, a.bias ? a.out_features : 0);
+      return {n, n};
+    }
+    case OpKind::Linear: {
+      const std::int64_t w = mul(a.out_features, a.in_features);
+      const std::int64_t b = a.bias ? a.out_features : 0;
+      return {add(w, b), shared ? b : add(w, b)};
+    }
+    case OpKind::Lstm: {
+      // PyTorch nn.LSTM(in, hidden, proj_size): W_ih [4h, in], W_hh [4h, r], b_ih + b_hh [4h each],
+      // W_hr [proj, h]; r = proj if projecting else hidden.
+      const std::int64_t in = op.input_shapes[0][2];
+      const std::int64_t r = a.proj > 0 ? a.proj : a.hidden;
+      const std::int64_t n = add({mul({4, a.hidden, add(in, r)}), a.bias ? mul(8, a.hidden) : 0, mul(a.hidden, a.proj)});
+      return {n, n};
+    }
+    case OpKind::Embedding: {
+      // Forward gathers one row per token, not the whole table.
+      const std::int64_t rows = num_elements(op.input_shapes[0]);
+      return {mul(rows, a.out_features), shared ? 0 : mul(a.vocab, a.out_features)};
+    }
+    case OpKind::BatchNorm: {
+      const std::int64_t c = op.input_shapes[0][1];
+      return {mul(2, c), mul(2, c)};
+    }
+    case OpKind::LayerNorm: {
+      const std::int64_t c = op.input_shapes[0].back();
+      return {mul(2, c), mul(2, c)};
+    }
+    case OpKind::SampledSoftmax: {
+      // Owns the full softmax weights [vocab, d] + bias; forward touches the true rows and the samples.
+      const std::int64_t d = op.input_shapes[0].back();
+      const std::int64_t rows = num_elements(op.input_shapes[0]) / d;
+      const std::int64_t touched = std::min(a.vocab, add(rows, a.num_sampled));
+      return {mul(touched, d + 1), mul(a.vocab, d + 1)};
+    }
+    case OpKind::Attention: {
+      if (!a.additive) return {};
+      // Bahdanau (normalized): score vector v [D], normalization bias b [D] and scalar g.
+      const std::int64_t d = op.input_shapes.size() == 1 ? op.input_shapes[0][2] / 3 : op.input_shapes[0][2];
+      const std::int64_t n = add(mul(2, d), 1);
+      return {n, n};
+    }
+    default: return {};
+  }
+}
+
+/// Attention dimensions: batch, heads, query length, key length, q/k features, v features.
+struct AttentionDims {
+  std::int64_t b, heads, tq, tk, d, dv;
+};
+
+AttentionDims attention_dims(const Op& op) {
+  if (op.input_shapes.size() == 1) {
+    const Shape& x = op.input_shapes[0];
+    return {x[0], op.attrs.heads, x[1], x[1], x[2] / 3, x[2] / 3};
+  }
+  const Shape& q = op.input_shapes[0];
+  const Shape& v = op.input_shapes[2];
+  return {q[0], op.attrs.heads, q[1], v[1], q[2], v[2]};
+}
+
+void compute_macs(Op& op, const std::vector<const Op*>& producers) {
+  const OpAttrs& a = op.attrs;
+  op.macs_fwd = op.macs_bwd_data = op.macs_bwd_weight = 0;
+  switch (op.kind) {
+    case OpKind::Conv2d: {
+      const Shape& y = op.output_shape;
+      op.macs_fwd = mul({y[0], y[1], y[2], y[3], op.input_shapes[0][1] / a.groups, a.kernel_h, a.kernel_w});
+      // Frameworks skip the gradient w.r.t. the data batch: nobody consumes it.
+      op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
+      op.macs_bwd_weight = op.macs_fwd;
+      break;
+    }
+    case OpKind::Linear: {
+      op.macs_fwd = mul(num_elements(op.input_shapes[0]), a.out_features);
+      op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
+      op.macs_bwd_weight = op.macs_fwd;
+      break;
+    }
+    case OpKind::Matmul:
+    case OpKind::BatchedMatmul: {
+      // Both operands are activations: backward computes dA = dC B^T and dB = A^T dC.
+      op.macs_fwd = mul(num_elements(op.input_shapes[0]), op.output_shape.back());
+      for (const Op* p : producers)
+        if (!fed_by_data(p)) op.macs_bwd_data = add(op.macs_bwd_data, op.macs_fwd);
+      break;
+    }
+    case OpKind::Lstm: {
+      // Per time step: 4 gates x (in + r) x hidden, plus the projection hidden x proj.
+      const Shape& x = op.input_shapes[0];
+      const std::int64_t r = a.proj > 0 ? a.proj : a.hidden;
+      const std::int64_t per_step = add(mul({4, a.hidden, add(x[2], r)}), mul(a.hidden, a.proj));
+      op.macs_fwd = mul({x[0], x[1], per_step});
+      op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
+      op.macs_bwd_weight = op.macs_fwd;
+      break;
+    }
+    case OpKind::SampledSoftmax: {
+      // Logits of the true class and of the shared negative samples for every row.
+      const std::int64_t d = op.input_shapes[0].back();
+      const std::int64_t rows = num_elements(op.input_shapes[0]) / d;
+      op.macs_fwd = mul({rows, add(a.num_sampled, 1), d});
+      op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
+      op.macs_bwd_weight = op.macs_fwd;
+      break;
+    }
+    case OpKind::Attention: {
+      // Two batched matmuls: scores Q K^T and context P V. Backward: dQ, dK, dP, dV = 2 x forward.
+      const AttentionDims d = attention_dims(op);
+      const std::int64_t pairs = mul({d.b, d.tq, d.tk});
+      op.macs_fwd = mul(pairs, add(d.d, d.dv));
+      op.macs_bwd_data = all_fed_by_data(producers) ? 0 : mul(2, op.macs_fwd);
+      op.macs_bwd_weight = a.additive ? mul(pairs, d.d) : 0;
+      break;
+    }
+    default: break;  // no multiply-accumulates
+  }
+}
+
+std::int64_t activation_elements_kept(const Op& op) {
+  const OpAttrs& a = op.attrs;
+  const std::int64_t in = input_elements(op);
+  const std::int64_t out = num_elements(op.output_shape);
+  switch (op.kind) {
+    case OpKind::Conv2d:
+    case OpKind::Linear:
+    case OpKind::Matmul:
+    case OpKind::BatchedMatmul:
+    case OpKind::Embedding:  // the token ids, to scatter the gradient
+    case OpKind::BatchNorm:
+    case OpKind::LayerNorm:
+    case OpKind::Gelu:
+    case OpKind::Mul:
+    case OpKind::CrossEntropy:  // the softmax of the logits, same size
+      return in;
+    case OpKind::Relu:
+    case OpKind::Tanh:
+    case OpKind::Sigmoid:
+    case OpKind::Softmax:
+      return out;
+    case OpKind::MaxPool2d: return add(in, out);  // cuDNN's backward reads x and y
+    case OpKind::Lstm: {
+      // Input, 4 gates, cell state and tanh(cell), the hidden state, and the output r (the
+      // projected state when projecting, which also keeps the unprojected hidden state).
+      const Shape& x = op.input_shapes[0];
+      const std::int64_t per_step = add({mul(7, a.hidden), a.proj});
+      return add(in, mul({x[0], x[1], per_step}));
+    }
+    case OpKind::SampledSoftmax: {
+      const std::int64_t rows = in / op.input_shapes[0].back();
+      return add(in, mul(rows, add(a.num_sampled, 1)));
+    }
+    case OpKind::Attention: {
+      const AttentionDims d = attention_dims(op);
+      return add(in, mul({d.b, d.heads, d.tq, d.tk}));  // q, k, v and the attention probabilities
+    }
+    default: return 0;  // input, pools without indices, add, concat, reshape; dropout is below
+  }
+}
+
+}  // namespace
+
+void compute_costs(Op& op, const std::vector<const Op*>& producers) {
+  const std::int64_t dt = dtype_size(op.dtype);
+  const Weights w = weights_of(op);
+  op.params = w.params;
+  compute_macs(op, producers);
+  if (op.kind == OpKind::Input || op.kind == OpKind::Reshape) {
+    // The data batch costs nothing inside the step; a reshape is a view.
+    op.bytes_read = op.bytes_written = op.activation_bytes = 0;
+    return;
+  }
+  const std::int64_t out = num_elements(op.output_shape);
+  op.bytes_read = mul(add(input_elements(op), w.read), dt);
+  op.bytes_written = mul(out, dt);
+  op.activation_bytes = mul(activation_elements_kept(op), dt);
+  if (op.kind == OpKind::Dropout) {
+    op.bytes_written = add(op.bytes_written, out);  // the mask, 1 byte per element
+    op.activation_bytes = out;
+  }
+}
+
+}  // namespace parasim::models::detail
