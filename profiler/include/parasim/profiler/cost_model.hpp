@@ -5,12 +5,14 @@
 // Every answer says where it came from; nothing is silently guessed.
 //
 // Example:
-//   RooflineCostModel roofline;
-//   OpCost c = roofline.cost(model.op(v), "V100-SXM2-32GB");
+//   RooflineCostModel roofline;                                  // parasim/profiler/roofline.hpp
+//   OpCost c = roofline.cost(model.op(v), "V100-SXM2-32GB", Optimizer::Adam);
 //   TimeNs step_compute = c.fwd + c.bwd_data + c.bwd_weight + c.update;
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "parasim/common/units.hpp"
@@ -19,7 +21,26 @@
 namespace parasim::profiler {
 
 enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update };
+/// "fwd", "bwd_data", "bwd_weight", "update" (also the keys of the profile format).
 std::string to_string(Phase p);
+/// Inverse of to_string(Phase); nullopt for anything else.
+std::optional<Phase> parse_phase(const std::string& s);
+/// The four phases in execution order (named kPhases: gpu_profiler.hpp has its own kAllPhases).
+inline constexpr std::array<Phase, 4> kPhases = {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight, Phase::Update};
+
+/// Whether `op` does any work in `phase`. The one rule shared by the roofline model, the CPU
+/// kernels and the profiler, so that all three agree on which phases exist:
+///   - Input and Reshape do nothing in any phase;
+///   - Forward: every other op;
+///   - BackwardData: ops whose input carries a gradient: not Embedding (its input is token ids);
+///     matrix ops (conv, linear, matmul, lstm, attention, sampled softmax) only when
+///     macs_bwd_data > 0, so a model can mark a first layer whose input needs no gradient;
+///     Add has no kernel (its gradient is passed through unchanged);
+///   - BackwardWeight: ops with parameters or a shared (tied) weight, except BatchNorm and LayerNorm whose one backward
+///     kernel (cuDNN, oneDNN) produces the data and parameter gradients together and is
+///     charged to BackwardData;
+///   - Update: ops with parameters.
+bool op_has_phase(const models::Op& op, Phase phase);
 
 enum class CostSource : std::uint8_t {
   MeasuredGpu,     // CUPTI kernel records from a real GPU run
@@ -28,7 +49,9 @@ enum class CostSource : std::uint8_t {
   MeasuredScaled,  // measured at another batch size, scaled linearly in the batch
   Roofline,        // analytical: device peaks x efficiency curve
 };
+/// "measured-gpu", "measured-cpu", "imported", "measured-scaled", "roofline".
 std::string to_string(CostSource s);
+std::optional<CostSource> parse_cost_source(const std::string& s);
 bool is_measured(CostSource s);
 
 struct OpCost {
@@ -39,6 +62,8 @@ struct OpCost {
   CostSource source = CostSource::Roofline;
   TimeNs bwd() const { return bwd_data + bwd_weight; }
   TimeNs total() const { return fwd + bwd_data + bwd_weight + update; }
+  TimeNs& at(Phase p);
+  TimeNs at(Phase p) const;
 };
 
 enum class Optimizer : std::uint8_t { Sgd, Momentum, Adam };
@@ -46,6 +71,12 @@ std::string to_string(Optimizer o);
 Optimizer parse_optimizer(const std::string& s);  // InputError on unknown
 /// Optimizer state bytes per parameter (fp32 master state): sgd 0, momentum 4, adam 8.
 Bytes optimizer_state_bytes_per_param(Optimizer o);
+/// Bytes one optimizer step moves per parameter: read the gradient (in the model dtype), read and
+/// write the fp32 master weight and every fp32 state slot, and, for fp16/bf16 training, write the
+/// low-precision copy of the weight. sgd fp32: 4 + 8 = 12; momentum: 20; adam: 28.
+Bytes optimizer_traffic_bytes_per_param(Optimizer o, models::DType dtype);
+/// Floating-point operations of one optimizer step per parameter (sgd 2, momentum 4, adam 12).
+std::int64_t optimizer_flops_per_param(Optimizer o);
 
 class CostModel {
  public:

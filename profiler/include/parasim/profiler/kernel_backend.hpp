@@ -8,6 +8,7 @@
 //   backend->synchronize();
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,12 @@ class OpKernel {
   virtual void run(Phase phase) = 0;
   /// Free-form note for the profile, e.g. the cuDNN algorithm chosen ("fwd=IMPLICIT_PRECOMP_GEMM").
   virtual std::string note() const { return {}; }
+  /// Kernels (GPU) or primitive calls / reference loops (CPU) one run of `phase` launches;
+  /// 0 for a phase that does nothing. Recorded as "launches" in profiles.
+  virtual std::int64_t launches(Phase phase) const {
+    (void)phase;
+    return 1;
+  }
 };
 
 class KernelBackend {
@@ -39,7 +46,11 @@ class KernelBackend {
   virtual std::string device_kind() const = 0;
 };
 
-/// oneDNN on the host (reference loops where oneDNN has no primitive). Always available.
+/// oneDNN on the host (reference loops where oneDNN has no primitive). `threads` is the number of
+/// OpenMP threads oneDNN may use for this backend's kernels, set on the calling thread at every
+/// run (the executor pins one device per core, hence 1). fp32 always; bf16 models run in bf16 on
+/// hosts with AVX512-BF16, otherwise in fp32 (the note says so); fp16 always runs in fp32.
+/// Built without oneDNN (PARASIM_HAVE_DNNL=0), prepare() throws RuntimeError.
 std::unique_ptr<KernelBackend> make_cpu_kernel_backend(int threads = 1);
 
 }  // namespace parasim::profiler

@@ -1,0 +1,116 @@
+// Analytical per-op costs from a device's datasheet peaks: the fallback when nothing was measured.
+//
+// One op phase is a short list of kernels (a convolution's forward is the convolution plus, with
+// a bias, a bias-add; an LSTM's forward is one input GEMM plus a GEMM and a gate kernel per
+// timestep). Each kernel costs
+//
+//   t = max( flops / (peak(dtype) * eff(flops)),  bytes / (mem_bw * eff_mem) ) + launch_overhead
+//   eff(flops) = eff_max(class) * flops / (flops + f_half),   f_half = eff_max * peak * t_fill
+//
+// which is the same as saying every matrix kernel runs at eff_max of peak after paying t_fill of
+// ramp-up and tail waves. The constants and their sources are in docs/profiler.md.
+//
+// Example:
+//   RooflineCostModel roofline;                                   // every hardware::device_specs() kind + "cpu"
+//   OpCost c = roofline.cost(op, "V100-SXM2-32GB", Optimizer::Adam);
+//   std::cout << format_time(c.fwd) << " (" << to_string(c.source) << ")\n";   // "1.47 ms (roofline)"
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "parasim/hardware/device_spec.hpp"
+#include "parasim/profiler/cost_model.hpp"
+
+namespace parasim::profiler {
+
+/// What bounds a kernel's time.
+enum class KernelClass : std::uint8_t {
+  Conv,    // convolution: compute-bound at eff_conv
+  Gemm,    // matrix product: compute-bound at eff_gemm
+  Memory,  // elementwise, reductions, gathers, optimizer: bandwidth-bound at eff_mem
+};
+std::string to_string(KernelClass c);
+
+/// One kind of kernel inside an op phase, launched `count` times.
+struct KernelWork {
+  KernelClass cls = KernelClass::Memory;
+  std::int64_t count = 1;
+  double flops = 0;  // per launch
+  double bytes = 0;  // per launch (device memory read + written)
+};
+
+/// What one phase of one op does, kernel by kernel. Empty when the phase does nothing.
+std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt);
+
+/// A device as the roofline sees it: peaks plus the constants of the efficiency model.
+struct RooflineDevice {
+  hardware::DeviceSpec spec;       // kind, peaks (TFLOP/s per dtype), memory bandwidth
+  double launch_overhead_ns = 0;   // per kernel launch
+  double fill_time_ns = 0;         // t_fill in f_half = eff_max * peak * t_fill
+  double eff_conv = 0;             // eff_max of convolutions (fraction of peak(dtype))
+  double eff_gemm = 0;             // eff_max of GEMMs
+  double eff_mem = 0;              // achieved fraction of memory bandwidth
+  bool is_cpu = false;
+
+  double peak_flops_per_ns(models::DType dtype) const { return spec.peak_tflops(dtype) * 1e3; }
+  double eff_max(KernelClass c) const;
+  /// FLOPs at which a kernel of class `c` reaches half of eff_max.
+  double f_half(KernelClass c, models::DType dtype) const;
+  /// Time of one launch of `k`, in (fractional) nanoseconds, launch overhead included.
+  double kernel_time_ns(const KernelWork& k, models::DType dtype) const;
+};
+
+/// Defaults for a GPU from its datasheet spec: 5 us launch, 2 us fill, conv 0.65, GEMM 0.75,
+/// memory 0.80 (docs/profiler.md says why).
+RooflineDevice gpu_roofline_device(const hardware::DeviceSpec& spec);
+
+/// The host CPU, from /proc/cpuinfo (Linux) or defaults elsewhere.
+struct HostCpu {
+  std::string model_name = "unknown CPU";  // "AMD EPYC 9654 96-Core Processor"
+  int logical_cpus = 1;
+  double mhz = 2000;                       // nominal clock (cpu MHz of core 0)
+  int simd_fp32_lanes = 4;                 // 16 with AVX-512, 8 with AVX2, 4 with SSE
+  int fma_units = 2;                       // FMA pipes per core (assumed 2 on x86 since Haswell/Zen)
+  bool avx512 = false;
+  bool avx512_bf16 = false;
+  bool amd = false;
+  /// Peak fp32 FLOP/s of `threads` cores: threads * GHz * lanes * 2 (FMA) * fma_units.
+  /// AMD Zen 4 executes AVX-512 as two 256-bit halves, so lanes count as 8 there.
+  double peak_gflops(int threads) const;
+};
+HostCpu detect_host_cpu();
+/// STREAM-triad-like bandwidth of the calling thread (a[i] = b[i] + s*c[i] over `bytes` per
+/// array, best of `reps`), in GB/s counting 3 arrays moved. ~50 ms with the defaults.
+GBps measure_host_bandwidth(Bytes bytes_per_array = 64 * MiB, int reps = 3);
+
+/// The host as a roofline device of `threads` cores. `bandwidth` 0 means "assume 10 GB/s per
+/// core, at most 100 GB/s" (docs/profiler.md); pass measure_host_bandwidth() to use a measurement.
+RooflineDevice cpu_roofline_device(const HostCpu& host, int threads = 1, GBps bandwidth = GBps{0});
+
+/// The canonical device kind of the host for profiles and cost lookups: "cpu-<model name>".
+std::string host_device_kind(const HostCpu& host);
+
+class RooflineCostModel final : public CostModel {
+ public:
+  /// Knows every hardware::device_specs() kind (with aliases), plus the host CPU as "cpu" or
+  /// "cpu-<anything>" (detected on first use, single-threaded, assumed bandwidth).
+  RooflineCostModel();
+  /// Adds or replaces a device (a measured host, a custom accelerator).
+  void add_device(RooflineDevice device);
+  /// InputError listing the known kinds when unknown.
+  RooflineDevice device(const std::string& device_kind) const;
+
+  OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
+  TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
+  std::string describe() const override;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<std::string, RooflineDevice> custom_;  // by kind; "cpu" filled lazily
+};
+
+}  // namespace parasim::profiler

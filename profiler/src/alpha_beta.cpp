@@ -1,0 +1,173 @@
+#include "parasim/profiler/alpha_beta.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::profiler {
+
+namespace {
+
+/// Weighted least squares with weights 1/t^2 on points [first, last).
+AlphaBetaSegment fit_range(const std::vector<SizeTime>& pts, std::size_t first, std::size_t last) {
+  double sw = 0, sx = 0, st = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const double w = 1.0 / (pts[i].time_ns * pts[i].time_ns);
+    sw += w;
+    sx += w * static_cast<double>(pts[i].bytes);
+    st += w * pts[i].time_ns;
+  }
+  const double xm = sx / sw, tm = st / sw;
+  double sxx = 0, sxt = 0, sxx0 = 0, sxt0 = 0;  // centred, and through-the-origin sums
+  for (std::size_t i = first; i < last; ++i) {
+    const double w = 1.0 / (pts[i].time_ns * pts[i].time_ns);
+    const double x = static_cast<double>(pts[i].bytes), t = pts[i].time_ns;
+    sxx += w * (x - xm) * (x - xm);
+    sxt += w * (x - xm) * (t - tm);
+    sxx0 += w * x * x;
+    sxt0 += w * x * t;
+  }
+  double slope = 0, alpha = 0;  // slope in ns per byte = 1 / beta
+  if (sxx > 0) {
+    slope = sxt / sxx;
+    alpha = tm - slope * xm;
+  } else if (xm > 0) {
+    slope = sxt0 / sxx0;  // all points at one size: attribute the time to bandwidth
+  } else {
+    alpha = tm;
+  }
+  if (alpha < 0 && sxx0 > 0) {  // a line through the origin fits better than a negative latency
+    alpha = 0;
+    slope = sxt0 / sxx0;
+  }
+  if (slope <= 1.0 / kMaxBetaGbps) {  // flat or falling: latency-bound, no bandwidth term
+    slope = 1.0 / kMaxBetaGbps;
+    alpha = std::max(0.0, tm - slope * xm);
+  }
+  AlphaBetaSegment s;
+  s.min_bytes = pts[first].bytes;
+  s.max_bytes = pts[last - 1].bytes;
+  s.alpha_ns = alpha;
+  s.beta_gbps = 1.0 / slope;
+  return s;
+}
+
+double relative_error(const AlphaBetaSegment& s, const SizeTime& p) { return (s.time_ns(p.bytes) - p.time_ns) / p.time_ns; }
+
+double squared_error(const AlphaBetaSegment& s, const std::vector<SizeTime>& pts, std::size_t first, std::size_t last) {
+  double e = 0;
+  for (std::size_t i = first; i < last; ++i) e += relative_error(s, pts[i]) * relative_error(s, pts[i]);
+  return e;
+}
+
+double worst_error(const AlphaBetaSegment& s, const std::vector<SizeTime>& pts, std::size_t first, std::size_t last) {
+  double e = 0;
+  for (std::size_t i = first; i < last; ++i) e = std::max(e, std::abs(relative_error(s, pts[i])));
+  return e;
+}
+
+std::vector<SizeTime> checked(std::vector<SizeTime> points) {
+  points.erase(std::remove_if(points.begin(), points.end(), [](const SizeTime& p) { return !(p.time_ns > 0) || p.bytes < 0; }),
+               points.end());
+  if (points.empty()) throw InputError("alpha-beta fit: no point with a positive time and non-negative size");
+  std::sort(points.begin(), points.end(), [](const SizeTime& a, const SizeTime& b) { return a.bytes < b.bytes; });
+  return points;
+}
+
+}  // namespace
+
+AlphaBetaSegment fit_alpha_beta(const std::vector<SizeTime>& points) {
+  const std::vector<SizeTime> pts = checked(points);
+  AlphaBetaSegment s = fit_range(pts, 0, pts.size());
+  s.min_bytes = 0;
+  return s;
+}
+
+PiecewiseAlphaBeta fit_piecewise(std::vector<SizeTime> points, const PiecewiseOptions& options) {
+  const std::vector<SizeTime> pts = checked(std::move(points));
+  const std::size_t min_pts = static_cast<std::size_t>(std::max(options.min_points_per_segment, 2));
+  std::vector<std::pair<std::size_t, std::size_t>> ranges{{0, pts.size()}};
+  while (static_cast<int>(ranges.size()) < options.max_segments) {
+    // The segment whose worst point is furthest off, if it is off by more than the tolerance.
+    std::size_t worst = ranges.size();
+    double worst_err = options.max_relative_error;
+    for (std::size_t r = 0; r < ranges.size(); ++r) {
+      const auto [a, b] = ranges[r];
+      if (b - a < 2 * min_pts) continue;
+      const double e = worst_error(fit_range(pts, a, b), pts, a, b);
+      if (e > worst_err) {
+        worst_err = e;
+        worst = r;
+      }
+    }
+    if (worst == ranges.size()) break;
+    const auto [a, b] = ranges[worst];
+    std::size_t best_split = a + min_pts;
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t k = a + min_pts; k + min_pts <= b; ++k) {
+      const double e = squared_error(fit_range(pts, a, k), pts, a, k) + squared_error(fit_range(pts, k, b), pts, k, b);
+      if (e < best) {
+        best = e;
+        best_split = k;
+      }
+    }
+    ranges[worst] = {a, best_split};
+    ranges.insert(ranges.begin() + static_cast<std::ptrdiff_t>(worst) + 1, {best_split, b});
+  }
+  PiecewiseAlphaBeta fit;
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    AlphaBetaSegment s = fit_range(pts, ranges[r].first, ranges[r].second);
+    s.min_bytes = r == 0 ? 0 : pts[ranges[r].first].bytes;
+    s.max_bytes = r + 1 < ranges.size() ? pts[ranges[r + 1].first].bytes - 1 : pts[ranges[r].second - 1].bytes;
+    fit.segments.push_back(s);
+  }
+  return fit;
+}
+
+const AlphaBetaSegment& PiecewiseAlphaBeta::segment_for(Bytes bytes) const {
+  if (segments.empty()) throw RuntimeError("alpha-beta: evaluating an empty fit");
+  for (const auto& s : segments)
+    if (bytes <= s.max_bytes) return s;
+  return segments.back();
+}
+
+TimeNs PiecewiseAlphaBeta::evaluate(Bytes bytes) const {
+  if (segments.empty()) return 0;
+  return static_cast<TimeNs>(std::llround(std::max(0.0, segment_for(bytes).time_ns(bytes))));
+}
+
+double max_relative_error(const PiecewiseAlphaBeta& fit, const std::vector<SizeTime>& points) {
+  double e = 0;
+  for (const auto& p : points)
+    if (p.time_ns > 0) e = std::max(e, std::abs(fit.segment_for(p.bytes).time_ns(p.bytes) - p.time_ns) / p.time_ns);
+  return e;
+}
+
+std::string to_string(Collective c) {
+  switch (c) {
+    case Collective::AllReduce: return "allreduce";
+    case Collective::AllGather: return "allgather";
+    case Collective::ReduceScatter: return "reducescatter";
+    case Collective::Broadcast: return "broadcast";
+    case Collective::Reduce: return "reduce";
+    case Collective::SendRecv: return "sendrecv";
+  }
+  return "?";
+}
+
+double busbw_factor(Collective c, int ranks) {
+  const double n = std::max(ranks, 1);
+  switch (c) {
+    case Collective::AllReduce: return 2.0 * (n - 1) / n;
+    case Collective::AllGather:
+    case Collective::ReduceScatter: return (n - 1) / n;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::SendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace parasim::profiler

@@ -1,0 +1,110 @@
+#include "parasim/profiler/cpu_profiler.hpp"
+
+#include <chrono>
+#include <map>
+#include <unistd.h>
+
+#include "cpu_kernel_common.hpp"
+#include "parasim/common/error.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
+
+namespace parasim::profiler {
+
+std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, OpKernel& kernel, KernelBackend& backend,
+                                                        int warmup, int repetitions) {
+  std::vector<Phase> phases;
+  for (Phase p : kPhases)
+    if (op_has_phase(op, p)) phases.push_back(p);
+  for (int w = 0; w < warmup; ++w)
+    for (Phase p : phases) kernel.run(p);
+  backend.synchronize();
+  std::array<std::vector<TimeNs>, 4> samples;
+  for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    for (Phase p : phases) {
+      const auto t0 = std::chrono::steady_clock::now();
+      kernel.run(p);
+      backend.synchronize();
+      const auto t1 = std::chrono::steady_clock::now();
+      samples[static_cast<std::size_t>(p)].push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    }
+  }
+  std::array<std::optional<PhaseStats>, 4> out;
+  for (Phase p : phases) out[static_cast<std::size_t>(p)] = summarize(samples[static_cast<std::size_t>(p)], kernel.launches(p));
+  return out;
+}
+
+Profile profile_model_with_backend(const models::Model& model, KernelBackend& backend, const CpuProfileOptions& options,
+                                   CostSource source) {
+  // Distinct signatures in topological order, with every op that shares each.
+  std::vector<models::OpId> representatives;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::vector<std::string>> names;
+  for (models::OpId v : model.topological_order()) {
+    const models::Op& op = model.op(v);
+    if (!op_has_phase(op, Phase::Forward)) continue;  // input, reshape: nothing to time
+    auto [it, fresh] = index.emplace(op.signature(), representatives.size());
+    if (fresh) {
+      representatives.push_back(v);
+      names.emplace_back();
+    }
+    names[it->second].push_back(op.name);
+  }
+
+  Profile p;
+  p.created = utc_now_iso8601();
+  p.command = options.command;
+  p.backend = backend.name();
+  p.source = source;
+  p.device.name = backend.device_kind();
+  p.device.kind = backend.device_kind();
+  p.model = model.name();
+  p.batch = model.batch();
+  p.dtype = model.dtype();
+  p.optimizer = options.optimizer;
+  p.repetitions = std::max(options.repetitions, 1);
+  p.warmup = std::max(options.warmup, 0);
+  for (std::size_t i = 0; i < representatives.size(); ++i) {
+    const models::Op& op = model.op(representatives[i]);
+    ProfileEntry e;
+    e.names = names[i];
+    e.kind = models::to_string(op.kind);
+    e.signature = op.signature();
+    e.batch_key = batch_key(op);
+    e.batch = op_batch(op);
+    try {
+      std::unique_ptr<OpKernel> kernel = backend.prepare(op, options.optimizer);
+      e.phases = measure_phases(op, *kernel, backend, static_cast<int>(p.warmup), static_cast<int>(p.repetitions));
+      e.note = kernel->note();
+    } catch (const RuntimeError& err) {
+      e.note = std::string("not measured: ") + err.what();
+    } catch (const std::bad_alloc&) {
+      e.note = "not measured: out of memory";
+    }
+    p.ops.push_back(std::move(e));
+    if (options.on_progress) options.on_progress(i + 1, representatives.size());
+  }
+  return p;
+}
+
+DeviceInfo host_device_info(int threads) {
+  const HostCpu host = detect_host_cpu();
+  DeviceInfo d;
+  d.name = host.model_name;
+  d.kind = host_device_kind(host);
+  d.onednn = cpu::onednn_version();
+  char hostname[256] = {};
+  if (gethostname(hostname, sizeof hostname - 1) == 0) d.host = hostname;
+  d.threads = std::max(threads, 1);
+  d.sm_clock_mhz = static_cast<int>(host.mhz);
+  return d;
+}
+
+Profile profile_model_on_cpu(const models::Model& model, const CpuProfileOptions& options) {
+  auto backend = make_cpu_kernel_backend(options.threads);
+  Profile p = profile_model_with_backend(model, *backend, options, CostSource::MeasuredCpu);
+  p.device = host_device_info(options.threads);
+  return p;
+}
+
+}  // namespace parasim::profiler

@@ -1,0 +1,348 @@
+// Which kernels each op phase launches and how much work each does (phase_work), and the
+// RooflineCostModel that prices them. The per-kind decomposition mirrors what cuDNN/cuBLAS-based
+// frameworks launch; docs/profiler.md lists it.
+#include "parasim/profiler/roofline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::profiler {
+
+using models::Op;
+using models::OpKind;
+
+std::string to_string(KernelClass c) {
+  switch (c) {
+    case KernelClass::Conv: return "conv";
+    case KernelClass::Gemm: return "gemm";
+    case KernelClass::Memory: return "memory";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Byte counts every decomposition uses. Weights are assumed stored in the op's dtype.
+struct OpBytes {
+  double s = 4;        // bytes per element
+  double weights = 0;  // weights read by the forward (a tied linear reads its owner's matrix)
+  double in = 0;       // activations read in the forward (bytes_read minus weights)
+  double out = 0;      // bytes_written
+  double saved = 0;    // activation_bytes: what the backward reads back
+  double rw = 0;       // bytes_read + bytes_written
+};
+
+OpBytes op_bytes(const Op& op) {
+  OpBytes b;
+  b.s = models::dtype_size(op.dtype);
+  const auto& a = op.attrs;
+  b.weights = op.kind == OpKind::Linear
+                  ? static_cast<double>(a.out_features * a.in_features + (a.bias ? a.out_features : 0)) * b.s
+                  : static_cast<double>(op.params) * b.s;
+  b.in = std::max(0.0, static_cast<double>(op.bytes_read) - b.weights);
+  b.out = static_cast<double>(op.bytes_written);
+  b.saved = static_cast<double>(op.activation_bytes);
+  b.rw = static_cast<double>(op.bytes_read + op.bytes_written);
+  return b;
+}
+
+KernelWork mem(double bytes, std::int64_t count = 1) { return {KernelClass::Memory, count, 0.0, bytes}; }
+KernelWork gemm(double macs, double bytes, std::int64_t count = 1) { return {KernelClass::Gemm, count, 2.0 * macs, bytes}; }
+KernelWork conv(double macs, double bytes) { return {KernelClass::Conv, 1, 2.0 * macs, bytes}; }
+
+double dim(const models::Shape& s, std::size_t i, double fallback = 1) {
+  return i < s.size() ? static_cast<double>(s[i]) : fallback;
+}
+
+std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
+  switch (phase) {
+    case Phase::Forward: {
+      std::vector<KernelWork> k{conv(static_cast<double>(op.macs_fwd), b.rw)};
+      if (op.attrs.bias) k.push_back(mem(2 * b.out));  // separate bias-add kernel
+      return k;
+    }
+    case Phase::BackwardData: return {conv(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in)};
+    case Phase::BackwardWeight: {
+      std::vector<KernelWork> k{conv(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights)};
+      if (op.attrs.bias) k.push_back(mem(b.out));  // bias gradient: reduce dY over N, H, W
+      return k;
+    }
+    case Phase::Update: break;
+  }
+  return {};
+}
+
+std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b) {
+  switch (phase) {
+    case Phase::Forward: return {gemm(static_cast<double>(op.macs_fwd), b.rw)};  // addmm fuses the bias
+    case Phase::BackwardData: return {gemm(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in)};
+    case Phase::BackwardWeight: {
+      std::vector<KernelWork> k{gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights)};
+      if (op.attrs.bias) k.push_back(mem(b.out));
+      return k;
+    }
+    case Phase::Update: break;
+  }
+  return {};
+}
+
+/// C = A B: backward computes dA = dC B^T and dB = A^T dC, one GEMM each for every operand that
+/// needs a gradient (macs_bwd_data is macs_fwd per such operand).
+std::vector<KernelWork> matmul_work(const Op& op, Phase phase, const OpBytes& b) {
+  if (phase == Phase::Forward) return {gemm(static_cast<double>(op.macs_fwd), b.rw)};
+  if (phase == Phase::BackwardData) {
+    const std::int64_t n = std::max<std::int64_t>(1, op.macs_bwd_data / std::max<std::int64_t>(op.macs_fwd, 1));
+    return {gemm(static_cast<double>(op.macs_bwd_data) / static_cast<double>(n), b.rw, n)};
+  }
+  return {};
+}
+
+/// Attention dimensions from a packed qkv [B, T, 3D] input or separate q, k, v.
+struct AttentionDims {
+  double batch = 1, heads = 1, tq = 1, tk = 1, d = 1, dv = 1;
+};
+
+AttentionDims attention_dims(const Op& op) {
+  AttentionDims a;
+  a.heads = static_cast<double>(std::max<std::int64_t>(op.attrs.heads, 1));
+  if (op.input_shapes.size() == 1 && op.input_shapes[0].size() == 3) {
+    const auto& x = op.input_shapes[0];
+    a.batch = dim(x, 0);
+    a.tq = a.tk = dim(x, 1);
+    a.d = a.dv = dim(x, 2) / 3;
+  } else if (op.input_shapes.size() == 3) {
+    a.batch = dim(op.input_shapes[0], 0);
+    a.tq = dim(op.input_shapes[0], 1);
+    a.d = dim(op.input_shapes[0], 2);
+    a.tk = dim(op.input_shapes[2], 1);
+    a.dv = dim(op.input_shapes[2], 2);
+  }
+  return a;
+}
+
+/// Attention core with h heads: S = Q K^T (B*h*Tq*Tk scores), P = softmax(S), O = P V.
+/// Backward: dV = P^T dO, dP = dO V^T, dS = softmax'(P, dP), dQ = dS K, dK = dS^T Q.
+/// Additive (Bahdanau) scores v.tanh(q + k + b) materialize a [B, Tq, Tk, D] tensor, as an eager
+/// framework does: broadcast add, tanh, and a matrix-vector product with v.
+std::vector<KernelWork> attention_work(const Op& op, Phase phase, const OpBytes& b) {
+  const AttentionDims a = attention_dims(op);
+  const double q = a.batch * a.tq * a.d * b.s, k = a.batch * a.tk * a.d * b.s;
+  const double v = a.batch * a.tk * a.dv * b.s, o = a.batch * a.tq * a.dv * b.s;
+  const double scores = a.batch * a.heads * a.tq * a.tk * b.s;
+  const double big = a.batch * a.tq * a.tk * a.d * b.s;  // additive only
+  const double score_macs = a.batch * a.tq * a.tk * a.d, context_macs = a.batch * a.tq * a.tk * a.dv;
+  if (phase == Phase::Forward) {
+    std::vector<KernelWork> w;
+    if (op.attrs.additive) w = {mem(q + k + big), mem(2 * big), gemm(score_macs, big + scores)};
+    else w = {gemm(score_macs, q + k + scores)};
+    w.push_back(mem(2 * scores));
+    w.push_back(gemm(context_macs, scores + v + o));
+    return w;
+  }
+  if (phase == Phase::BackwardData) {
+    std::vector<KernelWork> w{gemm(context_macs, o + v + scores), gemm(context_macs, scores + o + v), mem(3 * scores)};
+    if (op.attrs.additive) {
+      w.push_back(gemm(score_macs, scores + big));  // d(tanh) = dS x v
+      w.push_back(mem(3 * big));                   // tanh backward
+      w.push_back(mem(big + q + k));               // reduce to dq and dk
+    } else {
+      w.push_back(gemm(score_macs, scores + k + q, 2));  // dQ = dS K, dK = dS^T Q
+    }
+    return w;
+  }
+  if (phase == Phase::BackwardWeight && op.attrs.additive) return {mem(2 * big)};  // dv: reduce over the 4-D tensor
+  return {};
+}
+
+/// One LSTM layer over [B, T, in]: the input projection for all timesteps is one big GEMM; the
+/// recurrent GEMM and the gate elementwise kernel run once per timestep (sequential), so small
+/// per-step GEMMs run at low efficiency and launch overhead is paid 2T times.
+std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
+  const auto& x = op.input_shapes.empty() ? op.output_shape : op.input_shapes.front();
+  const double batch = dim(x, 0);
+  const double steps = x.size() >= 3 ? dim(x, 1) : 1.0;
+  const double in = dim(x, x.size() - 1);
+  const double hidden = static_cast<double>(std::max<std::int64_t>(op.attrs.hidden, 1));
+  const double proj = op.attrs.proj > 0 ? static_cast<double>(op.attrs.proj) : hidden;
+  const double input_macs_per_step = 4 * hidden * in;
+  const double recurrent_macs_per_step = 4 * hidden * proj + (op.attrs.proj > 0 ? hidden * proj : 0.0);
+  const double recurrent_share = recurrent_macs_per_step / (input_macs_per_step + recurrent_macs_per_step);
+  const double w_input = 4 * hidden * in * b.s;
+  const double w_recurrent = recurrent_macs_per_step * b.s;
+  const double gates = batch * 4 * hidden * b.s;  // one timestep's gate pre-activations
+  const double state = batch * hidden * b.s;      // one timestep's h or c
+  const auto n = static_cast<std::int64_t>(steps);
+  auto split = [&](std::int64_t macs, double gate_bytes_per_step) {
+    const double total = static_cast<double>(macs);
+    return std::vector<KernelWork>{
+        gemm(total * (1 - recurrent_share), b.in + w_input + steps * gates),
+        gemm(total * recurrent_share / steps, w_recurrent + batch * proj * b.s + gates, n),
+        mem(gate_bytes_per_step, n)};
+  };
+  switch (phase) {
+    // gates: read 4H pre-activations (+ the input part), c_prev; write c, h (and keep them).
+    case Phase::Forward: return split(op.macs_fwd, 2 * gates + 4 * state);
+    // gate backward: read dh, dc, saved gates and c; write d(gates), dc_prev.
+    case Phase::BackwardData: return split(op.macs_bwd_data, 3 * gates + 4 * state);
+    case Phase::BackwardWeight: {
+      // dW_ih = sum_t d(gates)^T x and dW_hh = sum_t d(gates)^T h: one GEMM each over all steps.
+      const double total = static_cast<double>(op.macs_bwd_weight);
+      return {gemm(total * (1 - recurrent_share), b.in + steps * gates + w_input),
+              gemm(total * recurrent_share, steps * (gates + batch * proj * b.s) + w_recurrent)};
+    }
+    case Phase::Update: break;
+  }
+  return {};
+}
+
+/// Gather of B*T rows; the backward zero-fills the dense gradient and scatter-adds the rows.
+std::vector<KernelWork> embedding_work(const Op& op, Phase phase, const OpBytes& b) {
+  const double ids = op.input_shapes.empty() ? 0.0 : static_cast<double>(models::num_elements(op.input_shapes[0])) * 8;
+  if (phase == Phase::Forward) return {mem(ids + 2 * b.out)};
+  const double dense_grad = static_cast<double>(op.attrs.vocab * op.attrs.out_features) * b.s;
+  if (phase == Phase::BackwardWeight) return {mem(dense_grad), mem(ids + 3 * b.out)};
+  return {};
+}
+
+/// Sampled softmax over hidden [N, d] and num_sampled classes: gather the sampled rows, one GEMM
+/// for the logits [N, S], softmax + cross-entropy; backward mirrors it.
+std::vector<KernelWork> sampled_softmax_work(const Op& op, Phase phase, const OpBytes& b) {
+  const auto& x = op.input_shapes.empty() ? op.output_shape : op.input_shapes.front();
+  const double d = dim(x, x.size() - 1);
+  const double rows = d > 0 ? static_cast<double>(models::num_elements(x)) / d : 0;
+  const double sampled = static_cast<double>(std::max<std::int64_t>(op.attrs.num_sampled, 1));
+  const double w = sampled * d * b.s, h = rows * d * b.s, logits = rows * sampled * b.s;
+  switch (phase) {
+    case Phase::Forward:
+      return {mem(2 * w), gemm(static_cast<double>(op.macs_fwd), h + w + logits), mem(2 * logits)};
+    case Phase::BackwardData: return {mem(3 * logits), gemm(static_cast<double>(op.macs_bwd_data), logits + w + h)};
+    case Phase::BackwardWeight:
+      return {gemm(static_cast<double>(op.macs_bwd_weight), logits + h + w), mem(b.weights), mem(3 * w)};
+    case Phase::Update: break;
+  }
+  return {};
+}
+
+/// log_softmax + nll_loss and their backwards (two kernels each way).
+/// The nll kernels touch one value per row: out (the loss) plus labels, counted as 8 bytes.
+std::vector<KernelWork> cross_entropy_work(Phase phase, const OpBytes& b) {
+  if (phase == Phase::Forward) return {mem(2 * b.in), mem(b.out + 8)};
+  if (phase == Phase::BackwardData) return {mem(b.in), mem(3 * b.in)};
+  return {};
+}
+
+/// Bandwidth-bound ops: the forward reads inputs (+ small weights) and writes the output; the
+/// backward reads dY, the saved activations and weights and writes dX.
+std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes& b) {
+  const bool normalization = op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm;
+  // Normalizations read their input twice: once for the statistics, once to normalize.
+  const double extra = normalization ? b.in : 0.0;
+  if (phase == Phase::Forward) return {mem(b.rw + extra)};
+  if (phase == Phase::BackwardData) {
+    const std::int64_t kernels = op.kind == OpKind::Mul ? 2 : 1;  // dA = dY*B and dB = dY*A
+    return {mem((b.rw + b.saved + extra) / static_cast<double>(kernels), kernels)};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt) {
+  if (!op_has_phase(op, phase)) return {};
+  const OpBytes b = op_bytes(op);
+  if (phase == Phase::Update) {
+    // One fused (multi-tensor) kernel per op: bandwidth-bound at every optimizer's intensity.
+    const double params = static_cast<double>(op.params);
+    return {{KernelClass::Memory, 1, params * static_cast<double>(optimizer_flops_per_param(opt)),
+             params * static_cast<double>(optimizer_traffic_bytes_per_param(opt, op.dtype))}};
+  }
+  switch (op.kind) {
+    case OpKind::Conv2d: return conv_work(op, phase, b);
+    case OpKind::Linear: return linear_work(op, phase, b);
+    case OpKind::Matmul:
+    case OpKind::BatchedMatmul: return matmul_work(op, phase, b);
+    case OpKind::Attention: return attention_work(op, phase, b);
+    case OpKind::Lstm: return lstm_work(op, phase, b);
+    case OpKind::Embedding: return embedding_work(op, phase, b);
+    case OpKind::SampledSoftmax: return sampled_softmax_work(op, phase, b);
+    case OpKind::CrossEntropy: return cross_entropy_work(phase, b);
+    default: return memory_op_work(op, phase, b);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+
+double RooflineDevice::eff_max(KernelClass c) const {
+  switch (c) {
+    case KernelClass::Conv: return eff_conv;
+    case KernelClass::Gemm: return eff_gemm;
+    case KernelClass::Memory: return eff_mem;
+  }
+  return eff_mem;
+}
+
+double RooflineDevice::f_half(KernelClass c, models::DType dtype) const {
+  return eff_max(c) * peak_flops_per_ns(dtype) * fill_time_ns;
+}
+
+double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype) const {
+  double compute = 0;
+  if (k.flops > 0) {
+    if (k.cls == KernelClass::Memory) {
+      // Elementwise arithmetic (optimizer, gates) runs on the plain FP32 units, no efficiency curve.
+      compute = k.flops / (spec.peak_tflops(models::DType::F32) * 1e3);
+    } else {
+      // flops / (peak * eff(f)) with eff(f) = eff_max * f / (f + f_half)  ==  (f + f_half) / (peak * eff_max)
+      compute = (k.flops + f_half(k.cls, dtype)) / (peak_flops_per_ns(dtype) * eff_max(k.cls));
+    }
+  }
+  const double memory = k.bytes > 0 ? k.bytes / (spec.mem_bandwidth.value * eff_mem) : 0.0;
+  return std::max(compute, memory) + launch_overhead_ns;
+}
+
+RooflineCostModel::RooflineCostModel() = default;
+
+void RooflineCostModel::add_device(RooflineDevice device) {
+  std::lock_guard lock(mu_);
+  std::string kind = device.spec.kind;
+  custom_[kind] = std::move(device);
+}
+
+RooflineDevice RooflineCostModel::device(const std::string& device_kind) const {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = custom_.find(device_kind); it != custom_.end()) return it->second;
+  }
+  if (auto spec = hardware::find_device_spec(device_kind)) return gpu_roofline_device(*spec);
+  if (device_kind == "cpu" || device_kind.rfind("cpu-", 0) == 0) {
+    RooflineDevice host = cpu_roofline_device(detect_host_cpu(), 1);
+    std::lock_guard lock(mu_);
+    return custom_.emplace(device_kind, std::move(host)).first->second;
+  }
+  std::string known;
+  for (const auto& s : hardware::device_specs()) known += s.kind + ", ";
+  throw InputError("roofline: unknown device kind \"" + device_kind + "\"; known kinds: " + known + "cpu");
+}
+
+TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
+  double t = 0;
+  for (const KernelWork& k : phase_work(op, phase, opt))
+    t += static_cast<double>(k.count) * device.kernel_time_ns(k, op.dtype);
+  return static_cast<TimeNs>(std::llround(t));
+}
+
+OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Optimizer opt) const {
+  const RooflineDevice d = device(device_kind);
+  OpCost c;
+  c.source = CostSource::Roofline;
+  for (Phase p : kPhases) c.at(p) = phase_time(op, p, d, opt);
+  return c;
+}
+
+std::string RooflineCostModel::describe() const {
+  return "roofline (datasheet peaks x efficiency curve: conv 0.65, GEMM 0.75, memory 0.80 on GPUs)";
+}
+
+}  // namespace parasim::profiler
