@@ -1,0 +1,167 @@
+// A cluster: the devices a training step runs on, the other endpoints traffic passes through
+// (host CPUs, PCIe switches, NVSwitch fabrics, NICs, the InfiniBand switch) and the links
+// between them, with the route every device pair's traffic takes.
+//
+// Links are full duplex: each direction is an independent resource with the link's bandwidth.
+// A directed link is named by `DirLinkId = 2 * link + direction` (direction 0: a -> b,
+// 1: b -> a), which is what routes and the simulator's link resources are made of.
+//
+// Routing (precomputed once, deterministic): among all paths from one device to another the
+// route is the one with
+//   1. the fewest *transit devices* (a GPU forwarding someone else's traffic) - GPUs are
+//      forwarders of last resort, so on a DGX-1 two GPUs without an NVLink between them talk
+//      over PCIe/QPI, exactly as CUDA peer-to-peer copies do; only a topology with no other
+//      path (e.g. a ring of direct links) routes through a GPU;
+//   2. then the fewest hops;
+//   3. then the highest bottleneck bandwidth;
+//   4. then the first path found when links are explored in link-id order.
+//
+// Example:
+//   using namespace parasim::hardware;
+//   Cluster c = make_cluster_preset("dgx1-v100", /*nodes=*/1);
+//   for (DirLinkId l : c.route(0, 5)) std::cout << c.directed_link_name(l) << "\n";   // PCIe/QPI
+//   RouteSummary s = c.route_summary(0, 3);   // 1 hop, 50 GB/s (two bonded NVLinks)
+//   std::cout << c.node_of(9) << " " << c.devices_of_node(1).size() << "\n";
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parasim/common/units.hpp"
+
+namespace parasim::hardware {
+
+using DeviceId = std::int32_t;    // 0 .. num_devices()-1; devices are also endpoints 0 .. D-1
+using EndpointId = std::int32_t;  // devices first, then the other endpoints
+using LinkId = std::int32_t;
+using DirLinkId = std::int32_t;   // 2 * link + direction
+
+/// Hard limits that keep a hostile cluster file from exhausting the machine.
+inline constexpr std::int64_t kMaxClusterDevices = 1'048'576;
+inline constexpr std::int64_t kMaxClusterEndpoints = 4'194'304;
+inline constexpr std::int64_t kMaxClusterLinks = 16'777'216;
+
+enum class LinkKind : std::uint8_t { NVLink, NVSwitch, PCIe, QPI, InfiniBand, Ethernet };
+enum class EndpointKind : std::uint8_t { Device, Cpu, PcieSwitch, NvSwitch, Nic, IbSwitch };
+
+std::string_view to_string(LinkKind k);          // "nvlink", "nvswitch", "pcie", "qpi", "ib", "ethernet"
+std::string_view to_string(EndpointKind k);      // "device", "cpu", "pcie_switch", "nvswitch", "nic", "ib_switch"
+std::optional<LinkKind> parse_link_kind(std::string_view s);
+std::optional<EndpointKind> parse_endpoint_kind(std::string_view s);  // "device" is not accepted here
+
+struct ClusterDevice {
+  std::string name;
+  std::string kind;       // canonical DeviceSpec kind, e.g. "V100-SXM2-32GB"
+  std::int32_t node = 0;  // which machine (intra-node vs inter-node grouping)
+  Bytes memory = 0;       // device memory capacity
+};
+
+/// Anything that is not a device: CPUs, PCIe switches, NVSwitch fabrics, NICs, IB switches.
+struct ClusterEndpoint {
+  std::string name;
+  EndpointKind kind = EndpointKind::Cpu;
+  std::int32_t node = 0;  // -1: shared by all nodes (the InfiniBand switch)
+};
+
+struct ClusterLink {
+  std::string name;
+  LinkKind kind = LinkKind::PCIe;
+  EndpointId a = 0;       // endpoint ids: devices are 0..D-1, endpoints[i] is D+i
+  EndpointId b = 0;
+  TimeNs alpha = 0;       // latency per message (per hop), ns
+  GBps bandwidth;         // per direction
+};
+
+/// Plain data: what a cluster file or a preset describes. `Cluster` validates it.
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  std::string intra_node_fabric;   // human description, e.g. "NVLink2 hybrid cube-mesh"
+  std::string inter_node_fabric;   // e.g. "InfiniBand EDR (4 NICs per node)", "none"
+  std::vector<ClusterDevice> devices;
+  std::vector<ClusterEndpoint> endpoints;
+  std::vector<ClusterLink> links;
+};
+
+struct RouteSummary {
+  int hops = 0;
+  TimeNs latency = 0;  // sum of the alphas along the route
+  GBps bottleneck;     // smallest bandwidth along the route (0 for src == dst)
+};
+
+class Cluster {
+ public:
+  /// Validates `spec` (InputError "cluster <name>: ..." on bad values, duplicate names, unknown
+  /// device kinds, links to unknown endpoints, disconnected devices) and precomputes routes.
+  explicit Cluster(ClusterSpec spec);
+  Cluster(const Cluster& other);
+  Cluster& operator=(const Cluster& other);
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+  ~Cluster();
+
+  const std::string& name() const { return spec_.name; }
+  const ClusterSpec& spec() const { return spec_; }
+
+  int num_devices() const { return static_cast<int>(spec_.devices.size()); }
+  int num_endpoints() const { return num_devices() + static_cast<int>(spec_.endpoints.size()); }
+  int num_links() const { return static_cast<int>(spec_.links.size()); }
+  int num_directed_links() const { return 2 * num_links(); }
+  int num_nodes() const { return static_cast<int>(node_devices_offsets_.size()) - 1; }
+
+  const ClusterDevice& device(DeviceId d) const { return spec_.devices[static_cast<std::size_t>(d)]; }
+  const ClusterLink& link(LinkId l) const { return spec_.links[static_cast<std::size_t>(l)]; }
+  const std::string& endpoint_name(EndpointId e) const;
+  EndpointKind endpoint_kind(EndpointId e) const;
+  std::optional<EndpointId> find_endpoint(std::string_view name) const;
+
+  static LinkId link_of(DirLinkId d) { return d >> 1; }
+  static DirLinkId directed(LinkId l, bool reverse) { return 2 * l + (reverse ? 1 : 0); }
+  EndpointId dir_from(DirLinkId d) const { return (d & 1) ? link(link_of(d)).b : link(link_of(d)).a; }
+  EndpointId dir_to(DirLinkId d) const { return (d & 1) ? link(link_of(d)).a : link(link_of(d)).b; }
+  GBps dir_bandwidth(DirLinkId d) const { return link(link_of(d)).bandwidth; }
+  TimeNs dir_alpha(DirLinkId d) const { return link(link_of(d)).alpha; }
+  /// "n0.gpu0->n0.gpu1 (nvlink)".
+  std::string directed_link_name(DirLinkId d) const;
+
+  /// The route from `src` to `dst` as directed link ids in travel order; empty when src == dst.
+  std::vector<DirLinkId> route(DeviceId src, DeviceId dst) const;
+  RouteSummary route_summary(DeviceId src, DeviceId dst) const;
+
+  int node_of(DeviceId d) const { return device(d).node; }
+  std::span<const DeviceId> devices_of_node(int node) const;
+  /// Devices of the largest node (presets: all nodes have the same count).
+  int max_devices_per_node() const;
+  /// The distinct device kinds in first-seen order ("V100-SXM2-32GB", or several for a hetero box).
+  std::vector<std::string> device_kinds() const;
+
+ private:
+  struct RouteCache;
+  void validate_and_index();
+  void check_connected() const;
+  // Shortest-path tree from one source device: the directed link into each endpoint (-1 none).
+  void shortest_path_tree(DeviceId src, DirLinkId* parent_out) const;
+  // The tree of `src`: cached when small enough, otherwise computed into `scratch`.
+  const DirLinkId* tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const;
+
+  ClusterSpec spec_;
+  // Adjacency in CSR form: for endpoint e, adj_[adj_offsets_[e] .. adj_offsets_[e+1]) are the
+  // directed links leaving e, in link-id order.
+  std::vector<std::int32_t> adj_offsets_;
+  std::vector<DirLinkId> adj_;
+  std::vector<std::int32_t> node_devices_offsets_;
+  std::vector<DeviceId> node_devices_;
+  // Shortest-path trees per source device, computed on first use and kept when devices x
+  // endpoints fits in kMaxPrecomputedTreeEntries (otherwise recomputed per call).
+  std::unique_ptr<RouteCache> cache_;
+};
+
+/// Trees for all sources are kept when devices x endpoints stays below this (64 MiB).
+inline constexpr std::int64_t kMaxPrecomputedTreeEntries = 16'777'216;
+
+}  // namespace parasim::hardware

@@ -1,0 +1,175 @@
+#include "parasim/hardware/cluster_json.hpp"
+
+#include <cmath>
+#include <unordered_map>
+
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/hardware/device_spec.hpp"
+
+namespace parasim::hardware {
+
+namespace {
+
+std::string known_device_kinds() {
+  std::string known;
+  for (const auto& s : device_specs()) known += (known.empty() ? "" : ", ") + s.kind;
+  return known;
+}
+
+std::string optional_string(const JsonField& obj, const std::string& key) {
+  auto f = obj.find(key);
+  return f ? f->as_string() : std::string();
+}
+
+std::string nonempty_string(const JsonField& f) {
+  std::string s = f.as_string();
+  if (s.empty()) f.fail("a non-empty string");
+  return s;
+}
+
+double positive_number(const JsonField& f) {
+  if (!f.raw().is_number()) f.fail("a number > 0");
+  const double v = f.raw().get<double>();
+  if (!std::isfinite(v) || !(v > 0)) f.fail("a number > 0");
+  return v;
+}
+
+void check_count(const JsonField& arr, std::int64_t min, std::int64_t max, const std::string& what) {
+  const auto n = static_cast<std::int64_t>(arr.array_size());
+  if (n < min || n > max)
+    throw InputError(arr.file() + ": " + arr.path() + ": expected " + std::to_string(min) + " to " +
+                     std::to_string(max) + " " + what + ", found " + std::to_string(n));
+}
+
+}  // namespace
+
+Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) {
+  JsonField root{doc, origin, "$"};
+  root.expect_schema(kClusterSchema);
+  ClusterSpec spec;
+  spec.name = nonempty_string(root.at("name"));
+  spec.description = optional_string(root, "description");
+  spec.intra_node_fabric = optional_string(root, "intra_node_fabric");
+  spec.inter_node_fabric = optional_string(root, "inter_node_fabric");
+
+  std::unordered_map<std::string, std::pair<EndpointId, std::string>> names;  // name -> (id, JSON path)
+  auto claim_name = [&](const JsonField& f, EndpointId id) {
+    std::string name = nonempty_string(f);
+    auto [it, fresh] = names.emplace(name, std::make_pair(id, f.path()));
+    if (!fresh)
+      throw InputError(f.file() + ": " + f.path() + ": duplicate name \"" + name + "\" (also " + it->second.second + ")");
+    return name;
+  };
+
+  const JsonField devices = root.at("devices");
+  check_count(devices, 1, kMaxClusterDevices, "devices");
+  spec.devices.reserve(devices.array_size());
+  for (const auto& d : devices.items_of_array()) {
+    ClusterDevice dev;
+    dev.name = claim_name(d.at("name"), static_cast<EndpointId>(spec.devices.size()));
+    const JsonField kind = d.at("kind");
+    const auto ds = find_device_spec(kind.as_string());
+    if (!ds) kind.fail("a known device kind (" + known_device_kinds() + ")");
+    dev.kind = ds->kind;
+    if (auto n = d.find("node")) dev.node = static_cast<std::int32_t>(n->as_int(0, kMaxClusterDevices - 1));
+    if (auto m = d.find("memory_bytes")) dev.memory = m->as_int(1);
+    spec.devices.push_back(std::move(dev));
+  }
+
+  if (auto endpoints = root.find("endpoints")) {
+    check_count(*endpoints, 0, kMaxClusterEndpoints, "endpoints");
+    for (const auto& e : endpoints->items_of_array()) {
+      ClusterEndpoint ep;
+      ep.name = claim_name(e.at("name"), static_cast<EndpointId>(spec.devices.size() + spec.endpoints.size()));
+      const JsonField kind = e.at("kind");
+      const auto k = parse_endpoint_kind(kind.as_string());
+      if (!k) kind.fail("one of \"cpu\", \"pcie_switch\", \"nvswitch\", \"nic\", \"ib_switch\"");
+      ep.kind = *k;
+      if (auto n = e.find("node")) ep.node = static_cast<std::int32_t>(n->as_int(-1, kMaxClusterDevices - 1));
+      spec.endpoints.push_back(std::move(ep));
+    }
+  }
+
+  const JsonField links = root.at("links");
+  check_count(links, 0, kMaxClusterLinks, "links");
+  std::unordered_map<std::string, std::string> link_names;  // name -> JSON path
+  auto endpoint_ref = [&](const JsonField& f) {
+    const std::string name = f.as_string();
+    auto it = names.find(name);
+    if (it == names.end()) f.fail("the name of a device or endpoint");
+    return it->second.first;
+  };
+  for (const auto& l : links.items_of_array()) {
+    ClusterLink link;
+    if (auto n = l.find("name")) {
+      link.name = nonempty_string(*n);
+      auto [it, fresh] = link_names.emplace(link.name, n->path());
+      if (!fresh)
+        throw InputError(n->file() + ": " + n->path() + ": duplicate link name \"" + link.name + "\" (also " +
+                         it->second + ")");
+    }
+    const JsonField kind = l.at("kind");
+    const auto k = parse_link_kind(kind.as_string());
+    if (!k) kind.fail("one of \"nvlink\", \"nvswitch\", \"pcie\", \"qpi\", \"ib\", \"ethernet\"");
+    link.kind = *k;
+    link.a = endpoint_ref(l.at("a"));
+    link.b = endpoint_ref(l.at("b"));
+    if (link.a == link.b) l.at("b").fail("an endpoint other than \"a\"");
+    link.alpha = l.at("latency_ns").as_int(0);
+    link.bandwidth = GBps{positive_number(l.at("bandwidth_gbps"))};
+    spec.links.push_back(std::move(link));
+  }
+
+  try {
+    return Cluster(std::move(spec));
+  } catch (const InputError& e) {
+    throw InputError(origin + ": " + e.what());
+  }
+}
+
+Cluster load_cluster_file(const std::filesystem::path& path) {
+  return cluster_from_json(read_json_file(path), path.string());
+}
+
+nlohmann::json cluster_to_json(const Cluster& c) {
+  const ClusterSpec& s = c.spec();
+  nlohmann::json j;
+  j["schema"] = kClusterSchema;
+  j["name"] = s.name;
+  j["description"] = s.description;
+  j["intra_node_fabric"] = s.intra_node_fabric;
+  j["inter_node_fabric"] = s.inter_node_fabric;
+  auto& devices = j["devices"] = nlohmann::json::array();
+  for (const auto& d : s.devices)
+    devices.push_back({{"name", d.name}, {"kind", d.kind}, {"node", d.node}, {"memory_bytes", d.memory}});
+  auto& endpoints = j["endpoints"] = nlohmann::json::array();
+  for (const auto& e : s.endpoints)
+    endpoints.push_back({{"name", e.name}, {"kind", std::string(to_string(e.kind))}, {"node", e.node}});
+  auto& links = j["links"] = nlohmann::json::array();
+  for (const auto& l : s.links)
+    links.push_back({{"name", l.name},
+                     {"kind", std::string(to_string(l.kind))},
+                     {"a", c.endpoint_name(l.a)},
+                     {"b", c.endpoint_name(l.b)},
+                     {"latency_ns", l.alpha},
+                     {"bandwidth_gbps", l.bandwidth.value}});
+  return j;
+}
+
+void save_cluster_file(const Cluster& cluster, const std::filesystem::path& path) {
+  write_file_atomic(path, dump_json(cluster_to_json(cluster)));
+}
+
+Cluster resolve_cluster(const std::string& preset_or_file, int nodes) {
+  std::error_code ec;
+  const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
+                               preset_or_file.ends_with(".json") || std::filesystem::exists(preset_or_file, ec);
+  if (!looks_like_file) return make_cluster_preset(preset_or_file, nodes);
+  if (nodes != 1)
+    throw InputError(preset_or_file + ": --nodes applies to presets only; a cluster file lists its own nodes");
+  return load_cluster_file(preset_or_file);
+}
+
+}  // namespace parasim::hardware

@@ -1,0 +1,125 @@
+// Routing: one shortest-path tree per source device, by lexicographic label
+// (transit devices, hops, -bottleneck bandwidth). Dijkstra is exact for this label because
+// extending two paths by the same link keeps their order: the sums grow by the same amounts
+// and min(bottleneck, b) is monotone in the bottleneck.
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+#include "parasim/common/error.hpp"
+#include "parasim/hardware/cluster.hpp"
+#include "cluster_route_cache.hpp"
+
+namespace parasim::hardware {
+
+namespace {
+
+struct Label {
+  std::int32_t transits = std::numeric_limits<std::int32_t>::max();
+  std::int32_t hops = std::numeric_limits<std::int32_t>::max();
+  double bottleneck = 0.0;
+
+  // True when `this` is a strictly better route than `o`.
+  bool better_than(const Label& o) const {
+    if (transits != o.transits) return transits < o.transits;
+    if (hops != o.hops) return hops < o.hops;
+    return bottleneck > o.bottleneck;
+  }
+};
+
+struct QueueEntry {
+  Label label;
+  std::uint64_t seq;  // first pushed wins among equal labels: deterministic
+  EndpointId endpoint;
+};
+
+struct WorseFirst {
+  bool operator()(const QueueEntry& x, const QueueEntry& y) const {
+    if (x.label.better_than(y.label)) return false;
+    if (y.label.better_than(x.label)) return true;
+    return x.seq > y.seq;
+  }
+};
+
+}  // namespace
+
+void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
+  const auto n = static_cast<std::size_t>(num_endpoints());
+  std::vector<Label> best(n);
+  std::vector<std::uint8_t> done(n, 0);
+  std::fill(parent, parent + n, -1);
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, WorseFirst> queue;
+  std::uint64_t seq = 0;
+  best[static_cast<std::size_t>(src)] = Label{0, 0, std::numeric_limits<double>::infinity()};
+  queue.push({best[static_cast<std::size_t>(src)], seq++, src});
+  while (!queue.empty()) {
+    const QueueEntry top = queue.top();
+    queue.pop();
+    const auto u = static_cast<std::size_t>(top.endpoint);
+    if (done[u]) continue;
+    done[u] = 1;
+    // Leaving a device other than the source means that device forwards traffic.
+    const std::int32_t transit = (top.endpoint != src && top.endpoint < num_devices()) ? 1 : 0;
+    for (auto i = adj_offsets_[u]; i < adj_offsets_[u + 1]; ++i) {
+      const DirLinkId dl = adj_[static_cast<std::size_t>(i)];
+      const auto v = static_cast<std::size_t>(dir_to(dl));
+      if (done[v]) continue;
+      const Label cand{top.label.transits + transit, top.label.hops + 1,
+                       std::min(top.label.bottleneck, dir_bandwidth(dl).value)};
+      if (cand.better_than(best[v])) {
+        best[v] = cand;
+        parent[v] = dl;
+        queue.push({cand, seq++, static_cast<EndpointId>(v)});
+      }
+    }
+  }
+}
+
+const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const {
+  auto& c = *cache_;
+  if (!c.enabled) {
+    scratch.resize(c.endpoints);
+    shortest_path_tree(src, scratch.data());
+    return scratch.data();
+  }
+  DirLinkId* tree = c.trees.data() + static_cast<std::size_t>(src) * c.endpoints;
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.ready[static_cast<std::size_t>(src)]) {
+    shortest_path_tree(src, tree);
+    c.ready[static_cast<std::size_t>(src)] = 1;
+  }
+  return tree;
+}
+
+std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
+  if (src < 0 || src >= num_devices() || dst < 0 || dst >= num_devices())
+    throw InputError("cluster \"" + name() + "\": route between unknown devices " + std::to_string(src) + " and " +
+                     std::to_string(dst) + " (the cluster has " + std::to_string(num_devices()) + " devices)");
+  std::vector<DirLinkId> path;
+  if (src == dst) return path;
+  std::vector<DirLinkId> scratch;
+  const DirLinkId* tree = tree_of(src, scratch);
+  for (EndpointId e = dst; e != src;) {
+    const DirLinkId dl = tree[static_cast<std::size_t>(e)];
+    if (dl < 0) throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
+    path.push_back(dl);
+    e = dir_from(dl);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+RouteSummary Cluster::route_summary(DeviceId src, DeviceId dst) const {
+  RouteSummary s;
+  const auto path = route(src, dst);
+  s.hops = static_cast<int>(path.size());
+  double bottleneck = path.empty() ? 0.0 : std::numeric_limits<double>::infinity();
+  for (DirLinkId dl : path) {
+    s.latency += dir_alpha(dl);
+    bottleneck = std::min(bottleneck, dir_bandwidth(dl).value);
+  }
+  s.bottleneck = GBps{bottleneck};
+  return s;
+}
+
+}  // namespace parasim::hardware

@@ -1,0 +1,102 @@
+#include "parasim/hardware/cluster_presets.hpp"
+
+#include <gtest/gtest.h>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::hardware {
+namespace {
+
+std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+TEST(ClusterPresets, AllPresetsBuildSingleAndMultiNode) {
+  for (const auto& name : cluster_preset_names()) {
+    for (int nodes : {1, 3}) {
+      Cluster c = make_cluster_preset(name, nodes);
+      const auto& info = *std::find_if(cluster_presets().begin(), cluster_presets().end(),
+                                       [&](const ClusterPresetInfo& p) { return p.name == name; });
+      EXPECT_EQ(c.num_devices(), info.devices_per_node * nodes) << name;
+      EXPECT_EQ(c.num_nodes(), nodes) << name;
+      EXPECT_EQ(c.max_devices_per_node(), info.devices_per_node) << name;
+      EXPECT_EQ(c.device(0).kind, info.device_kind) << name;
+      EXPECT_GT(c.device(0).memory, 0) << name;
+      for (DeviceId d = 0; d < c.num_devices(); ++d) EXPECT_EQ(c.node_of(d), d / info.devices_per_node);
+    }
+  }
+}
+
+TEST(ClusterPresets, Dgx1HasTheHybridCubeMesh) {
+  Cluster c = make_cluster_preset("dgx1-v100");
+  // Every V100 has six NVLink2 lanes of 25 GB/s; bonded pairs are one 50 GB/s link.
+  std::vector<double> lanes(8, 0.0);
+  int nvlink_pairs = 0;
+  for (LinkId l = 0; l < c.num_links(); ++l) {
+    const auto& link = c.link(l);
+    if (link.kind != LinkKind::NVLink) continue;
+    ++nvlink_pairs;
+    lanes[static_cast<std::size_t>(link.a)] += link.bandwidth.value / 25.0;
+    lanes[static_cast<std::size_t>(link.b)] += link.bandwidth.value / 25.0;
+  }
+  EXPECT_EQ(nvlink_pairs, 16);
+  for (double n : lanes) EXPECT_EQ(n, 6.0);
+  EXPECT_EQ(c.route_summary(0, 3).bottleneck.value, 50.0);  // NV2
+  EXPECT_EQ(c.route_summary(0, 1).bottleneck.value, 25.0);  // NV1
+  EXPECT_EQ(c.route_summary(0, 5).hops, 5);                 // SYS: PCIe + QPI
+}
+
+TEST(ClusterPresets, FabricsAndMultiNodeBandwidths) {
+  // dgx-a100: NVSwitch 300 GB/s inside, HDR 25 GB/s per GPU across nodes.
+  Cluster a = make_cluster_preset("dgx-a100", 2);
+  EXPECT_EQ(a.route_summary(0, 7).hops, 2);
+  EXPECT_EQ(a.route_summary(0, 7).bottleneck.value, 300.0);
+  EXPECT_EQ(a.route_summary(0, 7).latency, 2 * kNvswitchHopAlphaNs);
+  EXPECT_EQ(a.route_summary(0, 8).hops, 4);
+  EXPECT_EQ(a.route_summary(0, 8).bottleneck.value, 25.0);
+  EXPECT_EQ(a.route_summary(0, 8).latency, 2 * kGpuNicAlphaNs + 2 * kIbHopAlphaNs);
+  Cluster h = make_cluster_preset("dgx-h100", 2);
+  EXPECT_EQ(h.route_summary(1, 2).bottleneck.value, 450.0);
+  EXPECT_EQ(h.route_summary(1, 9).bottleneck.value, 50.0);
+  Cluster h200 = make_cluster_preset("hgx-h200");
+  EXPECT_EQ(h200.device(0).kind, "H200-SXM-141GB");
+  EXPECT_EQ(h200.route_summary(0, 1).bottleneck.value, 450.0);
+  // The fabric can be chosen in the name.
+  Cluster v = make_cluster_preset("dgx1-v100:ib=hdr", 2);
+  EXPECT_EQ(v.name(), "dgx1-v100:ib=hdr");
+  EXPECT_NE(v.spec().inter_node_fabric.find("HDR"), std::string::npos);
+  EXPECT_EQ(make_cluster_preset("dgx1-v100", 2).spec().inter_node_fabric.find("EDR, 4 NICs"), 11u);
+}
+
+TEST(ClusterPresets, PcieHeteroStagesThroughTheHost) {
+  Cluster c = make_cluster_preset("pcie-hetero");
+  ASSERT_EQ(c.num_devices(), 3);
+  EXPECT_EQ(c.device(0).kind, "TITAN-X-Pascal");
+  EXPECT_EQ(c.device(1).kind, "TITAN-X-Pascal");
+  EXPECT_EQ(c.device(2).kind, "GTX-1080");
+  EXPECT_EQ((c.device_kinds()), (std::vector<std::string>{"TITAN-X-Pascal", "GTX-1080"}));
+  const auto r = c.route_summary(0, 2);
+  EXPECT_EQ(r.hops, 2);
+  EXPECT_EQ(r.bottleneck.value, 12.0);
+  EXPECT_EQ(c.endpoint_kind(c.dir_to(c.route(0, 2)[0])), EndpointKind::Cpu);
+}
+
+TEST(ClusterPresets, BadNamesAndNodeCountsAreInputErrors) {
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-9000"); }),
+            "unknown cluster preset \"dgx-9000\"; known presets: dgx1-v100, dgx-a100, dgx-h100, hgx-h200, "
+            "pcie-hetero (or a parasim.cluster/1 JSON file)");
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-h100:ib=xdr"); }),
+            "cluster preset \"dgx-h100:ib=xdr\": unknown option \"ib=xdr\"; expected ib=edr, ib=hdr or ib=ndr");
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-h100", 0); }),
+            "cluster preset \"dgx-h100\": nodes must be in [1, 131072], found 0");
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-h100", 131073); }),
+            "cluster preset \"dgx-h100\": nodes must be in [1, 131072], found 131073");
+}
+
+}  // namespace
+}  // namespace parasim::hardware

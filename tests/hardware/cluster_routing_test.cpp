@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include "parasim/hardware/cluster_presets.hpp"
+
+namespace parasim::hardware {
+namespace {
+
+std::vector<std::string> route_names(const Cluster& c, DeviceId a, DeviceId b) {
+  std::vector<std::string> names;
+  for (DirLinkId l : c.route(a, b)) names.push_back(c.directed_link_name(l));
+  return names;
+}
+
+TEST(ClusterRouting, Dgx1NeighboursAreOneNvlinkHop) {
+  Cluster c = make_cluster_preset("dgx1-v100");
+  const int pairs[][2] = {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 2}, {1, 3}, {1, 5}, {2, 3},
+                          {2, 6}, {3, 7}, {4, 5}, {4, 6}, {4, 7}, {5, 6}, {5, 7}, {6, 7}};
+  for (const auto& p : pairs)
+    for (bool reverse : {false, true}) {
+      const DeviceId a = reverse ? p[1] : p[0], b = reverse ? p[0] : p[1];
+      const auto r = c.route(a, b);
+      ASSERT_EQ(r.size(), 1u) << a << "->" << b;
+      EXPECT_EQ(c.link(Cluster::link_of(r[0])).kind, LinkKind::NVLink);
+      EXPECT_EQ(c.dir_from(r[0]), a);
+      EXPECT_EQ(c.dir_to(r[0]), b);
+    }
+  EXPECT_EQ(route_names(c, 0, 1), std::vector<std::string>{"n0.gpu0->n0.gpu1 (nvlink)"});
+}
+
+TEST(ClusterRouting, Dgx1NonNeighboursGoOverPcieAndQpiNotThroughAGpu) {
+  Cluster c = make_cluster_preset("dgx1-v100");
+  EXPECT_EQ(route_names(c, 0, 5), (std::vector<std::string>{
+                                      "n0.gpu0->n0.pcie0 (pcie)",
+                                      "n0.pcie0->n0.cpu0 (pcie)",
+                                      "n0.cpu0->n0.cpu1 (qpi)",
+                                      "n0.cpu1->n0.pcie2 (pcie)",
+                                      "n0.pcie2->n0.gpu5 (pcie)",
+                                  }));
+  const auto s = c.route_summary(0, 5);
+  EXPECT_EQ(s.latency, 4 * kPcieHopAlphaNs + kQpiAlphaNs);
+  EXPECT_EQ(s.bottleneck.value, 12.0);
+  // Every SYS pair crosses QPI.
+  for (DeviceId a = 0; a < 8; ++a)
+    for (DeviceId b = 0; b < 8; ++b) {
+      if (a != b && c.route(a, b).size() != 1) {
+        EXPECT_EQ(c.route_summary(a, b).hops, 5) << a << "->" << b;
+      }
+    }
+}
+
+TEST(ClusterRouting, Dgx1AcrossNodesUsesTheSharedNicOfThePcieSwitch) {
+  Cluster c = make_cluster_preset("dgx1-v100", 2);
+  EXPECT_EQ(route_names(c, 1, 9), (std::vector<std::string>{
+                                      "n0.gpu1->n0.pcie0 (pcie)",
+                                      "n0.pcie0->n0.nic0 (pcie)",
+                                      "n0.nic0->ib-switch (ib)",
+                                      "ib-switch->n1.nic0 (ib)",
+                                      "n1.nic0->n1.pcie0 (pcie)",
+                                      "n1.pcie0->n1.gpu1 (pcie)",
+                                  }));
+  // Inside a node, multi-node wiring does not change routes.
+  EXPECT_EQ(c.route_summary(0, 5).hops, 5);
+  EXPECT_EQ(c.devices_of_node(1).size(), 8u);
+  EXPECT_EQ(c.devices_of_node(1)[0], 8);
+}
+
+TEST(ClusterRouting, RingOfDirectLinksForwardsThroughDevicesOnlyAsALastResort) {
+  ClusterSpec s;
+  s.name = "ring4";
+  for (int i = 0; i < 4; ++i) s.devices.push_back({"gpu" + std::to_string(i), "V100-SXM2-32GB", 0, 0});
+  for (int i = 0; i < 4; ++i) s.links.push_back({"", LinkKind::NVLink, i, (i + 1) % 4, 100, GBps{10}});
+  Cluster c(s);
+  EXPECT_EQ(c.route(0, 1).size(), 1u);
+  EXPECT_EQ(c.route(0, 2).size(), 2u);  // through gpu1 (lowest link id first)
+  EXPECT_EQ(c.dir_to(c.route(0, 2)[0]), 1);
+  EXPECT_EQ(c.route(3, 1).size(), 2u);
+  EXPECT_TRUE(c.route(2, 2).empty());
+  EXPECT_EQ(c.link(0).name, "gpu0-gpu1");  // generated link names
+}
+
+TEST(ClusterRouting, TiesPreferTheWidestBottleneckThenTheLowestLinkId) {
+  ClusterSpec s;
+  s.name = "two-paths";
+  s.devices = {{"a", "A100", 0, 0}, {"b", "A100", 0, 0}};
+  s.endpoints = {{"slow", EndpointKind::PcieSwitch, 0}, {"fast", EndpointKind::NvSwitch, 0}};
+  s.links = {{"a-slow", LinkKind::PCIe, 0, 2, 0, GBps{12}}, {"slow-b", LinkKind::PCIe, 2, 1, 0, GBps{12}},
+             {"a-fast", LinkKind::NVSwitch, 0, 3, 0, GBps{300}}, {"fast-b", LinkKind::NVSwitch, 3, 1, 0, GBps{300}}};
+  Cluster c(s);
+  EXPECT_EQ(route_names(c, 0, 1), (std::vector<std::string>{"a->fast (nvswitch)", "fast->b (nvswitch)"}));
+  EXPECT_EQ(route_names(c, 1, 0), (std::vector<std::string>{"b->fast (nvswitch)", "fast->a (nvswitch)"}));
+}
+
+TEST(ClusterRouting, LargeClustersRouteOnDemand) {
+  Cluster c = make_cluster_preset("dgx-h100", 600);  // 4800 GPUs: trees are not all kept
+  EXPECT_EQ(c.route_summary(0, 4799).hops, 4);
+  EXPECT_EQ(c.route_summary(4799, 4798).hops, 2);
+}
+
+}  // namespace
+}  // namespace parasim::hardware
