@@ -64,7 +64,8 @@ Shape weight_matrix_of(const Op& op) {
   return {op.attrs.out_features, op.attrs.in_features};
 }
 
-void check_weight_sharing(const Op& op, const Op* owner) {
+/// Before the kind's rules: does the named owner exist and own a weight matrix?
+void check_weight_owner(const Op& op, const Op* owner) {
   const std::string& shared = op.attrs.shares_weights_with;
   if (shared.empty()) return;
   if (op.kind != OpKind::Linear && op.kind != OpKind::Embedding)
@@ -76,6 +77,11 @@ void check_weight_sharing(const Op& op, const Op* owner) {
   if (!owner->attrs.shares_weights_with.empty())
     fail(op, "shares_weights_with to name the op that owns the weight, but " + to_string(owner->kind) + " \"" +
                  owner->name + "\" itself shares \"" + owner->attrs.shares_weights_with + "\"");
+}
+
+/// After the kind's rules (which settle in_features): do the weight matrices match?
+void check_shared_weight_shape(const Op& op, const Op* owner) {
+  if (op.attrs.shares_weights_with.empty() || owner == nullptr) return;
   const Shape mine = weight_matrix_of(op);
   const Shape theirs = weight_matrix_of(*owner);
   if (mine != theirs)
@@ -323,6 +329,7 @@ void infer_attention(Op& op) {
 }  // namespace
 
 void infer_shape(Op& op, const Op* weight_owner) {
+  check_weight_owner(op, weight_owner);
   switch (op.kind) {
     case OpKind::Input: infer_input(op); break;
     case OpKind::Conv2d: infer_conv2d(op); break;
@@ -350,7 +357,7 @@ void infer_shape(Op& op, const Op* weight_owner) {
     case OpKind::Reshape: infer_reshape(op); break;
     case OpKind::Attention: infer_attention(op); break;
   }
-  check_weight_sharing(op, weight_owner);
+  check_shared_weight_shape(op, weight_owner);
   // Zero-sized tensors are never legal and would make per-sample numbers meaningless.
   for (std::int64_t d : op.output_shape)
     if (d < 1) fail(op, "an output with positive dimensions, found " + to_string(op.output_shape));

@@ -212,9 +212,11 @@ std::vector<OpId> Model::longest_path(WeightFn weight) const {
     dist[v] = weight(graph_[v]) + (best ? dist[*best] : W{});
     pred[v] = best;
   }
+  // Among equally long paths take the one ending latest in topological order, so zero-weight
+  // tails (the loss) stay on the path.
   OpId last = order.front();
   for (OpId v : order)
-    if (dist[v] > dist[last]) last = v;
+    if (dist[v] >= dist[last]) last = v;
   std::vector<OpId> path{last};
   while (pred[path.back()]) path.push_back(*pred[path.back()]);
   std::reverse(path.begin(), path.end());

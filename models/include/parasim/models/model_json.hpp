@@ -33,8 +33,8 @@ inline constexpr const char* kModelSchema = "parasim.model/1";
 struct LoadOptions {
   /// New batch size: the leading dimension of every input and reshape op that equals the
   /// file's batch is replaced, then everything is re-inferred.
-  std::optional<std::int64_t> batch;
-  std::optional<DType> dtype;
+  std::optional<std::int64_t> batch = std::nullopt;
+  std::optional<DType> dtype = std::nullopt;
 };
 
 nlohmann::json model_to_json(const Model& model);

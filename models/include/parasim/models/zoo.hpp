@@ -23,13 +23,13 @@ struct ModelOptions {
   std::int64_t seq_len = 0;        // sequence models: tokens per sample; 0 = the model's default
   /// Auxiliary classifiers (Inception-v3, GoogLeNet); nullopt = the preset's default
   /// (inception_v3: with, inception_v3_noaux / googlenet: without).
-  std::optional<bool> aux_logits;
+  std::optional<bool> aux_logits = std::nullopt;
 };
 
 struct ZooEntry {
-  std::string name;
-  std::string description;
-  std::string dataset;          // default dataset ("imagenet-1k", "cifar-10", "wmt16-en-de", "lm1b", ...)
+  std::string name = {};
+  std::string description = {};
+  std::string dataset = {};     // default dataset ("imagenet-1k", "cifar-10", "wmt16-en-de", "lm1b", ...)
   bool takes_image_size = false;  // honours ModelOptions::image_size
   bool takes_seq_len = false;     // honours ModelOptions::seq_len
   bool takes_aux_logits = false;  // honours ModelOptions::aux_logits
