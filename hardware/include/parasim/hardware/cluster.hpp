@@ -55,26 +55,26 @@ std::optional<LinkKind> parse_link_kind(std::string_view s);
 std::optional<EndpointKind> parse_endpoint_kind(std::string_view s);  // "device" is not accepted here
 
 struct ClusterDevice {
-  std::string name;
-  std::string kind;       // canonical DeviceSpec kind, e.g. "V100-SXM2-32GB"
+  std::string name{};
+  std::string kind{};     // canonical DeviceSpec kind, e.g. "V100-SXM2-32GB"
   std::int32_t node = 0;  // which machine (intra-node vs inter-node grouping)
   Bytes memory = 0;       // device memory capacity
 };
 
 /// Anything that is not a device: CPUs, PCIe switches, NVSwitch fabrics, NICs, IB switches.
 struct ClusterEndpoint {
-  std::string name;
+  std::string name{};
   EndpointKind kind = EndpointKind::Cpu;
   std::int32_t node = 0;  // -1: shared by all nodes (the InfiniBand switch)
 };
 
 struct ClusterLink {
-  std::string name;
+  std::string name{};
   LinkKind kind = LinkKind::PCIe;
   EndpointId a = 0;       // endpoint ids: devices are 0..D-1, endpoints[i] is D+i
   EndpointId b = 0;
   TimeNs alpha = 0;       // latency per message (per hop), ns
-  GBps bandwidth;         // per direction
+  GBps bandwidth{};       // per direction
 };
 
 /// Plain data: what a cluster file or a preset describes. `Cluster` validates it.
@@ -91,7 +91,7 @@ struct ClusterSpec {
 struct RouteSummary {
   int hops = 0;
   TimeNs latency = 0;  // sum of the alphas along the route
-  GBps bottleneck;     // smallest bandwidth along the route (0 for src == dst)
+  GBps bottleneck{};   // smallest bandwidth along the route (0 for src == dst)
 };
 
 class Cluster {

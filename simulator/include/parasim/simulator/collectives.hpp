@@ -1,0 +1,109 @@
+// How a collective is carried out on a cluster: the rank order, and the steps of device-to-device
+// messages it decomposes into. The engine runs these steps as real link traffic (Expanded mode,
+// contending with everything else) or charges their closed-form alpha-beta time (Analytic mode).
+// Both modes use the same plan, so on an idle network they agree (to rounding).
+//
+// Algorithms (S = the collective's bytes, n ranks; a "step" sends one message per pair of its
+// pattern, and the next step starts when every message of the step has arrived):
+//   ring allreduce      2(n-1) steps, each rank sends S/n to its ring successor
+//                       -> 2(n-1) alpha + 2(n-1)/n S/beta on a uniform ring
+//   ring reduce_scatter / all_gather   n-1 steps of S/n
+//   ring broadcast      a pipelined chain from rank 0 in m chunks: m+n-2 steps of S/m, with m
+//                       (1..64) chosen to minimise the idle time
+//   tree allreduce      binomial tree: ceil(log2 n) reduce steps towards rank 0, then
+//                       ceil(log2 n) broadcast steps back, each sending all S
+//   tree broadcast      the binomial broadcast half
+//   hierarchical allreduce  (ranks on K >= 2 nodes, m per node) intra-node ring reduce_scatter
+//                       (m-1 steps of S/m) -> m concurrent inter-node ring allreduces of S/m over
+//                       the same local rank on every node (2(K-1) steps of S/(mK)) -> intra-node
+//                       ring all_gather (m-1 steps of S/m)
+//   all_to_all          one step: every rank sends S/n to every other rank at once
+//   auto                the plan with the smallest idle-network time among the ones that apply
+// reduce_scatter and all_gather only have rings (as in NCCL); tree/hierarchical fall back to ring.
+//
+// Rank order: the group's devices grouped by node (nodes in order of first appearance); within a
+// node (up to 10 devices) the ring order maximises the slowest ring hop, then minimises total
+// latency, keeping the group's order when it is already best - so a DGX-1 ring uses only NVLinks.
+//
+// Example:
+//   CollectivePlanner planner(cluster);
+//   std::vector<DeviceId> all{0, 1, 2, 3, 4, 5, 6, 7};
+//   TimeNs t = planner.analytic_time(all, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 256 * MiB);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/simulator/task_graph.hpp"
+
+namespace parasim::simulator {
+
+enum class CollectiveMode : std::uint8_t { Expanded, Analytic };
+std::string_view to_string(CollectiveMode m);  // "expanded", "analytic"
+bool parse(std::string_view s, CollectiveMode& out);
+
+class RouteTable;
+
+struct DevicePair {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+};
+
+/// A run of `repeats` identical steps: every pair of `pattern` sends ceil(S / divisor) bytes.
+struct CollectivePhase {
+  std::uint32_t pattern = 0;
+  std::uint32_t repeats = 0;
+  std::int64_t divisor = 1;
+};
+
+/// One message of a pattern on an idle network: its route latency and max-min fair rate.
+struct IdleFlow {
+  TimeNs latency = 0;
+  double rate = 0;  // bytes per ns (= GB/s)
+};
+
+struct CollectivePlan {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;  // resolved, never Auto
+  std::vector<DeviceId> order;                                // rank order used
+  std::vector<std::vector<DevicePair>> patterns;
+  std::vector<std::vector<IdleFlow>> idle;                    // per pattern, per pair
+  std::vector<CollectivePhase> phases;
+
+  static Bytes flow_bytes(const CollectivePhase& p, Bytes total) { return (total + p.divisor - 1) / p.divisor; }
+  std::int64_t steps() const;
+  /// Closed-form time on an idle network: sum over phases of repeats x the slowest message.
+  TimeNs analytic_time(Bytes total) const;
+};
+
+class CollectivePlanner {
+ public:
+  explicit CollectivePlanner(const hardware::Cluster& cluster);
+  ~CollectivePlanner();
+  CollectivePlanner(const CollectivePlanner&) = delete;
+  CollectivePlanner& operator=(const CollectivePlanner&) = delete;
+
+  /// The plan for `group` (devices must exist in the cluster, no duplicates). `bytes` matters
+  /// for Auto and for the broadcast chunk count.
+  CollectivePlan plan(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
+  TimeNs analytic_time(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
+  std::vector<DeviceId> ring_order(std::span<const DeviceId> group);
+
+  const hardware::Cluster& cluster() const { return cluster_; }
+  RouteTable& routes() { return *routes_; }
+
+ private:
+  CollectivePlan plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
+  void add_idle_stats(CollectivePlan& p);
+
+  const hardware::Cluster& cluster_;
+  std::unique_ptr<RouteTable> routes_;
+  struct RingCache;
+  std::unique_ptr<RingCache> ring_cache_;
+};
+
+}  // namespace parasim::simulator

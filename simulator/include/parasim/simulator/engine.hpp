@@ -1,0 +1,55 @@
+// The discrete-event engine: runs a TaskGraph on a Cluster and returns a StepResult.
+//
+// Semantics (docs/simulator.md has the long form):
+//   * Time is integer nanoseconds. Events sit in a binary heap keyed by (time, sequence number),
+//     so equal-time events run in the order they were scheduled: same input, same output.
+//   * Streams are in-order FIFOs. A task joins its stream's queue when its last dependency ends;
+//     tasks that become ready at the same instant join in task-id order. A task starts when it
+//     reaches the head and the stream is free. A collective waits at the head of the stream of
+//     every member and starts when all of them are free.
+//   * Links are full duplex; each direction carries flows with max-min fair sharing
+//     (processor sharing): when a flow starts or ends, the rates of the flows it shares links
+//     with are recomputed and their completion events rescheduled. A flow first waits its
+//     route's latency (sum of link alphas), then moves its bytes at the smallest share along
+//     its route. Two equal transfers starting together on one link both end at
+//     alpha + 2 S / beta.
+//   * Collectives run as planned steps of flows (CollectiveMode::Expanded) or take the plan's
+//     closed-form idle time without loading links (CollectiveMode::Analytic).
+//
+// Example:
+//   Cluster cluster = hardware::make_cluster_preset("dgx1-v100");
+//   Engine engine(cluster, {.collectives = CollectiveMode::Expanded, .record_timeline = true});
+//   StepResult r = engine.run(graph);
+//   write_chrome_trace("step.trace.json", graph, cluster, r);
+#pragma once
+
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/simulator/collectives.hpp"
+#include "parasim/simulator/step_result.hpp"
+#include "parasim/simulator/task_graph.hpp"
+
+namespace parasim::simulator {
+
+struct EngineOptions {
+  CollectiveMode collectives = CollectiveMode::Expanded;
+  bool record_timeline = false;  // per-task start/end and link busy intervals (for traces)
+};
+
+class Engine {
+ public:
+  explicit Engine(const hardware::Cluster& cluster, EngineOptions options = {});
+
+  /// InputError when the graph needs more devices than the cluster has; RuntimeError if the
+  /// run stalls (which a valid graph cannot do).
+  StepResult run(const TaskGraph& graph) const;
+
+  /// Engine-side state per task while running (remaining dependencies + critical-path
+  /// predecessor), excluding the optional timeline (16 bytes per task more).
+  static constexpr std::size_t state_bytes_per_task() { return 2 * sizeof(std::int32_t); }
+
+ private:
+  const hardware::Cluster& cluster_;
+  EngineOptions options_;
+};
+
+}  // namespace parasim::simulator

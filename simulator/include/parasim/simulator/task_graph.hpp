@@ -1,0 +1,254 @@
+// The TaskGraph: the contract between strategies (which produce it), the simulator and the
+// executor (which both consume it). One training step as tasks on device streams.
+//
+//   Compute     runs `duration` ns on (device, stream); stands for op `op` of microbatch `mb`
+//               in `phase` (forward, backward_data, ...).
+//   Transfer    moves `bytes` from `src` to `dst` over the cluster's route; it runs on the
+//               source device's stream `stream` (the comm stream by default), like a
+//               cudaMemcpyPeerAsync issued on the sender.
+//   Collective  allreduce / reduce_scatter / all_gather / broadcast / all_to_all of `bytes`
+//               over a device group; occupies stream `stream` of every member.
+//   Marker      zero time, no stream; a join point (e.g. "step end").
+//
+// Any task may depend on any other. Memory: a task allocates `alloc_bytes` on its device when
+// it starts and frees `free_bytes` when it ends, so an activation allocated by a forward task
+// and freed by its backward task lives in between. Per-device static bytes (weights, gradients,
+// optimizer state) are a labelled StaticMemory.
+//
+// Storage is struct-of-arrays (ids are indices) with CSR dependency and successor lists and
+// interned names: 56 bytes per task + 8 bytes per dependency edge (see bytes_per_task()).
+// Byte counts for collectives, per rank: allreduce/broadcast = the buffer; reduce_scatter =
+// the input (n x the output); all_gather = the output (n x the input); all_to_all = the send
+// buffer (bytes/n to each rank).
+//
+// Example:
+//   using namespace parasim::simulator;
+//   TaskGraphBuilder b(/*num_devices=*/2);
+//   TaskId f0 = b.add_compute({.device = 0, .duration = 1'000, .name = "fc1.fwd", .phase = Phase::Forward});
+//   TaskId f1 = b.add_compute({.device = 1, .duration = 1'000, .name = "fc2.fwd", .phase = Phase::Forward});
+//   TaskId x  = b.add_transfer({.src = 0, .dst = 1, .bytes = 4 * parasim::MiB, .name = "fc1.out"});
+//   GroupId g = b.add_group(std::vector<DeviceId>{0, 1});
+//   TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 64 * parasim::MiB});
+//   b.add_dependency(x, f0);     // x starts after f0 ends
+//   b.add_dependency(f1, x);
+//   b.add_dependency(ar, f1);
+//   b.set_memory(f0, /*alloc=*/8 * parasim::MiB, /*free=*/0);
+//   TaskGraph g = std::move(b).build();   // InputError on a cycle or a missing task
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parasim/common/units.hpp"
+
+namespace parasim::simulator {
+
+using TaskId = std::int32_t;
+using DeviceId = std::int32_t;
+using GroupId = std::int32_t;
+
+inline constexpr TaskId kNoTask = -1;
+inline constexpr int kComputeStream = 0;
+inline constexpr int kCommStream = 1;
+inline constexpr int kMaxStreamsPerDevice = 64;
+inline constexpr std::int64_t kMaxTasks = std::int64_t{1} << 30;
+inline constexpr std::int64_t kMaxDependencies = std::int64_t{4'000'000'000};
+
+enum class TaskKind : std::uint8_t { Compute, Transfer, Collective, Marker };
+enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update, Recompute, Other };
+enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
+enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical };
+enum class MemoryCategory : std::uint8_t { Activations, Other };
+
+std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
+std::string_view to_string(Phase p);                 // "forward", "backward_data", ...
+std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
+std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical"
+std::string_view to_string(MemoryCategory c);        // "activations", "other"
+bool parse(std::string_view s, TaskKind& out);
+bool parse(std::string_view s, Phase& out);
+bool parse(std::string_view s, CollectiveOp& out);
+bool parse(std::string_view s, CollectiveAlgorithm& out);
+bool parse(std::string_view s, MemoryCategory& out);
+
+/// Bytes resident on a device for the whole step, by label.
+struct StaticMemory {
+  Bytes params = 0;
+  Bytes grads = 0;
+  Bytes optimizer = 0;
+  Bytes other = 0;
+  Bytes total() const { return params + grads + optimizer + other; }
+  bool operator==(const StaticMemory&) const = default;
+};
+
+struct ComputeTask {
+  DeviceId device = 0;
+  int stream = kComputeStream;
+  TimeNs duration = 0;
+  std::string_view name{};
+  std::int32_t op = -1;          // op index in the model graph, -1 none
+  std::int32_t microbatch = -1;  // -1: not tied to a microbatch
+  Phase phase = Phase::Other;
+};
+
+struct TransferTask {
+  DeviceId src = 0;
+  DeviceId dst = 0;
+  Bytes bytes = 0;
+  int stream = kCommStream;      // a stream of `src`
+  std::string_view name{};
+  std::int32_t op = -1;
+  std::int32_t microbatch = -1;
+  Phase phase = Phase::Other;
+};
+
+struct CollectiveTask {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  GroupId group = 0;
+  Bytes bytes = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  int stream = kCommStream;      // the stream used on every member
+  std::string_view name{};
+  std::int32_t model_op = -1;    // op index the collective belongs to (e.g. its gradient), -1 none
+  std::int32_t microbatch = -1;
+  Phase phase = Phase::Other;
+};
+
+/// Interned strings: one copy per distinct name, ids are dense.
+class StringTable {
+ public:
+  StringTable();
+  std::uint32_t intern(std::string_view s);
+  std::string_view get(std::uint32_t id) const {
+    return std::string_view(chars_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]);
+  }
+  std::size_t size() const { return offsets_.size() - 1; }
+  std::size_t memory_bytes() const;
+  void drop_index();  // frees the lookup table once no more strings will be interned
+
+ private:
+  void grow();
+  std::vector<char> chars_;
+  std::vector<std::uint32_t> offsets_;  // size() + 1 entries
+  std::vector<std::uint32_t> slots_;    // open addressing: id + 1, 0 = empty
+};
+
+class TaskGraph {
+ public:
+  TaskGraph() = default;
+
+  std::size_t size() const { return meta_.size(); }
+  int num_devices() const { return num_devices_; }
+  int streams_per_device() const { return streams_per_device_; }
+  std::size_t num_dependencies() const { return deps_.size(); }
+
+  TaskKind kind(TaskId t) const { return static_cast<TaskKind>(meta_[ix(t)] & 0x3u); }
+  Phase phase(TaskId t) const { return static_cast<Phase>((meta_[ix(t)] >> 2) & 0x7u); }
+  int stream(TaskId t) const { return static_cast<int>((meta_[ix(t)] >> 5) & 0xFFu); }
+  CollectiveOp collective_op(TaskId t) const { return static_cast<CollectiveOp>((meta_[ix(t)] >> 13) & 0x7u); }
+  CollectiveAlgorithm algorithm(TaskId t) const {
+    return static_cast<CollectiveAlgorithm>((meta_[ix(t)] >> 16) & 0x3u);
+  }
+  MemoryCategory memory_category(TaskId t) const { return static_cast<MemoryCategory>((meta_[ix(t)] >> 18) & 0x1u); }
+
+  /// Compute: its device. Transfer: the source (whose stream runs it). Marker: a device for
+  /// display, or -1. Collective: -1 (see group()).
+  DeviceId device(TaskId t) const { return device_[ix(t)]; }
+  DeviceId src(TaskId t) const { return device_[ix(t)]; }
+  DeviceId dst(TaskId t) const { return peer_[ix(t)]; }          // transfers
+  GroupId group(TaskId t) const { return peer_[ix(t)]; }         // collectives
+  TimeNs duration(TaskId t) const { return amount_[ix(t)]; }     // compute
+  Bytes bytes(TaskId t) const { return amount_[ix(t)]; }         // transfer, collective
+  std::int32_t op(TaskId t) const { return op_[ix(t)]; }
+  std::int32_t microbatch(TaskId t) const { return microbatch_[ix(t)]; }
+  std::string_view name(TaskId t) const { return strings_.get(name_[ix(t)]); }
+  Bytes alloc_bytes(TaskId t) const { return alloc_[ix(t)]; }
+  Bytes free_bytes(TaskId t) const { return free_[ix(t)]; }
+
+  std::span<const TaskId> deps(TaskId t) const {
+    return {deps_.data() + dep_offsets_[ix(t)], deps_.data() + dep_offsets_[ix(t) + 1]};
+  }
+  std::span<const TaskId> successors(TaskId t) const {
+    return {succs_.data() + succ_offsets_[ix(t)], succs_.data() + succ_offsets_[ix(t) + 1]};
+  }
+
+  int num_groups() const { return static_cast<int>(group_offsets_.size()) - 1; }
+  std::span<const DeviceId> group_devices(GroupId g) const {
+    const auto i = static_cast<std::size_t>(g);
+    return {group_devices_.data() + group_offsets_[i], group_devices_.data() + group_offsets_[i + 1]};
+  }
+  const StaticMemory& static_memory(DeviceId d) const { return static_memory_[static_cast<std::size_t>(d)]; }
+  const StringTable& strings() const { return strings_; }
+
+  /// Bytes of per-task columns (56) and per dependency edge (8: the dependency and successor
+  /// lists). memory_bytes() is what this graph really holds, including names and groups.
+  static constexpr std::size_t bytes_per_task() {
+    return sizeof(std::uint32_t) * 6 + sizeof(std::int64_t) * 3 + sizeof(std::uint32_t) * 2;
+  }
+  static constexpr std::size_t bytes_per_dependency() { return 2 * sizeof(TaskId); }
+  std::size_t memory_bytes() const;
+
+ private:
+  friend class TaskGraphBuilder;
+  static std::size_t ix(TaskId t) { return static_cast<std::size_t>(t); }
+
+  int num_devices_ = 0;
+  int streams_per_device_ = 0;
+  // meta bits: kind 0-1, phase 2-4, stream 5-12, collective op 13-15, algorithm 16-17, mem cat 18
+  std::vector<std::uint32_t> meta_;
+  std::vector<DeviceId> device_;
+  std::vector<std::int32_t> peer_;
+  std::vector<std::int32_t> op_;
+  std::vector<std::int32_t> microbatch_;
+  std::vector<std::uint32_t> name_;
+  std::vector<std::int64_t> amount_;
+  std::vector<Bytes> alloc_;
+  std::vector<Bytes> free_;
+  std::vector<std::uint32_t> dep_offsets_;
+  std::vector<TaskId> deps_;
+  std::vector<std::uint32_t> succ_offsets_;
+  std::vector<TaskId> succs_;
+  std::vector<std::uint32_t> group_offsets_{0};
+  std::vector<DeviceId> group_devices_;
+  std::vector<StaticMemory> static_memory_;
+  StringTable strings_;
+};
+
+/// Collects tasks and edges, then compacts them into a TaskGraph. Adding a task checks its
+/// own fields (device/stream ranges, negative durations or bytes) and throws InputError
+/// naming the task; build() checks the edges (missing tasks, cycles).
+class TaskGraphBuilder {
+ public:
+  explicit TaskGraphBuilder(int num_devices, int streams_per_device = 2);
+
+  void reserve(std::size_t tasks, std::size_t dependencies);
+  GroupId add_group(std::span<const DeviceId> devices);
+  TaskId add_compute(const ComputeTask& t);
+  TaskId add_transfer(const TransferTask& t);
+  TaskId add_collective(const CollectiveTask& t);
+  TaskId add_marker(std::string_view name, DeviceId display_device = -1);
+  /// `task` starts only after `depends_on` has ended. Ids may refer to tasks added later;
+  /// build() rejects ids that never appear. Duplicate edges are merged.
+  void add_dependency(TaskId task, TaskId depends_on);
+  void set_memory(TaskId t, Bytes alloc_at_start, Bytes free_at_end,
+                  MemoryCategory category = MemoryCategory::Activations);
+  void set_static_memory(DeviceId d, const StaticMemory& m);
+
+  std::size_t size() const { return g_.meta_.size(); }
+  TaskGraph build() &&;
+
+ private:
+  TaskId push(TaskKind kind, Phase phase, int stream, DeviceId device, std::int32_t peer, std::int32_t op,
+              std::int32_t microbatch, std::string_view name, std::int64_t amount, std::uint32_t extra_meta);
+  std::string describe(std::string_view name) const;  // "task 12 \"conv1\""
+  void check_device(DeviceId d, std::string_view what, std::string_view name) const;
+  void check_stream(int s, std::string_view name) const;
+
+  TaskGraph g_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;  // (task, depends_on)
+};
+
+}  // namespace parasim::simulator

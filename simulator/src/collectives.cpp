@@ -1,0 +1,362 @@
+// Collective plans: rank order, per-algorithm step patterns, idle-network (analytic) times.
+#include "parasim/simulator/collectives.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "parasim/common/error.hpp"
+#include "max_min.hpp"
+#include "route_table.hpp"
+
+namespace parasim::simulator {
+
+std::string_view to_string(CollectiveMode m) { return m == CollectiveMode::Analytic ? "analytic" : "expanded"; }
+
+bool parse(std::string_view s, CollectiveMode& out) {
+  if (s == "expanded") out = CollectiveMode::Expanded;
+  else if (s == "analytic") out = CollectiveMode::Analytic;
+  else return false;
+  return true;
+}
+
+std::int64_t CollectivePlan::steps() const {
+  std::int64_t s = 0;
+  for (const auto& p : phases) s += p.repeats;
+  return s;
+}
+
+TimeNs CollectivePlan::analytic_time(Bytes total) const {
+  if (total <= 0) return 0;
+  TimeNs t = 0;
+  for (const auto& ph : phases) {
+    const Bytes b = flow_bytes(ph, total);
+    TimeNs step = 0;
+    for (const auto& f : idle[ph.pattern]) step = std::max(step, f.latency + serialization_time(b, GBps{f.rate}));
+    t += step * static_cast<TimeNs>(ph.repeats);
+  }
+  return t;
+}
+
+struct CollectivePlanner::RingCache {
+  explicit RingCache(const hardware::Cluster& c)
+      : solver(static_cast<std::size_t>(c.num_directed_links())), capacity(static_cast<std::size_t>(c.num_directed_links())) {
+    for (hardware::DirLinkId l = 0; l < c.num_directed_links(); ++l)
+      capacity[static_cast<std::size_t>(l)] = c.dir_bandwidth(l).value;
+  }
+  std::map<std::vector<DeviceId>, std::vector<DeviceId>> orders;
+  MaxMinSolver solver;
+  std::vector<double> capacity;
+};
+
+CollectivePlanner::CollectivePlanner(const hardware::Cluster& cluster)
+    : cluster_(cluster), routes_(std::make_unique<RouteTable>(cluster)), ring_cache_(std::make_unique<RingCache>(cluster)) {}
+
+CollectivePlanner::~CollectivePlanner() = default;
+
+namespace {
+
+// Ring order of one node's devices: the cycle whose slowest hop is fastest, then whose total
+// latency is lowest; ties keep the earliest order in lexicographic search from the given one.
+class RingSearch {
+ public:
+  RingSearch(std::span<const DeviceId> seg, RouteTable& routes) : m_(seg.size()), seg_(seg.begin(), seg.end()) {
+    bw_.assign(m_ * m_, 0);
+    lat_.assign(m_ * m_, 0);
+    for (std::size_t i = 0; i < m_; ++i)
+      for (std::size_t j = 0; j < m_; ++j)
+        if (i != j) {
+          const RouteRef r = routes.get(seg[i], seg[j]);
+          bw_[i * m_ + j] = r.bottleneck;
+          lat_[i * m_ + j] = r.latency;
+        }
+  }
+
+  std::vector<DeviceId> best() {
+    // Score the given order; if it reaches the bound no cycle can beat it.
+    best_bw_ = std::numeric_limits<double>::infinity();
+    best_lat_ = 0;
+    for (std::size_t i = 0; i < m_; ++i) {
+      const std::size_t j = (i + 1) % m_;
+      best_bw_ = std::min(best_bw_, bw_[i * m_ + j]);
+      best_lat_ += lat_[i * m_ + j];
+    }
+    best_perm_.resize(m_);
+    for (std::size_t i = 0; i < m_; ++i) best_perm_[i] = i;
+    double ub_bw = std::numeric_limits<double>::infinity();
+    TimeNs lb_lat = 0;
+    for (std::size_t i = 0; i < m_; ++i) {
+      double out_bw = 0;
+      TimeNs out_lat = std::numeric_limits<TimeNs>::max();
+      for (std::size_t j = 0; j < m_; ++j)
+        if (i != j) {
+          out_bw = std::max(out_bw, bw_[i * m_ + j]);
+          out_lat = std::min(out_lat, lat_[i * m_ + j]);
+        }
+      ub_bw = std::min(ub_bw, out_bw);
+      lb_lat += out_lat;
+    }
+    if (!(best_bw_ < ub_bw) && !(best_lat_ > lb_lat)) return seg_;
+    perm_.assign(1, 0);
+    used_.assign(m_, 0);
+    used_[0] = 1;
+    dfs(std::numeric_limits<double>::infinity(), 0);
+    std::vector<DeviceId> out;
+    for (std::size_t i : best_perm_) out.push_back(seg_[i]);
+    return out;
+  }
+
+ private:
+  void dfs(double min_bw, TimeNs lat) {
+    if (min_bw < best_bw_ || (min_bw == best_bw_ && lat >= best_lat_)) return;  // cannot improve
+    const std::size_t last = perm_.back();
+    if (perm_.size() == m_) {
+      const double bw = std::min(min_bw, bw_[last * m_ + perm_[0]]);
+      const TimeNs total = lat + lat_[last * m_ + perm_[0]];
+      if (bw > best_bw_ || (bw == best_bw_ && total < best_lat_)) {
+        best_bw_ = bw;
+        best_lat_ = total;
+        best_perm_ = perm_;
+      }
+      return;
+    }
+    for (std::size_t next = 1; next < m_; ++next) {
+      if (used_[next]) continue;
+      used_[next] = 1;
+      perm_.push_back(next);
+      dfs(std::min(min_bw, bw_[last * m_ + next]), lat + lat_[last * m_ + next]);
+      perm_.pop_back();
+      used_[next] = 0;
+    }
+  }
+
+  std::size_t m_;
+  std::vector<DeviceId> seg_;
+  std::vector<double> bw_;
+  std::vector<TimeNs> lat_;
+  double best_bw_ = 0;
+  TimeNs best_lat_ = 0;
+  std::vector<std::size_t> best_perm_, perm_;
+  std::vector<std::uint8_t> used_;
+};
+
+constexpr std::size_t kMaxRingSearch = 10;  // 9! orders at most, pruned
+constexpr std::int64_t kMaxBroadcastChunks = 64;
+
+// Consecutive node segments of a node-grouped order: [start, end) pairs.
+std::vector<std::pair<std::size_t, std::size_t>> node_segments(const hardware::Cluster& c, const std::vector<DeviceId>& order) {
+  std::vector<std::pair<std::size_t, std::size_t>> segs;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (i == 0 || c.node_of(order[i]) != c.node_of(order[i - 1])) segs.emplace_back(i, i + 1);
+    else segs.back().second = i + 1;
+  return segs;
+}
+
+std::vector<DevicePair> ring_pattern(const std::vector<DeviceId>& ranks) {
+  std::vector<DevicePair> p;
+  if (ranks.size() < 2) return p;
+  for (std::size_t i = 0; i < ranks.size(); ++i) p.push_back({ranks[i], ranks[(i + 1) % ranks.size()]});
+  return p;
+}
+
+int ceil_log2(std::size_t n) {
+  int l = 0;
+  while ((std::size_t{1} << l) < n) ++l;
+  return l;
+}
+
+void add_phase(CollectivePlan& p, std::vector<DevicePair> pattern, std::uint32_t repeats, std::int64_t divisor) {
+  if (pattern.empty() || repeats == 0) return;
+  // Merge with the previous phase when it is the same pattern and size (pipeline steady state).
+  if (!p.phases.empty() && p.phases.back().divisor == divisor) {
+    const auto& prev = p.patterns[p.phases.back().pattern];
+    if (prev.size() == pattern.size() &&
+        std::equal(prev.begin(), prev.end(), pattern.begin(),
+                   [](const DevicePair& a, const DevicePair& b) { return a.src == b.src && a.dst == b.dst; })) {
+      p.phases.back().repeats += repeats;
+      return;
+    }
+  }
+  p.patterns.push_back(std::move(pattern));
+  p.phases.push_back({static_cast<std::uint32_t>(p.patterns.size() - 1), repeats, divisor});
+}
+
+void binomial_reduce(CollectivePlan& p) {
+  const auto& o = p.order;
+  const int levels = ceil_log2(o.size());
+  for (int k = 0; k < levels; ++k) {
+    const std::size_t half = std::size_t{1} << k;
+    std::vector<DevicePair> pat;
+    for (std::size_t r = half; r < o.size(); r += 2 * half) pat.push_back({o[r], o[r - half]});
+    add_phase(p, std::move(pat), 1, 1);
+  }
+}
+
+void binomial_broadcast(CollectivePlan& p) {
+  const auto& o = p.order;
+  for (int k = ceil_log2(o.size()) - 1; k >= 0; --k) {
+    const std::size_t half = std::size_t{1} << k;
+    std::vector<DevicePair> pat;
+    for (std::size_t r = 0; r + half < o.size(); r += 2 * half) pat.push_back({o[r], o[r + half]});
+    add_phase(p, std::move(pat), 1, 1);
+  }
+}
+
+}  // namespace
+
+std::vector<DeviceId> CollectivePlanner::ring_order(std::span<const DeviceId> group) {
+  std::vector<DeviceId> key(group.begin(), group.end());
+  auto it = ring_cache_->orders.find(key);
+  if (it != ring_cache_->orders.end()) return it->second;
+  // Group by node in order of first appearance, keeping the group's order inside each node.
+  std::vector<int> node_order;
+  for (DeviceId d : group)
+    if (std::find(node_order.begin(), node_order.end(), cluster_.node_of(d)) == node_order.end())
+      node_order.push_back(cluster_.node_of(d));
+  std::vector<DeviceId> order;
+  order.reserve(group.size());
+  for (int node : node_order) {
+    std::vector<DeviceId> seg;
+    for (DeviceId d : group)
+      if (cluster_.node_of(d) == node) seg.push_back(d);
+    if (seg.size() > 2 && seg.size() <= kMaxRingSearch) seg = RingSearch(seg, *routes_).best();
+    order.insert(order.end(), seg.begin(), seg.end());
+  }
+  ring_cache_->orders.emplace(std::move(key), order);
+  return order;
+}
+
+void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
+  p.idle.clear();
+  std::vector<RouteRef> refs;
+  std::vector<std::span<const hardware::DirLinkId>> flows;
+  std::vector<double> rates;
+  for (const auto& pattern : p.patterns) {
+    refs.clear();
+    flows.clear();
+    for (const auto& pair : pattern) refs.push_back(routes_->get(pair.src, pair.dst));
+    for (const auto& r : refs) flows.push_back(routes_->links(r));  // spans taken after all lookups
+    rates.assign(flows.size(), 0);
+    ring_cache_->solver.solve(flows, ring_cache_->capacity, rates);
+    std::vector<IdleFlow> idle(pattern.size());
+    for (std::size_t i = 0; i < pattern.size(); ++i) idle[i] = {refs[i].latency, rates[i]};
+    p.idle.push_back(std::move(idle));
+  }
+}
+
+CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op,
+                                             CollectiveAlgorithm algo, Bytes bytes) {
+  CollectivePlan p;
+  p.op = op;
+  p.order = order;
+  p.algorithm = CollectiveAlgorithm::Ring;
+  const std::size_t n = order.size();
+  const auto nn = static_cast<std::int64_t>(n);
+  if (n < 2) return p;
+  switch (op) {
+    case CollectiveOp::AllReduce: {
+      if (algo == CollectiveAlgorithm::Tree) {
+        p.algorithm = CollectiveAlgorithm::Tree;
+        binomial_reduce(p);
+        binomial_broadcast(p);
+        break;
+      }
+      const auto segs = node_segments(cluster_, order);
+      const std::size_t m = segs.front().second - segs.front().first;
+      const bool uniform = std::all_of(segs.begin(), segs.end(), [&](const auto& s) { return s.second - s.first == m; });
+      if (algo == CollectiveAlgorithm::Hierarchical && segs.size() >= 2 && uniform) {
+        p.algorithm = CollectiveAlgorithm::Hierarchical;
+        const auto k = static_cast<std::int64_t>(segs.size());
+        const auto mm = static_cast<std::int64_t>(m);
+        std::vector<DevicePair> intra;
+        for (const auto& s : segs) {
+          auto ring = ring_pattern(std::vector<DeviceId>(order.begin() + static_cast<std::ptrdiff_t>(s.first),
+                                                         order.begin() + static_cast<std::ptrdiff_t>(s.second)));
+          intra.insert(intra.end(), ring.begin(), ring.end());
+        }
+        std::vector<DevicePair> inter;
+        for (std::size_t i = 0; i < m; ++i) {
+          std::vector<DeviceId> ranks;
+          for (const auto& s : segs) ranks.push_back(order[s.first + i]);
+          auto ring = ring_pattern(ranks);
+          inter.insert(inter.end(), ring.begin(), ring.end());
+        }
+        add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);                // reduce-scatter in each node
+        add_phase(p, std::move(inter), static_cast<std::uint32_t>(2 * (k - 1)), mm * k);  // allreduce across nodes
+        add_phase(p, std::move(intra), static_cast<std::uint32_t>(mm - 1), mm);     // all-gather in each node
+        break;
+      }
+      add_phase(p, ring_pattern(order), static_cast<std::uint32_t>(2 * (nn - 1)), nn);
+      break;
+    }
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllGather:
+      add_phase(p, ring_pattern(order), static_cast<std::uint32_t>(nn - 1), nn);
+      break;
+    case CollectiveOp::Broadcast: {
+      if (algo == CollectiveAlgorithm::Tree) {
+        p.algorithm = CollectiveAlgorithm::Tree;
+        binomial_broadcast(p);
+        break;
+      }
+      // Pipelined chain from rank 0: choose the chunk count with the lowest idle time.
+      TimeNs alpha = 0;
+      double beta = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i + 1 < n; ++i) {
+        const RouteRef r = routes_->get(order[i], order[i + 1]);
+        alpha = std::max(alpha, r.latency);
+        beta = std::min(beta, r.bottleneck);
+      }
+      std::int64_t chunks = 1;
+      TimeNs best = std::numeric_limits<TimeNs>::max();
+      for (std::int64_t m = 1; m <= kMaxBroadcastChunks && bytes > 0; ++m) {
+        const TimeNs t = (m + nn - 2) * (alpha + serialization_time((bytes + m - 1) / m, GBps{beta}));
+        if (t < best) best = t, chunks = m;
+      }
+      for (std::int64_t j = 0; j <= chunks + nn - 3; ++j) {
+        std::vector<DevicePair> pat;
+        for (std::int64_t i = std::max<std::int64_t>(0, j - chunks + 1); i <= std::min(j, nn - 2); ++i)
+          pat.push_back({order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(i + 1)]});
+        add_phase(p, std::move(pat), 1, chunks);
+      }
+      break;
+    }
+    case CollectiveOp::AllToAll: {
+      std::vector<DevicePair> pat;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          if (i != j) pat.push_back({order[i], order[j]});
+      add_phase(p, std::move(pat), 1, nn);
+      break;
+    }
+  }
+  add_idle_stats(p);
+  return p;
+}
+
+CollectivePlan CollectivePlanner::plan(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo,
+                                       Bytes bytes) {
+  if (group.empty()) throw InputError("collective: the device group is empty");
+  for (DeviceId d : group)
+    if (d < 0 || d >= cluster_.num_devices())
+      throw InputError("collective: device " + std::to_string(d) + " is not in cluster \"" + cluster_.name() +
+                       "\", which has " + std::to_string(cluster_.num_devices()) + " devices");
+  const std::vector<DeviceId> order = ring_order(group);
+  if (algo != CollectiveAlgorithm::Auto) return plan_fixed(order, op, algo, bytes);
+  CollectivePlan best;
+  TimeNs best_time = std::numeric_limits<TimeNs>::max();
+  for (CollectiveAlgorithm candidate : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
+    CollectivePlan p = plan_fixed(order, op, candidate, bytes);
+    if (p.algorithm != candidate && candidate != CollectiveAlgorithm::Ring) continue;  // did not apply
+    const TimeNs t = p.analytic_time(bytes);
+    if (t < best_time) best_time = t, best = std::move(p);
+  }
+  return best;
+}
+
+TimeNs CollectivePlanner::analytic_time(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo,
+                                        Bytes bytes) {
+  return plan(group, op, algo, bytes).analytic_time(bytes);
+}
+
+}  // namespace parasim::simulator

@@ -1,0 +1,496 @@
+// The discrete-event engine. One Simulation object per run holds all mutable state; the
+// Engine itself is stateless apart from the cluster and options, so run() is const and
+// reentrant.
+//
+// Loop: pop every event at the earliest time t (task ends, flow latency phases, flow
+// completions); the tasks they release collect in `ready_`; then dispatch(): ready tasks join
+// their streams in id order and every stream that changed tries to start its head; finally the
+// flow network settles the rates of flows that joined or left at t. Repeat.
+#include "parasim/simulator/engine.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "parasim/common/error.hpp"
+#include "event_queue.hpp"
+#include "flow_network.hpp"
+#include "route_table.hpp"
+
+namespace parasim::simulator {
+
+namespace {
+
+// A FIFO over a vector; the consumed prefix is dropped when it dominates.
+template <typename T>
+class Fifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  const T& front() const { return items_[head_]; }
+  void push(const T& v) { items_.push_back(v); }
+  void pop() {
+    if (++head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
+
+struct Queued {
+  TaskId task;
+  TimeNs ready;
+};
+
+struct StreamState {
+  Fifo<Queued> queue;
+  TaskId running = kNoTask;
+  TaskId arrived_for = kNoTask;  // the collective at the head that already counted this stream
+  TaskId last_task = kNoTask;
+  TimeNs last_end = 0;
+  bool dirty = false;
+};
+
+struct DeviceState {
+  int compute_active = 0;
+  int comm_active = 0;
+  TimeNs last = 0;
+  DeviceStats stats;
+  StaticMemory fixed;
+  Bytes static_bytes = 0;
+  Bytes activations = 0;
+  Bytes other = 0;
+};
+
+enum : std::uint8_t { kOwnerTransfer = 0, kOwnerCollective = 1 };
+
+struct CollectiveRun {
+  TaskId task = kNoTask;
+  const CollectivePlan* plan = nullptr;
+  std::uint32_t phase = 0;
+  std::uint32_t repeat = 0;
+  std::uint32_t pending = 0;
+};
+
+struct PlanKey {
+  GroupId group;
+  CollectiveOp op;
+  CollectiveAlgorithm algo;
+  Bytes bytes;
+  bool operator==(const PlanKey&) const = default;
+};
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const {
+    std::uint64_t h = static_cast<std::uint64_t>(k.group) * 0x9E3779B97F4A7C15ull;
+    h ^= (static_cast<std::uint64_t>(k.op) << 8 | static_cast<std::uint64_t>(k.algo)) + 0x632BE59BD9B4E019ull + (h << 6);
+    h ^= static_cast<std::uint64_t>(k.bytes) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<std::size_t>(h ^ (h >> 31));
+  }
+};
+
+class Simulation {
+ public:
+  Simulation(const hardware::Cluster& cluster, const EngineOptions& options, const TaskGraph& graph)
+      : cluster_(cluster),
+        options_(options),
+        g_(graph),
+        planner_(cluster),
+        network_(cluster, planner_.routes(), options.record_timeline),
+        streams_per_device_(static_cast<std::size_t>(graph.streams_per_device())),
+        streams_(static_cast<std::size_t>(graph.num_devices()) * streams_per_device_),
+        devices_(static_cast<std::size_t>(graph.num_devices())),
+        remaining_(graph.size()),
+        crit_pred_(graph.size(), kNoTask) {
+    if (options.record_timeline) {
+      timeline_.assign(graph.size(), TaskTiming{});
+      algorithms_.assign(graph.size(), CollectiveAlgorithm::Auto);
+    }
+    for (DeviceId d = 0; d < graph.num_devices(); ++d) {
+      auto& dev = devices_[static_cast<std::size_t>(d)];
+      const StaticMemory& m = graph.static_memory(d);
+      dev.fixed = m;
+      dev.static_bytes = m.total();
+      dev.stats.capacity = cluster.device(d).memory;
+      dev.stats.peak_memory = m.total();
+      dev.stats.peak_breakdown = {m.params, m.grads, m.optimizer, 0, m.other};
+    }
+  }
+
+  StepResult run() {
+    const std::size_t n = g_.size();
+    for (std::size_t t = 0; t < n; ++t) {
+      remaining_[t] = static_cast<std::int32_t>(g_.deps(static_cast<TaskId>(t)).size());
+      if (remaining_[t] == 0) ready_.push_back(static_cast<TaskId>(t));
+    }
+    dispatch();
+    settle();
+    while (!events_.empty()) {
+      now_ = events_.top().time;
+      while (!events_.empty() && events_.top().time == now_) handle(events_.pop());
+      dispatch();
+      settle();
+    }
+    if (completed_ != n) report_stall();
+    return finish();
+  }
+
+ private:
+  std::size_t stream_index(DeviceId d, int s) const {
+    return static_cast<std::size_t>(d) * streams_per_device_ + static_cast<std::size_t>(s);
+  }
+  DeviceState& dev(DeviceId d) { return devices_[static_cast<std::size_t>(d)]; }
+
+  // ------------------------------------------------------------------ events
+  void handle(const Event& e) {
+    switch (e.type()) {
+      case EventType::TaskEnd:
+        ++event_count_;
+        complete(static_cast<TaskId>(e.id));
+        break;
+      case EventType::FlowLatencyDone: {
+        ++event_count_;
+        Flow& f = network_.flow(e.id);
+        if (f.bytes == 0) flow_done(e.id);
+        else network_.join(e.id, now_);
+        break;
+      }
+      case EventType::FlowDone:
+        if (network_.flow(e.id).version != e.version()) return;  // rescheduled since: stale
+        ++event_count_;
+        flow_done(e.id);
+        break;
+    }
+  }
+
+  void flow_done(FlowId f) {
+    const Flow& fl = network_.flow(f);
+    const std::uint8_t kind = fl.owner_kind;
+    const std::uint32_t owner = fl.owner;
+    network_.release(f, now_);
+    if (kind == kOwnerTransfer) complete(static_cast<TaskId>(owner));
+    else step_flow_done(owner);
+  }
+
+  void settle() {
+    if (!network_.has_pending_changes()) return;
+    reschedules_.clear();
+    network_.settle(now_, reschedules_);
+    for (const auto& r : reschedules_) events_.push(r.finish, r.flow, EventType::FlowDone, r.version);
+  }
+
+  void begin_flow(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner) {
+    const FlowId f = network_.add(route, bytes, owner_kind, owner);
+    events_.push(now_ + route.latency, f, EventType::FlowLatencyDone);
+  }
+
+  // ------------------------------------------------------------------ dispatch
+  void mark_dirty(std::size_t s) {
+    if (streams_[s].dirty) return;
+    streams_[s].dirty = true;
+    dirty_.push_back(s);
+  }
+
+  void dispatch() {
+    while (!ready_.empty()) {
+      if (ready_.size() > 1) std::sort(ready_.begin(), ready_.end());
+      batch_.swap(ready_);
+      ready_.clear();
+      for (TaskId t : batch_) {
+        switch (g_.kind(t)) {
+          case TaskKind::Marker:
+            if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
+            complete(t);  // may release more tasks into ready_: handled by the outer loop
+            break;
+          case TaskKind::Compute:
+          case TaskKind::Transfer: {
+            const std::size_t s = stream_index(g_.device(t), g_.stream(t));
+            streams_[s].queue.push({t, now_});
+            mark_dirty(s);
+            break;
+          }
+          case TaskKind::Collective: {
+            const auto members = g_.group_devices(g_.group(t));
+            remaining_[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(members.size());  // now: arrivals
+            for (DeviceId d : members) {
+              const std::size_t s = stream_index(d, g_.stream(t));
+              streams_[s].queue.push({t, now_});
+              mark_dirty(s);
+            }
+            break;
+          }
+        }
+      }
+    }
+    if (dirty_.size() > 1) std::sort(dirty_.begin(), dirty_.end());
+    for (std::size_t s : dirty_) {
+      streams_[s].dirty = false;
+      try_start(s);
+    }
+    dirty_.clear();
+  }
+
+  void try_start(std::size_t s) {
+    StreamState& st = streams_[s];
+    if (st.running != kNoTask || st.queue.empty()) return;
+    const Queued head = st.queue.front();
+    const TaskId t = head.task;
+    if (g_.kind(t) != TaskKind::Collective) {
+      st.queue.pop();
+      st.running = t;
+      if (now_ > head.ready) crit_pred_[static_cast<std::size_t>(t)] = st.last_task;  // waited for the stream
+      start_task(t);
+      return;
+    }
+    if (st.arrived_for == t) return;
+    st.arrived_for = t;
+    if (--remaining_[static_cast<std::size_t>(t)] > 0) return;  // other members still busy
+    TaskId blocker = kNoTask;
+    TimeNs blocker_end = -1;
+    for (DeviceId d : g_.group_devices(g_.group(t))) {
+      StreamState& m = streams_[stream_index(d, g_.stream(t))];
+      m.queue.pop();
+      m.running = t;
+      m.arrived_for = kNoTask;
+      if (m.last_task != kNoTask && m.last_end > blocker_end) {
+        blocker_end = m.last_end;
+        blocker = m.last_task;
+      }
+    }
+    if (now_ > head.ready) crit_pred_[static_cast<std::size_t>(t)] = blocker;
+    start_collective(t);
+  }
+
+  // ------------------------------------------------------------------ starting and completing
+  void touch(DeviceState& d) {
+    const TimeNs dt = now_ - d.last;
+    if (dt > 0) {
+      if (d.compute_active > 0) d.stats.compute_busy += dt;
+      if (d.comm_active > 0) d.stats.comm_busy += dt;
+      if (d.comm_active > 0 && d.compute_active == 0) d.stats.exposed_comm += dt;
+      if (d.comm_active == 0 && d.compute_active == 0) d.stats.idle += dt;
+    }
+    d.last = now_;
+  }
+
+  void allocate(DeviceState& d, TaskId t) {
+    const Bytes b = g_.alloc_bytes(t);
+    if (b == 0) return;
+    (g_.memory_category(t) == MemoryCategory::Activations ? d.activations : d.other) += b;
+    const Bytes total = d.static_bytes + d.activations + d.other;
+    if (total > d.stats.peak_memory) {
+      d.stats.peak_memory = total;
+      d.stats.peak_time = now_;
+      d.stats.peak_breakdown = {d.fixed.params, d.fixed.grads, d.fixed.optimizer, d.activations, d.fixed.other + d.other};
+    }
+  }
+
+  void start_task(TaskId t) {
+    if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
+    DeviceState& d = dev(g_.device(t));
+    touch(d);
+    allocate(d, t);
+    if (g_.kind(t) == TaskKind::Compute) {
+      ++d.compute_active;
+      events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd);
+      return;
+    }
+    ++d.comm_active;
+    if (g_.src(t) == g_.dst(t)) {  // a copy to itself moves nothing over any link
+      events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
+      return;
+    }
+    begin_flow(planner_.routes().get(g_.src(t), g_.dst(t)), g_.bytes(t), kOwnerTransfer, static_cast<std::uint32_t>(t));
+  }
+
+  const CollectivePlan& plan_for(TaskId t) {
+    const PlanKey key{g_.group(t), g_.collective_op(t), g_.algorithm(t), g_.bytes(t)};
+    auto it = plans_.find(key);
+    if (it == plans_.end())
+      it = plans_.emplace(key, planner_.plan(g_.group_devices(key.group), key.op, key.algo, key.bytes)).first;
+    return it->second;
+  }
+
+  void start_collective(TaskId t) {
+    if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
+    for (DeviceId m : g_.group_devices(g_.group(t))) {
+      DeviceState& d = dev(m);
+      touch(d);
+      ++d.comm_active;
+    }
+    const Bytes bytes = g_.bytes(t);
+    const CollectivePlan& plan = plan_for(t);
+    if (!algorithms_.empty()) algorithms_[static_cast<std::size_t>(t)] = plan.algorithm;
+    if (bytes == 0 || plan.phases.empty()) {
+      events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
+      return;
+    }
+    if (options_.collectives == CollectiveMode::Analytic) {
+      events_.push(now_ + plan.analytic_time(bytes), static_cast<std::uint32_t>(t), EventType::TaskEnd);
+      return;
+    }
+    std::uint32_t r;
+    if (!free_runs_.empty()) {
+      r = free_runs_.back();
+      free_runs_.pop_back();
+    } else {
+      r = static_cast<std::uint32_t>(runs_.size());
+      runs_.emplace_back();
+    }
+    runs_[r] = CollectiveRun{t, &plan, 0, 0, 0};
+    start_step(r);
+  }
+
+  void start_step(std::uint32_t r) {
+    CollectiveRun& run = runs_[r];
+    const CollectivePhase& ph = run.plan->phases[run.phase];
+    const auto& pattern = run.plan->patterns[ph.pattern];
+    const Bytes b = CollectivePlan::flow_bytes(ph, g_.bytes(run.task));
+    run.pending = static_cast<std::uint32_t>(pattern.size());
+    for (const DevicePair& p : pattern) begin_flow(planner_.routes().get(p.src, p.dst), b, kOwnerCollective, r);
+  }
+
+  void step_flow_done(std::uint32_t r) {
+    CollectiveRun& run = runs_[r];
+    if (--run.pending > 0) return;
+    if (++run.repeat == run.plan->phases[run.phase].repeats) {
+      run.repeat = 0;
+      ++run.phase;
+    }
+    if (run.phase < run.plan->phases.size()) {
+      start_step(r);
+      return;
+    }
+    const TaskId t = run.task;
+    free_runs_.push_back(r);
+    complete(t);
+  }
+
+  void free_stream(std::size_t s, TaskId t) {
+    StreamState& st = streams_[s];
+    st.running = kNoTask;
+    st.last_task = t;
+    st.last_end = now_;
+    mark_dirty(s);
+  }
+
+  void complete(TaskId t) {
+    const auto ti = static_cast<std::size_t>(t);
+    if (!timeline_.empty()) timeline_[ti].end = now_;
+    ++completed_;
+    // The last task to complete ends the critical path; at equal times the later completion
+    // wins, since it is downstream of any zero-length task completed at the same instant.
+    if (now_ >= last_end_) {
+      last_end_ = now_;
+      last_task_ = t;
+    }
+    switch (g_.kind(t)) {
+      case TaskKind::Compute:
+      case TaskKind::Transfer: {
+        DeviceState& d = dev(g_.device(t));
+        touch(d);
+        --(g_.kind(t) == TaskKind::Compute ? d.compute_active : d.comm_active);
+        if (const Bytes b = g_.free_bytes(t); b != 0)
+          (g_.memory_category(t) == MemoryCategory::Activations ? d.activations : d.other) -= b;
+        free_stream(stream_index(g_.device(t), g_.stream(t)), t);
+        break;
+      }
+      case TaskKind::Collective:
+        for (DeviceId m : g_.group_devices(g_.group(t))) {
+          DeviceState& d = dev(m);
+          touch(d);
+          --d.comm_active;
+          free_stream(stream_index(m, g_.stream(t)), t);
+        }
+        break;
+      case TaskKind::Marker:
+        break;
+    }
+    for (TaskId s : g_.successors(t))
+      if (--remaining_[static_cast<std::size_t>(s)] == 0) {
+        crit_pred_[static_cast<std::size_t>(s)] = t;
+        ready_.push_back(s);
+      }
+  }
+
+  // ------------------------------------------------------------------ results
+  // A valid graph cannot stall (collectives enter every member stream in the same global
+  // order), so this names the first blocked stream head to make a bug report actionable.
+  [[noreturn]] void report_stall() const {
+    std::string where;
+    for (std::size_t s = 0; s < streams_.size() && where.empty(); ++s)
+      if (!streams_[s].queue.empty()) {
+        const TaskId t = streams_[s].queue.front().task;
+        where = " (stream " + std::to_string(s % streams_per_device_) + " of device " +
+                std::to_string(s / streams_per_device_) + " is blocked at task " + std::to_string(t) + " \"" +
+                std::string(g_.name(t)) + "\")";
+      }
+    throw RuntimeError("simulation stalled with " + std::to_string(g_.size() - completed_) +
+                       " tasks unfinished" + where + "; this is a simulator bug, please report it with the task graph");
+  }
+
+  StepResult finish() {
+    StepResult r;
+    r.step_time = last_end_;
+    r.tasks = static_cast<std::int64_t>(g_.size());
+    r.events = event_count_;
+    r.collective_mode = options_.collectives;
+    now_ = last_end_;
+    r.devices.reserve(devices_.size());
+    for (auto& d : devices_) {
+      touch(d);
+      r.devices.push_back(d.stats);
+    }
+    network_.collect(r);
+    if (last_task_ != kNoTask) {
+      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)]) r.critical_path.push_back(t);
+      std::reverse(r.critical_path.begin(), r.critical_path.end());
+    }
+    r.timeline = std::move(timeline_);
+    r.algorithms = std::move(algorithms_);
+    return r;
+  }
+
+  const hardware::Cluster& cluster_;
+  const EngineOptions& options_;
+  const TaskGraph& g_;
+  CollectivePlanner planner_;
+  FlowNetwork network_;
+  EventQueue events_;
+  std::size_t streams_per_device_;
+  std::vector<StreamState> streams_;
+  std::vector<DeviceState> devices_;
+  std::vector<std::int32_t> remaining_;  // dependencies not yet done; then, for collectives, members not yet arrived
+  std::vector<TaskId> crit_pred_;
+  std::vector<TaskTiming> timeline_;
+  std::vector<CollectiveAlgorithm> algorithms_;
+  std::vector<TaskId> ready_, batch_;
+  std::vector<std::size_t> dirty_;
+  std::vector<Reschedule> reschedules_;
+  std::vector<CollectiveRun> runs_;
+  std::vector<std::uint32_t> free_runs_;
+  std::unordered_map<PlanKey, CollectivePlan, PlanKeyHash> plans_;
+  TimeNs now_ = 0;
+  TimeNs last_end_ = 0;
+  TaskId last_task_ = kNoTask;
+  std::size_t completed_ = 0;
+  std::int64_t event_count_ = 0;
+};
+
+}  // namespace
+
+Engine::Engine(const hardware::Cluster& cluster, EngineOptions options) : cluster_(cluster), options_(options) {}
+
+StepResult Engine::run(const TaskGraph& graph) const {
+  if (graph.num_devices() > cluster_.num_devices())
+    throw InputError("the task graph uses " + std::to_string(graph.num_devices()) + " devices but cluster \"" +
+                     cluster_.name() + "\" has " + std::to_string(cluster_.num_devices()));
+  Simulation sim(cluster_, options_, graph);
+  return sim.run();
+}
+
+}  // namespace parasim::simulator

@@ -1,0 +1,148 @@
+#include "flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parasim::simulator {
+
+FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
+    : routes_(routes),
+      record_(record_intervals),
+      capacity_(static_cast<std::size_t>(cluster.num_directed_links())),
+      links_(static_cast<std::size_t>(cluster.num_directed_links())),
+      link_stamp_(static_cast<std::size_t>(cluster.num_directed_links()), 0),
+      solver_(static_cast<std::size_t>(cluster.num_directed_links())) {
+  for (hardware::DirLinkId l = 0; l < cluster.num_directed_links(); ++l)
+    capacity_[static_cast<std::size_t>(l)] = cluster.dir_bandwidth(l).value;
+}
+
+FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner) {
+  FlowId f;
+  if (!free_slots_.empty()) {
+    f = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    f = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+    flow_stamp_.push_back(0);
+  }
+  Flow& fl = flows_[f];
+  const std::uint32_t version = fl.version;  // versions keep counting across reuse: stale events stay stale
+  fl = Flow{};
+  fl.version = version + 1;
+  fl.route_offset = route.offset;
+  fl.hops = route.hops;
+  fl.bytes = bytes;
+  fl.remaining = static_cast<double>(bytes);
+  fl.owner = owner;
+  fl.owner_kind = owner_kind;
+  return f;
+}
+
+void FlowNetwork::mark_dirty(hardware::DirLinkId l) {
+  if (link_stamp_[static_cast<std::size_t>(l)] == epoch_) return;
+  link_stamp_[static_cast<std::size_t>(l)] = epoch_;
+  dirty_links_.push_back(l);
+}
+
+void FlowNetwork::record_busy(hardware::DirLinkId l, TimeNs start, TimeNs end) {
+  auto& ls = links_[static_cast<std::size_t>(l)];
+  ls.busy += end - start;
+  if (!record_ || end <= start) return;
+  // Merge with this link's previous interval when they touch (a flow ended as another began).
+  for (auto it = intervals_.rbegin(); it != intervals_.rend() && it != intervals_.rbegin() + 8; ++it)
+    if (it->link == l) {
+      if (it->end == start) {
+        it->end = end;
+        return;
+      }
+      break;
+    }
+  intervals_.push_back({l, start, end});
+}
+
+void FlowNetwork::join(FlowId f, TimeNs now) {
+  Flow& fl = flows_[f];
+  fl.joined = true;
+  fl.last = now;
+  fl.rate = 0;
+  for (hardware::DirLinkId l : route_of(fl)) {
+    auto& ls = links_[static_cast<std::size_t>(l)];
+    if (ls.flows.empty()) ls.busy_since = now;
+    ls.flows.push_back(f);
+    ls.bytes += fl.bytes;
+    mark_dirty(l);
+  }
+}
+
+void FlowNetwork::release(FlowId f, TimeNs now) {
+  Flow& fl = flows_[f];
+  if (fl.joined) {
+    for (hardware::DirLinkId l : route_of(fl)) {
+      auto& ls = links_[static_cast<std::size_t>(l)];
+      auto it = std::find(ls.flows.begin(), ls.flows.end(), f);
+      *it = ls.flows.back();
+      ls.flows.pop_back();
+      if (ls.flows.empty()) record_busy(l, ls.busy_since, now);
+      mark_dirty(l);
+    }
+  }
+  fl.joined = false;
+  ++fl.version;  // any completion event still queued for this flow is now stale
+  free_slots_.push_back(f);
+}
+
+void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
+  if (dirty_links_.empty()) return;
+  // The affected component: flows reachable from the dirty links through shared links.
+  const std::uint32_t comp = ++epoch_;
+  component_.clear();
+  bfs_.clear();
+  for (hardware::DirLinkId l : dirty_links_) {
+    link_stamp_[static_cast<std::size_t>(l)] = comp;
+    bfs_.push_back(l);
+  }
+  dirty_links_.clear();
+  for (std::size_t head = 0; head < bfs_.size(); ++head)
+    for (FlowId f : links_[static_cast<std::size_t>(bfs_[head])].flows) {
+      if (flow_stamp_[f] == comp) continue;
+      flow_stamp_[f] = comp;
+      component_.push_back(f);
+      for (hardware::DirLinkId l : route_of(flows_[f]))
+        if (link_stamp_[static_cast<std::size_t>(l)] != comp) {
+          link_stamp_[static_cast<std::size_t>(l)] = comp;
+          bfs_.push_back(l);
+        }
+    }
+  ++epoch_;  // stamps of this settle must not look dirty to the next mark_dirty
+  if (component_.empty()) return;
+
+  spans_.clear();
+  for (FlowId f : component_) {
+    Flow& fl = flows_[f];
+    fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
+    fl.last = now;
+    spans_.push_back(route_of(fl));
+  }
+  rates_.assign(component_.size(), 0.0);
+  solver_.solve(spans_, capacity_, rates_);
+  for (std::size_t i = 0; i < component_.size(); ++i) {
+    Flow& fl = flows_[component_[i]];
+    if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right
+    fl.rate = rates_[i];
+    ++fl.version;
+    out.push_back({component_[i], fl.version, now + std::llround(fl.remaining / fl.rate)});
+  }
+}
+
+void FlowNetwork::collect(StepResult& r) const {
+  r.links.assign(links_.size(), LinkStats{});
+  for (std::size_t l = 0; l < links_.size(); ++l) r.links[l] = {links_[l].busy, links_[l].bytes};
+  if (record_) {
+    r.link_timeline = intervals_;
+    std::stable_sort(r.link_timeline.begin(), r.link_timeline.end(),
+                     [](const LinkInterval& a, const LinkInterval& b) { return a.link < b.link; });
+  }
+}
+
+}  // namespace parasim::simulator

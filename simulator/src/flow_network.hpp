@@ -1,0 +1,88 @@
+// Private: the links as shared resources. A flow crosses the directed links of its route;
+// every directed link divides its bandwidth among its flows by max-min fairness. Membership
+// changes (join/leave) take effect immediately for busy-time accounting; rates are recomputed
+// once per instant, by settle(), for the connected components of flows that changed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/simulator/step_result.hpp"
+#include "max_min.hpp"
+#include "route_table.hpp"
+
+namespace parasim::simulator {
+
+using FlowId = std::uint32_t;
+
+struct Flow {
+  std::uint32_t route_offset = 0;
+  std::uint32_t hops = 0;
+  Bytes bytes = 0;
+  double remaining = 0;  // bytes still to move
+  double rate = 0;       // bytes per ns
+  TimeNs last = 0;       // when `remaining` was last brought up to date
+  std::uint32_t version = 0;
+  std::uint32_t owner = 0;
+  std::uint8_t owner_kind = 0;
+  bool joined = false;
+};
+
+struct Reschedule {
+  FlowId flow;
+  std::uint32_t version;
+  TimeNs finish;
+};
+
+class FlowNetwork {
+ public:
+  FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals);
+
+  FlowId add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner);
+  Flow& flow(FlowId f) { return flows_[f]; }
+  /// The flow starts moving data: it joins every link of its route.
+  void join(FlowId f, TimeNs now);
+  /// The flow is done (or never joined): it leaves its links and its slot is reused.
+  void release(FlowId f, TimeNs now);
+  /// Recomputes the rates of flows sharing links with flows that joined or left since the last
+  /// call; appends a completion for every flow whose rate changed.
+  void settle(TimeNs now, std::vector<Reschedule>& out);
+  bool has_pending_changes() const { return !dirty_links_.empty(); }
+
+  void collect(StepResult& r) const;
+
+ private:
+  struct LinkState {
+    std::vector<FlowId> flows;
+    TimeNs busy_since = 0;
+    TimeNs busy = 0;
+    Bytes bytes = 0;
+  };
+  std::span<const hardware::DirLinkId> route_of(const Flow& f) const {
+    return {routes_.link_data() + f.route_offset, f.hops};
+  }
+  void mark_dirty(hardware::DirLinkId l);
+  void record_busy(hardware::DirLinkId l, TimeNs start, TimeNs end);
+
+  const RouteTable& routes_;
+  bool record_;
+  std::vector<double> capacity_;
+  std::vector<LinkState> links_;
+  std::vector<Flow> flows_;
+  std::vector<FlowId> free_slots_;
+  std::vector<hardware::DirLinkId> dirty_links_;
+  std::vector<std::uint32_t> link_stamp_;
+  std::vector<std::uint32_t> flow_stamp_;
+  std::uint32_t epoch_ = 1;
+  // settle() scratch
+  std::vector<hardware::DirLinkId> bfs_;
+  std::vector<FlowId> component_;
+  std::vector<std::span<const hardware::DirLinkId>> spans_;
+  std::vector<double> rates_;
+  MaxMinSolver solver_;
+  std::vector<LinkInterval> intervals_;
+};
+
+}  // namespace parasim::simulator

@@ -1,0 +1,63 @@
+#include "max_min.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace parasim::simulator {
+
+void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> capacity,
+                         std::span<double> rates) {
+  if (++epoch_ == 0) {  // wrapped: clear the stamps once every 4 billion solves
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    epoch_ = 1;
+  }
+  cap_.clear();
+  cnt_.clear();
+  for (const auto& f : flows)
+    for (hardware::DirLinkId l : f) {
+      const auto li = static_cast<std::size_t>(l);
+      if (stamp_[li] != epoch_) {
+        stamp_[li] = epoch_;
+        local_[li] = static_cast<std::int32_t>(cap_.size());
+        cap_.push_back(capacity[li]);
+        cnt_.push_back(0);
+      }
+      ++cnt_[static_cast<std::size_t>(local_[li])];
+    }
+  const std::size_t nl = cap_.size();
+  offsets_.assign(nl + 1, 0);
+  for (std::size_t j = 0; j < nl; ++j) offsets_[j + 1] = offsets_[j] + static_cast<std::uint32_t>(cnt_[j]);
+  link_flows_.resize(offsets_[nl]);
+  pos_.assign(offsets_.begin(), offsets_.end() - 1);
+  for (std::size_t i = 0; i < flows.size(); ++i)
+    for (hardware::DirLinkId l : flows[i])
+      link_flows_[pos_[static_cast<std::size_t>(local_[static_cast<std::size_t>(l)])]++] = static_cast<std::uint32_t>(i);
+
+  frozen_.assign(flows.size(), 0);
+  std::size_t left = flows.size();
+  while (left > 0) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < nl; ++j)
+      if (cnt_[j] > 0) best = std::min(best, cap_[j] / cnt_[j]);
+    // Every link at the lowest fair share is a bottleneck at this level: freeze them together.
+    bottlenecks_.clear();
+    for (std::size_t j = 0; j < nl; ++j)
+      if (cnt_[j] > 0 && cap_[j] / cnt_[j] == best) bottlenecks_.push_back(static_cast<std::int32_t>(j));
+    const double share = std::max(best, 1e-12);  // never zero: a flow always progresses
+    for (std::int32_t j : bottlenecks_)
+      for (std::uint32_t k = offsets_[static_cast<std::size_t>(j)]; k < offsets_[static_cast<std::size_t>(j) + 1]; ++k) {
+        const std::uint32_t f = link_flows_[k];
+        if (frozen_[f]) continue;
+        frozen_[f] = 1;
+        rates[f] = share;
+        --left;
+        for (hardware::DirLinkId l : flows[f]) {
+          const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
+          cap_[lj] -= share;
+          --cnt_[lj];
+        }
+      }
+  }
+}
+
+}  // namespace parasim::simulator

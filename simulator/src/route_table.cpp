@@ -1,0 +1,34 @@
+#include "route_table.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace parasim::simulator {
+
+namespace {
+// Dense lookup up to 1024 devices (4 MiB of indices); a hash map beyond.
+constexpr int kMaxDenseDevices = 1024;
+}  // namespace
+
+RouteTable::RouteTable(const hardware::Cluster& c) : cluster_(c), devices_(c.num_devices()) {
+  if (devices_ <= kMaxDenseDevices)
+    dense_.assign(static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_), -1);
+}
+
+std::uint32_t RouteTable::compute(DeviceId src, DeviceId dst) {
+  const auto path = cluster_.route(src, dst);
+  RouteRef r;
+  r.offset = static_cast<std::uint32_t>(links_.size());
+  r.hops = static_cast<std::uint32_t>(path.size());
+  double bottleneck = path.empty() ? 0.0 : std::numeric_limits<double>::infinity();
+  for (DirLinkId l : path) {
+    links_.push_back(l);
+    r.latency += cluster_.dir_alpha(l);
+    bottleneck = std::min(bottleneck, cluster_.dir_bandwidth(l).value);
+  }
+  r.bottleneck = bottleneck;
+  routes_.push_back(r);
+  return static_cast<std::uint32_t>(routes_.size() - 1);
+}
+
+}  // namespace parasim::simulator

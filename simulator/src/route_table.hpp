@@ -1,0 +1,53 @@
+// Private: routes between device pairs as the simulator needs them - link ids in one flat
+// array, plus the route's total latency and idle bottleneck - looked up once per pair.
+#pragma once
+
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/simulator/task_graph.hpp"
+
+namespace parasim::simulator {
+
+using hardware::DirLinkId;
+
+struct RouteRef {
+  std::uint32_t offset = 0;  // into RouteTable::links()
+  std::uint32_t hops = 0;
+  TimeNs latency = 0;
+  double bottleneck = 0;     // GB/s; 0 for an empty route
+};
+
+class RouteTable {
+ public:
+  explicit RouteTable(const hardware::Cluster& c);
+
+  RouteRef get(DeviceId src, DeviceId dst) {
+    if (!dense_.empty()) {
+      auto& slot = dense_[static_cast<std::size_t>(src) * static_cast<std::size_t>(devices_) + static_cast<std::size_t>(dst)];
+      if (slot < 0) slot = static_cast<std::int32_t>(compute(src, dst));
+      return routes_[static_cast<std::size_t>(slot)];
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
+    auto it = sparse_.find(key);
+    if (it == sparse_.end()) it = sparse_.emplace(key, compute(src, dst)).first;
+    return routes_[it->second];
+  }
+  std::span<const DirLinkId> links(const RouteRef& r) const { return {links_.data() + r.offset, r.hops}; }
+  const DirLinkId* link_data() const { return links_.data(); }
+  const hardware::Cluster& cluster() const { return cluster_; }
+
+ private:
+  std::uint32_t compute(DeviceId src, DeviceId dst);
+
+  const hardware::Cluster& cluster_;
+  int devices_ = 0;
+  std::vector<std::int32_t> dense_;  // devices^2 route indices (-1 unknown) for small clusters
+  std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
+  std::vector<RouteRef> routes_;
+  std::vector<DirLinkId> links_;
+};
+
+}  // namespace parasim::simulator

@@ -1,0 +1,101 @@
+// TaskGraph enums, the interned string table and the graph's own memory accounting.
+#include "parasim/simulator/task_graph.hpp"
+
+#include <array>
+#include <functional>
+
+namespace parasim::simulator {
+
+namespace {
+
+template <typename E, std::size_t N>
+std::string_view name_of(E e, const std::array<std::string_view, N>& names) {
+  const auto i = static_cast<std::size_t>(e);
+  return i < N ? names[i] : std::string_view("?");
+}
+
+template <typename E, std::size_t N>
+bool parse_name(std::string_view s, E& out, const std::array<std::string_view, N>& names) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == s) {
+      out = static_cast<E>(i);
+      return true;
+    }
+  return false;
+}
+
+constexpr std::array<std::string_view, 4> kKinds{"compute", "transfer", "collective", "marker"};
+constexpr std::array<std::string_view, 6> kPhases{"forward", "backward_data", "backward_weight",
+                                                  "update",  "recompute",     "other"};
+constexpr std::array<std::string_view, 5> kOps{"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
+constexpr std::array<std::string_view, 4> kAlgorithms{"auto", "ring", "tree", "hierarchical"};
+constexpr std::array<std::string_view, 2> kMemoryCategories{"activations", "other"};
+
+std::uint64_t hash_string(std::string_view s) { return std::hash<std::string_view>{}(s); }
+
+}  // namespace
+
+std::string_view to_string(TaskKind k) { return name_of(k, kKinds); }
+std::string_view to_string(Phase p) { return name_of(p, kPhases); }
+std::string_view to_string(CollectiveOp op) { return name_of(op, kOps); }
+std::string_view to_string(CollectiveAlgorithm a) { return name_of(a, kAlgorithms); }
+std::string_view to_string(MemoryCategory c) { return name_of(c, kMemoryCategories); }
+bool parse(std::string_view s, TaskKind& out) { return parse_name(s, out, kKinds); }
+bool parse(std::string_view s, Phase& out) { return parse_name(s, out, kPhases); }
+bool parse(std::string_view s, CollectiveOp& out) { return parse_name(s, out, kOps); }
+bool parse(std::string_view s, CollectiveAlgorithm& out) { return parse_name(s, out, kAlgorithms); }
+bool parse(std::string_view s, MemoryCategory& out) { return parse_name(s, out, kMemoryCategories); }
+
+// ------------------------------------------------------------------------------ StringTable
+
+StringTable::StringTable() : offsets_{0}, slots_(16, 0) { intern(""); }
+
+std::uint32_t StringTable::intern(std::string_view s) {
+  if (slots_.empty()) grow();  // the index was dropped: rebuild it
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash_string(s) & mask;; i = (i + 1) & mask) {
+    const std::uint32_t slot = slots_[i];
+    if (slot == 0) {
+      const auto id = static_cast<std::uint32_t>(size());
+      chars_.insert(chars_.end(), s.begin(), s.end());
+      offsets_.push_back(static_cast<std::uint32_t>(chars_.size()));
+      slots_[i] = id + 1;
+      if (2 * size() > slots_.size()) grow();  // keep the load factor <= 1/2
+      return id;
+    }
+    if (get(slot - 1) == s) return slot - 1;
+  }
+}
+
+void StringTable::grow() {
+  std::vector<std::uint32_t> bigger(std::max<std::size_t>(16, slots_.size() * 2), 0);
+  const std::size_t mask = bigger.size() - 1;
+  for (std::uint32_t id = 0; id < size(); ++id) {
+    std::size_t i = hash_string(get(id)) & mask;
+    while (bigger[i] != 0) i = (i + 1) & mask;
+    bigger[i] = id + 1;
+  }
+  slots_ = std::move(bigger);
+}
+
+void StringTable::drop_index() {
+  slots_.clear();
+  slots_.shrink_to_fit();
+  chars_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+}
+
+std::size_t StringTable::memory_bytes() const {
+  return chars_.capacity() + offsets_.capacity() * sizeof(std::uint32_t) + slots_.capacity() * sizeof(std::uint32_t);
+}
+
+// ------------------------------------------------------------------------------ TaskGraph
+
+std::size_t TaskGraph::memory_bytes() const {
+  auto v = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
+  return v(meta_) + v(device_) + v(peer_) + v(op_) + v(microbatch_) + v(name_) + v(amount_) + v(alloc_) + v(free_) +
+         v(dep_offsets_) + v(deps_) + v(succ_offsets_) + v(succs_) + v(group_offsets_) + v(group_devices_) +
+         v(static_memory_) + strings_.memory_bytes();
+}
+
+}  // namespace parasim::simulator

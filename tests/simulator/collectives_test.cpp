@@ -1,0 +1,184 @@
+// Collective plans and their timings, expanded (link-level) and analytic (closed form).
+#include "parasim/simulator/collectives.hpp"
+
+#include <cmath>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/simulator/engine.hpp"
+#include "test_clusters.hpp"
+
+namespace parasim::simulator {
+namespace {
+
+using testing::ring_cluster;
+using testing::star_cluster;
+using testing::two_level_cluster;
+
+std::vector<DeviceId> first_n(int n) {
+  std::vector<DeviceId> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// A graph with one collective over `group`; returns its simulated time.
+TimeNs simulate_one(const hardware::Cluster& cluster, std::vector<DeviceId> group, CollectiveOp op,
+                    CollectiveAlgorithm algo, Bytes bytes, CollectiveMode mode) {
+  TaskGraphBuilder b(cluster.num_devices());
+  const GroupId grp = b.add_group(group);
+  b.add_collective({.op = op, .group = grp, .bytes = bytes, .algorithm = algo});
+  TaskGraph g = std::move(b).build();
+  return Engine(cluster, {.collectives = mode}).run(g).step_time;
+}
+
+TEST(Collectives, RingAllreduceOnAUniformRingIsTheTextbookFormula) {
+  for (int n : {4, 8}) {
+    const TimeNs alpha = 1'000;
+    const double beta = 25;  // GB/s = bytes per ns
+    const Bytes s = Bytes{1'000'000} * n;
+    auto cluster = ring_cluster(n, alpha, beta);
+    // 2(n-1) alpha + 2(n-1)/n S/beta, exactly: 246'000 ns for n = 4, 574'000 ns for n = 8.
+    const TimeNs expected = 2 * (n - 1) * alpha + static_cast<TimeNs>(2.0 * (n - 1) / n * static_cast<double>(s) / beta);
+    EXPECT_EQ(expected, n == 4 ? 246'000 : 574'000);
+    for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+      EXPECT_EQ(simulate_one(cluster, first_n(n), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, mode), expected)
+          << "n=" << n << " " << to_string(mode);
+  }
+}
+
+TEST(Collectives, RingReduceScatterAndAllGatherAreHalfTheSteps) {
+  auto cluster = ring_cluster(4, 1'000, 25);
+  for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather})
+    for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+      EXPECT_EQ(simulate_one(cluster, first_n(4), op, CollectiveAlgorithm::Ring, 4'000'000, mode), 3 * 41'000);
+}
+
+TEST(Collectives, HierarchicalAllreduceOnTwoNodesOfFour) {
+  // Intra-node: GPU -> node switch -> GPU, 2 x 500 ns, 100 GB/s. Inter-node: GPU -> IB switch ->
+  // GPU, 2 x 2'000 ns, 25 GB/s. S = 8 MB.
+  //   reduce-scatter in each node: 3 steps x (1'000 + 2'000'000 B / 100) = 63'000
+  //   allreduce across the 2 nodes, 4 concurrent rings: 2 steps x (4'000 + 1'000'000 B / 25) = 88'000
+  //   all-gather in each node: 63'000                                              total 214'000 ns
+  auto cluster = two_level_cluster(2, 4, 500, 100, 2'000, 25);
+  for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+    EXPECT_EQ(simulate_one(cluster, first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8'000'000, mode),
+              214'000);
+  CollectivePlanner planner(cluster);
+  const CollectivePlan p = planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8'000'000);
+  EXPECT_EQ(p.algorithm, CollectiveAlgorithm::Hierarchical);
+  EXPECT_EQ(p.steps(), 3 + 2 + 3);
+  // Flat ring over all 8 for comparison: the two cross-node hops run at 25 GB/s.
+  //   14 steps x (4'000 + 1'000'000 B / 25) = 616'000 ns; auto picks hierarchical.
+  EXPECT_EQ(planner.analytic_time(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8'000'000), 616'000);
+  EXPECT_EQ(planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, 8'000'000).algorithm,
+            CollectiveAlgorithm::Hierarchical);
+}
+
+TEST(Collectives, BinomialTreeAllreduce) {
+  // 8 ranks on a switch (route alpha 1'000, 10 GB/s): 3 reduce + 3 broadcast steps, each moving
+  // all S = 100'000 B: 6 x (1'000 + 10'000) = 66'000 ns.
+  auto cluster = star_cluster(8, 500, 10);
+  for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+    EXPECT_EQ(simulate_one(cluster, first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 100'000, mode), 66'000);
+  // Small messages: the tree's 6 alphas beat the ring's 14, and auto sees it.
+  CollectivePlanner planner(cluster);
+  EXPECT_EQ(planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, 800).algorithm,
+            CollectiveAlgorithm::Tree);
+  EXPECT_EQ(planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, 80'000'000).algorithm,
+            CollectiveAlgorithm::Ring);
+}
+
+TEST(Collectives, AllToAllOnASwitchIsLimitedByEachPort) {
+  // Every GPU sends S/n to each of n-1 peers at once: its port carries (n-1) S/n at 10 GB/s.
+  auto cluster = star_cluster(4, 500, 10);
+  for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+    EXPECT_EQ(simulate_one(cluster, first_n(4), CollectiveOp::AllToAll, CollectiveAlgorithm::Auto, 400'000, mode),
+              1'000 + 30'000);
+}
+
+TEST(Collectives, PipelinedBroadcastChoosesItsChunkCount) {
+  auto cluster = star_cluster(4, 500, 10);
+  CollectivePlanner planner(cluster);
+  const CollectivePlan p = planner.plan(first_n(4), CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 4'000'000);
+  // (m + n - 2)(alpha + S/(m beta)) is smallest near m = sqrt((n-2) S / (alpha beta)) = 28.
+  EXPECT_EQ(p.steps(), 28 + 4 - 2);
+  const TimeNs expected = 30 * (1'000 + serialization_time((4'000'000 + 27) / 28, GBps{10}));
+  EXPECT_EQ(p.analytic_time(4'000'000), expected);
+  EXPECT_EQ(simulate_one(cluster, first_n(4), CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 4'000'000,
+                         CollectiveMode::Expanded),
+            expected);
+}
+
+TEST(Collectives, Dgx1RingUsesOnlyNvlinks) {
+  auto cluster = hardware::make_cluster_preset("dgx1-v100");
+  CollectivePlanner planner(cluster);
+  const auto order = planner.ring_order(first_n(8));
+  ASSERT_EQ(order.size(), 8u);
+  EXPECT_EQ(order.front(), 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto route = cluster.route(order[i], order[(i + 1) % order.size()]);
+    ASSERT_EQ(route.size(), 1u);
+    EXPECT_EQ(cluster.link(hardware::Cluster::link_of(route[0])).kind, hardware::LinkKind::NVLink);
+  }
+  // The bonded (NV2) pairs form a Hamiltonian cycle 0-3-2-1-5-6-7-4: the ring runs at 50 GB/s.
+  EXPECT_EQ(order, (std::vector<DeviceId>{0, 3, 2, 1, 5, 6, 7, 4}));
+  const Bytes s = 256 * MiB;
+  EXPECT_EQ(planner.analytic_time(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s),
+            14 * (1'000 + serialization_time(s / 8, GBps{50})));
+}
+
+TEST(Collectives, ExpandedAndAnalyticAgreeWithinOnePercentOnIdlePresets) {
+  struct Case {
+    const char* preset;
+    int nodes;
+    CollectiveOp op;
+    CollectiveAlgorithm algo;
+  };
+  const Case cases[] = {
+      {"dgx1-v100", 1, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring},
+      {"dgx1-v100", 2, CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical},
+      {"dgx-a100", 1, CollectiveOp::AllReduce, CollectiveAlgorithm::Tree},
+      {"dgx-a100", 2, CollectiveOp::AllGather, CollectiveAlgorithm::Ring},
+      {"dgx-h100", 2, CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical},
+      {"dgx-h100", 1, CollectiveOp::AllToAll, CollectiveAlgorithm::Auto},
+      {"hgx-h200", 2, CollectiveOp::Broadcast, CollectiveAlgorithm::Ring},
+      {"pcie-hetero", 1, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring},
+  };
+  for (const Case& c : cases) {
+    auto cluster = hardware::make_cluster_preset(c.preset, c.nodes);
+    for (Bytes s : {Bytes{64} * KiB, Bytes{64} * MiB}) {
+      const auto group = first_n(cluster.num_devices());
+      const TimeNs e = simulate_one(cluster, group, c.op, c.algo, s, CollectiveMode::Expanded);
+      const TimeNs a = simulate_one(cluster, group, c.op, c.algo, s, CollectiveMode::Analytic);
+      EXPECT_LE(std::abs(static_cast<double>(e - a)), 0.01 * static_cast<double>(a))
+          << c.preset << " x" << c.nodes << " " << to_string(c.op) << " " << s << ": expanded " << e << " analytic " << a;
+    }
+  }
+}
+
+TEST(Collectives, ExpandedCollectivesContendWithOtherTraffic) {
+  // A 100 MB transfer on ring link 0->1 (stream 2) next to a ring allreduce of 4 MB (stream 1).
+  auto cluster = ring_cluster(4, 1'000, 25);
+  TaskGraphBuilder b(4, 3);
+  const GroupId grp = b.add_group(first_n(4));
+  const TaskId ar = b.add_collective(
+      {.op = CollectiveOp::AllReduce, .group = grp, .bytes = 4'000'000, .algorithm = CollectiveAlgorithm::Ring});
+  const TaskId big = b.add_transfer({.src = 0, .dst = 1, .bytes = 100'000'000, .stream = 2});
+  TaskGraph g = std::move(b).build();
+  // Analytic: the collective ignores the transfer: 246'000 ns; the transfer runs alone.
+  const StepResult analytic = Engine(cluster, {.collectives = CollectiveMode::Analytic, .record_timeline = true}).run(g);
+  EXPECT_EQ(analytic.timeline[static_cast<std::size_t>(ar)].end, 246'000);
+  EXPECT_EQ(analytic.timeline[static_cast<std::size_t>(big)].end, 1'000 + 4'000'000);
+  // Expanded: in each of the 6 steps the 0->1 chunk (1 MB) shares the link at 12.5 GB/s, so a step
+  // takes 1'000 + 80'000. The transfer gets 12.5 GB/s during the 6 x 80'000 ns of data phases and
+  // 25 GB/s in the 5 gaps of 1'000 ns between steps: 6'125'000 B by 486'000 ns, the remaining
+  // 93'875'000 B alone take 3'755'000 ns more.
+  const StepResult expanded = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(expanded.timeline[static_cast<std::size_t>(ar)].end, 6 * 81'000);
+  EXPECT_EQ(expanded.timeline[static_cast<std::size_t>(big)].end, 486'000 + 3'755'000);
+}
+
+}  // namespace
+}  // namespace parasim::simulator

@@ -1,0 +1,143 @@
+// Streams, dependencies, overlap and the critical path, with hand-computed nanoseconds.
+#include "parasim/simulator/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_clusters.hpp"
+
+namespace parasim::simulator {
+namespace {
+
+using testing::star_cluster;
+
+std::vector<TaskId> ids(std::initializer_list<TaskId> l) { return l; }
+
+TEST(EngineBasics, Chain) {
+  auto cluster = star_cluster(2, 500, 10);
+  TaskGraphBuilder b(2);
+  const TaskId a = b.add_compute({.device = 0, .duration = 1'000, .name = "a"});
+  const TaskId x = b.add_compute({.device = 0, .duration = 2'000, .name = "b"});
+  const TaskId c = b.add_compute({.device = 1, .duration = 500, .name = "c"});
+  b.add_dependency(x, a);
+  b.add_dependency(c, x);
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(r.step_time, 3'500);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(c)].start, 3'000);
+  EXPECT_EQ(r.devices[0].compute_busy, 3'000);
+  EXPECT_EQ(r.devices[0].idle, 500);
+  EXPECT_EQ(r.devices[1].compute_busy, 500);
+  EXPECT_EQ(r.devices[1].idle, 3'000);
+  EXPECT_EQ(r.critical_path, ids({a, x, c}));
+  EXPECT_EQ(r.events, 3);
+}
+
+TEST(EngineBasics, ForkJoinAndItsCriticalPath) {
+  auto cluster = star_cluster(2, 500, 10);
+  TaskGraphBuilder b(2);
+  const TaskId root = b.add_compute({.device = 0, .duration = 100, .name = "root"});
+  const TaskId x = b.add_compute({.device = 0, .duration = 1'000, .name = "x"});
+  const TaskId y = b.add_compute({.device = 1, .duration = 3'000, .name = "y"});
+  const TaskId join = b.add_compute({.device = 0, .duration = 200, .name = "join"});
+  b.add_dependency(x, root);
+  b.add_dependency(y, root);
+  b.add_dependency(join, x);
+  b.add_dependency(join, y);
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(r.step_time, 3'300);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].end, 1'100);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(join)].start, 3'100);
+  EXPECT_EQ(r.critical_path, ids({root, y, join}));
+  EXPECT_EQ(r.devices[0].compute_busy, 1'300);
+  EXPECT_EQ(r.devices[0].idle, 2'000);
+}
+
+TEST(EngineBasics, StreamsAreFifoInReadyOrderWithTiesByTaskId) {
+  auto cluster = star_cluster(1, 0, 10);
+  TaskGraphBuilder b(1);
+  const TaskId gate = b.add_compute({.device = 0, .stream = 1, .duration = 50, .name = "gate"});
+  const TaskId late = b.add_compute({.device = 0, .duration = 100, .name = "late"});   // ready at 50
+  const TaskId first = b.add_compute({.device = 0, .duration = 100, .name = "first"});  // ready at 0
+  const TaskId second = b.add_compute({.device = 0, .duration = 100, .name = "second"});  // ready at 0
+  b.add_dependency(late, gate);
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(first)].start, 0);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(second)].start, 100);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(late)].start, 200);  // id 1 but ready later: queued behind
+  EXPECT_EQ(r.step_time, 300);
+  // The last task waited for its stream: the critical path follows the stream predecessor.
+  EXPECT_EQ(r.critical_path, ids({first, second, late}));
+}
+
+TEST(EngineBasics, ComputeOverlapsCommunicationOnTwoStreams) {
+  auto cluster = star_cluster(2, 500, 10);  // route alpha 1000, 10 GB/s
+  for (const Bytes bytes : {Bytes{50'000}, Bytes{150'000}}) {
+    TaskGraphBuilder b(2);
+    b.add_compute({.device = 0, .stream = kComputeStream, .duration = 10'000, .name = "gemm"});
+    b.add_transfer({.src = 0, .dst = 1, .bytes = bytes, .stream = kCommStream, .name = "send"});
+    TaskGraph g = std::move(b).build();
+    StepResult r = Engine(cluster).run(g);
+    const TimeNs transfer = 1'000 + bytes / 10;  // 6'000 or 16'000
+    EXPECT_EQ(r.step_time, std::max<TimeNs>(10'000, transfer));
+    EXPECT_EQ(r.devices[0].compute_busy, 10'000);
+    EXPECT_EQ(r.devices[0].comm_busy, transfer);
+    EXPECT_EQ(r.devices[0].exposed_comm, std::max<TimeNs>(0, transfer - 10'000));
+    EXPECT_EQ(r.devices[0].idle, 0);
+    EXPECT_EQ(r.devices[1].idle, r.step_time);  // receiving does not occupy the receiver's streams
+  }
+}
+
+TEST(EngineBasics, MarkersAndZeroLengthTasksTakeNoTime) {
+  auto cluster = star_cluster(2, 0, 10);
+  TaskGraphBuilder b(2);
+  const TaskId a = b.add_compute({.device = 0, .duration = 0, .name = "nop"});
+  const TaskId m = b.add_marker("sync");
+  const TaskId c = b.add_compute({.device = 1, .duration = 70, .name = "c"});
+  const TaskId self = b.add_transfer({.src = 1, .dst = 1, .bytes = 1'000'000, .name = "self copy"});
+  const TaskId end = b.add_marker("end", 1);
+  b.add_dependency(m, a);
+  b.add_dependency(c, m);
+  b.add_dependency(self, c);
+  b.add_dependency(end, self);
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(r.step_time, 70);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(m)].start, 0);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(end)].end, 70);
+  EXPECT_EQ(r.critical_path, ids({a, m, c, self, end}));
+}
+
+TEST(EngineBasics, CollectiveOccupiesTheCommStreamOfEveryMember) {
+  auto cluster = star_cluster(3, 0, 10);
+  TaskGraphBuilder b(3);
+  const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1, 2});
+  // Device 2's comm stream is busy until 500 with a transfer; the allreduce waits for it.
+  const TaskId busy = b.add_transfer({.src = 2, .dst = 0, .bytes = 5'000, .name = "busy"});
+  const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce, .group = grp, .bytes = 3'000,
+                                      .algorithm = CollectiveAlgorithm::Ring, .name = "ar"});
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  // Ring of 3 on a switch: 4 steps, each 1000 B at 10 GB/s = 100 ns.
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(busy)].end, 500);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].start, 500);
+  EXPECT_EQ(r.step_time, 900);
+  EXPECT_EQ(r.devices[0].comm_busy, 400);  // receiving 0..500 does not count; the collective does
+  EXPECT_EQ(r.devices[0].exposed_comm, 400);
+  EXPECT_EQ(r.devices[0].idle, 500);
+  EXPECT_EQ(r.devices[2].comm_busy, 900);
+  EXPECT_EQ(r.critical_path, ids({busy, ar}));
+}
+
+TEST(EngineBasics, TooManyDevicesForTheClusterIsAnInputError) {
+  auto cluster = star_cluster(2, 0, 10);
+  TaskGraphBuilder b(3);
+  b.add_compute({.device = 2, .duration = 1});
+  TaskGraph g = std::move(b).build();
+  EXPECT_EQ(testing::input_error([&] { Engine(cluster).run(g); }),
+            "the task graph uses 3 devices but cluster \"star2\" has 2");
+}
+
+}  // namespace
+}  // namespace parasim::simulator
