@@ -163,6 +163,24 @@ TEST(ModelJsonErrors, ExactMessages) {
             "bad.json: $.batch: expected an integer >= 1, found number 0");
 }
 
+TEST(ModelJson, TiedWeightsAndTheirOrder) {
+  const Model m = model_from_json(parse_json_text(doc(R"([
+      {"name": "ids", "kind": "input", "output_shape": [2, 5]},
+      {"name": "wte", "kind": "embedding", "inputs": ["ids"], "attrs": {"vocab": 100, "embedding_dim": 8}},
+      {"name": "head", "kind": "linear", "inputs": ["wte"], "attrs": {"shares_weights_with": "wte", "bias": false}},
+      {"name": "loss", "kind": "cross_entropy", "inputs": ["head"]}])"), "t.json"), "t.json");
+  EXPECT_EQ(m.total_params(), 800);
+  EXPECT_EQ(m.op(2).output_shape, (Shape{2, 5, 100}));
+  // An embedding cannot borrow the weight of a layer that consumes it.
+  EXPECT_EQ(load_error(doc(R"([
+      {"name": "ids", "kind": "input", "output_shape": [2, 5]},
+      {"name": "emb", "kind": "embedding", "inputs": ["ids"], "attrs": {"shares_weights_with": "head"}},
+      {"name": "head", "kind": "linear", "inputs": ["emb"],
+       "attrs": {"in_features": 8, "out_features": 100, "bias": false}}])")),
+            "bad.json: $.ops[1].attrs.shares_weights_with: expected an op that does not depend on this one, found "
+            "string \"head\"");
+}
+
 TEST(ModelJsonErrors, CycleNamesTheOps) {
   try {
     (void)load_model_file(kData / "cycle.json");

@@ -186,6 +186,24 @@ TEST(Zoo, ErrorsNameWhatIsWrong) {
   }
 }
 
+TEST(Zoo, AbsurdBatchOverflowsLoudly) {
+  // One op's MACs (10^8 sequences x 2048 tokens x 25600 x 76800) do not fit in int64: say so.
+  try {
+    (void)build_zoo_model("megatron_1t", ModelOptions{.batch = 100'000'000});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sizes overflow a 64-bit integer"), std::string::npos) << e.what();
+  }
+  // At 10^6 sequences each op fits but the model total (2 x 10^21) does not.
+  const Model m = build_zoo_model("megatron_1t", ModelOptions{.batch = 1'000'000});
+  try {
+    (void)m.total_macs_fwd();
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "model megatron_1t: total forward MACs overflows a 64-bit integer");
+  }
+}
+
 TEST(Transformer, PresetsAndCustomConfigs) {
   EXPECT_EQ(transformer_preset("turing_530b").hidden, 20480);
   EXPECT_THROW((void)transformer_preset("gpt5"), InputError);
