@@ -1,7 +1,173 @@
+// `parasim clusters`: the cluster presets as a table (or JSON), and `parasim clusters show`
+// for one preset or parasim.cluster/1 file: its devices, links and routes (or the file itself).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/common/units.hpp"
+#include "parasim/hardware/cluster_json.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
 
 namespace parasim::cli {
 
-void register_clusters(CLI::App& app) { (void)app; }
+namespace {
+
+using namespace parasim::hardware;
+
+/// Prints rows as aligned columns; columns flagged in `right` are right-aligned (numbers).
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<std::size_t> width(right.size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(width[c] - r[c].size(), ' ');
+      const bool last = c + 1 == r.size();
+      line += right[c] ? pad + r[c] : (last ? r[c] : r[c] + pad);
+      if (!last) line += "  ";
+    }
+    out << line << "\n";
+  }
+}
+
+std::string gbps_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g GB/s", v);
+  return buf;
+}
+
+// ------------------------------------------------------------------ parasim clusters
+
+void list_clusters(int nodes, bool as_json) {
+  nlohmann::json list = nlohmann::json::array();
+  std::vector<std::vector<std::string>> rows{
+      {"name", "devices", "nodes", "device kind", "intra-node fabric", "inter-node fabric"}};
+  for (const ClusterPresetInfo& p : cluster_presets()) {
+    const Cluster c = make_cluster_preset(p.name, nodes);
+    // The inter-node fabric a multi-node build would use, even when listing single nodes.
+    const std::string inter = nodes > 1 ? c.spec().inter_node_fabric
+                                        : make_cluster_preset_spec(p.name, 2).inter_node_fabric + " (with --nodes > 1)";
+    std::string kinds;
+    for (const auto& k : c.device_kinds()) kinds += (kinds.empty() ? "" : " + ") + k;
+    if (as_json) {
+      list.push_back({{"name", p.name},
+                      {"devices", c.num_devices()},
+                      {"nodes", c.num_nodes()},
+                      {"device_kinds", c.device_kinds()},
+                      {"intra_node_fabric", p.intra_node_fabric},
+                      {"inter_node_fabric", inter},
+                      {"default_ib", to_string(p.default_ib)},
+                      {"description", p.description}});
+    } else {
+      rows.push_back({p.name, std::to_string(c.num_devices()), std::to_string(c.num_nodes()), kinds,
+                      p.intra_node_fabric, inter});
+    }
+  }
+  if (as_json) {
+    std::cout << dump_json(list);
+    return;
+  }
+  print_table(std::cout, rows, {false, true, true, false, false, false});
+  std::cout << "\nChoose the InfiniBand generation with a suffix, e.g. dgx1-v100:ib=hdr (edr, hdr, ndr).\n"
+               "`parasim clusters show NAME [--nodes K]` prints one; --json gives a parasim.cluster/1 file.\n";
+}
+
+// ------------------------------------------------------------------ parasim clusters show
+
+// nvidia-smi-topo-like matrix: for each pair, the route's bottleneck bandwidth and hop count.
+void print_route_matrix(const Cluster& c) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header{""};
+  for (DeviceId d = 0; d < c.num_devices(); ++d) header.push_back(std::to_string(d));
+  rows.push_back(header);
+  for (DeviceId a = 0; a < c.num_devices(); ++a) {
+    std::vector<std::string> row{std::to_string(a) + " " + c.device(a).name};
+    for (DeviceId b = 0; b < c.num_devices(); ++b) {
+      if (a == b) {
+        row.push_back("X");
+        continue;
+      }
+      const RouteSummary s = c.route_summary(a, b);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g/%d", s.bottleneck.value, s.hops);
+      row.push_back(buf);
+    }
+    rows.push_back(row);
+  }
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  print_table(std::cout, rows, right);
+}
+
+void show_cluster(const std::string& name, int nodes, bool as_json) {
+  const Cluster c = resolve_cluster(name, nodes);
+  if (as_json) {
+    std::cout << dump_json(cluster_to_json(c));
+    return;
+  }
+  const ClusterSpec& s = c.spec();
+  std::cout << s.name << ": " << s.description << "\n"
+            << "  devices            " << c.num_devices() << " on " << c.num_nodes() << " node(s), up to "
+            << c.max_devices_per_node() << " per node\n"
+            << "  intra-node fabric  " << s.intra_node_fabric << "\n"
+            << "  inter-node fabric  " << s.inter_node_fabric << "\n\n";
+
+  std::map<std::string, int> kinds;
+  for (const auto& d : s.devices) ++kinds[d.kind];
+  std::vector<std::vector<std::string>> dev_rows{{"device kind", "count", "memory"}};
+  for (const auto& [kind, count] : kinds) {
+    const auto it = std::find_if(s.devices.begin(), s.devices.end(), [&](const ClusterDevice& d) { return d.kind == kind; });
+    dev_rows.push_back({kind, std::to_string(count), format_bytes(it->memory)});
+  }
+  print_table(std::cout, dev_rows, {false, true, true});
+
+  // Links grouped by (kind, bandwidth, latency): a 1000-node cluster stays readable.
+  std::map<std::tuple<std::string, double, TimeNs>, int> groups;
+  for (const auto& l : s.links) ++groups[{std::string(to_string(l.kind)), l.bandwidth.value, l.alpha}];
+  std::vector<std::vector<std::string>> link_rows{{"link kind", "count", "bandwidth/direction", "latency"}};
+  for (const auto& [key, count] : groups)
+    link_rows.push_back({std::get<0>(key), std::to_string(count), gbps_text(std::get<1>(key)), format_time(std::get<2>(key))});
+  std::cout << "\n";
+  print_table(std::cout, link_rows, {false, true, true, true});
+
+  if (c.num_devices() <= 16) {
+    std::cout << "\nroutes (bottleneck GB/s / hops; GPUs never forward when another path exists):\n";
+    print_route_matrix(c);
+  }
+}
+
+}  // namespace
+
+void register_clusters(CLI::App& app) {
+  auto* cmd = app.add_subcommand("clusters", "List the cluster presets, or show one preset or cluster file");
+  auto nodes = std::make_shared<int>(1);
+  auto as_json = std::make_shared<bool>(false);
+  cmd->add_option("--nodes", *nodes, "Nodes joined by InfiniBand (presets only)")->check(CLI::Range(1, kMaxPresetNodes));
+  cmd->add_flag("--json", *as_json, "Print JSON instead of a table");
+
+  auto* show = cmd->add_subcommand("show", "Show one cluster: a preset name (e.g. dgx1-v100:ib=hdr) or a parasim.cluster/1 file");
+  auto name = std::make_shared<std::string>();
+  auto show_nodes = std::make_shared<int>(1);
+  auto show_json = std::make_shared<bool>(false);
+  show->add_option("name", *name, "Preset name or cluster file")->required();
+  show->add_option("--nodes", *show_nodes, "Nodes joined by InfiniBand (presets only)")->check(CLI::Range(1, kMaxPresetNodes));
+  show->add_flag("--json", *show_json, "Print the parasim.cluster/1 JSON (loadable with --cluster FILE)");
+  show->callback([=] { show_cluster(*name, *show_nodes, *show_json); });
+
+  cmd->callback([=] {
+    if (cmd->got_subcommand(show)) return;  // `clusters show` already ran
+    list_clusters(*nodes, *as_json);
+  });
+}
 
 }  // namespace parasim::cli

@@ -195,9 +195,19 @@ class Simulation {
     dirty_.push_back(s);
   }
 
+  // Tiny batches are the norm (1-3 tasks): insertion sort beats std::sort's setup there.
+  static void sort_small(std::vector<TaskId>& v) {
+    if (v.size() > 16) {
+      std::sort(v.begin(), v.end());
+      return;
+    }
+    for (std::size_t i = 1; i < v.size(); ++i)
+      for (std::size_t j = i; j > 0 && v[j] < v[j - 1]; --j) std::swap(v[j], v[j - 1]);
+  }
+
   void dispatch() {
     while (!ready_.empty()) {
-      if (ready_.size() > 1) std::sort(ready_.begin(), ready_.end());
+      sort_small(ready_);
       batch_.swap(ready_);
       ready_.clear();
       for (TaskId t : batch_) {
@@ -209,8 +219,14 @@ class Simulation {
           case TaskKind::Compute:
           case TaskKind::Transfer: {
             const std::size_t s = stream_index(g_.device(t), g_.stream(t));
-            streams_[s].queue.push({t, now_});
-            mark_dirty(s);
+            StreamState& st = streams_[s];
+            if (st.running == kNoTask && st.queue.empty()) {  // free stream, nothing queued: start now
+              st.running = t;
+              start_task(t);
+            } else {
+              st.queue.push({t, now_});
+              mark_dirty(s);
+            }
             break;
           }
           case TaskKind::Collective: {
@@ -307,12 +323,32 @@ class Simulation {
     begin_flow(planner_.routes().get(g_.src(t), g_.dst(t)), g_.bytes(t), kOwnerTransfer, static_cast<std::uint32_t>(t));
   }
 
-  const CollectivePlan& plan_for(TaskId t) {
-    const PlanKey key{g_.group(t), g_.collective_op(t), g_.algorithm(t), g_.bytes(t)};
+  // Plans are cached per (group, op, algorithm); only a broadcast's chunk count depends on the
+  // size. Auto is resolved per task by comparing the cached candidates' closed-form times.
+  const CollectivePlan& plan_of(GroupId group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes) {
+    const PlanKey key{group, op, algo, op == CollectiveOp::Broadcast ? bytes : 0};
     auto it = plans_.find(key);
-    if (it == plans_.end())
-      it = plans_.emplace(key, planner_.plan(g_.group_devices(key.group), key.op, key.algo, key.bytes)).first;
+    if (it == plans_.end()) it = plans_.emplace(key, planner_.plan(g_.group_devices(group), op, algo, bytes)).first;
     return it->second;
+  }
+
+  const CollectivePlan& plan_for(TaskId t) {
+    const GroupId group = g_.group(t);
+    const CollectiveOp op = g_.collective_op(t);
+    const Bytes bytes = g_.bytes(t);
+    if (g_.algorithm(t) != CollectiveAlgorithm::Auto) return plan_of(group, op, g_.algorithm(t), bytes);
+    const CollectivePlan* best = nullptr;
+    TimeNs best_time = 0;
+    for (CollectiveAlgorithm c : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
+      const CollectivePlan& p = plan_of(group, op, c, bytes);
+      if (p.algorithm != c && c != CollectiveAlgorithm::Ring) continue;  // not applicable here
+      const TimeNs time = p.analytic_time(bytes);
+      if (!best || time < best_time) {
+        best = &p;
+        best_time = time;
+      }
+    }
+    return *best;
   }
 
   void start_collective(TaskId t) {
@@ -375,7 +411,7 @@ class Simulation {
     st.running = kNoTask;
     st.last_task = t;
     st.last_end = now_;
-    mark_dirty(s);
+    if (!st.queue.empty()) mark_dirty(s);  // an empty stream is started directly by dispatch()
   }
 
   void complete(TaskId t) {

@@ -125,7 +125,13 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
     spans_.push_back(route_of(fl));
   }
   rates_.assign(component_.size(), 0.0);
-  solver_.solve(spans_, capacity_, rates_);
+  if (component_.size() == 1) {  // alone on its links (the common case): its slowest link
+    double r = capacity_[static_cast<std::size_t>(spans_[0][0])];
+    for (hardware::DirLinkId l : spans_[0]) r = std::min(r, capacity_[static_cast<std::size_t>(l)]);
+    rates_[0] = r;
+  } else {
+    solver_.solve(spans_, capacity_, rates_);
+  }
   for (std::size_t i = 0; i < component_.size(); ++i) {
     Flow& fl = flows_[component_[i]];
     if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right
