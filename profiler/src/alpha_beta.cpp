@@ -87,40 +87,52 @@ AlphaBetaSegment fit_alpha_beta(const std::vector<SizeTime>& points) {
 
 PiecewiseAlphaBeta fit_piecewise(std::vector<SizeTime> points, const PiecewiseOptions& options) {
   const std::vector<SizeTime> pts = checked(std::move(points));
+  const std::size_t n = pts.size();
   const std::size_t min_pts = static_cast<std::size_t>(std::max(options.min_points_per_segment, 2));
-  std::vector<std::pair<std::size_t, std::size_t>> ranges{{0, pts.size()}};
-  while (static_cast<int>(ranges.size()) < options.max_segments) {
-    // The segment whose worst point is furthest off, if it is off by more than the tolerance.
-    std::size_t worst = ranges.size();
-    double worst_err = options.max_relative_error;
-    for (std::size_t r = 0; r < ranges.size(); ++r) {
-      const auto [a, b] = ranges[r];
-      if (b - a < 2 * min_pts) continue;
-      const double e = worst_error(fit_range(pts, a, b), pts, a, b);
-      if (e > worst_err) {
-        worst_err = e;
-        worst = r;
-      }
+  const std::size_t max_k = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(std::max(options.max_segments, 1)),
+                                                                        n / min_pts));
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // cost[i][j]: total squared relative error of one line fitted to points [i, j).
+  std::vector<std::vector<double>> cost(n + 1, std::vector<double>(n + 1, kInf));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + min_pts; j <= n; ++j) cost[i][j] = squared_error(fit_range(pts, i, j), pts, i, j);
+  if (n < min_pts) cost[0][n] = squared_error(fit_range(pts, 0, n), pts, 0, n);
+
+  // best[k][j]: least total error of k segments covering [0, j); from[k][j]: start of the last one.
+  std::vector<std::vector<double>> best(max_k + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<std::size_t>> from(max_k + 1, std::vector<std::size_t>(n + 1, 0));
+  best[0][0] = 0;
+  auto ranges_for = [&](std::size_t k) {
+    std::vector<std::pair<std::size_t, std::size_t>> r;
+    for (std::size_t j = n; k > 0; --k) {
+      r.emplace_back(from[k][j], j);
+      j = from[k][j];
     }
-    if (worst == ranges.size()) break;
-    const auto [a, b] = ranges[worst];
-    std::size_t best_split = a + min_pts;
-    double best = std::numeric_limits<double>::infinity();
-    for (std::size_t k = a + min_pts; k + min_pts <= b; ++k) {
-      const double e = squared_error(fit_range(pts, a, k), pts, a, k) + squared_error(fit_range(pts, k, b), pts, k, b);
-      if (e < best) {
-        best = e;
-        best_split = k;
+    std::reverse(r.begin(), r.end());
+    return r;
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> chosen{{0, n}};
+  for (std::size_t k = 1; k <= max_k; ++k) {
+    for (std::size_t j = 1; j <= n; ++j)
+      for (std::size_t i = 0; i < j; ++i) {
+        if (best[k - 1][i] == kInf || cost[i][j] == kInf) continue;
+        const double e = best[k - 1][i] + cost[i][j];
+        if (e < best[k][j]) {
+          best[k][j] = e;
+          from[k][j] = i;
+        }
       }
-    }
-    ranges[worst] = {a, best_split};
-    ranges.insert(ranges.begin() + static_cast<std::ptrdiff_t>(worst) + 1, {best_split, b});
+    if (best[k][n] == kInf) continue;
+    chosen = ranges_for(k);
+    double worst = 0;
+    for (const auto& [a, b] : chosen) worst = std::max(worst, worst_error(fit_range(pts, a, b), pts, a, b));
+    if (worst <= options.max_relative_error) break;  // the fewest segments that fit well enough
   }
   PiecewiseAlphaBeta fit;
-  for (std::size_t r = 0; r < ranges.size(); ++r) {
-    AlphaBetaSegment s = fit_range(pts, ranges[r].first, ranges[r].second);
-    s.min_bytes = r == 0 ? 0 : pts[ranges[r].first].bytes;
-    s.max_bytes = r + 1 < ranges.size() ? pts[ranges[r + 1].first].bytes - 1 : pts[ranges[r].second - 1].bytes;
+  for (std::size_t r = 0; r < chosen.size(); ++r) {
+    AlphaBetaSegment s = fit_range(pts, chosen[r].first, chosen[r].second);
+    s.min_bytes = r == 0 ? 0 : pts[chosen[r].first].bytes;
+    s.max_bytes = r + 1 < chosen.size() ? pts[chosen[r + 1].first].bytes - 1 : pts[chosen[r].second - 1].bytes;
     fit.segments.push_back(s);
   }
   return fit;

@@ -15,8 +15,7 @@
 namespace parasim::profiler {
 
 double HostCpu::peak_gflops(int threads) const {
-  const int lanes = (avx512 && amd) ? std::min(simd_fp32_lanes, 8) : simd_fp32_lanes;
-  return std::max(threads, 1) * (mhz / 1e3) * lanes * 2.0 * fma_units;
+  return std::max(threads, 1) * (mhz / 1e3) * simd_fp32_lanes * 2.0 * fma_units;
 }
 
 namespace {

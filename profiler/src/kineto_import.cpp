@@ -46,7 +46,12 @@ struct GpuEvent {
   std::optional<std::int64_t> external_id, correlation;
 };
 
-TimeNs us_field_to_ns(const JsonField& f, double min) { return static_cast<TimeNs>(std::llround(f.as_double(min) * 1e3)); }
+/// Chrome-trace times are microseconds (floating point); durations must not be negative.
+TimeNs us_field_to_ns(const JsonField& f, bool duration) {
+  const double us = f.as_double();
+  if (duration && us < 0) f.fail("a non-negative duration in microseconds");
+  return static_cast<TimeNs>(std::llround(us * 1e3));
+}
 
 std::string id_string(const JsonField& f) {
   if (f.raw().is_string()) return f.raw().get<std::string>();
@@ -156,11 +161,11 @@ Profile import_kineto_json(const nlohmann::json& doc, const std::string& origin,
     if (args && !args->is_object()) args->fail("an object");
     if (kind == EventKind::FlowStart) {
       const std::int64_t id = ev.at("id").as_int();
-      flow_by_correlation[id] = Launch{id_string(ev.at("pid")) + "/" + id_string(ev.at("tid")), us_field_to_ns(ev.at("ts"), -1e300)};
+      flow_by_correlation[id] = Launch{id_string(ev.at("pid")) + "/" + id_string(ev.at("tid")), us_field_to_ns(ev.at("ts"), false)};
       continue;
     }
-    const TimeNs ts = us_field_to_ns(ev.at("ts"), -1e300);
-    const TimeNs dur = us_field_to_ns(ev.at("dur"), 0);
+    const TimeNs ts = us_field_to_ns(ev.at("ts"), false);
+    const TimeNs dur = us_field_to_ns(ev.at("dur"), true);
     const std::string thread = id_string(ev.at("pid")) + "/" + id_string(ev.at("tid"));
     if (kind == EventKind::CpuOp) {
       const std::string name = ev.at("name").as_string();

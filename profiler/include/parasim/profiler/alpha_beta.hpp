@@ -57,8 +57,9 @@ struct PiecewiseOptions {
   int min_points_per_segment = 3;
 };
 
-/// Fits one line; while some segment's worst relative error exceeds the tolerance, splits that
-/// segment at the breakpoint minimising the total squared relative error of the two halves.
+/// For k = 1, 2, ... max_segments: the k-segment split minimising the total squared relative error
+/// (exact, by dynamic programming over the breakpoints between points); returns the first k whose
+/// worst point is within max_relative_error, else the best max_segments split.
 PiecewiseAlphaBeta fit_piecewise(std::vector<SizeTime> points, const PiecewiseOptions& options = {});
 
 /// Largest |fit(bytes) - t| / t over the points.

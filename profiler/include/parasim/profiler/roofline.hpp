@@ -78,8 +78,8 @@ struct HostCpu {
   bool avx512 = false;
   bool avx512_bf16 = false;
   bool amd = false;
-  /// Peak fp32 FLOP/s of `threads` cores: threads * GHz * lanes * 2 (FMA) * fma_units.
-  /// AMD Zen 4 executes AVX-512 as two 256-bit halves, so lanes count as 8 there.
+  /// Peak fp32 GFLOP/s of `threads` cores: threads * GHz * lanes * 2 (FMA) * fma_units, at the
+  /// nominal clock. An estimate: turbo clocks exceed it, and Zen 4 splits 512-bit FMAs in two.
   double peak_gflops(int threads) const;
 };
 HostCpu detect_host_cpu();

@@ -1,0 +1,85 @@
+#include "parasim/profiler/cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "parasim/common/error.hpp"
+#include "parasim/models/builder.hpp"
+
+namespace parasim::profiler {
+namespace {
+
+using models::DType;
+using models::ModelBuilder;
+
+TEST(CostModel, PhaseNamesRoundTrip) {
+  for (Phase p : kPhases) EXPECT_EQ(parse_phase(to_string(p)), p);
+  EXPECT_EQ(to_string(Phase::BackwardWeight), "bwd_weight");
+  EXPECT_FALSE(parse_phase("backward").has_value());
+}
+
+TEST(CostModel, CostSourceNamesRoundTrip) {
+  for (CostSource s : {CostSource::MeasuredGpu, CostSource::MeasuredCpu, CostSource::Imported, CostSource::MeasuredScaled,
+                       CostSource::Roofline})
+    EXPECT_EQ(parse_cost_source(to_string(s)), s);
+  EXPECT_TRUE(is_measured(CostSource::MeasuredScaled));
+  EXPECT_FALSE(is_measured(CostSource::Roofline));
+}
+
+TEST(CostModel, OptimizerParsingAndBytes) {
+  EXPECT_EQ(parse_optimizer("adam"), Optimizer::Adam);
+  try {
+    parse_optimizer("lamb");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "unknown optimizer \"lamb\"; expected sgd, momentum or adam");
+  }
+  EXPECT_EQ(optimizer_state_bytes_per_param(Optimizer::Sgd), 0);
+  EXPECT_EQ(optimizer_state_bytes_per_param(Optimizer::Momentum), 4);
+  EXPECT_EQ(optimizer_state_bytes_per_param(Optimizer::Adam), 8);
+  EXPECT_EQ(optimizer_traffic_bytes_per_param(Optimizer::Sgd, DType::F32), 12);
+  EXPECT_EQ(optimizer_traffic_bytes_per_param(Optimizer::Momentum, DType::F32), 20);
+  EXPECT_EQ(optimizer_traffic_bytes_per_param(Optimizer::Adam, DType::F32), 28);
+  // fp16: 2-byte gradient, fp32 master weight and state, plus the fp16 weight copy.
+  EXPECT_EQ(optimizer_traffic_bytes_per_param(Optimizer::Adam, DType::F16), 2 + 8 + 16 + 2);
+}
+
+TEST(CostModel, OpCostAccessByPhase) {
+  OpCost c;
+  c.at(Phase::BackwardData) = 7;
+  c.at(Phase::Update) = 3;
+  EXPECT_EQ(c.bwd_data, 7);
+  EXPECT_EQ(c.total(), 10);
+}
+
+TEST(CostModel, WhichPhasesAnOpHas) {
+  ModelBuilder b("phases", 2, DType::F32);
+  auto x = b.input("x", {2, 3, 8, 8});
+  auto c1 = b.conv2d("c1", x, 4, 3, 1, 1);  // fed by the data: no data gradient
+  auto r = b.relu("r", c1);
+  auto c2 = b.conv2d("c2", r, 4, 3, 1, 1);
+  auto bn = b.batch_norm("bn", c2);
+  auto s = b.add("s", {bn, r});
+  auto f = b.flatten("f", s);
+  b.cross_entropy("loss", f);
+  models::Model m = b.finish();
+  auto op = [&](const char* name) { return m.op(*m.find_op(name)); };
+
+  EXPECT_FALSE(op_has_phase(op("x"), Phase::Forward));
+  EXPECT_FALSE(op_has_phase(op("f"), Phase::Forward));
+  EXPECT_TRUE(op_has_phase(op("c1"), Phase::Forward));
+  EXPECT_FALSE(op_has_phase(op("c1"), Phase::BackwardData));
+  EXPECT_TRUE(op_has_phase(op("c1"), Phase::BackwardWeight));
+  EXPECT_TRUE(op_has_phase(op("c2"), Phase::BackwardData));
+  EXPECT_TRUE(op_has_phase(op("r"), Phase::BackwardData));
+  EXPECT_FALSE(op_has_phase(op("r"), Phase::BackwardWeight));
+  EXPECT_FALSE(op_has_phase(op("r"), Phase::Update));
+  // BatchNorm's one backward kernel yields the parameter gradients too.
+  EXPECT_TRUE(op_has_phase(op("bn"), Phase::BackwardData));
+  EXPECT_FALSE(op_has_phase(op("bn"), Phase::BackwardWeight));
+  EXPECT_TRUE(op_has_phase(op("bn"), Phase::Update));
+  EXPECT_FALSE(op_has_phase(op("s"), Phase::BackwardData));
+  EXPECT_TRUE(op_has_phase(op("loss"), Phase::BackwardData));
+}
+
+}  // namespace
+}  // namespace parasim::profiler

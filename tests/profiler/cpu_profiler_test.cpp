@@ -1,0 +1,65 @@
+#include "parasim/profiler/cpu_profiler.hpp"
+
+#include <gtest/gtest.h>
+
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "profile_fixtures.hpp"
+
+namespace parasim::profiler {
+namespace {
+
+TEST(CpuProfiler, ProfilesEverySignatureOfAModel) {
+  const models::Model model = models::build_zoo_model("tiny_cnn", models::ModelOptions{.batch = 2});
+  CpuProfileOptions opt;
+  opt.warmup = 1;
+  opt.repetitions = 3;
+  opt.command = "test";
+  std::size_t progress_calls = 0;
+  opt.on_progress = [&](std::size_t done, std::size_t total) {
+    ++progress_calls;
+    EXPECT_LE(done, total);
+  };
+  const Profile p = profile_model_on_cpu(model, opt);
+  EXPECT_EQ(p.backend, "cpu-onednn");
+  EXPECT_EQ(p.source, CostSource::MeasuredCpu);
+  EXPECT_EQ(p.model, "tiny_cnn");
+  EXPECT_EQ(p.batch, 2);
+  EXPECT_EQ(p.device.threads, 1);
+  EXPECT_FALSE(p.device.onednn.empty());
+  EXPECT_EQ(p.device.kind.rfind("cpu-", 0), 0u);
+  EXPECT_EQ(progress_calls, p.ops.size());
+  for (const auto& e : p.ops) {
+    SCOPED_TRACE(e.signature);
+    EXPECT_TRUE(e.has(Phase::Forward)) << e.note;
+    EXPECT_EQ(e.phase(Phase::Forward).reps, 3);
+    EXPECT_GT(e.phase(Phase::Forward).median_ns, 0);
+    EXPECT_FALSE(e.batch_key.empty());
+    EXPECT_EQ(e.batch, 2);
+  }
+
+  // Saved and loaded, it prices every op of the model from measurements.
+  const auto path = testing_fixtures::temp_file("tiny_cnn_cpu.json");
+  save_profile(p, path);
+  ProfileCostModel costs(path);
+  costs.check_matches(model);
+  for (models::OpId v = 0; v < model.num_ops(); ++v) {
+    const OpCost c = costs.cost(model.op(v), p.device.kind, Optimizer::Sgd);
+    EXPECT_TRUE(is_measured(c.source)) << model.op(v).name;
+  }
+  EXPECT_EQ(costs.counts().roofline, 0);
+  EXPECT_EQ(costs.counts().measured, static_cast<std::int64_t>(model.num_ops()));
+}
+
+TEST(CpuProfiler, ProfilesARecurrentModel) {
+  const models::Model model = models::build_zoo_model("tiny_lstm", models::ModelOptions{.batch = 2});
+  CpuProfileOptions opt;
+  opt.warmup = 0;
+  opt.repetitions = 1;
+  opt.optimizer = Optimizer::Adam;
+  const Profile p = profile_model_on_cpu(model, opt);
+  for (const auto& e : p.ops) EXPECT_TRUE(e.has(Phase::Forward)) << e.signature << ": " << e.note;
+}
+
+}  // namespace
+}  // namespace parasim::profiler

@@ -1,0 +1,141 @@
+#include "parasim/profiler/roofline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "parasim/common/error.hpp"
+#include "parasim/models/builder.hpp"
+
+namespace parasim::profiler {
+namespace {
+
+using models::DType;
+using models::Model;
+using models::ModelBuilder;
+
+const models::Op& op_named(const Model& m, const char* name) { return m.op(*m.find_op(name)); }
+
+// V100-SXM2: 125 TFLOP/s fp16 tensor = 125'000 FLOP/ns, 900 GB/s = 900 B/ns.
+// GEMM efficiency 0.75, memory 0.80, fill 2 us, launch 5 us.
+
+TEST(Roofline, ComputeBoundGemmOnV100) {
+  ModelBuilder b("gemm", 4096, DType::F16);
+  auto x = b.input("x", {4096, 4096});
+  b.linear("fc", x, 4096, 4096, /*bias=*/false);
+  const Model m = b.finish();
+  const models::Op& fc = op_named(m, "fc");
+  ASSERT_EQ(fc.macs_fwd, 4096LL * 4096 * 4096);
+
+  RooflineCostModel roofline;
+  const OpCost c = roofline.cost(fc, "V100-SXM2-32GB", Optimizer::Sgd);
+  // flops = 2 * 4096^3 = 137'438'953'472; f_half = 0.75 * 125'000 * 2'000 = 187'500'000
+  // t = (flops + f_half) / (125'000 * 0.75) + 5'000 = 1'468'015.50 + 5'000 -> 1'473'016 ns
+  // (memory: 3 * 4096^2 * 2 B / 720 B/ns = 139'810 ns, so compute-bound)
+  EXPECT_EQ(c.fwd, 1'473'016);
+  EXPECT_EQ(c.bwd_data, 0);  // fed by the data batch: no data gradient
+  EXPECT_EQ(c.bwd_weight, 1'473'016);
+  // update (sgd, fp16): 4096^2 params * (2 grad + 8 master + 2 fp16 copy) B / 720 B/ns + 5'000
+  EXPECT_EQ(c.update, 284'620);
+  EXPECT_EQ(c.source, CostSource::Roofline);
+}
+
+TEST(Roofline, MemoryBoundReluOnV100) {
+  ModelBuilder b("relu", 32, DType::F32);
+  auto x = b.input("x", {32, 64, 112, 112});
+  b.relu("relu", x);
+  const Model m = b.finish();
+  RooflineCostModel roofline;
+  const OpCost c = roofline.cost(op_named(m, "relu"), "v100", Optimizer::Sgd);
+  // 25'690'112 floats: read + write = 205'520'896 B / (900 * 0.8) B/ns + 5'000
+  EXPECT_EQ(c.fwd, 290'446);
+  // backward reads dY and the saved output, writes dX: 3 tensors
+  EXPECT_EQ(c.bwd_data, 433'169);
+  EXPECT_EQ(c.bwd_weight, 0);
+  EXPECT_EQ(c.update, 0);
+}
+
+TEST(Roofline, EfficiencyCurveHalvesAtFHalf) {
+  const RooflineDevice v100 = gpu_roofline_device(hardware::device_spec("V100-SXM2-32GB"));
+  const double fh = v100.f_half(KernelClass::Gemm, DType::F32);
+  EXPECT_DOUBLE_EQ(fh, 0.75 * 15.7e3 * 2000);
+  // A kernel of exactly f_half FLOPs runs at half of eff_max: twice the ideal time.
+  const KernelWork k{KernelClass::Gemm, 1, fh, 0};
+  const double ideal = fh / (15.7e3 * 0.75);
+  EXPECT_NEAR(v100.kernel_time_ns(k, DType::F32) - v100.launch_overhead_ns, 2 * ideal, 1e-6);
+}
+
+TEST(Roofline, ZeroCostOps) {
+  ModelBuilder b("free", 8, DType::F32);
+  auto x = b.input("x", {8, 16, 4, 4});
+  b.flatten("flat", x);
+  const Model m = b.finish();
+  RooflineCostModel roofline;
+  EXPECT_EQ(roofline.cost(op_named(m, "x"), "h100", Optimizer::Adam).total(), 0);
+  EXPECT_EQ(roofline.cost(op_named(m, "flat"), "h100", Optimizer::Adam).total(), 0);
+}
+
+TEST(Roofline, LstmPaysLaunchOverheadPerTimestep) {
+  ModelBuilder b("lstm", 4, DType::F32);
+  auto ids = b.input("ids", {4, 50});
+  auto e = b.embedding("emb", ids, 1000, 64);
+  b.lstm("lstm", e, 64);
+  const Model m = b.finish();
+  const models::Op& lstm = op_named(m, "lstm");
+  const auto work = phase_work(lstm, Phase::Forward, Optimizer::Sgd);
+  std::int64_t launches = 0;
+  for (const auto& k : work) launches += k.count;
+  EXPECT_EQ(launches, 1 + 2 * 50);  // input GEMM, then a GEMM and a gate kernel per step
+  RooflineCostModel roofline;
+  const OpCost c = roofline.cost(lstm, "V100-SXM2-32GB", Optimizer::Sgd);
+  EXPECT_GT(c.fwd, 101 * 5'000);
+  EXPECT_GT(c.bwd_data, 101 * 5'000);
+  EXPECT_GT(c.bwd_weight, 0);
+}
+
+TEST(Roofline, OptimizerTrafficScalesUpdate) {
+  ModelBuilder b("upd", 8, DType::F32);
+  auto x = b.input("x", {8, 1024});
+  b.linear("fc", x, 1024, 1024);
+  const Model m = b.finish();
+  RooflineCostModel roofline;
+  const auto& fc = op_named(m, "fc");
+  const TimeNs sgd = roofline.cost(fc, "A100-SXM4-80GB", Optimizer::Sgd).update;
+  const TimeNs adam = roofline.cost(fc, "A100-SXM4-80GB", Optimizer::Adam).update;
+  // (params * bytes / (2039 * 0.8)) + 5'000 with 12 vs 28 bytes per parameter
+  const double params = 1024.0 * 1024 + 1024;
+  EXPECT_EQ(sgd, std::llround(params * 12 / (2039 * 0.8) + 5000));
+  EXPECT_EQ(adam, std::llround(params * 28 / (2039 * 0.8) + 5000));
+}
+
+TEST(Roofline, HostCpuIsADevice) {
+  const HostCpu host = detect_host_cpu();
+  EXPECT_GE(host.logical_cpus, 1);
+  EXPECT_GT(host.peak_gflops(1), 1.0);
+  const RooflineDevice cpu = cpu_roofline_device(host, 1);
+  EXPECT_TRUE(cpu.is_cpu);
+  EXPECT_EQ(cpu.spec.kind.rfind("cpu-", 0), 0u);
+  RooflineCostModel roofline;
+  ModelBuilder b("c", 1, DType::F32);
+  auto x = b.input("x", {1, 3, 32, 32});
+  auto c1 = b.conv2d("c1", x, 8, 3, 1, 1);
+  b.relu("r", c1);
+  const Model m = b.finish();
+  EXPECT_GT(roofline.cost(op_named(m, "c1"), "cpu", Optimizer::Sgd).fwd, 0);
+  EXPECT_GT(roofline.cost(op_named(m, "c1"), cpu.spec.kind, Optimizer::Sgd).fwd, 0);
+}
+
+TEST(Roofline, UnknownDeviceIsAnInputError) {
+  RooflineCostModel roofline;
+  ModelBuilder b("c", 1, DType::F32);
+  auto x = b.input("x", {1, 4});
+  b.relu("r", x);
+  const Model m = b.finish();
+  try {
+    roofline.cost(op_named(m, "r"), "tpu-v9", Optimizer::Sgd);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("roofline: unknown device kind \"tpu-v9\"; known kinds: V100-SXM2-16GB, ", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace parasim::profiler
