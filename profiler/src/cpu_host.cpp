@@ -102,10 +102,10 @@ std::string host_device_kind(const HostCpu& host) {
   return out;
 }
 
-// CPU constants (assumed, then checked against oneDNN timings on the development host; see
-// docs/profiler.md): a oneDNN primitive call costs ~1 us; kernels reach ~0.5 us of fill time;
-// single-threaded oneDNN convolutions reach ~0.6 and GEMMs ~0.7 of the FMA peak; elementwise
-// loops reach ~0.7 of the triad bandwidth.
+// CPU constants (assumed, then checked against oneDNN timings of ResNet-50 on the development
+// host; docs/profiler.md): a primitive call or loop costs ~0.5 us; kernels pay ~0.5 us of fill
+// time; single-threaded oneDNN convolutions reach ~0.65 and GEMMs ~0.7 of the FMA peak at the
+// nominal clock; streaming loops ~0.7 of the assumed DRAM bandwidth (caches are not modelled).
 RooflineDevice cpu_roofline_device(const HostCpu& host, int threads, GBps bandwidth) {
   threads = std::max(threads, 1);
   RooflineDevice d;
@@ -119,9 +119,9 @@ RooflineDevice cpu_roofline_device(const HostCpu& host, int threads, GBps bandwi
   d.spec.memory = 0;
   d.spec.sm_count = threads;
   d.spec.source = "host /proc/cpuinfo: " + host.model_name + ", " + std::to_string(threads) + " thread(s)";
-  d.launch_overhead_ns = 1000;
+  d.launch_overhead_ns = 500;
   d.fill_time_ns = 500;
-  d.eff_conv = 0.60;
+  d.eff_conv = 0.65;
   d.eff_gemm = 0.70;
   d.eff_mem = 0.70;
   d.is_cpu = true;

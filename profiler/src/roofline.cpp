@@ -342,7 +342,7 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
 }
 
 std::string RooflineCostModel::describe() const {
-  return "roofline (datasheet peaks x efficiency curve: conv 0.65, GEMM 0.75, memory 0.80 on GPUs)";
+  return "roofline (datasheet peaks x efficiency curve: conv 0.65, GEMM 0.75, memory 0.80, 5 us per kernel on GPUs)";
 }
 
 }  // namespace parasim::profiler
