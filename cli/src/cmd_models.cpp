@@ -100,12 +100,14 @@ void list_models(bool as_json) {
 
 // ------------------------------------------------------------------ parasim models show
 
+constexpr std::int64_t kNotGiven = -1;
+
 struct ShowOptions {
   std::string target;
-  std::int64_t batch = 0;
+  std::int64_t batch = kNotGiven;
   std::string dtype;
-  std::int64_t image_size = 0;
-  std::int64_t seq_len = 0;
+  std::int64_t image_size = kNotGiven;
+  std::int64_t seq_len = kNotGiven;
   bool json = false;
   std::string output;
 };
@@ -116,16 +118,19 @@ bool looks_like_file(const std::string& target) {
 }
 
 Model load_target(const ShowOptions& o) {
-  if (o.batch < 0) throw InputError("--batch: expected an integer >= 1, found " + std::to_string(o.batch));
-  if (o.image_size < 0) throw InputError("--image-size: expected an integer >= 1, found " + std::to_string(o.image_size));
-  if (o.seq_len < 0) throw InputError("--seq-len: expected an integer >= 1, found " + std::to_string(o.seq_len));
+  auto check = [](const char* flag, std::int64_t v) {
+    if (v != kNotGiven && v < 1) throw InputError(std::string(flag) + ": expected an integer >= 1, found " + std::to_string(v));
+  };
+  check("--batch", o.batch);
+  check("--image-size", o.image_size);
+  check("--seq-len", o.seq_len);
   std::optional<DType> dtype;
   if (!o.dtype.empty()) {
     dtype = parse_dtype(o.dtype);
     if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
   }
   if (!is_zoo_model(o.target) && looks_like_file(o.target)) {
-    if (o.image_size > 0 || o.seq_len > 0)
+    if (o.image_size != kNotGiven || o.seq_len != kNotGiven)
       throw InputError("--image-size and --seq-len apply to zoo models only; " + o.target +
                        " fixes its shapes (use --batch and --dtype)");
     LoadOptions load;
@@ -136,8 +141,8 @@ Model load_target(const ShowOptions& o) {
   ModelOptions options;
   if (o.batch > 0) options.batch = o.batch;
   if (dtype) options.dtype = *dtype;
-  options.image_size = o.image_size;
-  options.seq_len = o.seq_len;
+  if (o.image_size > 0) options.image_size = o.image_size;
+  if (o.seq_len > 0) options.seq_len = o.seq_len;
   return build_zoo_model(o.target, options);  // lists the known names if o.target is none of them
 }
 
