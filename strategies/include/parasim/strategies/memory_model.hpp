@@ -1,0 +1,38 @@
+// Bytes a device keeps for its parameters for the whole step.
+//
+// Per parameter:
+//   weights    dtype size (fp32 4, fp16/bf16 2)
+//   gradients  same dtype as the weights
+//   optimizer  fp32 state (profiler::optimizer_state_bytes_per_param: sgd 0, momentum 4, adam 8)
+//              + 4 bytes of fp32 master weights when training in fp16/bf16 (mixed precision)
+// so fp32 Adam is 4 + 4 + 8 = 16 bytes/param and mixed-precision Adam 2 + 2 + 4 + 8 = 16 bytes/param,
+// the low end of Megatron-LM's "16-20 bytes per parameter" (Megatron's extra 4 for fp32 gradient
+// accumulation buffers is not counted); mixed-precision SGD 2 + 2 + 4 = 8, momentum 12.
+// ZeRO stage 1 (zero=1) divides the optimizer bytes by the data-parallel degree (rounded up).
+//
+// Example:
+//   ParamBytes b = param_bytes_per_param(models::DType::F16, profiler::Optimizer::Adam);  // {2, 2, 12}
+#pragma once
+
+#include "parasim/common/units.hpp"
+#include "parasim/models/graph.hpp"
+#include "parasim/profiler/cost_model.hpp"
+#include "parasim/simulator/task_graph.hpp"
+
+namespace parasim::strategies {
+
+struct ParamBytes {
+  Bytes weights = 0;
+  Bytes grads = 0;
+  Bytes optimizer = 0;
+  Bytes total() const { return weights + grads + optimizer; }
+};
+
+ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer);
+
+/// Static memory of `params` parameters, with the optimizer state sharded over `zero_shards`
+/// data-parallel ranks (1 = no ZeRO).
+simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,
+                                          int zero_shards = 1);
+
+}  // namespace parasim::strategies

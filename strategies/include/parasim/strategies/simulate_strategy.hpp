@@ -1,0 +1,76 @@
+// simulate_strategy(): one training step of (model, cluster, strategy, costs) - lowered to a
+// TaskGraph and run through the simulator - summarised the way a user (or the planner) asks:
+// how long, how many samples per second, does it fit, where do the times and bytes go.
+//
+// Example:
+//   models::Model model = models::build_zoo_model("resnet50");
+//   hardware::Cluster cluster = hardware::make_cluster_preset("dgx1-v100");
+//   profiler::RooflineCostModel roofline;
+//   StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=8"),
+//                   .global_batch = 256, .costs = &roofline};
+//   StrategyResult r = simulate_strategy(setup);
+//   std::cout << format_time(r.step_time) << " " << r.throughput << " samples/s\n";
+//   if (!r.feasible) std::cout << r.infeasible_reason << "\n";
+//
+// For planners: build the model once, keep one StepCache in StepSetup::cache, use
+// Granularity::Stage for large models, the default Symmetry::DataAndTensor,
+// simulator::CollectiveMode::Analytic, and simulate_infeasible = false.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parasim/simulator/engine.hpp"
+#include "parasim/strategies/lowering.hpp"
+
+namespace parasim::strategies {
+
+struct DeviceReport {
+  hardware::DeviceId device = 0;
+  std::string kind;
+  int replica = 0;
+  int stage = 0;
+  int tp_rank = 0;
+  TimeNs compute = 0;       // some compute task was running
+  TimeNs comm = 0;          // some transfer or collective was running
+  TimeNs exposed_comm = 0;  // communication while no compute ran
+  TimeNs idle = 0;          // neither; compute + exposed_comm + idle == step_time
+  Bytes peak_memory = 0;
+  Bytes capacity = 0;
+  simulator::MemoryBreakdown breakdown;  // at the peak
+};
+
+struct StrategyResult {
+  Strategy strategy;
+  std::string model;
+  std::string cluster;
+  int nodes = 1;
+  std::int64_t global_batch = 0;
+  models::DType dtype = models::DType::F32;
+  profiler::Optimizer optimizer = profiler::Optimizer::Adam;
+  simulator::CollectiveMode collectives = simulator::CollectiveMode::Expanded;
+
+  bool simulated = false;    // false: skipped (StepSetup::simulate_infeasible = false and it does not fit)
+  TimeNs step_time = 0;      // asynchronous schedules: steady-state time per micro-batch x micro
+  double throughput = 0;     // samples per second
+  TimeNs bubble_time = 0;    // step_time minus the busiest device's compute + exposed comm
+  double bubble_fraction = 0;
+  bool feasible = true;
+  std::string infeasible_reason;  // "needs 41.2 GiB on device 3 (stage 0), device has 32.0 GiB"
+  std::string cost_source;
+  CostSourceCounts cost_counts;
+  std::vector<DeviceReport> devices;  // the simulated devices (one replica / TP rank when symmetric)
+
+  LoweredStep lowered;           // the graph, roles, batch split, placement
+  simulator::StepResult result;  // the raw simulation (timeline when asked for)
+};
+
+StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options = {});
+
+/// Deterministic JSON: step_time_ms, throughput_samples_per_s, feasible, cost_source, strategy
+/// (canonical), devices [{kind, compute_ms, comm_ms, exposed_comm_ms, idle_ms, peak_memory_bytes, ...}], ...
+nlohmann::json strategy_result_to_json(const StrategyResult& r);
+
+}  // namespace parasim::strategies

@@ -1,0 +1,59 @@
+// What simulate_strategy() would otherwise redo for every configuration: the model rebuilt at a
+// micro-batch size (and sharded for tensor parallelism), and its per-op costs on a device kind.
+// A planner sweeping thousands of strategies for one model keeps one StepCache and passes it in
+// StepSetup::cache; every entry is then computed once. Costs are also shared between ops with
+// the same Op::signature() (the 96 identical layers of GPT-3 cost one lookup).
+//
+// Thread-safe: planner threads may share one cache. Entries are keyed by the *address* of the
+// base model and cost model, so keep those alive (and unchanged) as long as the cache is used.
+//
+// Example:
+//   StepCache cache;
+//   for (const Strategy& s : candidates) {
+//     StepSetup setup{.model = &model, .cluster = &cluster, .strategy = s, .global_batch = 1536,
+//                     .costs = &roofline, .cache = &cache};
+//     StrategyResult r = simulate_strategy(setup);
+//   }
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "parasim/models/graph.hpp"
+#include "parasim/profiler/cost_model.hpp"
+#include "parasim/strategies/tensor_parallel.hpp"
+
+namespace parasim::strategies {
+
+class StepCache {
+ public:
+  /// `base` at `batch` samples in `dtype`, sharded for `tp` tensor-parallel ranks (tp > 1).
+  std::shared_ptr<const models::Model> model(const models::Model& base, std::int64_t batch, models::DType dtype, int tp);
+  /// The TP plan of `base` (which ops are column/row-parallel).
+  std::shared_ptr<const TpPlan> tp_plan(const models::Model& base);
+  /// Per-op costs (by op id) of `model` (one this cache built) on `device_kind`.
+  std::shared_ptr<const std::vector<profiler::OpCost>> costs(const std::shared_ptr<const models::Model>& model,
+                                                            const std::string& device_kind, profiler::Optimizer opt,
+                                                            const profiler::CostModel& cost_model);
+
+  std::int64_t models_built() const;
+  std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
+
+ private:
+  using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int>;
+  using CostKey = std::tuple<const models::Model*, std::string, int, const profiler::CostModel*>;
+  mutable std::mutex mu_;
+  std::map<ModelKey, std::shared_ptr<const models::Model>> models_;
+  std::map<const models::Model*, std::shared_ptr<const TpPlan>> plans_;
+  std::map<CostKey, std::shared_ptr<const std::vector<profiler::OpCost>>> costs_;
+  std::unordered_map<std::string, profiler::OpCost> by_signature_;
+  std::int64_t cost_model_calls_ = 0;
+};
+
+}  // namespace parasim::strategies

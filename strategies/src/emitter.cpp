@@ -1,0 +1,158 @@
+#include "emitter.hpp"
+
+#include <cmath>
+
+namespace parasim::strategies::detail {
+
+Ref Emitter::compute(int replica, int slot, const DurationFn& duration, std::string_view name, int op, int mb,
+                     Phase phase) {
+  Ref first;
+  for (int t = 0; t < ranks(); ++t) {
+    const TaskId id = b_.add_compute({.device = p_.device(replica, slot, t),
+                                      .stream = kComputeStream,
+                                      .duration = duration(p_.kind_of(replica, slot, t)),
+                                      .name = name,
+                                      .op = op,
+                                      .microbatch = mb,
+                                      .phase = phase});
+    if (t == 0) first = Ref{id, true};
+  }
+  return first;
+}
+
+Ref Emitter::transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std::string_view name, int op, int mb,
+                      Phase phase) {
+  Ref first;
+  for (int t = 0; t < ranks(); ++t) {
+    const TaskId id = b_.add_transfer({.src = p_.device(replica, src_slot, t),
+                                       .dst = p_.device(replica, dst_slot, t),
+                                       .bytes = bytes,
+                                       .stream = kPipelineStream,
+                                       .name = name,
+                                       .op = op,
+                                       .microbatch = mb,
+                                       .phase = phase});
+    if (t == 0) first = Ref{id, true};
+  }
+  return first;
+}
+
+simulator::GroupId Emitter::tp_group(int replica, int slot) {
+  auto [it, fresh] = tp_groups_.try_emplace({replica, slot}, 0);
+  if (fresh) {
+    std::vector<simulator::DeviceId> devices;
+    for (int t = 0; t < p_.T; ++t) devices.push_back(p_.device(replica, slot, t));
+    it->second = b_.add_group(devices);
+  }
+  return it->second;
+}
+
+simulator::GroupId Emitter::dp_group(int slot, int rank) {
+  auto [it, fresh] = dp_groups_.try_emplace({slot, rank}, 0);
+  if (fresh) {
+    std::vector<simulator::DeviceId> devices;
+    for (int r = 0; r < p_.D; ++r) devices.push_back(p_.device(r, slot, rank));
+    it->second = b_.add_group(devices);
+  }
+  return it->second;
+}
+
+Ref Emitter::tp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int model_op,
+                           int mb, Phase phase) {
+  const TaskId id = b_.add_collective({.op = op,
+                                       .group = tp_group(replica, slot),
+                                       .bytes = bytes,
+                                       .stream = kTensorParallelStream,
+                                       .name = name,
+                                       .model_op = model_op,
+                                       .microbatch = mb,
+                                       .phase = phase});
+  return Ref{id, false};
+}
+
+Ref Emitter::dp_collective(int slot, CollectiveOp op, Bytes bytes, std::string_view name, int model_op, int mb,
+                           Phase phase) {
+  Ref first;
+  for (int t = 0; t < ranks(); ++t) {
+    const TaskId id = b_.add_collective({.op = op,
+                                         .group = dp_group(slot, t),
+                                         .bytes = bytes,
+                                         .stream = kDataParallelStream,
+                                         .name = name,
+                                         .model_op = model_op,
+                                         .microbatch = mb,
+                                         .phase = phase});
+    if (t == 0) first = Ref{id, true};
+  }
+  return first;
+}
+
+Ref Emitter::marker(std::string_view name) { return Ref{b_.add_marker(name), false}; }
+
+void Emitter::after(Ref task, Ref dep) {
+  if (!task.valid() || !dep.valid()) return;
+  if (task.per_rank && dep.per_rank) {
+    for (int t = 0; t < ranks(); ++t) b_.add_dependency(task.id + t, dep.id + t);
+  } else if (task.per_rank) {
+    for (int t = 0; t < ranks(); ++t) b_.add_dependency(task.id + t, dep.id);
+  } else if (dep.per_rank) {
+    for (int t = 0; t < ranks(); ++t) b_.add_dependency(task.id, dep.id + t);
+  } else {
+    b_.add_dependency(task.id, dep.id);
+  }
+}
+
+void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
+  if (!task.valid() || (alloc == 0 && free == 0)) return;
+  const int copies = task.per_rank ? ranks() : 1;
+  for (int t = 0; t < copies; ++t) b_.set_memory(task.id + t, alloc, free);
+}
+
+Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
+                        const std::vector<Update>& updates) {
+  const bool reduce = p_.D > 1 && bytes > 0;
+  const bool zero = reduce && p_.s.zero == 1;
+  const auto key = std::make_tuple(slot, bucket, mb);
+  Refs done;
+  Refs after_reduce = ready;
+  if (reduce) {
+    auto [it, fresh] = reduce_.try_emplace(key);
+    if (fresh) {
+      const std::string name = "grads.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
+      it->second = e_.dp_collective(slot, zero ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, bytes, name,
+                                    -1, mb, Phase::BackwardWeight);
+    }
+    e_.after(it->second, ready);
+    after_reduce = {it->second};
+  }
+  Refs update_tasks;
+  for (const Update& up : updates) {
+    const Ref u = e_.compute(replica, slot, up.duration, up.name, up.op, mb, Phase::Update);
+    e_.after(u, after_reduce);
+    update_tasks.push_back(u);
+  }
+  if (zero) {
+    auto [it, fresh] = gather_.try_emplace(key);
+    if (fresh) {
+      const std::string name = "params.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
+      it->second = e_.dp_collective(slot, CollectiveOp::AllGather, bytes, name, -1, mb, Phase::Update);
+    }
+    e_.after(it->second, update_tasks.empty() ? after_reduce : update_tasks);
+    done.push_back(it->second);
+  } else {
+    done = update_tasks.empty() ? after_reduce : update_tasks;
+  }
+  return done;
+}
+
+TimeNs weight_prediction_time(const Prepared& p, int kind, std::int64_t params) {
+  if (params <= 0) return 0;
+  const profiler::RooflineDevice device = p.roofline.device(p.kinds[static_cast<std::size_t>(kind)]);
+  const profiler::KernelWork axpy{.cls = profiler::KernelClass::Memory,
+                                  .count = 1,
+                                  .flops = 2.0 * static_cast<double>(params),
+                                  .bytes = 16.0 * static_cast<double>(params)};
+  return static_cast<TimeNs>(std::llround(device.kernel_time_ns(axpy, models::DType::F32)));
+}
+
+}  // namespace parasim::strategies::detail

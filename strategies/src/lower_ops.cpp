@@ -1,0 +1,269 @@
+// Op granularity: every op phase of every micro-batch is a task.
+//
+// Forward: an op waits for its producers (through a transfer when the producer runs on another
+// device; one transfer per (tensor, destination device)). Backward, in reverse op order: an op's
+// output gradient is ready when every consumer's data gradient is (gradients from another
+// device are summed there and sent once). Ops without a backward kernel (residual adds,
+// reshapes) pass the gradient through. Full recomputation reruns a segment's forward (with its
+// TP collectives) right before the segment's backward; selective recomputation reruns the
+// attention core before its backward.
+#include <map>
+#include <set>
+
+#include "lowering_base.hpp"
+
+namespace parasim::strategies::detail {
+
+namespace {
+
+void append(Refs& to, const Refs& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+class OpLowering : LoweringBase {
+ public:
+  OpLowering(const Prepared& p, Emitter& e, LoweredStep& out) : LoweringBase(p, e, out) {}
+
+  void run() {
+    for (int r : p_.sim_replicas) {
+      reset_items();
+      barrier_ = Ref{};
+      for (int mb = 0; mb < p_.K_sim; ++mb) {
+        reset_state();
+        forward(r, mb);
+        backward(r, mb);
+        if (final_microbatch(mb)) mark_microbatch_done(mb, reduce_and_update(r, mb));
+        if (!p_.layered() && !p_.async) {
+          // Gradient accumulation without pipelining: the next micro-batch starts after this one.
+          barrier_ = e_.marker("microbatch_end");
+          for (OpId v = 0; v < p_.n; ++v) e_.after(barrier_, grad_done_[v]);
+        }
+      }
+      chain_schedule(r);
+    }
+  }
+
+ private:
+  std::string_view name(OpId v) const { return p_.structure->op(v).name; }
+  TpRole role(OpId v) const { return p_.tp->role[v]; }
+  CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
+
+  void reset_state() {
+    fwd_ready_.assign(p_.n, {});
+    fwd_task_.assign(p_.n, {});
+    grad_in_.assign(p_.n, {});
+    grad_done_.assign(p_.n, {});
+    rec_task_.assign(p_.n, {});
+    rec_ready_.assign(p_.n, {});
+    seg_done_.assign(p_.segments.size(), 0);
+  }
+
+  /// One forward (or recompute) of op v with its TP collectives; returns {compute task, output ready}.
+  std::pair<Ref, Ref> op_forward(int r, int mb, OpId v, Phase phase, const Refs& deps, Bytes alloc, Bytes free,
+                                 std::vector<Ref>& work) {
+    const Variant& var = p_.variant(r, mb);
+    const int slot = p_.op_slot[v];
+    Refs d = deps;
+    if (p_.T > 1 && p_.sp && role(v) == TpRole::Column) {
+      const Ref gather = e_.tp_collective(r, slot, CollectiveOp::AllGather, var.in_full[v], "tp_allgather",
+                                          static_cast<int>(v), mb, phase);
+      e_.after(gather, d);
+      d = {gather};
+    }
+    const Ref task = e_.compute(
+        r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v), static_cast<int>(v), mb,
+        phase);
+    e_.after(task, d);
+    e_.memory(task, alloc, free);
+    work.push_back(task);
+    Ref ready = task;
+    if (p_.T > 1 && (role(v) == TpRole::Row || role(v) == TpRole::VocabEmbedding)) {
+      ready = e_.tp_collective(r, slot, reduction(), var.out_full[v], p_.sp ? "tp_reduce_scatter" : "tp_allreduce",
+                               static_cast<int>(v), mb, phase);
+      e_.after(ready, task);
+    }
+    return {task, ready};
+  }
+
+  void forward(int r, int mb) {
+    const Variant& var = p_.variant(r, mb);
+    std::map<std::pair<OpId, int>, Ref> sent;  // (tensor, destination slot) -> transfer
+    for (OpId v = 0; v < p_.n; ++v) {
+      if (!p_.has_fwd[v]) {
+        for (OpId u : p_.inputs[v]) append(fwd_ready_[v], fwd_ready_[u]);
+        continue;
+      }
+      const int slot = p_.op_slot[v];
+      Refs deps;
+      for (OpId u : p_.inputs[v]) {
+        if (p_.is_input[u]) continue;
+        if (p_.op_slot[u] == slot) {
+          append(deps, fwd_ready_[u]);
+          continue;
+        }
+        auto [it, fresh] = sent.try_emplace({u, slot});
+        if (fresh) {
+          it->second = e_.transfer(r, p_.op_slot[u], slot, var.xfer_bytes[u], name(u), static_cast<int>(u), mb,
+                                   Phase::Forward);
+          e_.after(it->second, fwd_ready_[u]);
+        }
+        deps.push_back(it->second);
+      }
+      if (deps.empty()) deps.push_back(barrier_);
+      const int chunk = p_.op_chunk[v];
+      std::vector<Ref>& work = item(mb, chunk, WorkKind::Forward);
+      if (work.empty()) predict_weights(r, mb, chunk);
+      const bool no_backward = !p_.has_bd[v] && !p_.has_bw[v];
+      const Bytes alloc = var.fwd_alloc[v];
+      auto [task, ready] = op_forward(r, mb, v, Phase::Forward, deps, alloc, no_backward ? alloc : 0, work);
+      fwd_task_[v] = task;
+      fwd_ready_[v] = {ready};
+    }
+  }
+
+  /// Reruns segment `seg`'s forward once the gradients from outside the segment have arrived.
+  void recompute_segment(int r, int mb, int seg, std::vector<Ref>& work) {
+    const Variant& var = p_.variant(r, mb);
+    const auto& ops = p_.segments[static_cast<std::size_t>(seg)];
+    const std::set<OpId> members(ops.begin(), ops.end());
+    Refs trigger;
+    for (OpId x : ops)
+      for (OpId w : p_.consumers[x])
+        if (!members.count(w)) append(trigger, grad_in_[w]);
+    for (OpId x : ops) {
+      Refs deps = trigger;
+      for (OpId u : p_.inputs[x])
+        if (members.count(u)) append(deps, rec_ready_[u]);
+      const bool no_backward = !p_.has_bd[x] && !p_.has_bw[x];
+      auto [task, ready] = op_forward(r, mb, x, Phase::Recompute, deps, var.rec_alloc[x],
+                                      no_backward ? var.rec_alloc[x] : 0, work);
+      rec_task_[x] = task;
+      rec_ready_[x] = {ready};
+    }
+    seg_done_[static_cast<std::size_t>(seg)] = 1;
+  }
+
+  void backward(int r, int mb) {
+    const Variant& var = p_.variant(r, mb);
+    for (OpId v = p_.n; v-- > 0;) {
+      if (p_.is_input[v]) continue;
+      const int slot = p_.op_slot[v];
+      Refs grad_out;
+      std::map<int, Refs> remote;  // gradients computed on other devices, by device slot
+      for (OpId w : p_.consumers[v]) append(p_.op_slot[w] == slot ? grad_out : remote[p_.op_slot[w]], grad_in_[w]);
+      for (const auto& [src, refs] : remote) {
+        const Ref x = e_.transfer(r, src, slot, var.xfer_bytes[v], name(v), static_cast<int>(v), mb, Phase::BackwardData);
+        e_.after(x, refs);
+        grad_out.push_back(x);
+      }
+      const bool bd = p_.has_bd[v];
+      const bool bw = p_.has_bw[v];
+      if (!bd && !bw) {
+        grad_in_[v] = grad_out.empty() ? fwd_ready_[v] : grad_out;
+        continue;
+      }
+      std::vector<Ref>& work = item(mb, p_.op_chunk[v], WorkKind::Backward);
+      Refs deps = grad_out;
+      deps.push_back(fwd_task_[v]);
+      const int seg = p_.segment[v];
+      if (seg >= 0) {
+        if (!seg_done_[static_cast<std::size_t>(seg)]) recompute_segment(r, mb, seg, work);
+        deps.push_back(rec_task_[v]);
+      }
+      if (p_.selective[v]) {
+        const Ref again = e_.compute(
+            r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v),
+            static_cast<int>(v), mb, Phase::Recompute);
+        e_.after(again, deps);
+        e_.memory(again, var.rec_alloc[v], 0);
+        work.push_back(again);
+        deps = {again};
+      }
+      if (p_.T > 1 && p_.sp && role(v) == TpRole::Row) {
+        const Ref gather = e_.tp_collective(r, slot, CollectiveOp::AllGather, var.out_full[v], "tp_allgather",
+                                            static_cast<int>(v), mb, Phase::BackwardData);
+        e_.after(gather, deps);
+        deps = {gather};
+      }
+      Ref data, weight;
+      if (bd) {
+        data = e_.compute(
+            r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].bwd_data; }, name(v),
+            static_cast<int>(v), mb, Phase::BackwardData);
+        e_.after(data, deps);
+        work.push_back(data);
+      }
+      if (bw) {
+        weight = e_.compute(
+            r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].bwd_weight; }, name(v),
+            static_cast<int>(v), mb, Phase::BackwardWeight);
+        if (bd) e_.after(weight, data);
+        else e_.after(weight, deps);
+        work.push_back(weight);
+      }
+      const Ref last = bw ? weight : data;
+      e_.memory(last, 0, var.bwd_free[v]);
+      grad_done_[v] = last;
+      if (bd && p_.T > 1 && role(v) == TpRole::Column) {
+        const Ref reduce = e_.tp_collective(r, slot, reduction(), var.in_full[v],
+                                            p_.sp ? "tp_reduce_scatter" : "tp_allreduce", static_cast<int>(v), mb,
+                                            Phase::BackwardData);
+        e_.after(reduce, data);
+        grad_in_[v] = {reduce};
+      } else {
+        grad_in_[v] = bd ? Refs{data} : grad_out;
+      }
+    }
+  }
+
+  Refs reduce_and_update(int r, int mb) {
+    const Variant& var = p_.variant(r, mb);
+    const Bytes per_param = models::dtype_size(p_.dtype);
+    Refs done_all;
+    for (int slot = 0; slot < p_.M; ++slot) {
+      const auto& buckets = p_.slot_buckets[static_cast<std::size_t>(slot)];
+      for (std::size_t b = 0; b < buckets.size(); ++b) {
+        Refs ready;
+        std::vector<GradientSync::Update> updates;
+        std::vector<Tie> remote_ties;
+        for (OpId v : buckets[b].ops) {
+          ready.push_back(grad_done_[v]);
+          if (p_.has_update[v])
+            updates.push_back({static_cast<int>(v), name(v),
+                               [&var, v](int k) { return var.times[static_cast<std::size_t>(k)][v].update; }});
+          for (const Tie& tie : p_.ties) {
+            if (tie.owner != v) continue;
+            if (p_.op_slot[tie.op] == slot) {
+              ready.push_back(grad_done_[tie.op]);
+              continue;
+            }
+            // The tied op's contribution to the shared weight's gradient comes over.
+            const Ref x = e_.transfer(r, p_.op_slot[tie.op], slot, p_.params[v] * per_param, "tied_weight_grads",
+                                      static_cast<int>(v), mb, Phase::BackwardWeight);
+            e_.after(x, grad_done_[tie.op]);
+            ready.push_back(x);
+            remote_ties.push_back(tie);
+          }
+        }
+        Refs done = sync_.sync(r, slot, static_cast<int>(b), mb, ready, buckets[b].bytes, updates);
+        for (const Tie& tie : remote_ties) {
+          const Ref back = e_.transfer(r, slot, p_.op_slot[tie.op], p_.params[tie.owner] * per_param,
+                                       "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);
+          e_.after(back, done);
+          done.push_back(back);
+        }
+        append(done_all, done);
+      }
+    }
+    return done_all;
+  }
+
+  Ref barrier_;
+  std::vector<Refs> fwd_ready_, grad_in_, rec_ready_;
+  std::vector<Ref> fwd_task_, grad_done_, rec_task_;
+  std::vector<char> seg_done_;
+};
+
+}  // namespace
+
+void lower_ops(const Prepared& p, Emitter& e, LoweredStep& out) { OpLowering(p, e, out).run(); }
+
+}  // namespace parasim::strategies::detail

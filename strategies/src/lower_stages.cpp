@@ -1,0 +1,272 @@
+// Stage granularity: per micro-batch, each pipeline chunk's forward is ONE compute task with the
+// summed op times (and its backward one task, its recompute one task), pipeline transfers carry
+// the summed bytes crossing between two chunks, and a chunk's TP collectives of one phase are
+// one collective of the summed bytes (this undercounts latency by (layers - 1) x the collective's
+// alpha terms). The backward of the last micro-batch is split at the chunk's gradient buckets,
+// so DP reduction still overlaps the rest of the backward.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "lowering_base.hpp"
+
+namespace parasim::strategies::detail {
+
+namespace {
+
+void append(Refs& to, const Refs& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+/// What one chunk does for one micro-batch size.
+struct ChunkWork {
+  std::vector<TimeNs> fwd, rec, bwd;               // per kind
+  std::vector<std::vector<TimeNs>> piece;          // [bucket][kind]: backward up to the bucket's close
+  std::vector<std::vector<TimeNs>> update;         // [bucket][kind]
+  Bytes fwd_alloc = 0, rec_alloc = 0;
+  Bytes fwd_gather = 0, fwd_reduce = 0;            // TP bytes: before column linears / after row linears
+  Bytes rec_gather = 0, rec_reduce = 0;
+  Bytes bwd_gather = 0, bwd_reduce = 0;
+};
+
+class StageLowering : LoweringBase {
+ public:
+  StageLowering(const Prepared& p, Emitter& e, LoweredStep& out) : LoweringBase(p, e, out) {
+    for (int c = 0; c < p.C; ++c) names_.push_back("stage" + std::to_string(c % p.M) + ".chunk" + std::to_string(c));
+    for (OpId u = 0; u < p.n; ++u) {
+      if (p.is_input[u]) continue;
+      std::set<int> to;
+      for (OpId w : p.consumers[u])
+        if (p.op_chunk[w] != p.op_chunk[u]) to.insert(p.op_chunk[w]);
+      for (int c : to) crossing_[{p.op_chunk[u], c}].push_back(u);
+    }
+  }
+
+  void run() {
+    for (int r : p_.sim_replicas) {
+      reset_items();
+      for (int mb = 0; mb < p_.K_sim; ++mb) {
+        forward(r, mb);
+        backward(r, mb);
+        if (final_microbatch(mb)) mark_microbatch_done(mb, reduce_and_update(r, mb));
+      }
+      chain_schedule(r);
+    }
+  }
+
+ private:
+  CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
+  int slot(int chunk) const { return chunk % p_.M; }
+
+  const std::vector<ChunkWork>& work_of(std::int64_t micro) {
+    auto [it, fresh] = work_.try_emplace(micro);
+    if (!fresh) return it->second;
+    const Variant& var = p_.variants.at(micro);
+    const std::size_t kinds = p_.kinds.size();
+    for (int c = 0; c < p_.C; ++c) {
+      ChunkWork w;
+      w.fwd.assign(kinds, 0);
+      w.rec.assign(kinds, 0);
+      w.bwd.assign(kinds, 0);
+      std::map<int, Bytes> segment_bytes;
+      for (OpId v : p_.chunk_ops[static_cast<std::size_t>(c)]) {
+        const bool recomputed = p_.segment[v] >= 0;
+        for (std::size_t k = 0; k < kinds; ++k) {
+          const OpTimes& t = var.times[k][v];
+          w.fwd[k] += t.fwd;
+          w.bwd[k] += t.bwd();
+          if (recomputed || p_.selective[v]) w.rec[k] += t.fwd;
+        }
+        w.fwd_alloc += var.fwd_alloc[v];
+        if (recomputed) segment_bytes[p_.segment[v]] += var.rec_alloc[v];
+        else w.rec_alloc += var.rec_alloc[v];
+        if (p_.T == 1) continue;
+        const TpRole role = p_.tp->role[v];
+        const Bytes gather = p_.sp && role == TpRole::Column ? var.in_full[v] : 0;
+        const Bytes reduce = role == TpRole::Row || role == TpRole::VocabEmbedding ? var.out_full[v] : 0;
+        w.fwd_gather += gather;
+        w.fwd_reduce += reduce;
+        if (recomputed) {
+          w.rec_gather += gather;
+          w.rec_reduce += reduce;
+        }
+        if (p_.sp && role == TpRole::Row) w.bwd_gather += var.out_full[v];
+        if (role == TpRole::Column && p_.has_bd[v]) w.bwd_reduce += var.in_full[v];
+      }
+      // Segments are recomputed one at a time: the largest one is live at once.
+      Bytes largest = 0;
+      for (const auto& [seg, bytes] : segment_bytes) largest = std::max(largest, bytes);
+      w.rec_alloc += largest;
+      for (const Bucket& b : p_.chunk_buckets[static_cast<std::size_t>(c)]) {
+        std::vector<TimeNs> piece(kinds, 0), update(kinds, 0);
+        for (std::size_t k = 0; k < kinds; ++k) {
+          for (OpId v : b.piece) piece[k] += var.times[k][v].bwd();
+          for (OpId v : b.ops) update[k] += var.times[k][v].update;
+        }
+        w.piece.push_back(std::move(piece));
+        w.update.push_back(std::move(update));
+      }
+      it->second.push_back(std::move(w));
+    }
+    return it->second;
+  }
+
+  Bytes crossing_bytes(const Variant& var, int from, int to) const {
+    const auto it = crossing_.find({from, to});
+    if (it == crossing_.end()) return 0;
+    Bytes b = 0;
+    for (OpId u : it->second) b += var.xfer_bytes[u];
+    return b;
+  }
+
+  Refs tp_phase(int r, int c, int mb, Phase phase, Bytes gather, const Refs& deps) {
+    if (gather == 0) return deps;
+    const Ref g = e_.tp_collective(r, slot(c), CollectiveOp::AllGather, gather, "tp_allgather", -1, mb, phase);
+    e_.after(g, deps);
+    return {g};
+  }
+
+  Ref tp_reduce(int r, int c, int mb, Phase phase, Bytes bytes, Ref after) {
+    if (bytes == 0) return after;
+    const Ref x = e_.tp_collective(r, slot(c), reduction(), bytes, p_.sp ? "tp_reduce_scatter" : "tp_allreduce", -1,
+                                   mb, phase);
+    e_.after(x, after);
+    return x;
+  }
+
+  void forward(int r, int mb) {
+    const Variant& var = p_.variant(r, mb);
+    const auto& work = work_of(var.micro);
+    fwd_ready_.assign(static_cast<std::size_t>(p_.C), {});
+    fwd_task_.assign(static_cast<std::size_t>(p_.C), {});
+    for (int c = 0; c < p_.C; ++c) {
+      const ChunkWork& w = work[static_cast<std::size_t>(c)];
+      Refs deps;
+      for (int src = 0; src < c; ++src) {
+        const Bytes bytes = crossing_bytes(var, src, c);
+        if (bytes == 0) continue;
+        if (slot(src) == slot(c)) {
+          deps.push_back(fwd_ready_[static_cast<std::size_t>(src)]);
+          continue;
+        }
+        const Ref x = e_.transfer(r, slot(src), slot(c), bytes, "activations", -1, mb, Phase::Forward);
+        e_.after(x, fwd_ready_[static_cast<std::size_t>(src)]);
+        deps.push_back(x);
+      }
+      predict_weights(r, mb, c);
+      deps = tp_phase(r, c, mb, Phase::Forward, w.fwd_gather, deps);
+      const Ref f = e_.compute(
+          r, slot(c), [&](int k) { return w.fwd[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)], -1,
+          mb, Phase::Forward);
+      e_.after(f, deps);
+      e_.memory(f, w.fwd_alloc, 0);
+      item(mb, c, WorkKind::Forward).push_back(f);
+      fwd_task_[static_cast<std::size_t>(c)] = f;
+      fwd_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, f);
+    }
+  }
+
+  void backward(int r, int mb) {
+    const Variant& var = p_.variant(r, mb);
+    const auto& work = work_of(var.micro);
+    grad_ready_.assign(static_cast<std::size_t>(p_.C), {});
+    pieces_.assign(static_cast<std::size_t>(p_.C), {});
+    for (int c = p_.C; c-- > 0;) {
+      const ChunkWork& w = work[static_cast<std::size_t>(c)];
+      std::vector<Ref>& items = item(mb, c, WorkKind::Backward);
+      Refs deps{fwd_task_[static_cast<std::size_t>(c)]};
+      for (int dst = c + 1; dst < p_.C; ++dst) {
+        const Bytes bytes = crossing_bytes(var, c, dst);
+        if (bytes == 0) continue;
+        if (slot(dst) == slot(c)) {
+          deps.push_back(grad_ready_[static_cast<std::size_t>(dst)]);
+          continue;
+        }
+        const Ref x = e_.transfer(r, slot(dst), slot(c), bytes, "activation_grads", -1, mb, Phase::BackwardData);
+        e_.after(x, grad_ready_[static_cast<std::size_t>(dst)]);
+        deps.push_back(x);
+      }
+      const bool recompute = w.rec_alloc > 0 || std::any_of(w.rec.begin(), w.rec.end(), [](TimeNs t) { return t > 0; });
+      if (recompute) {
+        deps = tp_phase(r, c, mb, Phase::Recompute, w.rec_gather, deps);
+        const Ref again = e_.compute(
+            r, slot(c), [&](int k) { return w.rec[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)],
+            -1, mb, Phase::Recompute);
+        e_.after(again, deps);
+        e_.memory(again, w.rec_alloc, 0);
+        items.push_back(again);
+        deps = {tp_reduce(r, c, mb, Phase::Recompute, w.rec_reduce, again)};
+      }
+      deps = tp_phase(r, c, mb, Phase::BackwardData, w.bwd_gather, deps);
+      Ref last;
+      auto add_backward = [&](const DurationFn& duration) {
+        const Ref b = e_.compute(r, slot(c), duration, names_[static_cast<std::size_t>(c)], -1, mb, Phase::BackwardData);
+        if (last.valid()) e_.after(b, last);
+        else e_.after(b, deps);
+        items.push_back(b);
+        last = b;
+      };
+      if (final_microbatch(mb)) {
+        for (const auto& piece : w.piece) {
+          add_backward([&piece](int k) { return piece[static_cast<std::size_t>(k)]; });
+          pieces_[static_cast<std::size_t>(c)].push_back(last);
+        }
+      } else {
+        add_backward([&w](int k) { return w.bwd[static_cast<std::size_t>(k)]; });
+      }
+      e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
+      grad_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::BackwardData, w.bwd_reduce, last);
+    }
+  }
+
+  Refs reduce_and_update(int r, int mb) {
+    const Variant& var = p_.variant(r, mb);
+    const auto& work = work_of(var.micro);
+    const Bytes per_param = models::dtype_size(p_.dtype);
+    Refs done_all;
+    for (int c = 0; c < p_.C; ++c) {
+      const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];
+      for (std::size_t b = 0; b < buckets.size(); ++b) {
+        Refs ready{pieces_[static_cast<std::size_t>(c)][b]};
+        std::vector<Tie> remote_ties;
+        for (const Tie& tie : p_.ties) {
+          if (std::find(buckets[b].ops.begin(), buckets[b].ops.end(), tie.owner) == buckets[b].ops.end()) continue;
+          const int from = p_.op_chunk[tie.op];
+          const Ref tied_done = pieces_[static_cast<std::size_t>(from)].back();
+          if (slot(from) == slot(c)) {
+            ready.push_back(tied_done);
+            continue;
+          }
+          const Ref x = e_.transfer(r, slot(from), slot(c), p_.params[tie.owner] * per_param, "tied_weight_grads",
+                                    static_cast<int>(tie.owner), mb, Phase::BackwardWeight);
+          e_.after(x, tied_done);
+          ready.push_back(x);
+          remote_ties.push_back(tie);
+        }
+        const auto& update = work[static_cast<std::size_t>(c)].update[b];
+        std::vector<GradientSync::Update> updates;
+        updates.push_back({-1, names_[static_cast<std::size_t>(c)],
+                           [&update](int k) { return update[static_cast<std::size_t>(k)]; }});
+        Refs done = sync_.sync(r, slot(c), c * 64 + static_cast<int>(b), mb, ready, buckets[b].bytes, updates);
+        for (const Tie& tie : remote_ties) {
+          const Ref back = e_.transfer(r, slot(c), slot(p_.op_chunk[tie.op]), p_.params[tie.owner] * per_param,
+                                       "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);
+          e_.after(back, done);
+          done.push_back(back);
+        }
+        append(done_all, done);
+      }
+    }
+    return done_all;
+  }
+
+  std::vector<std::string> names_;
+  std::map<std::pair<int, int>, std::vector<OpId>> crossing_;  // (from chunk, to chunk) -> tensors
+  std::map<std::int64_t, std::vector<ChunkWork>> work_;
+  std::vector<Ref> fwd_ready_, fwd_task_, grad_ready_;
+  std::vector<std::vector<Ref>> pieces_;
+};
+
+}  // namespace
+
+void lower_stages(const Prepared& p, Emitter& e, LoweredStep& out) { StageLowering(p, e, out).run(); }
+
+}  // namespace parasim::strategies::detail

@@ -1,0 +1,83 @@
+#include "parasim/strategies/lowering.hpp"
+
+#include "parasim/common/error.hpp"
+#include "parasim/strategies/memory_model.hpp"
+#include "emitter.hpp"
+#include "lowering_base.hpp"
+#include "prepared_step.hpp"
+
+namespace parasim::strategies {
+
+std::string to_string(Granularity g) { return g == Granularity::Op ? "op" : "stage"; }
+
+Granularity parse_granularity(const std::string& s) {
+  if (s == "op") return Granularity::Op;
+  if (s == "stage") return Granularity::Stage;
+  throw InputError("--granularity: expected op or stage, found \"" + s + "\"");
+}
+
+std::string to_string(Symmetry s) {
+  switch (s) {
+    case Symmetry::None: return "none";
+    case Symmetry::DataParallel: return "data-parallel";
+    case Symmetry::DataAndTensor: return "data-and-tensor";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Weights, gradients, optimizer state and (PipeDream) stashed weight versions of one device.
+simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slot) {
+  const std::int64_t params = p.slot_params[static_cast<std::size_t>(slot)];
+  simulator::StaticMemory m =
+      static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero == 1 ? p.D : 1);
+  if (p.s.schedule == Schedule::PipeDream) {
+    // Stage i has M - i micro-batches in flight, each needing the weights it ran forward with:
+    // the live weights plus M - i - 1 stashed versions.
+    m.other += static_cast<Bytes>(p.M - slot - 1) * params * models::dtype_size(p.dtype);
+  }
+  return m;
+}
+
+}  // namespace
+
+LoweredStep lower_step(const StepSetup& setup) {
+  const std::unique_ptr<detail::Prepared> pp = detail::prepare_step(setup);
+  const detail::Prepared& p = *pp;
+  simulator::TaskGraphBuilder builder(p.mapping->devices_used(), kStreamsPerDevice);
+  detail::Emitter emitter(p, builder);
+  LoweredStep out;
+  out.granularity = setup.granularity == Granularity::Stage && p.layered() ? Granularity::Stage : Granularity::Op;
+  if (out.granularity == Granularity::Stage) detail::lower_stages(p, emitter, out);
+  else detail::lower_ops(p, emitter, out);
+
+  out.roles.resize(static_cast<std::size_t>(p.mapping->devices_used()));
+  for (int r = 0; r < p.D; ++r)
+    for (int slot = 0; slot < p.M; ++slot)
+      for (int t = 0; t < p.T; ++t) {
+        const hardware::DeviceId d = p.device(r, slot, t);
+        out.roles[static_cast<std::size_t>(d)] = DeviceRole{d, r, slot, t, false};
+      }
+  for (int r : p.sim_replicas)
+    for (int slot = 0; slot < p.M; ++slot)
+      for (int t = 0; t < p.sim_tp; ++t) {
+        const hardware::DeviceId d = p.device(r, slot, t);
+        out.roles[static_cast<std::size_t>(d)].simulated = true;
+        out.simulated_devices.push_back(d);
+        builder.set_static_memory(d, static_memory_of_slot(p, slot));
+      }
+  out.graph = std::move(builder).build();
+  out.replica_batch = p.replica_batch;
+  out.microbatches = p.micro;
+  out.op_stage = p.op_slot;
+  out.op_chunk = p.op_chunk;
+  out.stage_params = p.slot_params;
+  out.cost_counts = p.counts;
+  out.cost_source = p.cost_source;
+  out.sequence_parallel = p.sp;
+  out.symmetry = p.symmetry;
+  return out;
+}
+
+}  // namespace parasim::strategies

@@ -1,0 +1,22 @@
+#include "parasim/strategies/memory_model.hpp"
+
+namespace parasim::strategies {
+
+ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer) {
+  const Bytes size = models::dtype_size(dtype);
+  const Bytes master = dtype == models::DType::F32 ? 0 : 4;
+  return {size, size, master + profiler::optimizer_state_bytes_per_param(optimizer)};
+}
+
+simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,
+                                          int zero_shards) {
+  const ParamBytes per = param_bytes_per_param(dtype, optimizer);
+  simulator::StaticMemory m;
+  m.params = params * per.weights;
+  m.grads = params * per.grads;
+  const Bytes optimizer_bytes = params * per.optimizer;
+  m.optimizer = (optimizer_bytes + zero_shards - 1) / zero_shards;
+  return m;
+}
+
+}  // namespace parasim::strategies

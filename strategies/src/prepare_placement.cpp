@@ -1,0 +1,169 @@
+#include "prepare_placement.hpp"
+
+#include <algorithm>
+
+#include "parasim/common/error.hpp"
+#include "parasim/strategies/branch_placement.hpp"
+#include "parasim/strategies/partition.hpp"
+#include "parasim/strategies/placement_file.hpp"
+
+namespace parasim::strategies::detail {
+
+namespace {
+
+std::string top_level(const std::string& block) { return block.substr(0, block.find('/')); }
+
+/// Forward + backward (+ recompute) time of op v on device kind `k`: what a micro-batch costs.
+TimeNs work(const Prepared& p, const Variant& v0, int k, OpId v) {
+  const OpTimes& t = v0.times[static_cast<std::size_t>(k)][v];
+  TimeNs w = t.fwd + t.bwd();
+  if (p.s.recompute != Recompute::None && p.tp->in_tp_block[v]) w += t.fwd;  // upper bound for the partition
+  return w;
+}
+
+/// Units the layer partition may not split: each TP block (transformer layer) is one unit, every
+/// other op its own; ops without work join the next unit (trailing ones the last).
+std::vector<int> partition_units(const Prepared& p, int& units) {
+  std::vector<int> unit(p.n, -1);
+  int next = 0;
+  std::string open_block;
+  for (OpId v = 0; v < p.n; ++v) {
+    if (!p.has_fwd[v]) continue;
+    const std::string b = p.tp->in_tp_block[v] ? top_level(p.structure->op(v).block) : std::string();
+    if (b.empty() || b != open_block) ++next;
+    open_block = b;
+    unit[v] = next - 1;
+  }
+  units = next;
+  int following = std::max(0, units - 1);
+  for (std::size_t i = p.n; i-- > 0;) {
+    if (unit[i] >= 0) following = unit[i];
+    else unit[i] = following;
+  }
+  return unit;
+}
+
+void place_layers(Prepared& p, const Variant& v0) {
+  int units = 0;
+  const std::vector<int> unit = partition_units(p, units);
+  if (units < p.C)
+    throw InputError(to_string(p.s) + " cuts model " + p.structure->name() + " into " + std::to_string(p.C) +
+                     " pipeline chunks, but it has only " + std::to_string(units) +
+                     " units to place (ops, or whole transformer layers); use fewer stages");
+  // Bytes crossing the cut before unit i (forward activations; gradients cross back the same amount).
+  std::vector<Bytes> crossing(static_cast<std::size_t>(units) + 1, 0);
+  for (OpId u = 0; u < p.n; ++u) {
+    if (p.is_input[u]) continue;
+    int last = unit[u];
+    for (OpId w : p.consumers[u]) last = std::max(last, unit[w]);
+    for (int i = unit[u] + 1; i <= last; ++i) crossing[static_cast<std::size_t>(i)] += v0.xfer_bytes[u];
+  }
+  std::vector<std::vector<TimeNs>> prefix(static_cast<std::size_t>(p.M), std::vector<TimeNs>(static_cast<std::size_t>(units) + 1, 0));
+  for (int slot = 0; slot < p.M; ++slot) {
+    const int k = p.kind_of(0, slot, 0);
+    auto& pre = prefix[static_cast<std::size_t>(slot)];
+    for (OpId v = 0; v < p.n; ++v)
+      if (p.has_fwd[v]) pre[static_cast<std::size_t>(unit[v]) + 1] += work(p, v0, k, v);
+    for (std::size_t i = 1; i < pre.size(); ++i) pre[i] += pre[i - 1];
+  }
+  // Time to move the cut's tensors forward and their gradients back between chunk `part` and the next.
+  auto cut_time = [&](int part, int at) -> TimeNs {
+    const Bytes bytes = crossing[static_cast<std::size_t>(at)];
+    const int a = part % p.M;
+    const int b = (part + 1) % p.M;
+    if (bytes <= 0 || a == b) return 0;
+    const hardware::RouteSummary ab = p.cluster->route_summary(p.device(0, a, 0), p.device(0, b, 0));
+    const hardware::RouteSummary ba = p.cluster->route_summary(p.device(0, b, 0), p.device(0, a, 0));
+    return transfer_time(ab.latency, bytes, ab.bottleneck) + transfer_time(ba.latency, bytes, ba.bottleneck);
+  };
+  const Partition part = partition_contiguous(units, p.C, [&](int c, int begin, int end) {
+    const auto& pre = prefix[static_cast<std::size_t>(c % p.M)];
+    TimeNs t = pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
+    if (begin > 0) t += cut_time(c - 1, begin);
+    if (end < units) t += cut_time(c, end);
+    return t;
+  });
+  std::vector<int> chunk_of_unit(static_cast<std::size_t>(units));
+  for (int c = 0; c < p.C; ++c)
+    for (int i = part.bounds[static_cast<std::size_t>(c)]; i < part.bounds[static_cast<std::size_t>(c) + 1]; ++i)
+      chunk_of_unit[static_cast<std::size_t>(i)] = c;
+  for (OpId v = 0; v < p.n; ++v) {
+    p.op_chunk[v] = chunk_of_unit[static_cast<std::size_t>(unit[v])];
+    p.op_slot[v] = p.op_chunk[v] % p.M;
+  }
+}
+
+/// Ops without work follow the data: an input goes with its first consumer, a reshape with its producer.
+void place_passive_ops(Prepared& p) {
+  for (std::size_t i = p.n; i-- > 0;) {
+    if (p.op_slot[i] >= 0) continue;
+    const auto& c = p.consumers[i];
+    p.op_slot[i] = c.empty() ? 0 : p.op_slot[c.front()];
+    p.op_chunk[i] = c.empty() ? 0 : p.op_chunk[c.front()];
+  }
+  for (OpId v = 0; v < p.n; ++v) {
+    if (p.structure->op(v).kind != models::OpKind::Reshape || p.inputs[v].empty()) continue;
+    const OpId u = p.inputs[v].front();
+    if (p.is_input[u]) continue;
+    p.op_slot[v] = p.op_slot[u];
+    p.op_chunk[v] = p.op_chunk[u];
+  }
+}
+
+}  // namespace
+
+void place_ops(Prepared& p, const Variant& v0) {
+  p.op_chunk.assign(p.n, -1);
+  p.op_slot.assign(p.n, -1);
+  if (p.M == 1 && p.V == 1) {
+    std::fill(p.op_chunk.begin(), p.op_chunk.end(), 0);
+    std::fill(p.op_slot.begin(), p.op_slot.end(), 0);
+  } else if (p.s.placement == Placement::Layers) {
+    place_layers(p, v0);
+  } else {
+    std::vector<int> slot;
+    if (p.s.placement == Placement::Branches) {
+      std::vector<std::vector<TimeNs>> cost(static_cast<std::size_t>(p.M), std::vector<TimeNs>(p.n, 0));
+      for (int d = 0; d < p.M; ++d)
+        for (OpId v = 0; v < p.n; ++v) cost[static_cast<std::size_t>(d)][v] = work(p, v0, p.kind_of(0, d, 0), v);
+      slot = place_branches(*p.structure, cost, p.M);
+    } else {
+      slot = load_placement_file(p.s.placement_file, *p.structure, p.M);
+    }
+    for (OpId v = 0; v < p.n; ++v) {
+      const bool passive = !p.has_fwd[v];
+      p.op_slot[v] = passive && p.s.placement == Placement::File ? -1 : slot[v];
+      p.op_chunk[v] = p.op_slot[v];
+    }
+  }
+  place_passive_ops(p);
+  p.chunk_ops.assign(static_cast<std::size_t>(p.C), {});
+  for (OpId v = 0; v < p.n; ++v)
+    if (p.has_fwd[v]) p.chunk_ops[static_cast<std::size_t>(p.op_chunk[v])].push_back(v);
+  for (int c = 0; c < p.C; ++c)
+    if (p.chunk_ops[static_cast<std::size_t>(c)].empty())
+      throw InputError(to_string(p.s) + ": " + (p.layered() ? "pipeline chunk " : "device ") + std::to_string(c) +
+                       " of model " + p.structure->name() + " gets no ops; use fewer devices");
+}
+
+void find_recompute_segments(Prepared& p) {
+  p.segment.assign(p.n, -1);
+  p.segments.clear();
+  if (p.s.recompute != Recompute::Full) return;
+  for (const auto& ops : p.chunk_ops) {
+    std::string open;
+    for (OpId v : ops) {
+      const std::string b = top_level(p.structure->op(v).block);
+      if (b.empty()) {
+        open.clear();
+        continue;
+      }
+      if (b != open) p.segments.emplace_back();
+      open = b;
+      p.segment[v] = static_cast<int>(p.segments.size()) - 1;
+      p.segments.back().push_back(v);
+    }
+  }
+}
+
+}  // namespace parasim::strategies::detail

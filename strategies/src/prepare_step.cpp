@@ -1,0 +1,235 @@
+#include <algorithm>
+#include <numeric>
+
+#include "parasim/common/error.hpp"
+#include "parasim/strategies/batch_split.hpp"
+#include "prepare_placement.hpp"
+#include "prepare_variants.hpp"
+#include "prepared_step.hpp"
+
+namespace parasim::strategies::detail {
+
+namespace {
+
+void check_setup(const StepSetup& s) {
+  if (s.model == nullptr || s.cluster == nullptr || s.costs == nullptr)
+    throw InputError("simulate: a model, a cluster and a cost model are required");
+  if (s.global_batch < 1)
+    throw InputError("--batch: expected a positive global batch size, found " + std::to_string(s.global_batch));
+  const Strategy& st = s.strategy;
+  if (st.pipelined() && st.placement != Placement::Layers)
+    throw InputError(to_string(st) + ": schedule=" + to_string(st.schedule) +
+                     " pipelines contiguous layer chunks; it needs placement=layers (branch and file placements run "
+                     "with schedule=none)");
+}
+
+void index_structure(Prepared& p) {
+  const models::Model& m = *p.structure;
+  p.n = m.num_ops();
+  p.has_fwd.assign(p.n, 0);
+  p.has_bd.assign(p.n, 0);
+  p.has_bw.assign(p.n, 0);
+  p.has_update.assign(p.n, 0);
+  p.is_input.assign(p.n, 0);
+  p.inputs.assign(p.n, {});
+  p.consumers.assign(p.n, {});
+  p.params.assign(p.n, 0);
+  p.selective.assign(p.n, 0);
+  for (OpId v = 0; v < p.n; ++v) {
+    const models::Op& op = m.op(v);
+    p.has_fwd[v] = profiler::op_has_phase(op, profiler::Phase::Forward);
+    p.has_bd[v] = profiler::op_has_phase(op, profiler::Phase::BackwardData);
+    p.has_bw[v] = profiler::op_has_phase(op, profiler::Phase::BackwardWeight);
+    p.has_update[v] = profiler::op_has_phase(op, profiler::Phase::Update);
+    p.is_input[v] = op.kind == models::OpKind::Input;
+    p.params[v] = op.params;
+    for (OpId u : m.inputs_of(v)) {
+      if (u >= v)
+        throw RuntimeError("model " + m.name() + ": op " + op.name + " is stored before its input " + m.op(u).name +
+                           "; lowering needs ops in topological order (load it through the model loader)");
+      if (std::find(p.inputs[v].begin(), p.inputs[v].end(), u) == p.inputs[v].end()) p.inputs[v].push_back(u);
+    }
+    p.consumers[v] = m.consumers_of(v);
+    if (p.s.recompute == Recompute::Selective && op.kind == models::OpKind::Attention && op.input_shapes.size() == 1)
+      p.selective[v] = 1;
+    if (!op.attrs.shares_weights_with.empty())
+      if (auto owner = m.find_op(op.attrs.shares_weights_with)) p.ties.push_back({v, *owner});
+  }
+}
+
+void resolve_kinds(Prepared& p) {
+  for (int r = 0; r < p.D; ++r)
+    for (int slot = 0; slot < p.M; ++slot)
+      for (int t = 0; t < p.T; ++t) {
+        const hardware::DeviceId d = p.device(r, slot, t);
+        const std::string& kind = p.cluster->device(d).kind;
+        auto it = std::find(p.kinds.begin(), p.kinds.end(), kind);
+        if (it == p.kinds.end()) {
+          p.kinds.push_back(kind);
+          it = p.kinds.end() - 1;
+        }
+        p.kind_index[d] = static_cast<int>(it - p.kinds.begin());
+      }
+}
+
+/// Samples per replica and per micro-batch. `micro0` is the micro-batch size of an even split.
+void split_batch(Prepared& p, const Variant& v0) {
+  const std::int64_t b = p.setup->global_batch;
+  if (p.s.split == BatchSplit::Even) {
+    if (b % p.D != 0)
+      throw InputError("global batch " + std::to_string(b) + " is not divisible by dp=" + std::to_string(p.D) +
+                       "; use a multiple of " + std::to_string(p.D) + " or split=speed");
+    p.replica_batch.assign(static_cast<std::size_t>(p.D), b / p.D);
+  } else {
+    // Each replica's speed: samples per ns of its own devices on this model (forward + backward).
+    std::vector<double> speed;
+    for (int r = 0; r < p.D; ++r) {
+      double t = 0;
+      for (OpId v = 0; v < p.n; ++v) {
+        if (!p.has_fwd[v]) continue;
+        const OpTimes& ot = v0.times[static_cast<std::size_t>(p.kind_of(r, p.op_slot[v], 0))][v];
+        t += static_cast<double>(ot.fwd + ot.bwd());
+      }
+      speed.push_back(static_cast<double>(v0.micro) / std::max(t, 1.0));
+    }
+    p.replica_batch = split_proportional(b, speed);
+  }
+  for (int r = 0; r < p.D; ++r) {
+    const std::int64_t rb = p.replica_batch[static_cast<std::size_t>(r)];
+    if (rb < p.K)
+      throw InputError(to_string(p.s) + " with global batch " + std::to_string(b) + ": replica " + std::to_string(r) +
+                       " gets " + std::to_string(rb) + " samples, fewer than micro=" + std::to_string(p.K) +
+                       " micro-batches");
+    if (p.s.split == BatchSplit::Even && rb % p.K != 0)
+      throw InputError(to_string(p.s) + ": the per-replica batch " + std::to_string(rb) +
+                       " is not divisible by micro=" + std::to_string(p.K) + "; choose micro dividing it or split=speed");
+    p.micro.push_back(split_near_equal(rb, p.K));
+  }
+}
+
+void choose_symmetry(Prepared& p) {
+  const bool homogeneous =
+      p.kinds.size() == 1 && std::all_of(p.micro.begin(), p.micro.end(), [&](const auto& m) { return m == p.micro[0]; });
+  const Symmetry wanted = p.setup->symmetry;
+  p.symmetry = homogeneous ? wanted : Symmetry::None;
+  p.sim_replicas.clear();
+  if (p.symmetry == Symmetry::None) {
+    p.sim_replicas.resize(static_cast<std::size_t>(p.D));
+    std::iota(p.sim_replicas.begin(), p.sim_replicas.end(), 0);
+  } else {
+    p.sim_replicas = {0};
+  }
+  p.sim_tp = p.symmetry == Symmetry::DataAndTensor ? 1 : p.T;
+}
+
+/// DDP-style buckets: gradients in the order backward produces them (reverse op order), a
+/// bucket closes once it holds >= the cap (PyTorch's rule); overlap=off means one bucket.
+std::vector<Bucket> make_buckets(const Prepared& p, const std::vector<OpId>& ops_in_order, Bytes cap) {
+  std::vector<Bucket> out;
+  Bucket open;
+  const Bytes per_param = models::dtype_size(p.dtype);
+  for (auto it = ops_in_order.rbegin(); it != ops_in_order.rend(); ++it) {
+    const OpId v = *it;
+    open.piece.push_back(v);
+    if (p.params[v] == 0) continue;
+    open.ops.push_back(v);
+    open.bytes += p.params[v] * per_param;
+    if (p.s.overlap && open.bytes >= cap) {
+      out.push_back(std::move(open));
+      open = Bucket{};
+    }
+  }
+  if (!open.ops.empty()) {
+    out.push_back(std::move(open));
+  } else if (!open.piece.empty()) {
+    if (out.empty()) out.push_back(std::move(open));
+    else out.back().piece.insert(out.back().piece.end(), open.piece.begin(), open.piece.end());
+  }
+  return out;
+}
+
+void form_buckets(Prepared& p) {
+  const Bytes cap = static_cast<Bytes>(p.s.bucket_mb * static_cast<double>(MiB));
+  const Bytes per_param = models::dtype_size(p.dtype);
+  if (p.setup->granularity == Granularity::Op || !p.layered()) {
+    p.slot_buckets.assign(static_cast<std::size_t>(p.M), {});
+    for (int slot = 0; slot < p.M; ++slot) {
+      std::vector<OpId> ops;
+      for (OpId v = 0; v < p.n; ++v)
+        if (p.has_fwd[v] && p.op_slot[v] == slot) ops.push_back(v);
+      p.slot_buckets[static_cast<std::size_t>(slot)] = make_buckets(p, ops, cap);
+    }
+  } else {
+    // Stage granularity: at most kMaxStageBuckets per chunk (the bucket grows), so that a 530B
+    // chunk holding gigabytes of gradients stays a handful of tasks.
+    constexpr std::int64_t kMaxStageBuckets = 4;
+    p.chunk_buckets.assign(static_cast<std::size_t>(p.C), {});
+    for (int c = 0; c < p.C; ++c) {
+      const auto& ops = p.chunk_ops[static_cast<std::size_t>(c)];
+      Bytes total = 0;
+      for (OpId v : ops) total += p.params[v] * per_param;
+      p.chunk_buckets[static_cast<std::size_t>(c)] = make_buckets(p, ops, std::max(cap, (total + kMaxStageBuckets - 1) / kMaxStageBuckets));
+    }
+  }
+  p.slot_params.assign(static_cast<std::size_t>(p.M), 0);
+  for (OpId v = 0; v < p.n; ++v) p.slot_params[static_cast<std::size_t>(p.op_slot[v])] += p.params[v];
+  // A tied op on another device keeps its own copy of the shared weight (Megatron's embedding copy
+  // on the last stage).
+  for (const Tie& tie : p.ties)
+    if (p.op_slot[tie.op] != p.op_slot[tie.owner])
+      p.slot_params[static_cast<std::size_t>(p.op_slot[tie.op])] += p.params[tie.owner];
+}
+
+}  // namespace
+
+std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
+  check_setup(setup);
+  auto pp = std::make_unique<Prepared>();
+  Prepared& p = *pp;
+  p.setup = &setup;
+  p.cluster = setup.cluster;
+  p.s = setup.strategy;
+  p.D = p.s.dp;
+  p.M = p.s.mp;
+  p.T = p.s.tp;
+  p.V = p.s.schedule == Schedule::Interleaved ? p.s.interleave : 1;
+  p.C = p.M * p.V;
+  p.K = p.s.micro;
+  p.async = p.s.asynchronous();
+  p.K_sim = p.async ? p.K + p.M : p.K;
+  p.dtype = setup.dtype.value_or(setup.model->dtype());
+  p.mapping = std::make_unique<DeviceMapping>(p.s, *p.cluster);
+  if (setup.cache == nullptr) p.own_cache = std::make_unique<StepCache>();
+  p.cache = setup.cache != nullptr ? setup.cache : p.own_cache.get();
+  p.tp = p.cache->tp_plan(*setup.model);
+  if (p.T > 1 && !p.tp->any())
+    throw InputError(to_string(p.s) + ": model " + setup.model->name() +
+                     " has no transformer layers to split; tensor parallelism (tp > 1) applies to blocks with "
+                     "self-attention");
+  p.sp = p.T > 1 && p.s.recompute == Recompute::Selective;
+  resolve_kinds(p);
+
+  // The micro-batch of an even split drives placement and the speed split.
+  const std::int64_t micro0 = std::max<std::int64_t>(1, setup.global_batch / (static_cast<std::int64_t>(p.D) * p.K));
+  Variant v0 = make_variant(p, micro0);
+  p.structure = v0.model.get();
+  index_structure(p);
+  p.segment.assign(p.n, -1);
+  fill_variant_memory(p, v0);  // transfer sizes for the partition (memory numbers are redone below)
+  place_ops(p, v0);
+  find_recompute_segments(p);
+  split_batch(p, v0);
+  for (const auto& per_replica : p.micro)
+    for (std::int64_t m : per_replica) {
+      if (p.variants.count(m)) continue;
+      Variant v = m == micro0 ? v0 : make_variant(p, m);
+      fill_variant_memory(p, v);
+      p.variants.emplace(m, std::move(v));
+    }
+  choose_symmetry(p);
+  form_buckets(p);
+  count_cost_sources(p);
+  return pp;
+}
+
+}  // namespace parasim::strategies::detail

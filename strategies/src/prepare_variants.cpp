@@ -1,0 +1,132 @@
+#include "prepare_variants.hpp"
+
+#include <set>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::strategies::detail {
+
+namespace {
+
+TimeNs ceil_div(TimeNs x, std::int64_t d) { return (x + d - 1) / d; }
+
+/// The attention probabilities [b, heads, s, s] a self-attention op keeps for its backward: the
+/// 5as/h term of Korthikanti et al. that selective recomputation drops.
+Bytes attention_probs_bytes(const models::Op& op) {
+  const models::Shape& x = op.input_shapes[0];
+  return x[0] * op.attrs.heads * x[1] * x[1] * models::dtype_size(op.dtype);
+}
+
+}  // namespace
+
+Variant make_variant(const Prepared& p, std::int64_t micro) {
+  Variant v;
+  v.micro = micro;
+  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.T);
+  if (p.structure != nullptr && v.model->num_ops() != p.n)
+    throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
+                       std::to_string(micro));
+  const bool zero = p.s.zero == 1 && p.D > 1;
+  for (const std::string& kind : p.kinds) {
+    const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);
+    std::vector<OpTimes> times(v.model->num_ops());
+    for (OpId op = 0; op < v.model->num_ops(); ++op) {
+      const profiler::OpCost& c = (*costs)[op];
+      OpTimes& t = times[op];
+      t = {c.fwd, c.bwd_data, c.bwd_weight, c.update};
+      if (p.sp && p.tp->in_tp_block[op] && p.tp->role[op] == TpRole::Replicated) {
+        // Sequence parallelism: LayerNorm, dropout and residual adds run on 1/T of the sequence.
+        t.fwd = ceil_div(t.fwd, p.T);
+        t.bwd_data = ceil_div(t.bwd_data, p.T);
+        t.bwd_weight = ceil_div(t.bwd_weight, p.T);
+      }
+      if (zero) t.update = ceil_div(t.update, p.D);  // each DP rank updates its 1/D shard
+    }
+    v.times.push_back(std::move(times));
+  }
+  return v;
+}
+
+void fill_variant_memory(const Prepared& p, Variant& v) {
+  const models::Model& m = *v.model;
+  const std::size_t n = m.num_ops();
+  v.fwd_alloc.assign(n, 0);
+  v.rec_alloc.assign(n, 0);
+  v.bwd_free.assign(n, 0);
+  v.xfer_bytes.assign(n, 0);
+  v.out_full.assign(n, 0);
+  v.in_full.assign(n, 0);
+  const int dt = models::dtype_size(m.dtype());
+  for (OpId op = 0; op < n; ++op) {
+    const models::Op& o = m.op(op);
+    v.out_full[op] = p.is_input[op] ? 0 : models::num_elements(o.output_shape) * dt;
+    v.in_full[op] = o.input_shapes.empty() ? 0 : models::num_elements(o.input_shapes[0]) * dt;
+    const TpRole role = p.tp->role[op];
+    const bool sharded_output = role == TpRole::Column || role == TpRole::Split;
+    // Megatron's scatter/gather optimisation: each TP rank sends 1/T of a replicated activation.
+    v.xfer_bytes[op] = p.T > 1 && !sharded_output ? (v.out_full[op] + p.T - 1) / p.T : v.out_full[op];
+    Bytes act = o.activation_bytes;
+    if (p.sp && p.tp->in_tp_block[op] && role == TpRole::Replicated) act = (act + p.T - 1) / p.T;
+    v.bwd_free[op] = act;
+    if (p.segment[op] >= 0) {
+      v.rec_alloc[op] = act;
+    } else if (p.selective[op]) {
+      const Bytes probs = std::min(act, attention_probs_bytes(o));
+      v.fwd_alloc[op] = act - probs;
+      v.rec_alloc[op] = probs;
+    } else {
+      v.fwd_alloc[op] = act;
+    }
+  }
+  // Full recomputation keeps each segment's inputs (its checkpoint) from its first forward to its
+  // last backward: charged to the segment's first op (forward) and the last op to run backward.
+  for (const auto& seg : p.segments) {
+    std::set<OpId> members(seg.begin(), seg.end());
+    std::set<OpId> outside;
+    for (OpId op : seg)
+      for (OpId u : p.inputs[op])
+        if (!members.count(u)) outside.insert(u);
+    Bytes checkpoint = 0;
+    for (OpId u : outside) checkpoint += models::num_elements(m.op(u).output_shape) * dt;
+    v.fwd_alloc[seg.front()] += checkpoint;
+    OpId last_backward = seg.front();
+    for (OpId op : seg)
+      if (p.has_bd[op] || p.has_bw[op]) {
+        last_backward = op;
+        break;
+      }
+    v.bwd_free[last_backward] += checkpoint;
+  }
+}
+
+void count_cost_sources(Prepared& p) {
+  CostSourceCounts counts;
+  std::vector<std::set<int>> slot_kinds(static_cast<std::size_t>(p.M));
+  for (int slot = 0; slot < p.M; ++slot)
+    for (int r = 0; r < p.D; ++r)
+      for (int t = 0; t < p.T; ++t) slot_kinds[static_cast<std::size_t>(slot)].insert(p.kind_of(r, slot, t));
+  for (const auto& [micro, v] : p.variants) {
+    std::vector<std::shared_ptr<const std::vector<profiler::OpCost>>> costs;
+    for (const std::string& kind : p.kinds) costs.push_back(p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs));
+    for (OpId op = 0; op < p.n; ++op) {
+      if (!p.has_fwd[op]) continue;
+      for (int k : slot_kinds[static_cast<std::size_t>(p.op_slot[op])]) {
+        const profiler::CostSource s = (*costs[static_cast<std::size_t>(k)])[op].source;
+        if (s == profiler::CostSource::MeasuredScaled) ++counts.scaled;
+        else if (profiler::is_measured(s)) ++counts.measured;
+        else ++counts.roofline;
+      }
+    }
+  }
+  p.counts = counts;
+  if (counts.measured + counts.scaled == 0) {
+    p.cost_source = "roofline";
+    return;
+  }
+  p.cost_source = p.setup->costs->describe() + ": " + std::to_string(counts.measured) + " of " +
+                  std::to_string(counts.total()) + " ops measured";
+  if (counts.scaled > 0) p.cost_source += ", " + std::to_string(counts.scaled) + " scaled from another batch";
+  p.cost_source += ", " + std::to_string(counts.roofline) + " roofline";
+}
+
+}  // namespace parasim::strategies::detail

@@ -1,0 +1,15 @@
+// Internal: the model at one micro-batch size with its per-op times and memory numbers.
+#pragma once
+
+#include "prepared_step.hpp"
+
+namespace parasim::strategies::detail {
+
+/// Builds (through the cache) the model at `micro` samples and its op times on every used kind.
+Variant make_variant(const Prepared& p, std::int64_t micro);
+/// Memory and transfer sizes; needs placement and recompute segments.
+void fill_variant_memory(const Prepared& p, Variant& v);
+/// Where the op costs of the variants came from, counted once per (micro-batch, op, device kind).
+void count_cost_sources(Prepared& p);
+
+}  // namespace parasim::strategies::detail

@@ -1,0 +1,111 @@
+// Internal: everything lower_step() works out before it emits a single task - device mapping,
+// batch split, the model at each micro-batch size with per-op times on each device kind,
+// placement (op -> chunk -> device slot), recompute segments, gradient buckets and symmetry.
+// The emitters (emit_ops.cpp, emit_stages.cpp) only read it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/device_mapping.hpp"
+#include "parasim/strategies/lowering.hpp"
+#include "parasim/strategies/tensor_parallel.hpp"
+
+namespace parasim::strategies::detail {
+
+using models::OpId;
+
+/// The times one op takes on one device kind, after sequence-parallel scaling and ZeRO.
+struct OpTimes {
+  TimeNs fwd = 0;
+  TimeNs bwd_data = 0;
+  TimeNs bwd_weight = 0;
+  TimeNs update = 0;
+  TimeNs bwd() const { return bwd_data + bwd_weight; }
+};
+
+/// The model at one micro-batch size (one TP rank's shard of it) and what the emitters need.
+struct Variant {
+  std::int64_t micro = 0;
+  std::shared_ptr<const models::Model> model;
+  std::vector<std::vector<OpTimes>> times;  // [kind][op]
+  std::vector<Bytes> fwd_alloc;   // allocated by the forward task (checkpoint of a recompute segment included)
+  std::vector<Bytes> rec_alloc;   // allocated by the recompute task (full: the activation; selective: the probs)
+  std::vector<Bytes> bwd_free;    // freed by the last backward task
+  std::vector<Bytes> xfer_bytes;  // output bytes one TP rank sends to another stage
+  std::vector<Bytes> out_full;    // output bytes (row-parallel outputs: the full tensor to reduce)
+  std::vector<Bytes> in_full;     // first input's bytes (column-parallel inputs)
+};
+
+struct Bucket {
+  std::vector<OpId> ops;    // ops whose gradients it holds, in backward order
+  std::vector<OpId> piece;  // Stage granularity: every op of the backward piece that completes it
+  Bytes bytes = 0;
+};
+
+struct Tie {
+  OpId op = 0;     // the op reusing a weight (tied LM head)
+  OpId owner = 0;  // the op that owns it (token embedding)
+};
+
+struct Prepared {
+  const StepSetup* setup = nullptr;
+  const hardware::Cluster* cluster = nullptr;
+  Strategy s;
+  int D = 1, M = 1, T = 1, V = 1, C = 1, K = 1;
+  int K_sim = 1;  // micro-batches simulated (K, or K + M for asynchronous schedules)
+  bool async = false;
+  models::DType dtype = models::DType::F32;
+  std::unique_ptr<DeviceMapping> mapping;
+  std::unique_ptr<StepCache> own_cache;
+  StepCache* cache = nullptr;
+
+  std::vector<std::string> kinds;               // distinct device kinds used
+  std::map<hardware::DeviceId, int> kind_index; // used device -> kinds index
+
+  std::shared_ptr<const TpPlan> tp;
+  bool sp = false;  // sequence parallelism
+
+  // Structure (the same for every micro-batch size).
+  const models::Model* structure = nullptr;
+  std::size_t n = 0;
+  std::vector<char> has_fwd, has_bd, has_bw, has_update, is_input;
+  std::vector<std::vector<OpId>> inputs, consumers;  // distinct, in order
+  std::vector<std::int64_t> params;                   // per op (one TP rank)
+  std::vector<int> op_chunk, op_slot;
+  std::vector<std::vector<OpId>> chunk_ops;           // ops with a forward task, per chunk, in order
+  std::vector<int> segment;                           // full recompute segment of each op, -1 none
+  std::vector<std::vector<OpId>> segments;
+  std::vector<char> selective;                        // op recomputes its attention probabilities
+  std::vector<Tie> ties;
+
+  std::vector<std::int64_t> replica_batch;
+  std::vector<std::vector<std::int64_t>> micro;       // per replica, per micro-batch (K entries)
+  std::map<std::int64_t, Variant> variants;
+
+  std::vector<std::vector<Bucket>> slot_buckets;      // Op granularity: per slot
+  std::vector<std::vector<Bucket>> chunk_buckets;     // Stage granularity: per chunk
+  std::vector<std::int64_t> slot_params;              // per slot, ties' copies included
+
+  std::vector<int> sim_replicas;
+  int sim_tp = 1;
+  Symmetry symmetry = Symmetry::None;
+  CostSourceCounts counts;
+  std::string cost_source;
+  profiler::RooflineCostModel roofline;  // weight prediction (SpecTrain) is costed here
+
+  hardware::DeviceId device(int r, int slot, int t) const { return mapping->device(r, slot, t); }
+  int kind_of(int r, int slot, int t) const { return kind_index.at(device(r, slot, t)); }
+  const Variant& variant(int r, int mb) const {
+    return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % K)]);
+  }
+  bool layered() const { return s.placement == Placement::Layers; }
+};
+
+/// Validates the setup and works everything out; InputError naming the problem.
+std::unique_ptr<Prepared> prepare_step(const StepSetup& setup);
+
+}  // namespace parasim::strategies::detail

@@ -1,0 +1,178 @@
+#include "parasim/strategies/simulate_strategy.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::strategies {
+
+namespace {
+
+std::string gib(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / static_cast<double>(GiB));
+  return buf;
+}
+
+std::string memory_verdict(const DeviceReport& d) {
+  return "needs " + gib(d.peak_memory) + " on device " + std::to_string(d.device) + " (stage " +
+         std::to_string(d.stage) + "), device has " + gib(d.capacity);
+}
+
+/// The worst device (largest need / capacity), or none.
+void judge_memory(StrategyResult& r) {
+  const DeviceReport* worst = nullptr;
+  for (const DeviceReport& d : r.devices) {
+    if (d.peak_memory <= d.capacity) continue;
+    if (worst == nullptr || static_cast<double>(d.peak_memory) / static_cast<double>(d.capacity) >
+                                static_cast<double>(worst->peak_memory) / static_cast<double>(worst->capacity))
+      worst = &d;
+  }
+  r.feasible = worst == nullptr;
+  r.infeasible_reason = worst ? memory_verdict(*worst) : "";
+}
+
+DeviceReport base_report(const hardware::Cluster& cluster, const DeviceRole& role) {
+  DeviceReport d;
+  d.device = role.device;
+  d.kind = cluster.device(role.device).kind;
+  d.replica = role.replica;
+  d.stage = role.stage;
+  d.tp_rank = role.tp_rank;
+  d.capacity = cluster.device(role.device).memory;
+  return d;
+}
+
+bool static_memory_fits(const LoweredStep& step, const hardware::Cluster& cluster) {
+  for (hardware::DeviceId d : step.simulated_devices)
+    if (step.graph.static_memory(d).total() > cluster.device(d).memory) return false;
+  return true;
+}
+
+}  // namespace
+
+StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options) {
+  StrategyResult r;
+  r.lowered = lower_step(setup);
+  r.strategy = setup.strategy;
+  r.model = setup.model->name();
+  r.cluster = setup.cluster->name();
+  r.nodes = setup.cluster->num_nodes();
+  r.global_batch = setup.global_batch;
+  r.dtype = setup.dtype.value_or(setup.model->dtype());
+  r.optimizer = setup.optimizer;
+  r.collectives = options.collectives;
+  r.cost_source = r.lowered.cost_source;
+  r.cost_counts = r.lowered.cost_counts;
+  const LoweredStep& step = r.lowered;
+  const hardware::Cluster& cluster = *setup.cluster;
+
+  if (!setup.simulate_infeasible && !static_memory_fits(step, cluster)) {
+    for (hardware::DeviceId d : step.simulated_devices) {
+      DeviceReport rep = base_report(cluster, step.roles[static_cast<std::size_t>(d)]);
+      const simulator::StaticMemory& m = step.graph.static_memory(d);
+      rep.peak_memory = m.total();
+      rep.breakdown = {m.params, m.grads, m.optimizer, 0, m.other};
+      r.devices.push_back(std::move(rep));
+    }
+    judge_memory(r);
+    return r;
+  }
+
+  simulator::EngineOptions engine_options = options;
+  const bool async = !step.microbatch_done.empty();
+  if (async) engine_options.record_timeline = true;  // the steady state is measured between markers
+  r.result = simulator::Engine(cluster, engine_options).run(step.graph);
+  r.simulated = true;
+
+  // Asynchronous pipelines never flush: the step is micro x the steady-state time per
+  // micro-batch, measured over the last `micro` of the micro + mp simulated micro-batches, and
+  // per-device busy times are scaled to that many micro-batches.
+  const auto k = static_cast<std::size_t>(setup.strategy.micro);
+  double scale = 1.0;
+  if (async) {
+    const auto& done = step.microbatch_done;
+    const std::size_t last = done.size() - 1;
+    r.step_time = r.result.timeline[static_cast<std::size_t>(done[last])].end -
+                  r.result.timeline[static_cast<std::size_t>(done[last - k])].end;
+    scale = static_cast<double>(k) / static_cast<double>(step.simulated_microbatches);
+  } else {
+    r.step_time = r.result.step_time;
+  }
+  auto scaled = [&](TimeNs t) { return static_cast<TimeNs>(static_cast<double>(t) * scale + 0.5); };
+  TimeNs busiest = 0;
+  for (hardware::DeviceId d : step.simulated_devices) {
+    const simulator::DeviceStats& s = r.result.devices[static_cast<std::size_t>(d)];
+    DeviceReport rep = base_report(cluster, step.roles[static_cast<std::size_t>(d)]);
+    rep.compute = scaled(s.compute_busy);
+    rep.comm = scaled(s.comm_busy);
+    rep.exposed_comm = scaled(s.exposed_comm);
+    rep.idle = async ? std::max<TimeNs>(0, r.step_time - rep.compute - rep.exposed_comm) : s.idle;
+    rep.peak_memory = s.peak_memory;
+    rep.breakdown = s.peak_breakdown;
+    busiest = std::max(busiest, rep.compute + rep.exposed_comm);
+    r.devices.push_back(std::move(rep));
+  }
+  r.throughput = r.step_time > 0 ? static_cast<double>(setup.global_batch) * 1e9 / static_cast<double>(r.step_time) : 0;
+  r.bubble_time = std::max<TimeNs>(0, r.step_time - busiest);
+  r.bubble_fraction = r.step_time > 0 ? static_cast<double>(r.bubble_time) / static_cast<double>(r.step_time) : 0;
+  judge_memory(r);
+  return r;
+}
+
+nlohmann::json strategy_result_to_json(const StrategyResult& r) {
+  using nlohmann::json;
+  json j;
+  j["schema"] = "parasim.simulation/1";
+  j["model"] = r.model;
+  j["cluster"] = r.cluster;
+  j["nodes"] = r.nodes;
+  j["strategy"] = to_string(r.strategy);
+  j["global_batch"] = r.global_batch;
+  j["dtype"] = models::to_string(r.dtype);
+  j["optimizer"] = profiler::to_string(r.optimizer);
+  j["granularity"] = to_string(r.lowered.granularity);
+  j["symmetry"] = to_string(r.lowered.symmetry);
+  j["collectives"] = std::string(simulator::to_string(r.collectives));
+  j["simulated"] = r.simulated;
+  j["step_time_ms"] = ns_to_ms(r.step_time);
+  j["step_time_ns"] = r.step_time;
+  j["throughput_samples_per_s"] = r.throughput;
+  j["bubble_ms"] = ns_to_ms(r.bubble_time);
+  j["bubble_fraction"] = r.bubble_fraction;
+  j["feasible"] = r.feasible;
+  if (!r.feasible) j["infeasible_reason"] = r.infeasible_reason;
+  j["cost_source"] = r.cost_source;
+  j["cost_counts"] = {{"measured", r.cost_counts.measured},
+                      {"scaled", r.cost_counts.scaled},
+                      {"roofline", r.cost_counts.roofline}};
+  j["replica_batch"] = r.lowered.replica_batch;
+  j["microbatches"] = r.lowered.microbatches;
+  j["sequence_parallel"] = r.lowered.sequence_parallel;
+  j["tasks"] = r.lowered.graph.size();
+  json devices = json::array();
+  for (const DeviceReport& d : r.devices) {
+    devices.push_back({{"device", d.device},
+                       {"kind", d.kind},
+                       {"replica", d.replica},
+                       {"stage", d.stage},
+                       {"tp_rank", d.tp_rank},
+                       {"compute_ms", ns_to_ms(d.compute)},
+                       {"comm_ms", ns_to_ms(d.comm)},
+                       {"exposed_comm_ms", ns_to_ms(d.exposed_comm)},
+                       {"idle_ms", ns_to_ms(d.idle)},
+                       {"peak_memory_bytes", d.peak_memory},
+                       {"capacity_bytes", d.capacity},
+                       {"breakdown",
+                        {{"params", d.breakdown.params},
+                         {"grads", d.breakdown.grads},
+                         {"optimizer", d.breakdown.optimizer},
+                         {"activations", d.breakdown.activations},
+                         {"other", d.breakdown.other}}}});
+  }
+  j["devices"] = std::move(devices);
+  return j;
+}
+
+}  // namespace parasim::strategies

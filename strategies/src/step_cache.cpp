@@ -1,0 +1,79 @@
+#include "parasim/strategies/step_cache.hpp"
+
+#include "parasim/models/model_json.hpp"
+
+namespace parasim::strategies {
+
+std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = plans_.find(&base); it != plans_.end()) return it->second;
+  }
+  auto plan = std::make_shared<const TpPlan>(plan_tensor_parallel(base));
+  std::lock_guard lock(mu_);
+  return plans_.try_emplace(&base, std::move(plan)).first->second;
+}
+
+std::shared_ptr<const models::Model> StepCache::model(const models::Model& base, std::int64_t batch,
+                                                      models::DType dtype, int tp) {
+  const ModelKey key{&base, batch, static_cast<int>(dtype), tp};
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = models_.find(key); it != models_.end()) return it->second;
+  }
+  std::shared_ptr<const models::Model> built;
+  if (tp > 1) {
+    const auto plan = tp_plan(base);
+    const auto unsharded = model(base, batch, dtype, 1);
+    built = std::make_shared<const models::Model>(shard_for_tensor_parallel(*unsharded, *plan, tp));
+  } else if (batch == base.batch() && dtype == base.dtype()) {
+    built = std::make_shared<const models::Model>(base);
+  } else {
+    built = std::make_shared<const models::Model>(models::with_batch(base, batch, dtype));
+  }
+  std::lock_guard lock(mu_);
+  return models_.try_emplace(key, std::move(built)).first->second;
+}
+
+std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std::shared_ptr<const models::Model>& model,
+                                                                     const std::string& kind, profiler::Optimizer opt,
+                                                                     const profiler::CostModel& cost_model) {
+  const CostKey key{model.get(), kind, static_cast<int>(opt), &cost_model};
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = costs_.find(key); it != costs_.end()) return it->second;
+  }
+  const std::string prefix = kind + '\x1f' + std::to_string(static_cast<int>(opt)) + '\x1f' +
+                             std::to_string(reinterpret_cast<std::uintptr_t>(&cost_model)) + '\x1f';
+  auto out = std::make_shared<std::vector<profiler::OpCost>>(model->num_ops());
+  for (models::OpId v = 0; v < model->num_ops(); ++v) {
+    const models::Op& op = model->op(v);
+    const std::string sig = prefix + op.signature();
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = by_signature_.find(sig); it != by_signature_.end()) {
+        (*out)[v] = it->second;
+        continue;
+      }
+    }
+    const profiler::OpCost c = cost_model.cost(op, kind, opt);
+    (*out)[v] = c;
+    std::lock_guard lock(mu_);
+    by_signature_.emplace(sig, c);
+    ++cost_model_calls_;
+  }
+  std::lock_guard lock(mu_);
+  return costs_.try_emplace(key, std::move(out)).first->second;
+}
+
+std::int64_t StepCache::models_built() const {
+  std::lock_guard lock(mu_);
+  return static_cast<std::int64_t>(models_.size());
+}
+
+std::int64_t StepCache::cost_model_calls() const {
+  std::lock_guard lock(mu_);
+  return cost_model_calls_;
+}
+
+}  // namespace parasim::strategies

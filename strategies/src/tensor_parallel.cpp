@@ -1,0 +1,162 @@
+#include "parasim/strategies/tensor_parallel.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "parasim/common/error.hpp"
+#include "parasim/models/builder.hpp"
+
+namespace parasim::strategies {
+
+namespace {
+
+using models::Model;
+using models::Op;
+using models::OpId;
+using models::OpKind;
+
+std::string top_level(const std::string& block) { return block.substr(0, block.find('/')); }
+
+bool is_self_attention(const Op& op) { return op.kind == OpKind::Attention && op.input_shapes.size() == 1; }
+
+bool may_be_split(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Gelu:
+    case OpKind::Relu:
+    case OpKind::Tanh:
+    case OpKind::Sigmoid:
+    case OpKind::Dropout:
+    case OpKind::Softmax: return true;
+    case OpKind::Attention: return is_self_attention(op);
+    default: return false;
+  }
+}
+
+/// Roles of one block's ops (in order), or an empty vector when the block cannot be split.
+std::vector<TpRole> block_roles(const Model& m, const std::vector<OpId>& ops) {
+  std::vector<TpRole> roles;
+  std::map<OpId, TpRole> role_of;
+  bool open = false;
+  auto fed_by_region = [&](OpId v) {
+    for (OpId u : m.inputs_of(v)) {
+      const auto it = role_of.find(u);
+      if (it == role_of.end() || (it->second != TpRole::Column && it->second != TpRole::Split)) return false;
+    }
+    return true;
+  };
+  for (OpId v : ops) {
+    const Op& op = m.op(v);
+    TpRole r = TpRole::Replicated;
+    if (op.kind == OpKind::Linear && op.attrs.shares_weights_with.empty()) {
+      if (open && !fed_by_region(v)) return {};
+      r = open ? TpRole::Row : TpRole::Column;
+      open = !open;
+    } else if (open) {
+      if (!may_be_split(op) || !fed_by_region(v)) return {};
+      r = TpRole::Split;
+    }
+    roles.push_back(r);
+    role_of[v] = r;
+  }
+  if (open) return {};
+  return roles;
+}
+
+}  // namespace
+
+std::string to_string(TpRole r) {
+  switch (r) {
+    case TpRole::Replicated: return "replicated";
+    case TpRole::Column: return "column";
+    case TpRole::Split: return "split";
+    case TpRole::Row: return "row";
+    case TpRole::VocabEmbedding: return "vocab-embedding";
+  }
+  return "?";
+}
+
+TpPlan plan_tensor_parallel(const Model& m) {
+  const std::size_t n = m.num_ops();
+  TpPlan plan;
+  plan.role.assign(n, TpRole::Replicated);
+  plan.in_tp_block.assign(n, 0);
+  // Blocks in order of first appearance.
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<OpId>> members;
+  for (OpId v = 0; v < n; ++v) {
+    const std::string b = top_level(m.op(v).block);
+    if (b.empty()) continue;
+    auto [it, fresh] = members.try_emplace(b);
+    if (fresh) names.push_back(b);
+    it->second.push_back(v);
+  }
+  for (const std::string& b : names) {
+    const std::vector<OpId>& ops = members[b];
+    const bool has_attention =
+        std::any_of(ops.begin(), ops.end(), [&](OpId v) { return is_self_attention(m.op(v)); });
+    if (!has_attention) continue;
+    const std::vector<TpRole> roles = block_roles(m, ops);
+    if (roles.empty()) continue;
+    ++plan.blocks;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      plan.role[ops[i]] = roles[i];
+      plan.in_tp_block[ops[i]] = 1;
+      if (is_self_attention(m.op(ops[i])))
+        plan.max_heads = std::max(plan.max_heads, static_cast<int>(m.op(ops[i]).attrs.heads));
+    }
+  }
+  if (!plan.any()) return plan;
+  // The LM head: a Linear feeding the loss; its tied embedding becomes vocabulary-parallel.
+  for (OpId v = 0; v < n; ++v) {
+    const Op& op = m.op(v);
+    if (op.kind != OpKind::Linear || plan.in_tp_block[v]) continue;
+    bool feeds_loss = false;
+    for (OpId w : m.consumers_of(v)) feeds_loss = feeds_loss || m.op(w).kind == OpKind::CrossEntropy;
+    if (!feeds_loss) continue;
+    plan.role[v] = TpRole::Column;
+    if (!op.attrs.shares_weights_with.empty())
+      if (auto owner = m.find_op(op.attrs.shares_weights_with); owner && m.op(*owner).kind == OpKind::Embedding)
+        plan.role[*owner] = TpRole::VocabEmbedding;
+  }
+  return plan;
+}
+
+Model shard_for_tensor_parallel(const Model& m, const TpPlan& plan, int tp) {
+  if (tp == 1) return m;
+  auto ceil_div = [&](std::int64_t x) { return (x + tp - 1) / tp; };
+  models::ModelBuilder b(m.name(), m.batch(), m.dtype());
+  b.set_dataset(m.dataset());
+  for (OpId v = 0; v < m.num_ops(); ++v) {
+    const Op& src = m.op(v);
+    Op op;
+    op.name = src.name;
+    op.kind = src.kind;
+    op.attrs = src.attrs;
+    op.block = src.block;
+    if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) op.output_shape = src.output_shape;
+    if (op.kind == OpKind::Linear) op.attrs.in_features = 0;  // re-inferred from the (maybe split) input
+    switch (plan.role[v]) {
+      case TpRole::Column: op.attrs.out_features = ceil_div(src.attrs.out_features); break;
+      case TpRole::VocabEmbedding: op.attrs.vocab = ceil_div(src.attrs.vocab); break;
+      case TpRole::Split:
+        if (op.kind == OpKind::Attention) {
+          if (src.attrs.heads % tp != 0)
+            throw InputError("tp=" + std::to_string(tp) + ": op " + src.name + " of model " + m.name() + " has " +
+                             std::to_string(src.attrs.heads) + " attention heads, not divisible by " +
+                             std::to_string(tp) + " (Megatron splits whole heads across the TP ranks)");
+          op.attrs.heads = src.attrs.heads / tp;
+        }
+        break;
+      default: break;
+    }
+    if (plan.role[v] == TpRole::Column && src.attrs.shares_weights_with.empty() && src.attrs.out_features % tp != 0 &&
+        plan.in_tp_block[v])
+      throw InputError("tp=" + std::to_string(tp) + ": linear " + src.name + " has " +
+                       std::to_string(src.attrs.out_features) + " output features, not divisible by " +
+                       std::to_string(tp));
+    b.add_op(std::move(op), m.inputs_of(v));
+  }
+  return b.finish();
+}
+
+}  // namespace parasim::strategies
