@@ -66,10 +66,11 @@ TimeNs median_of(std::vector<TimeNs> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   if (n % 2 == 1) return values[n / 2];
-  // Even count: mean of the two middle values, rounded down (no overflow: both are durations).
+  // Even count: mean of the two middle values, halves rounded up, exactly as the profile format's
+  // summarize() does for CPU profiles (written without overflow: lo <= hi).
   const TimeNs lo = values[n / 2 - 1];
   const TimeNs hi = values[n / 2];
-  return lo + (hi - lo) / 2;
+  return lo + (hi - lo + 1) / 2;
 }
 
 std::uint64_t ActivityAttributor::register_range(const RangeKey& key) {

@@ -44,10 +44,9 @@ void ProbeDevice::release() noexcept {
   stream_ = nullptr;
 }
 
-void ProbeDevice::record_start() {
-  PARASIM_CUDA_CHECK(cudaSetDevice(device_));
-  PARASIM_CUDA_CHECK(cudaEventRecord(start_, stream_));
-}
+void ProbeDevice::make_current() const { PARASIM_CUDA_CHECK(cudaSetDevice(device_)); }
+
+void ProbeDevice::record_start() { PARASIM_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
 
 TimeNs ProbeDevice::elapsed_between_events(int iterations) {
   PARASIM_CUDA_CHECK(cudaEventRecord(stop_, stream_));

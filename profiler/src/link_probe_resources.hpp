@@ -33,6 +33,7 @@ class ProbeDevice {
   TimeNs elapsed_between_events(int iterations);
   void release() noexcept;
   void record_start();
+  void make_current() const;
   int device_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
@@ -43,6 +44,7 @@ class ProbeDevice {
 
 template <class Enqueue>
 TimeNs ProbeDevice::time_average(int warmup, int iterations, Enqueue enqueue) {
+  make_current();  // copies are issued on this device's stream, which must be the current device's
   for (int i = 0; i < warmup; ++i) enqueue();
   record_start();
   for (int i = 0; i < iterations; ++i) enqueue();

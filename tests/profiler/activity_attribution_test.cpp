@@ -272,7 +272,8 @@ TEST(ActivityAttribution, MedianOfOddAndEvenCounts) {
   EXPECT_EQ(median_of({}), 0);
   EXPECT_EQ(median_of({7}), 7);
   EXPECT_EQ(median_of({9, 1, 5}), 5);
-  EXPECT_EQ(median_of({4, 1, 3, 2}), 2);  // (2 + 3) / 2 rounded down
+  EXPECT_EQ(median_of({4, 1, 3, 2}), 3);  // (2 + 3) / 2 = 2.5, rounded up as summarize() does
+  EXPECT_EQ(median_of({4, 1, 2, 2}), 2);
   EXPECT_EQ(median_of({10, 20}), 15);
 }
 

@@ -169,7 +169,7 @@ struct RangeTiming {
 /// Summary over the repetitions of one (op, phase).
 struct PhaseStatistics {
   TimeNs min_ns = 0;      // of per-repetition device_ns()
-  TimeNs median_ns = 0;   // middle value; mean of the two middle values for an even count (floor)
+  TimeNs median_ns = 0;   // middle value; mean of the two middle values for an even count (halves round up)
   TimeNs max_ns = 0;
   TimeNs median_span_ns = 0;
   int launches = 0;       // kernels per repetition (the largest count seen; they normally agree)
