@@ -160,7 +160,7 @@ class Simulation {
         break;
       }
       case EventType::FlowDone:
-        if (network_.flow(e.id).version != e.version()) return;  // rescheduled since: stale
+        if ((network_.flow(e.id).version & kVersionMask) != e.version()) return;  // rescheduled since: stale
         ++event_count_;
         flow_done(e.id);
         break;

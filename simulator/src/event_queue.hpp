@@ -14,6 +14,9 @@ namespace parasim::simulator {
 
 enum class EventType : std::uint32_t { TaskEnd = 0, FlowLatencyDone = 1, FlowDone = 2 };
 
+/// Events carry the low 30 bits of a flow's version; compare versions through this mask.
+inline constexpr std::uint32_t kVersionMask = (1u << 30) - 1;
+
 struct Event {
   TimeNs time;
   std::uint64_t seq;
