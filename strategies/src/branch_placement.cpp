@@ -130,17 +130,22 @@ class BranchPlacer {
     }
     if (branches.size() < 2) return;
     std::stable_sort(branches.begin(), branches.end(), [](const Branch& a, const Branch& b) { return a.cost > b.cost; });
+    // The region's branches run concurrently: balance them among themselves (region-local load),
+    // breaking ties towards the device with less work overall.
+    std::vector<TimeNs> region(static_cast<std::size_t>(devices_), 0);
     for (const Branch& b : branches) {
-      int best = 0;
+      int best = -1;
       TimeNs best_finish = 0;
       for (int d = 0; d < devices_; ++d) {
-        TimeNs finish = load_[static_cast<std::size_t>(d)];
+        TimeNs finish = region[static_cast<std::size_t>(d)];
         for (std::size_t v : b.ops) finish += cost_[static_cast<std::size_t>(d)][v];
-        if (d == 0 || finish < best_finish) {
+        if (best < 0 || finish < best_finish ||
+            (finish == best_finish && load_[static_cast<std::size_t>(d)] < load_[static_cast<std::size_t>(best)])) {
           best = d;
           best_finish = finish;
         }
       }
+      region[static_cast<std::size_t>(best)] = best_finish;
       for (std::size_t v : b.ops) {
         assign(v, best);
         in_branch_[v] = 1;

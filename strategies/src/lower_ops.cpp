@@ -26,8 +26,10 @@ class OpLowering : LoweringBase {
     for (int r : p_.sim_replicas) {
       reset_items();
       barrier_ = Ref{};
+      grad_all_.assign(p_.n, {});
       for (int mb = 0; mb < p_.K_sim; ++mb) {
         reset_state();
+        if (p_.async) grad_all_.assign(p_.n, {});
         forward(r, mb);
         backward(r, mb);
         if (final_microbatch(mb)) mark_microbatch_done(mb, reduce_and_update(r, mb));
@@ -202,6 +204,7 @@ class OpLowering : LoweringBase {
       const Ref last = bw ? weight : data;
       e_.memory(last, 0, var.bwd_free[v]);
       grad_done_[v] = last;
+      grad_all_[v].push_back(last);
       if (bd && p_.T > 1 && role(v) == TpRole::Column) {
         const Ref reduce = e_.tp_collective(r, slot, reduction(), var.in_full[v],
                                             p_.sp ? "tp_reduce_scatter" : "tp_allreduce", static_cast<int>(v), mb,
@@ -225,20 +228,20 @@ class OpLowering : LoweringBase {
         std::vector<GradientSync::Update> updates;
         std::vector<Tie> remote_ties;
         for (OpId v : buckets[b].ops) {
-          ready.push_back(grad_done_[v]);
+          append(ready, grad_all_[v]);
           if (p_.has_update[v])
             updates.push_back({static_cast<int>(v), name(v),
                                [&var, v](int k) { return var.times[static_cast<std::size_t>(k)][v].update; }});
           for (const Tie& tie : p_.ties) {
             if (tie.owner != v) continue;
             if (p_.op_slot[tie.op] == slot) {
-              ready.push_back(grad_done_[tie.op]);
+              append(ready, grad_all_[tie.op]);
               continue;
             }
             // The tied op's contribution to the shared weight's gradient comes over.
             const Ref x = e_.transfer(r, p_.op_slot[tie.op], slot, p_.params[v] * per_param, "tied_weight_grads",
                                       static_cast<int>(v), mb, Phase::BackwardWeight);
-            e_.after(x, grad_done_[tie.op]);
+            e_.after(x, grad_all_[tie.op]);
             ready.push_back(x);
             remote_ties.push_back(tie);
           }
@@ -258,6 +261,7 @@ class OpLowering : LoweringBase {
 
   Ref barrier_;
   std::vector<Refs> fwd_ready_, grad_in_, rec_ready_;
+  std::vector<Refs> grad_all_;  // per op: the backward tasks producing its gradient, over the micro-batches
   std::vector<Ref> fwd_task_, grad_done_, rec_task_;
   std::vector<char> seg_done_;
 };

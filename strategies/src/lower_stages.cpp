@@ -43,7 +43,13 @@ class StageLowering : LoweringBase {
   void run() {
     for (int r : p_.sim_replicas) {
       reset_items();
+      pieces_.assign(static_cast<std::size_t>(p_.C), {});
+      backward_all_.assign(static_cast<std::size_t>(p_.C), {});
       for (int mb = 0; mb < p_.K_sim; ++mb) {
+        if (p_.async) {
+          pieces_.assign(static_cast<std::size_t>(p_.C), {});
+          backward_all_.assign(static_cast<std::size_t>(p_.C), {});
+        }
         forward(r, mb);
         backward(r, mb);
         if (final_microbatch(mb)) mark_microbatch_done(mb, reduce_and_update(r, mb));
@@ -168,7 +174,6 @@ class StageLowering : LoweringBase {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
     grad_ready_.assign(static_cast<std::size_t>(p_.C), {});
-    pieces_.assign(static_cast<std::size_t>(p_.C), {});
     for (int c = p_.C; c-- > 0;) {
       const ChunkWork& w = work[static_cast<std::size_t>(c)];
       std::vector<Ref>& items = item(mb, c, WorkKind::Backward);
@@ -204,13 +209,14 @@ class StageLowering : LoweringBase {
         items.push_back(b);
         last = b;
       };
-      if (final_microbatch(mb)) {
+      if (completes_gradients(mb, c)) {
         for (const auto& piece : w.piece) {
           add_backward([&piece](int k) { return piece[static_cast<std::size_t>(k)]; });
           pieces_[static_cast<std::size_t>(c)].push_back(last);
         }
       } else {
         add_backward([&w](int k) { return w.bwd[static_cast<std::size_t>(k)]; });
+        backward_all_[static_cast<std::size_t>(c)].push_back(last);
       }
       e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
       grad_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::BackwardData, w.bwd_reduce, last);
@@ -225,14 +231,16 @@ class StageLowering : LoweringBase {
     for (int c = 0; c < p_.C; ++c) {
       const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];
       for (std::size_t b = 0; b < buckets.size(); ++b) {
-        Refs ready{pieces_[static_cast<std::size_t>(c)][b]};
+        Refs ready = backward_all_[static_cast<std::size_t>(c)];
+        ready.push_back(pieces_[static_cast<std::size_t>(c)][b]);
         std::vector<Tie> remote_ties;
         for (const Tie& tie : p_.ties) {
           if (std::find(buckets[b].ops.begin(), buckets[b].ops.end(), tie.owner) == buckets[b].ops.end()) continue;
           const int from = p_.op_chunk[tie.op];
-          const Ref tied_done = pieces_[static_cast<std::size_t>(from)].back();
+          Refs tied_done = backward_all_[static_cast<std::size_t>(from)];
+          tied_done.push_back(pieces_[static_cast<std::size_t>(from)].back());
           if (slot(from) == slot(c)) {
-            ready.push_back(tied_done);
+            append(ready, tied_done);
             continue;
           }
           const Ref x = e_.transfer(r, slot(from), slot(c), p_.params[tie.owner] * per_param, "tied_weight_grads",
@@ -262,7 +270,8 @@ class StageLowering : LoweringBase {
   std::map<std::pair<int, int>, std::vector<OpId>> crossing_;  // (from chunk, to chunk) -> tensors
   std::map<std::int64_t, std::vector<ChunkWork>> work_;
   std::vector<Ref> fwd_ready_, fwd_task_, grad_ready_;
-  std::vector<std::vector<Ref>> pieces_;
+  std::vector<std::vector<Ref>> pieces_;        // per chunk: the backward pieces that complete each bucket
+  std::vector<Refs> backward_all_;              // per chunk: the other micro-batches' backward tasks
 };
 
 }  // namespace

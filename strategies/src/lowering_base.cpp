@@ -12,6 +12,11 @@ LoweringBase::LoweringBase(const Prepared& p, Emitter& e, LoweredStep& out)
     out_.microbatch_done.assign(static_cast<std::size_t>(p.K_sim), simulator::kNoTask);
   }
   out_.simulated_microbatches = p.K_sim;
+  last_backward_mb_.assign(static_cast<std::size_t>(p.C), p.K_sim - 1);
+  if (p.layered())
+    for (int slot = 0; slot < p.M; ++slot)
+      for (const WorkItem& w : pipeline_order(p.s.schedule, p.M, p.V, p.K_sim, slot))
+        if (w.kind == WorkKind::Backward) last_backward_mb_[static_cast<std::size_t>(w.chunk)] = w.microbatch;
 }
 
 void LoweringBase::reset_items() {

@@ -29,7 +29,14 @@ class LoweringBase {
   void chain_schedule(int replica);
   /// Async schedules: the end of micro-batch mb, once for all replicas.
   void mark_microbatch_done(int mb, const Refs& done);
+  /// Whether gradients are reduced and weights updated after micro-batch mb's backward: every
+  /// micro-batch for asynchronous schedules, once after the last one otherwise.
   bool final_microbatch(int mb) const { return p_.async || mb == p_.K_sim - 1; }
+  /// Whether micro-batch mb's backward of `chunk` is the one that completes the gradients (the
+  /// last backward of the chunk in its device's schedule: micro-batch 0 for GPipe, K-1 for 1F1B).
+  bool completes_gradients(int mb, int chunk) const {
+    return p_.async || mb == last_backward_mb_[static_cast<std::size_t>(chunk)];
+  }
 
   const Prepared& p_;
   Emitter& e_;
@@ -40,6 +47,7 @@ class LoweringBase {
  private:
   std::vector<std::vector<std::array<std::vector<Ref>, 2>>> items_;
   std::vector<Ref> microbatch_marker_;
+  std::vector<int> last_backward_mb_;  // by chunk
 };
 
 void lower_ops(const Prepared& p, Emitter& e, LoweredStep& out);

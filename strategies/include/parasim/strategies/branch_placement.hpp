@@ -11,9 +11,10 @@
 //      from no other independent head. Ops reachable from several heads are not in any branch.
 //      Forks with fewer than two non-empty independent branches are not parallel regions.
 //   3. Forks are visited in topological order; a fork already inside an assigned branch is not
-//      split further (the outer branch keeps all its ops). The branches of a region go to devices
-//      longest-processing-time first: the costliest branch to the device where it would finish
-//      first (current load + the branch's cost on that device).
+//      split further (the outer branch keeps all its ops). The branches of a region run at the
+//      same time, so they are balanced among themselves, longest-processing-time first: the
+//      costliest branch to the device where the region's branches so far would finish first
+//      (ties: the device with less work overall, then the lowest id).
 //   4. Every other op goes to the least-loaded device among the devices of its producers (its
 //      own cost counted there), so chains stay where their input is and a join lands on the
 //      lighter side; ops without producers go to the least-loaded device overall. Ties: lowest id.

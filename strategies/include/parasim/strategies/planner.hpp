@@ -1,0 +1,159 @@
+// The planner: every candidate strategy of a SearchSpace simulated by the event engine, ranked
+// by time to train (or step time), with the reasons the others lose.
+//
+// How one candidate is judged, cheapest test first:
+//   1. memory bound   weights + gradients + optimizer state of P / (mp * tp) parameters (the
+//                     least any device can hold) against the largest device: no lowering at all;
+//   2. lowering       lower_step() rejects what cannot run (a batch that does not divide, a TP
+//                     width the layers cannot be split by, more stages than branches...);
+//   3. static memory  the lowered per-device weights/gradients/optimizer state; not simulated;
+//   4. simulation     simulate_strategy() (Symmetry::DataAndTensor, analytic collectives, one
+//                     shared StepCache): step time, bubble, exposed communication, peak memory.
+// Only a PlanRow (a few hundred bytes) is kept per candidate; no task graph outlives its
+// simulation. Candidates are shared out to `threads` workers by an atomic counter; each writes
+// its own row, and the rows are sorted by a total order (feasible first, objective, canonical
+// strategy, global batch), so the result does not depend on the thread count.
+//
+// Example:
+//   models::Model model = models::build_zoo_model("gpt2");
+//   hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 2);
+//   profiler::RooflineCostModel roofline;
+//   PlanRequest req{.model = &model, .cluster = &cluster, .costs = &roofline,
+//                   .efficiency = default_efficiency("gpt2"),
+//                   .dataset_samples = dataset("openwebtext").samples,
+//                   .space = SearchSpace{.gpus = 16, .global_batch = 512}};
+//   PlanResult plan = run_planner(req);
+//   add_details(req, plan, 3);                        // per-stream times of the top 3
+//   std::cout << to_string(plan.rows.front().strategy) << "\n" << explain_plan(plan) << "\n";
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/models/graph.hpp"
+#include "parasim/profiler/cost_model.hpp"
+#include "parasim/simulator/collectives.hpp"
+#include "parasim/strategies/efficiency.hpp"
+#include "parasim/strategies/lowering.hpp"
+#include "parasim/strategies/search_space.hpp"
+
+namespace parasim::strategies {
+
+enum class Objective : std::uint8_t { TimeToTrain, StepTime };
+std::string to_string(Objective o);                 // "time-to-train" | "step"
+Objective parse_objective(const std::string& text);  // InputError otherwise
+
+/// Where a candidate was decided.
+enum class Verdict : std::uint8_t {
+  Feasible,       // simulated, fits
+  MemoryBound,    // rejected by the parameter-memory lower bound before lowering
+  Invalid,        // lowering rejected it (the reason says why)
+  StaticMemory,   // lowered; weights/gradients/optimizer state alone do not fit; not simulated
+  PeakMemory,     // simulated; activations push the peak over capacity
+};
+std::string to_string(Verdict v);  // "feasible", "memory-bound", "invalid", "static-memory", "peak-memory"
+
+struct PlanRow {
+  Strategy strategy;
+  std::int64_t global_batch = 0;
+  std::int64_t devices = 0;  // dp * mp * tp
+  Verdict verdict = Verdict::Feasible;
+  bool feasible() const { return verdict == Verdict::Feasible; }
+  bool simulated() const { return verdict == Verdict::Feasible || verdict == Verdict::PeakMemory; }
+  std::string reason;        // why not feasible
+
+  // Simulation (when simulated()).
+  TimeNs step_time = 0;
+  double throughput = 0;         // samples/s
+  double bubble_fraction = 0;
+  TimeNs compute = 0;            // the busiest simulated device
+  TimeNs exposed_comm = 0;       // the largest over simulated devices
+  // Memory: the device closest to (or furthest over) its capacity; for MemoryBound the bound.
+  Bytes peak_memory = 0;
+  Bytes capacity = 0;
+  double memory_ratio() const { return capacity > 0 ? static_cast<double>(peak_memory) / static_cast<double>(capacity) : 0; }
+
+  // Statistical efficiency (when simulated()).
+  double epochs = 0;
+  std::int64_t steps_per_epoch = 0;
+  TimeNs time_to_train = 0;
+
+  // Filled by add_details() (re-simulation with a timeline): busy time per stream of the busiest
+  // simulated device. Zero otherwise.
+  bool detailed = false;
+  TimeNs dp_comm = 0;        // data-parallel gradient collectives
+  TimeNs pipeline_comm = 0;  // activations / gradients between stages
+  TimeNs tp_comm = 0;        // tensor-parallel all-reduces / all-gathers / reduce-scatters
+};
+
+struct PlanStats {
+  std::int64_t candidates = 0;     // enumerated
+  std::int64_t memory_bound = 0;   // rejected before lowering
+  std::int64_t invalid = 0;
+  std::int64_t static_memory = 0;
+  std::int64_t simulated = 0;
+  std::int64_t peak_memory = 0;
+  std::int64_t feasible = 0;
+};
+
+struct PlanRequest {
+  const models::Model* model = nullptr;
+  const hardware::Cluster* cluster = nullptr;
+  const profiler::CostModel* costs = nullptr;
+  profiler::Optimizer optimizer = profiler::Optimizer::Adam;
+  std::optional<models::DType> dtype{};
+  StatisticalEfficiency efficiency = StatisticalEfficiency::none(1, "");
+  std::int64_t dataset_samples = 1;
+  SearchSpace space{};
+  Objective objective = Objective::TimeToTrain;
+  /// nullopt: Stage for models with transformer layers or more than 2,000 ops, else Op.
+  std::optional<Granularity> granularity{};
+  simulator::CollectiveMode collectives = simulator::CollectiveMode::Analytic;
+  int threads = 0;  // 0: std::thread::hardware_concurrency()
+  /// Called once per finished candidate from any worker (a progress bar); may be empty.
+  std::function<void()> on_candidate_done{};
+  StepCache* cache = nullptr;  // optional: share across planner calls on the same model/costs
+};
+
+struct PlanResult {
+  std::vector<PlanRow> rows;  // ranked: feasible by objective, then the rest (closest to fitting first)
+  PlanStats stats;
+  std::string cost_source;    // of the first simulated candidate ("roofline", "profile X: ...")
+  Granularity granularity = Granularity::Op;
+  Objective objective = Objective::TimeToTrain;
+};
+
+/// Simulates every candidate. InputError for a malformed request (no model/cluster/costs, a
+/// space with more GPUs than the cluster has).
+PlanResult run_planner(const PlanRequest& request);
+
+/// Judges one candidate (the building block of run_planner; also used by tests).
+PlanRow evaluate_candidate(const PlanRequest& request, const Candidate& candidate, Granularity granularity,
+                           StepCache& cache, std::string* cost_source = nullptr);
+
+/// The granularity run_planner uses for `request`.
+Granularity planner_granularity(const PlanRequest& request);
+
+/// Re-simulates the first `top` feasible rows with a timeline and fills their per-stream times.
+void add_details(const PlanRequest& request, PlanResult& plan, int top);
+
+/// The objective value of a row (time to train or step time), in ns.
+TimeNs objective_value(const PlanRow& row, Objective objective);
+
+/// One paragraph explaining why the winner wins and what limits the runners-up, from the numbers.
+std::string explain_plan(const PlanResult& plan, int runners_up = 3);
+
+/// Deterministic JSON of one row: strategy, global_batch, devices, feasible, verdict, reason,
+/// step_time_ms, throughput_samples_per_s, bubble_fraction, exposed_comm_ms, compute_ms,
+/// peak_memory_bytes, capacity_bytes, epochs, steps_per_epoch, time_to_train_s (+ stream times).
+nlohmann::json plan_row_to_json(const PlanRow& row);
+/// The first `top` rows (0: all) as a JSON array.
+nlohmann::json plan_rows_to_json(const PlanResult& plan, std::size_t top);
+
+}  // namespace parasim::strategies

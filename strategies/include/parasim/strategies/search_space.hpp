@@ -1,0 +1,98 @@
+// The strategies a planner tries for one model on N devices: every dp x mp x tp split with the
+// pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
+// sense for it, each with the global batch it trains at.
+//
+// Rules (docs/projection.md has the reasoning):
+//   devices   exact mode: dp * mp * tp == N. allow_fewer (Calculon, Isaev et al. SC'23): for
+//             every tp and mp, dp = floor(N / (tp * mp)), so a configuration uses at most N.
+//   tp        only for models with transformer layers: a divisor of the attention heads, at most
+//             the devices of one node (TP all-reduces stay on NVLink/NVSwitch), at most max_tp.
+//   mp        1 .. the pipeline units the model can be cut into (transformer layers count as one
+//             unit, every other op with work as one), at most max_mp; mp * tp <= max_model_parallel.
+//   batch     global_batch > 0: every candidate uses it (dp must divide it). Else per_device_batch
+//             > 0: global batch = per_device_batch * dp - each DP replica keeps the per-device batch
+//             whatever its width (Pal et al. 2019), so model parallelism shrinks the global batch.
+//             Else max_batch > 0: the largest multiple of dp not above max_batch (Calculon).
+//   schedule  mp == 1: none. mp > 1: none (plain model parallelism), gpipe, 1f1b, interleaved,
+//             pipedream, spectrain (those in `schedules`).
+//   placement layers; also branches for mp > 1, tp == 1, schedule none when the model forks.
+//   micro     divisors K of the per-replica batch; pipelined schedules K <= max_micro_per_stage * mp,
+//             others (gradient accumulation, which only saves memory) K <= max_accumulation;
+//             interleaved needs K % mp == 0 (Megatron-LM).
+//   interleave schedule interleaved: every V >= 2 dividing the layers per stage (layers % mp == 0).
+//   recompute those in `recomputes`; selective only for models with attention.
+//   zero      0, and 1 when dp > 1.
+//   mapping   the default tp-mp-dp; with all_mappings every axis order that differs on the axes
+//             that are actually split.
+// Candidates come out in a fixed order (tp, mp, schedule, placement, V, K, recompute, zero, mapping).
+//
+// Example:
+//   models::Model model = models::build_zoo_model("gpt2");
+//   ModelFacts facts = model_facts(model, /*devices_per_node=*/8);
+//   SearchSpace space{.gpus = 16, .global_batch = 512};
+//   std::vector<Candidate> all = enumerate_candidates(space, facts);
+//   for (const Candidate& c : all) std::cout << to_string(c.strategy) << " B=" << c.global_batch << "\n";
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parasim/models/graph.hpp"
+#include "parasim/strategies/strategy.hpp"
+
+namespace parasim::strategies {
+
+/// What the enumeration needs to know about a model and the nodes it runs on.
+struct ModelFacts {
+  std::string name;
+  std::int64_t params = 0;
+  int pipeline_units = 1;      // contiguous units a layer partition may cut between
+  int layers = 1;              // transformer layers when there are any, else pipeline_units
+  int tp_heads = 0;            // attention heads of the transformer layers (0: no tensor parallelism)
+  bool has_attention = false;  // selective recompute changes something
+  bool forks = false;          // some op feeds two others: placement=branches has something to split
+  int devices_per_node = 8;
+};
+
+ModelFacts model_facts(const models::Model& model, int devices_per_node);
+
+struct SearchSpace {
+  int gpus = 1;
+  bool allow_fewer = false;
+  std::int64_t global_batch = 0;
+  std::int64_t per_device_batch = 0;
+  std::int64_t max_batch = 0;
+  int min_model_parallel = 1;   // mp * tp >= this (2: hybrids only)
+  int max_model_parallel = 0;   // mp * tp <= this (0: no limit)
+  int max_mp = 0;               // 0: pipeline units
+  int max_tp = 0;               // 0: devices per node
+  std::vector<Schedule> schedules = {Schedule::None,        Schedule::GPipe,     Schedule::OneFOneB,
+                                     Schedule::Interleaved, Schedule::PipeDream, Schedule::SpecTrain};
+  std::vector<Recompute> recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+  std::vector<int> zeros = {0, 1};
+  bool branch_placement = true;
+  bool all_mappings = false;
+  int max_micro_per_stage = 8;
+  int max_accumulation = 16;
+};
+
+struct Candidate {
+  Strategy strategy;
+  std::int64_t global_batch = 0;
+  bool operator==(const Candidate&) const = default;
+};
+
+/// Every candidate, in the fixed order above. InputError when the space itself is malformed
+/// (gpus < 1, no batch rule).
+std::vector<Candidate> enumerate_candidates(const SearchSpace& space, const ModelFacts& facts);
+
+/// The tp values the space allows for the model (1 first).
+std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFacts& facts);
+
+/// Parses "none,gpipe,1f1b" / "all" into schedules, "none,full" into recomputes, "0,1" into ZeRO stages.
+std::vector<Schedule> parse_schedule_list(const std::string& text, const std::string& origin);
+std::vector<Recompute> parse_recompute_list(const std::string& text, const std::string& origin);
+std::vector<int> parse_zero_list(const std::string& text, const std::string& origin);
+
+}  // namespace parasim::strategies

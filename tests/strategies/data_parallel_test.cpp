@@ -1,0 +1,111 @@
+// Data parallelism: step = compute + exposed gradient allreduce, computed by hand.
+//
+// chain_model(2): relu -> fc1 -> fc2 -> loss, fc = 1000 x 1000 without bias (1e6 params, 4e6 bytes
+// of fp32 gradients). FakeCosts: 1000 ns per sample per linear phase. Global batch 8 on dp=2:
+// 4 samples per replica, so fc fwd = bwd_data = bwd_weight = 4000 ns. Cluster: 2 GPUs on a
+// switch, alpha 0, 1 GB/s (1 byte/ns): a 2-rank ring allreduce of S bytes takes S ns.
+#include <gtest/gtest.h>
+
+#include "lowering_fixtures.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+using namespace testing;
+using simulator::CollectiveOp;
+using simulator::TaskKind;
+
+StrategyResult run(const std::string& strategy, Symmetry symmetry = Symmetry::DataAndTensor, TimeNs update = 500) {
+  static const models::Model model = chain_model(2);
+  static const hardware::Cluster cluster = star(2, 0, 1.0);
+  static FakeCosts costs;
+  costs.update = update;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy(strategy),
+                  .global_batch = 8,
+                  .costs = &costs,
+                  .optimizer = profiler::Optimizer::Adam,
+                  .symmetry = symmetry};
+  return simulate_strategy(setup);
+}
+
+TEST(DataParallel, BucketsOverlapTheRestOfBackward) {
+  // fc2's gradients (4e6 B >= 1 MiB) close bucket 0 at 16,000 ns (fwd 8,000 + fc2 bwd 8,000); its
+  // allreduce takes 4e6 ns; fc1's bucket is ready at 24,000 but queues behind it on the DP stream:
+  // 4,016,000 .. 8,016,000, then fc1's update (500 ns). fc2's update ran at 4,016,000.
+  // Compute: 6 linear phases x 4,000 + 2 updates = 25,000; of the 8e6 ns of allreduce, 8,000 ns
+  // overlap the backward of fc1 and 500 ns fc2's update.
+  const StrategyResult r = run("dp=2,bucket_mb=1");
+  EXPECT_EQ(r.step_time, 8'016'500);
+  ASSERT_EQ(r.devices.size(), 1u);  // replica 0 stands for both
+  EXPECT_EQ(r.devices[0].compute, 25'000);
+  EXPECT_EQ(r.devices[0].comm, 8'000'000);
+  EXPECT_EQ(r.devices[0].exposed_comm, 7'991'500);
+  EXPECT_EQ(r.devices[0].idle, 0);
+  EXPECT_DOUBLE_EQ(r.throughput, 8 * 1e9 / 8'016'500.0);
+  EXPECT_EQ(r.lowered.replica_batch, (std::vector<std::int64_t>{4, 4}));
+  EXPECT_EQ(count_tasks(r.lowered.graph, [&](simulator::TaskId t) {
+              return r.lowered.graph.kind(t) == TaskKind::Collective;
+            }),
+            2);
+}
+
+TEST(DataParallel, OverlapOffIsOneExposedAllreduce) {
+  // All backward ends at 24,000; one allreduce of 8e6 B: 8e6 ns; then both updates (1,000 ns).
+  const StrategyResult r = run("dp=2,overlap=off");
+  EXPECT_EQ(r.step_time, 24'000 + 8'000'000 + 1'000);
+  EXPECT_EQ(r.devices[0].exposed_comm, 8'000'000);
+  EXPECT_EQ(r.devices[0].compute, 25'000);
+}
+
+TEST(DataParallel, SymmetricReplicaMatchesFullSimulation) {
+  const StrategyResult one = run("dp=2,bucket_mb=1", Symmetry::DataAndTensor);
+  const StrategyResult all = run("dp=2,bucket_mb=1", Symmetry::None);
+  EXPECT_EQ(one.step_time, all.step_time);
+  EXPECT_EQ(all.devices.size(), 2u);
+  EXPECT_EQ(all.lowered.graph.size(), 2 * one.lowered.graph.size() - 2);  // the 2 collectives are shared
+}
+
+TEST(DataParallel, SingleDeviceHasNoCollectives) {
+  const StrategyResult r = run("dp=1");
+  // batch 8 on one device: 6 linear phases x 8,000 + 2 updates.
+  EXPECT_EQ(r.step_time, 48'000 + 1'000);
+  EXPECT_EQ(r.devices[0].exposed_comm, 0);
+}
+
+TEST(DataParallel, ZeroShardsOptimizerStateAndUsesReduceScatterAllGather) {
+  const StrategyResult plain = run("dp=2,overlap=off");
+  const StrategyResult zero = run("dp=2,overlap=off,zero=1");
+  // Adam fp32: 8 B/param of optimizer state; 2e6 params; ZeRO-1 over 2 ranks halves it.
+  EXPECT_EQ(plain.devices[0].breakdown.optimizer, 16'000'000);
+  EXPECT_EQ(zero.devices[0].breakdown.optimizer, 8'000'000);
+  const auto& g = zero.lowered.graph;
+  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) {
+              return g.kind(t) == TaskKind::Collective && g.collective_op(t) == CollectiveOp::ReduceScatter;
+            }),
+            1);
+  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) {
+              return g.kind(t) == TaskKind::Collective && g.collective_op(t) == CollectiveOp::AllGather;
+            }),
+            1);
+  // Reduce-scatter (8e6 B over 2 ranks: 4e6 ns), updates of half the shard (250 ns each), all-gather (4e6 ns).
+  EXPECT_EQ(zero.step_time, 24'000 + 4'000'000 + 500 + 4'000'000);
+}
+
+TEST(DataParallel, UnevenBatchNeedsSplitSpeed) {
+  static const models::Model model = chain_model(2);
+  static const hardware::Cluster cluster = star(3, 0, 1.0);
+  FakeCosts costs;
+  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3"), .global_batch = 8, .costs = &costs};
+  EXPECT_EQ(input_error([&] { lower_step(setup); }),
+            "global batch 8 is not divisible by dp=3; use a multiple of 3 or split=speed");
+  setup.strategy = parse_strategy("dp=3,split=speed");
+  const LoweredStep step = lower_step(setup);
+  EXPECT_EQ(step.replica_batch, (std::vector<std::int64_t>{3, 3, 2}));
+  EXPECT_EQ(step.symmetry, Symmetry::None);  // replicas differ: all simulated
+}
+
+}  // namespace
+}  // namespace parasim::strategies

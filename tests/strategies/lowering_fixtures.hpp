@@ -1,0 +1,74 @@
+// Hand-checkable inputs for the lowering tests: a cost model with round numbers, small chain
+// models and tiny clusters with round latency/bandwidth.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "parasim/common/error.hpp"
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/models/builder.hpp"
+#include "parasim/profiler/cost_model.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "parasim/simulator/task_graph.hpp"
+#include "parasim/strategies/lowering.hpp"
+
+namespace parasim::strategies::testing {
+
+/// Linear ops cost `fwd`, `bwd_data`, `bwd_weight` ns per sample and `update` ns; every other
+/// op is free. Sources are reported as roofline.
+class FakeCosts final : public profiler::CostModel {
+ public:
+  TimeNs fwd = 1000, bwd_data = 1000, bwd_weight = 1000, update = 0;
+  profiler::OpCost cost(const models::Op& op, const std::string&, profiler::Optimizer) const override {
+    profiler::OpCost c;
+    if (op.kind != models::OpKind::Linear) return c;
+    const std::int64_t b = profiler::op_batch(op);
+    c.fwd = fwd * b;
+    c.bwd_data = profiler::op_has_phase(op, profiler::Phase::BackwardData) ? bwd_data * b : 0;
+    c.bwd_weight = bwd_weight * b;
+    c.update = update;
+    return c;
+  }
+  std::string describe() const override { return "fake"; }
+};
+
+/// x [batch, width] -> relu -> fc1 .. fcN (width x width, no bias) -> cross entropy. The relu
+/// makes fc1's input a non-data tensor, so every fc has the same phases.
+inline models::Model chain_model(int layers, std::int64_t width = 1000, std::int64_t batch = 1,
+                                 models::DType dtype = models::DType::F32) {
+  models::ModelBuilder b("chain", batch, dtype);
+  models::OpId x = b.input("x", {batch, width});
+  x = b.relu("relu", x);
+  for (int i = 1; i <= layers; ++i) x = b.linear("fc" + std::to_string(i), x, width, width, /*bias=*/false);
+  b.cross_entropy("loss", x);
+  return b.finish();
+}
+
+/// n devices of `kind` on one switch; every device-switch link has (alpha, bw GB/s).
+inline hardware::Cluster star(int n, TimeNs alpha, double bw, const std::string& kind = "V100-SXM2-32GB",
+                              Bytes memory = 32 * GiB) {
+  hardware::ClusterSpec s;
+  s.name = "star" + std::to_string(n);
+  for (int i = 0; i < n; ++i) s.devices.push_back({"gpu" + std::to_string(i), kind, 0, memory});
+  s.endpoints.push_back({"switch", hardware::EndpointKind::NvSwitch, 0});
+  for (int i = 0; i < n; ++i) s.links.push_back({"", hardware::LinkKind::NVSwitch, i, n, alpha, GBps{bw}});
+  return hardware::Cluster(s);
+}
+
+inline std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+inline int count_tasks(const simulator::TaskGraph& g, const std::function<bool(simulator::TaskId)>& pred) {
+  int n = 0;
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) n += pred(t) ? 1 : 0;
+  return n;
+}
+
+}  // namespace parasim::strategies::testing

@@ -1,0 +1,90 @@
+// Memory feasibility with numbers, bytes per parameter, and heterogeneous data parallelism.
+#include <gtest/gtest.h>
+
+#include "lowering_fixtures.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/memory_model.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+using namespace testing;
+
+TEST(MemoryModel, BytesPerParameter) {
+  using models::DType;
+  using profiler::Optimizer;
+  EXPECT_EQ(param_bytes_per_param(DType::F32, Optimizer::Adam).total(), 16);
+  EXPECT_EQ(param_bytes_per_param(DType::F16, Optimizer::Adam).total(), 16);  // 2 + 2 + 4 master + 8 state
+  EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Momentum).total(), 12);
+  EXPECT_EQ(param_bytes_per_param(DType::F32, Optimizer::Sgd).total(), 8);
+  const simulator::StaticMemory m = static_memory_for(1000, DType::F16, Optimizer::Adam, /*zero_shards=*/8);
+  EXPECT_EQ(m.params, 2000);
+  EXPECT_EQ(m.grads, 2000);
+  EXPECT_EQ(m.optimizer, 1500);
+}
+
+TEST(Memory, Gpt3OnOneDgxA100IsInfeasibleWithNumbers) {
+  const models::Model model = models::build_zoo_model("gpt3_175b", {.batch = 1, .dtype = models::DType::F16});
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100");
+  const profiler::RooflineCostModel roofline;
+  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=8"), .global_batch = 8,
+                  .costs = &roofline, .granularity = Granularity::Stage, .simulate_infeasible = false};
+  const StrategyResult r = simulate_strategy(setup);
+  EXPECT_FALSE(r.feasible);
+  EXPECT_FALSE(r.simulated);
+  // 174.6e9 params x 16 B = 2.79e12 B = 2602.0 GiB on every device; an A100 has 80 GiB.
+  EXPECT_EQ(r.infeasible_reason, "needs 2602.0 GiB on device 0 (stage 0), device has 80.0 GiB");
+  EXPECT_EQ(r.devices[0].peak_memory, 174'615'846'912LL * 16);
+}
+
+TEST(Memory, FitsWhenSplitEnough) {
+  const models::Model model = chain_model(2);
+  const hardware::Cluster cluster = star(2, 0, 1.0, "V100-SXM2-32GB", 20'000'000);
+  FakeCosts costs;
+  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=1"), .global_batch = 1,
+                  .costs = &costs};
+  // 2e6 fp32 params x 16 B (Adam) = 32e6 B > 20e6.
+  StrategyResult r = simulate_strategy(setup);
+  EXPECT_FALSE(r.feasible);
+  EXPECT_TRUE(r.simulated);
+  EXPECT_EQ(r.infeasible_reason.substr(0, 10), "needs 0.0 ");
+  setup.strategy = parse_strategy("mp=2");  // one fc per device: 16e6 B + activations
+  r = simulate_strategy(setup);
+  EXPECT_TRUE(r.feasible) << r.infeasible_reason;
+}
+
+TEST(HeterogeneousDataParallel, SpeedSplitBeatsEvenSplitOnPcieHetero) {
+  // 2x TITAN X (Pascal) + 1x GTX 1080 on PCIe: the GTX 1080 is slower, so `even` waits for it.
+  const models::Model model = models::build_zoo_model("vgg16_cifar", {.batch = 1});
+  const hardware::Cluster cluster = hardware::make_cluster_preset("pcie-hetero");
+  const profiler::RooflineCostModel roofline;
+  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3"), .global_batch = 384,
+                  .costs = &roofline, .optimizer = profiler::Optimizer::Momentum};
+  const StrategyResult even = simulate_strategy(setup);
+  setup.strategy = parse_strategy("dp=3,split=speed");
+  const StrategyResult speed = simulate_strategy(setup);
+  EXPECT_EQ(even.lowered.replica_batch, (std::vector<std::int64_t>{128, 128, 128}));
+  EXPECT_EQ(speed.lowered.replica_batch, (std::vector<std::int64_t>{138, 138, 108}));
+  EXPECT_LT(speed.step_time, even.step_time);
+  EXPECT_GT(speed.throughput, even.throughput);
+  ASSERT_EQ(speed.devices.size(), 3u);  // heterogeneous: every replica simulated
+  EXPECT_EQ(speed.devices[2].kind, "GTX-1080");
+  // Under `even` the fast TITAN Xs idle while the GTX 1080 computes.
+  EXPECT_GT(even.devices[0].idle, speed.devices[0].idle);
+}
+
+TEST(CostSource, RooflineAndMeasuredSummaries) {
+  const models::Model model = chain_model(2);
+  const hardware::Cluster cluster = star(2, 0, 1.0);
+  FakeCosts costs;
+  const LoweredStep s = lower_step({.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=2"),
+                                    .global_batch = 2, .costs = &costs});
+  EXPECT_EQ(s.cost_source, "roofline");
+  EXPECT_EQ(s.cost_counts.roofline, 4);  // relu, fc1, fc2, loss (one micro-batch size, one kind)
+}
+
+}  // namespace
+}  // namespace parasim::strategies

@@ -1,0 +1,119 @@
+// Pipeline schedules on chain_model(4) cut into equal stages: fc fwd f = 1000 ns and bwd
+// b = 2000 ns per sample (all of it data gradient: the gradient a stage sends back is ready at
+// the end of its backward, as the textbook formula assumes), micro-batches of 1 sample,
+// zero-cost transfers (bandwidth 1e9 GB/s, no latency), no update cost. GPipe/1F1B with p stages
+// and m micro-batches take (m + p - 1)(f + b).
+#include <gtest/gtest.h>
+
+#include "lowering_fixtures.hpp"
+#include "parasim/strategies/pipeline_schedule.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+using namespace testing;
+
+StrategyResult run(const std::string& strategy, std::int64_t batch, Granularity g = Granularity::Op,
+                   int layers = 4) {
+  static const hardware::Cluster cluster = star(4, 0, 1e9);
+  static const FakeCosts costs = [] {
+    FakeCosts c;
+    c.bwd_data = 2000;
+    c.bwd_weight = 0;
+    return c;
+  }();
+  const models::Model model = chain_model(layers);
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy(strategy),
+                  .global_batch = batch,
+                  .costs = &costs,
+                  .optimizer = profiler::Optimizer::Sgd,
+                  .granularity = g};
+  return simulate_strategy(setup);
+}
+
+TEST(PipelineSchedule, OneFOneBOrder) {
+  std::string order;
+  for (const WorkItem& w : pipeline_order(Schedule::OneFOneB, 4, 1, 6, 1)) order += to_string(w) + " ";
+  EXPECT_EQ(order, "F0.c1 F1.c1 F2.c1 B0.c1 F3.c1 B1.c1 F4.c1 B2.c1 F5.c1 B3.c1 B4.c1 B5.c1 ");
+  order.clear();
+  for (const WorkItem& w : pipeline_order(Schedule::GPipe, 2, 1, 3, 0)) order += to_string(w) + " ";
+  EXPECT_EQ(order, "F0.c0 F1.c0 F2.c0 B2.c0 B1.c0 B0.c0 ");
+}
+
+TEST(PipelineSchedule, InterleavedFollowsMegatron) {
+  // 2 stages, 2 virtual stages, 4 micro-batches; stage 1 warms up with (2-1-1)*2 + (2-1)*2 = 2.
+  std::string order;
+  for (const WorkItem& w : pipeline_order(Schedule::Interleaved, 2, 2, 4, 1)) order += to_string(w) + " ";
+  EXPECT_EQ(order,
+            "F0.c1 F1.c1 F0.c3 B0.c3 F1.c3 B1.c3 F2.c1 B0.c1 F3.c1 B1.c1 F2.c3 B2.c3 F3.c3 B3.c3 B2.c1 B3.c1 ");
+  EXPECT_EQ(input_error([] { pipeline_order(Schedule::Interleaved, 4, 2, 6, 0); }),
+            "schedule=interleaved needs micro (6) to be a multiple of mp (4), as in Megatron-LM");
+}
+
+TEST(Pipeline, GPipeBubbleIsExactlyPMinusOneOverMPlusPMinusOne) {
+  const StrategyResult r = run("mp=4,schedule=gpipe,micro=4", 4);
+  EXPECT_EQ(r.step_time, 7 * 3000);
+  EXPECT_EQ(r.bubble_time, 3 * 3000);
+  EXPECT_DOUBLE_EQ(r.bubble_fraction, 3.0 / 7.0);
+  for (const DeviceReport& d : r.devices) EXPECT_EQ(d.compute, 4 * 3000);
+  EXPECT_EQ(r.lowered.op_stage, (std::vector<int>{0, 0, 0, 1, 2, 3, 3}));  // x relu fc1 | fc2 | fc3 | fc4 loss
+}
+
+TEST(Pipeline, OneFOneBSameTimeLessActivationMemory) {
+  const StrategyResult gpipe = run("mp=4,schedule=gpipe,micro=8", 8);
+  const StrategyResult one = run("mp=4,schedule=1f1b,micro=8", 8);
+  EXPECT_EQ(gpipe.step_time, 11 * 3000);
+  EXPECT_EQ(one.step_time, 11 * 3000);
+  // Stage 0 keeps relu's output and fc1's input per micro-batch: 2 x 1000 x 4 B = 8,000 B.
+  // GPipe holds all 8 micro-batches before the first backward; 1F1B at most 4 (= stages).
+  EXPECT_EQ(gpipe.devices[0].breakdown.activations, 8 * 8'000);
+  EXPECT_EQ(one.devices[0].breakdown.activations, 4 * 8'000);
+  // The last stage holds one micro-batch either way under 1F1B: fc4's input + the loss's logits.
+  EXPECT_EQ(one.devices[3].breakdown.activations, 8'000);
+}
+
+TEST(Pipeline, InterleavingShrinksTheBubbleByV) {
+  // 2 devices, 4 layers: per device and micro-batch f + b = 2 x 3000 = 6000 ns.
+  const StrategyResult plain = run("mp=2,schedule=1f1b,micro=4", 4);
+  const StrategyResult inter = run("mp=2,schedule=interleaved,interleave=2,micro=4", 4);
+  EXPECT_EQ(plain.bubble_time, 6000);
+  EXPECT_EQ(inter.bubble_time, 6000 / 2);
+  EXPECT_EQ(inter.step_time, 4 * 6000 + 3000);
+  EXPECT_EQ(inter.lowered.op_chunk, (std::vector<int>{0, 0, 0, 1, 2, 3, 3}));
+}
+
+TEST(Pipeline, StageGranularityMatchesOpGranularity) {
+  for (const char* s : {"mp=4,schedule=gpipe,micro=4", "mp=4,schedule=1f1b,micro=8", "mp=2,schedule=interleaved,interleave=2,micro=4"}) {
+    const StrategyResult op = run(s, 8);
+    const StrategyResult stage = run(s, 8, Granularity::Stage);
+    EXPECT_EQ(op.step_time, stage.step_time) << s;
+    EXPECT_LT(stage.lowered.graph.size(), op.lowered.graph.size()) << s;
+  }
+}
+
+TEST(Pipeline, PipeDreamStashesWeightVersionsSpecTrainPredictsThem) {
+  const StrategyResult pd = run("mp=4,schedule=pipedream,micro=4", 4);
+  // Stage i keeps M - i weight versions: the live one plus M - i - 1 stashed copies of 1e6 fp32 params.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(pd.devices[static_cast<std::size_t>(i)].breakdown.other, (3 - i) * 4'000'000) << i;
+  // Steady state: the bottleneck stage does one forward and one backward per micro-batch.
+  EXPECT_EQ(pd.step_time, 4 * 3000);
+  EXPECT_EQ(pd.lowered.simulated_microbatches, 8);
+
+  const StrategyResult st = run("mp=4,schedule=spectrain,micro=4", 4);
+  for (const DeviceReport& d : st.devices) EXPECT_EQ(d.breakdown.other, 0);
+  const auto& g = st.lowered.graph;
+  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) { return g.name(t) == "weight_prediction"; }), 4 * 8);
+  EXPECT_GT(st.step_time, pd.step_time);  // the axpy is extra work on every stage
+}
+
+TEST(Pipeline, MoreStagesThanLayersIsAnInputError) {
+  // relu, fc1 and the loss: 3 units for 4 stages.
+  EXPECT_NE(input_error([] { run("mp=4,schedule=1f1b,micro=4", 4, Granularity::Op, 1); }).find("only 3 units"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim::strategies

@@ -1,0 +1,141 @@
+// Megatron tensor parallelism on a tiny GPT: 2 layers, hidden 64, 4 heads, 16 tokens, vocab 128.
+#include <gtest/gtest.h>
+
+#include "lowering_fixtures.hpp"
+#include "parasim/models/transformer.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+#include "parasim/strategies/tensor_parallel.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+using namespace testing;
+using simulator::CollectiveOp;
+using simulator::Phase;
+using simulator::TaskKind;
+
+models::Model tiny_gpt(std::int64_t batch = 1) {
+  models::TransformerConfig c;
+  c.name = "tiny_gpt";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  return models::build_transformer(c, {.batch = batch});
+}
+
+TEST(TensorParallel, RolesOfAGptBlock) {
+  const models::Model m = tiny_gpt();
+  const TpPlan plan = plan_tensor_parallel(m);
+  EXPECT_EQ(plan.blocks, 2);
+  auto role = [&](const std::string& name) { return plan.role[*m.find_op(name)]; };
+  EXPECT_EQ(role("h.0.attn.c_attn"), TpRole::Column);
+  EXPECT_EQ(role("h.0.attn.core"), TpRole::Split);
+  EXPECT_EQ(role("h.0.attn.c_proj"), TpRole::Row);
+  EXPECT_EQ(role("h.0.mlp.c_fc"), TpRole::Column);
+  EXPECT_EQ(role("h.0.mlp.gelu"), TpRole::Split);
+  EXPECT_EQ(role("h.0.mlp.c_proj"), TpRole::Row);
+  EXPECT_EQ(role("h.0.ln_1"), TpRole::Replicated);
+  EXPECT_EQ(role("lm_head"), TpRole::Column);
+  EXPECT_EQ(role("wte"), TpRole::VocabEmbedding);
+  EXPECT_EQ(role("wpe"), TpRole::Replicated);
+}
+
+TEST(TensorParallel, PerRankMacsAndParamsAreDividedByT) {
+  const models::Model m = tiny_gpt();
+  const TpPlan plan = plan_tensor_parallel(m);
+  const models::Model r = shard_for_tensor_parallel(m, plan, 4);
+  for (const char* name : {"h.1.attn.c_attn", "h.1.attn.core", "h.1.attn.c_proj", "h.1.mlp.c_fc", "h.1.mlp.c_proj", "lm_head"}) {
+    const models::Op& full = m.op(*m.find_op(name));
+    const models::Op& part = r.op(*r.find_op(name));
+    EXPECT_EQ(part.macs_fwd * 4, full.macs_fwd) << name;
+    EXPECT_EQ(part.macs_bwd_weight * 4, full.macs_bwd_weight) << name;
+  }
+  EXPECT_EQ(r.op(*r.find_op("h.1.attn.core")).attrs.heads, 1);
+  // Column-parallel c_fc: weight and bias split; row-parallel c_proj: weight split, bias whole.
+  EXPECT_EQ(r.op(*r.find_op("h.1.mlp.c_fc")).params, (64 * 256 + 256) / 4);
+  EXPECT_EQ(r.op(*r.find_op("h.1.mlp.c_proj")).params, 256 * 64 / 4 + 64);
+  EXPECT_EQ(r.op(*r.find_op("wte")).params, 128 * 64 / 4);
+  // Activations inside the parallel region are split, the column linears' inputs are not.
+  EXPECT_EQ(r.op(*r.find_op("h.1.mlp.gelu")).activation_bytes * 4, m.op(*m.find_op("h.1.mlp.gelu")).activation_bytes);
+  EXPECT_EQ(r.op(*r.find_op("h.1.mlp.c_fc")).activation_bytes, m.op(*m.find_op("h.1.mlp.c_fc")).activation_bytes);
+}
+
+LoweredStep lower(const models::Model& m, const std::string& strategy, Symmetry sym = Symmetry::DataAndTensor) {
+  static const hardware::Cluster cluster = star(8, 1000, 100.0, "A100-SXM4-80GB", 80 * GiB);
+  static const profiler::RooflineCostModel roofline;
+  return lower_step({.model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy), .global_batch = 2,
+                     .costs = &roofline, .symmetry = sym});
+}
+
+int collectives(const LoweredStep& s, CollectiveOp op, Phase phase) {
+  const auto& g = s.graph;
+  return count_tasks(g, [&](simulator::TaskId t) {
+    return g.kind(t) == TaskKind::Collective && g.collective_op(t) == op && g.phase(t) == phase;
+  });
+}
+
+TEST(TensorParallel, TwoAllreducesPerLayerEachWay) {
+  const models::Model m = tiny_gpt();
+  const LoweredStep s = lower(m, "tp=4,micro=2");
+  // Per layer and micro-batch: forward after attention and after the MLP, backward two; plus the
+  // vocabulary-parallel embedding (forward) and LM head (backward). 2 layers, 2 micro-batches.
+  EXPECT_EQ(collectives(s, CollectiveOp::AllReduce, Phase::Forward), 2 * (2 * 2 + 1));
+  EXPECT_EQ(collectives(s, CollectiveOp::AllReduce, Phase::BackwardData), 2 * (2 * 2 + 1));
+  EXPECT_EQ(s.simulated_devices.size(), 1u);  // TP rank 0 stands for the group
+  // The allreduced activation is [1, 16, 64] fp32 = 4096 B; TP groups span all 4 devices.
+  const auto& g = s.graph;
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+    if (g.kind(t) == TaskKind::Collective) {
+      EXPECT_EQ(g.bytes(t), 4096);
+      EXPECT_EQ(g.group_devices(g.group(t)).size(), 4u);
+    }
+  const LoweredStep all = lower(m, "tp=4,micro=2", Symmetry::None);
+  EXPECT_EQ(all.simulated_devices.size(), 4u);
+  EXPECT_EQ(collectives(all, CollectiveOp::AllReduce, Phase::Forward), 10);  // shared by the 4 ranks
+}
+
+TEST(TensorParallel, SequenceParallelUsesReduceScatterAndAllGather) {
+  const models::Model m = tiny_gpt();
+  const LoweredStep s = lower(m, "tp=4,recompute=selective");
+  EXPECT_TRUE(s.sequence_parallel);
+  EXPECT_EQ(collectives(s, CollectiveOp::AllReduce, Phase::Forward), 0);
+  EXPECT_EQ(collectives(s, CollectiveOp::AllGather, Phase::Forward), 2 * 2 + 1);      // + LM head input
+  EXPECT_EQ(collectives(s, CollectiveOp::ReduceScatter, Phase::Forward), 2 * 2 + 1);  // + embedding
+  EXPECT_EQ(collectives(s, CollectiveOp::AllGather, Phase::BackwardData), 2 * 2);
+  EXPECT_EQ(collectives(s, CollectiveOp::ReduceScatter, Phase::BackwardData), 2 * 2 + 1);
+  // Selective recomputation reruns each attention core before its backward.
+  const auto& g = s.graph;
+  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) { return g.kind(t) == TaskKind::Compute && g.phase(t) == Phase::Recompute; }), 2);
+}
+
+TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
+  const models::Model m = tiny_gpt(2);
+  const hardware::Cluster cluster = star(1, 0, 1.0, "A100-SXM4-80GB", 80 * GiB);
+  const profiler::RooflineCostModel roofline;
+  auto run = [&](const std::string& strategy) {
+    return simulate_strategy({.model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy),
+                              .global_batch = 2, .costs = &roofline});
+  };
+  const StrategyResult none = run("dp=1");
+  const StrategyResult full = run("recompute=full");
+  const auto& g = full.lowered.graph;
+  const int recomputes = count_tasks(g, [&](simulator::TaskId t) { return g.phase(t) == Phase::Recompute; });
+  EXPECT_GT(recomputes, 2 * 10);  // every op of both layers (and the embedding/head blocks)
+  EXPECT_LT(full.devices[0].breakdown.activations, none.devices[0].breakdown.activations);
+  EXPECT_GT(full.step_time, none.step_time);
+}
+
+TEST(TensorParallel, NeedsTransformerLayersAndDivisibleHeads) {
+  const models::Model mlp = chain_model(2);
+  EXPECT_EQ(input_error([&] { lower(mlp, "tp=2"); }),
+            "tp=2: model chain has no transformer layers to split; tensor parallelism (tp > 1) applies to blocks "
+            "with self-attention");
+  const models::Model gpt = tiny_gpt();
+  EXPECT_NE(input_error([&] { lower(gpt, "tp=8"); }).find("has 4 attention heads, not divisible by 8"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim::strategies
