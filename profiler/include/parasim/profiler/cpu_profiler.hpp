@@ -5,8 +5,8 @@
 // Example:
 //   CpuProfileOptions opt;
 //   opt.repetitions = 10;
-//   Profile p = profile_model_on_cpu(build_zoo_model("resnet18", {.batch = 4}), opt);
-//   save_profile(p, "traces/cpu/resnet18-b4-fp32.json");
+//   Profile p = profile_model_on_cpu(models::build_zoo_model("resnet50", {.batch = 4}), opt);
+//   save_profile(p, "traces/cpu/resnet50-b4-fp32.json");
 #pragma once
 
 #include <cstddef>

@@ -3,7 +3,7 @@
 //
 // Example:
 //   auto backend = make_cpu_kernel_backend();            // oneDNN on the host
-//   auto k = backend->prepare(model.op(v));               // allocate tensors, create primitives
+//   auto k = backend->prepare(model.op(v), Optimizer::Sgd);  // allocate tensors, create primitives
 //   k->run(Phase::Forward); k->run(Phase::BackwardData); k->run(Phase::BackwardWeight);
 //   backend->synchronize();
 #pragma once

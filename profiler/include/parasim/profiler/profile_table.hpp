@@ -5,7 +5,7 @@
 // one training iteration = sum over entries of median x number of ops sharing the signature.
 //
 // Example:
-//   std::cout << render_profile_table(load_profile("traces/cpu/resnet18-b4-fp32.json"));
+//   std::cout << render_profile_table(load_profile("traces/cpu/resnet50-b4-fp32.json"));
 #pragma once
 
 #include <string>
