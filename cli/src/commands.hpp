@@ -11,5 +11,6 @@ void register_models(CLI::App& app);
 void register_clusters(CLI::App& app);
 void register_simulate(CLI::App& app);
 void register_profile(CLI::App& app);
+void register_report(CLI::App& app);
 
 }  // namespace parasim::cli

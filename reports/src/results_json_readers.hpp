@@ -1,0 +1,40 @@
+// Readers shared by the parasim.results/1 bundle and the other commands' outputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parasim/common/json_io.hpp"
+#include "parasim/reports/report_data.hpp"
+
+namespace parasim::reports::detail {
+
+/// A field that may be missing or null.
+std::optional<JsonField> optional_field(const JsonField& obj, const std::string& key);
+std::string optional_string(const JsonField& obj, const std::string& key);
+double optional_double(const JsonField& obj, const std::string& key, double min = -1e300);
+std::int64_t optional_int(const JsonField& obj, const std::string& key, std::int64_t min = INT64_MIN);
+/// A string as is; an object by its "name" / "description" / "model"; anything else as compact JSON.
+std::string describe_value(const JsonField& f);
+
+/// Fills model/assumptions from the usual top-level keys: model, cluster, dataset, cost_source,
+/// efficiency (a string, or {"model"/"description", "source"}).
+void read_context(const JsonField& obj, ReportData& d);
+
+std::vector<ValidationPoint> read_validation_points(const JsonField& array);
+ValidationPoint read_validation_point(const JsonField& obj);
+std::vector<GanttBar> read_gantt_bars(const JsonField& array);
+std::vector<GanttBar> read_chrome_trace(const JsonField& trace);
+BreakdownRow read_breakdown_row(const JsonField& obj, std::string strategy);
+MemoryParts read_memory_parts(const JsonField& obj);
+
+/// True for an object that has both projected_ms and measured_ms (one validate run).
+bool is_validation_run(const nlohmann::json& j);
+
+ReportData read_step_result(const JsonField& root);
+ReportData read_projection(const JsonField& root);
+ReportData read_plan(const JsonField& root);
+ReportData read_validation_output(const JsonField& root);
+
+}  // namespace parasim::reports::detail

@@ -1,0 +1,157 @@
+// Reading results: the parasim.results/1 bundle round-trips, every other command's output is
+// recognised by its shape, and bad input is an InputError naming the file and the JSON path.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/reports/results_json.hpp"
+#include "parasim/simulator/chrome_trace.hpp"
+#include "sample_data.hpp"
+
+namespace {
+
+using namespace parasim::reports;
+const std::string kData = PARASIM_REPORTS_TEST_DATA;
+
+std::string input_error(const std::string& file) {
+  try {
+    load_results_file(kData + "/" + file);
+  } catch (const parasim::InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+TEST(ResultsJson, BundleRoundTripsExactly) {
+  const ReportData d = fixtures::sample_report();
+  const nlohmann::json j = results_to_json(d);
+  EXPECT_EQ(j["schema"], "parasim.results/1");
+  const ReportData back = results_from_json(parasim::parse_json_text(parasim::dump_json(j), "mem"), "mem");
+  EXPECT_EQ(parasim::dump_json(results_to_json(back)), parasim::dump_json(j));
+  ASSERT_EQ(back.scaling.size(), d.scaling.size());
+  EXPECT_EQ(back.scaling[0].points[3].time_to_train_s, d.scaling[0].points[3].time_to_train_s);
+  EXPECT_EQ(back.gantt.size(), d.gantt.size());
+  EXPECT_EQ(back.assumptions.extra, d.assumptions.extra);
+}
+
+TEST(ResultsJson, ValidateOutputsAreRecognised) {
+  const ReportData one = load_results_file(kData + "/validate_one.json");
+  ASSERT_EQ(one.validation.size(), 1u);
+  EXPECT_EQ(one.validation[0].label, "resnet50 dp=2 (cuda)");
+  EXPECT_EQ(one.validation[0].projected_ms, 101.5);
+  EXPECT_EQ(one.validation[0].measured_ms, 97.25);
+
+  const ReportData suite = load_results_file(kData + "/validate_suite.json");
+  ASSERT_EQ(suite.validation.size(), 2u);  // the run that was never measured is skipped
+  EXPECT_EQ(suite.validation[1].label, "mlp mp=2 (cpu)");
+  EXPECT_EQ(suite.validation[1].projected_ms, 14.25);
+}
+
+TEST(ResultsJson, ProjectionBecomesSeries) {
+  const ReportData d = load_results_file(kData + "/projection.json");
+  EXPECT_EQ(d.title, "inception_v3 on dgx1-v100");
+  EXPECT_EQ(d.assumptions.dataset, "imagenet-1k");
+  EXPECT_EQ(d.assumptions.efficiency_model, "critical-batch E_min=78.4 B_crit=9000");
+  EXPECT_EQ(d.assumptions.efficiency_source, "McCandlish et al. 2018");
+  ASSERT_EQ(d.scaling.size(), 4u);
+  EXPECT_EQ(d.scaling[0].kind, SeriesKind::DataParallel);
+  EXPECT_EQ(d.scaling[0].points.size(), 2u);  // 16 GPUs: no feasible DP-only split
+  EXPECT_EQ(d.scaling[1].kind, SeriesKind::BestHybrid);
+  EXPECT_EQ(d.scaling[1].points.size(), 3u);
+  EXPECT_EQ(d.scaling[1].points[1].strategy, "dp=4,mp=2,schedule=1f1b,micro=4");
+  EXPECT_EQ(d.scaling[1].points[1].time_to_train_s, 47000.25);
+  EXPECT_EQ(d.scaling[2].name, "best with MP=2");
+  EXPECT_EQ(d.scaling[3].name, "best with MP=4");
+}
+
+TEST(ResultsJson, PlanBecomesBreakdownAndMemory) {
+  const ReportData d = load_results_file(kData + "/plan.json");
+  ASSERT_EQ(d.breakdown.size(), 2u);
+  EXPECT_EQ(d.breakdown[0].bubble_ms, 15.0);
+  EXPECT_EQ(d.breakdown[1].strategy, "dp=8 (does not fit)");
+  ASSERT_EQ(d.memory.size(), 2u);
+  EXPECT_EQ(d.memory[0].device, -1);
+  EXPECT_EQ(d.memory[0].breakdown.activations, 38654705664);
+  EXPECT_EQ(d.memory[1].peak, 96636764160);
+}
+
+TEST(ResultsJson, SimulateJsonAndTraceMatchTheDirectAdapters) {
+  const auto cluster = parasim::hardware::make_cluster_preset("dgx1-v100");
+  const auto graph = fixtures::pipeline_step_graph();
+  const auto step = parasim::simulator::Engine(cluster, {.record_timeline = true}).run(graph);
+
+  nlohmann::json wrapped = {{"strategy", "dp=2,mp=2"}, {"model", "toy"},
+                            {"step_result", parasim::simulator::step_result_to_json(step, graph, cluster)}};
+  const ReportData from_json = results_from_json(wrapped, "simulate.json");
+  const ReportData direct = report_from_step("dp=2,mp=2", graph, step);
+  ASSERT_EQ(from_json.breakdown.size(), 1u);
+  EXPECT_EQ(from_json.breakdown[0].compute_ms, direct.breakdown[0].compute_ms);
+  EXPECT_EQ(from_json.breakdown[0].exposed_comm_ms, direct.breakdown[0].exposed_comm_ms);
+  EXPECT_EQ(from_json.breakdown[0].idle_ms, direct.breakdown[0].idle_ms);
+  ASSERT_EQ(from_json.memory.size(), direct.memory.size());
+  for (std::size_t i = 0; i < direct.memory.size(); ++i) {
+    EXPECT_EQ(from_json.memory[i].peak, direct.memory[i].peak);
+    EXPECT_EQ(from_json.memory[i].breakdown, direct.memory[i].breakdown);
+    EXPECT_EQ(from_json.memory[i].capacity, direct.memory[i].capacity);
+  }
+  EXPECT_EQ(from_json.assumptions.cluster, "dgx1-v100");
+
+  const std::string trace = parasim::simulator::chrome_trace_json(graph, cluster, step);
+  const ReportData from_trace = results_from_json(parasim::parse_json_text(trace, "trace.json"), "trace.json");
+  ASSERT_EQ(from_trace.gantt.size(), direct.gantt.size());
+  for (std::size_t i = 0; i < direct.gantt.size(); ++i) {
+    EXPECT_EQ(from_trace.gantt[i].device, direct.gantt[i].device) << i;
+    EXPECT_EQ(from_trace.gantt[i].lane, direct.gantt[i].lane) << i;
+    EXPECT_EQ(from_trace.gantt[i].start, direct.gantt[i].start) << i;
+    EXPECT_EQ(from_trace.gantt[i].end, direct.gantt[i].end) << i;
+    EXPECT_EQ(from_trace.gantt[i].category, direct.gantt[i].category) << i;
+    EXPECT_EQ(from_trace.gantt[i].label, direct.gantt[i].label) << i;
+  }
+}
+
+TEST(ResultsJson, BadInputNamesTheFileAndThePath) {
+  std::string e = input_error("bad_validation.json");
+  EXPECT_NE(e.find("bad_validation.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("$.runs[1].measured_ms"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected a number"), std::string::npos) << e;
+
+  e = input_error("bad_bundle.json");
+  EXPECT_NE(e.find("bad_bundle.json: $.projection[0].points[1].gpus"), std::string::npos) << e;
+
+  e = input_error("bad_kind.json");
+  EXPECT_NE(e.find("$.projection[0].kind"), std::string::npos) << e;
+  EXPECT_NE(e.find("dp, best-hybrid, mp, other"), std::string::npos) << e;
+
+  e = input_error("unknown.json");
+  EXPECT_NE(e.find("unknown.json: $: expected results parasim report understands"), std::string::npos) << e;
+  EXPECT_NE(e.find("answer"), std::string::npos) << e;
+
+  e = input_error("truncated.json");
+  EXPECT_NE(e.find("truncated.json"), std::string::npos) << e;
+
+  e = input_error("does_not_exist.json");
+  EXPECT_NE(e.find("does_not_exist.json"), std::string::npos) << e;
+
+  const nlohmann::json wrong_version = {{"schema", "parasim.results/2"}};
+  try {
+    results_from_json(wrong_version, "v2.json");
+    FAIL();
+  } catch (const parasim::InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("parasim.results/1"), std::string::npos) << err.what();
+  }
+}
+
+TEST(ResultsJson, MergeCombinesFiles) {
+  ReportData d = load_results_file(kData + "/projection.json");
+  d.merge(load_results_file(kData + "/validate_suite.json"));
+  d.merge(load_results_file(kData + "/plan.json"));
+  EXPECT_EQ(d.scaling.size(), 4u);
+  EXPECT_EQ(d.validation.size(), 2u);
+  EXPECT_EQ(d.breakdown.size(), 2u);
+  EXPECT_EQ(d.model, "inception_v3");              // the first file's
+  EXPECT_EQ(d.assumptions.cluster, "dgx1-v100");
+}
+
+}  // namespace
