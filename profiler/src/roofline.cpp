@@ -306,21 +306,17 @@ RooflineCostModel::RooflineCostModel() = default;
 
 void RooflineCostModel::add_device(RooflineDevice device) {
   std::lock_guard lock(mu_);
-  std::string kind = device.spec.kind;
-  custom_[kind] = std::move(device);
+  const std::string kind = device.spec.kind;
+  devices_[kind] = std::move(device);
 }
 
-RooflineDevice RooflineCostModel::device(const std::string& device_kind) const {
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = custom_.find(device_kind); it != custom_.end()) return it->second;
-  }
-  if (auto spec = hardware::find_device_spec(device_kind)) return gpu_roofline_device(*spec);
-  if (device_kind == "cpu" || device_kind.rfind("cpu-", 0) == 0) {
-    RooflineDevice host = cpu_roofline_device(detect_host_cpu(), 1);
-    std::lock_guard lock(mu_);
-    return custom_.emplace(device_kind, std::move(host)).first->second;
-  }
+const RooflineDevice& RooflineCostModel::device(const std::string& device_kind) const {
+  std::lock_guard lock(mu_);
+  if (auto it = devices_.find(device_kind); it != devices_.end()) return it->second;
+  if (auto spec = hardware::find_device_spec(device_kind))
+    return devices_.emplace(device_kind, gpu_roofline_device(*spec)).first->second;
+  if (device_kind == "cpu" || device_kind.rfind("cpu-", 0) == 0)
+    return devices_.emplace(device_kind, cpu_roofline_device(detect_host_cpu(), 1)).first->second;
   std::string known;
   for (const auto& s : hardware::device_specs()) known += s.kind + ", ";
   throw InputError("roofline: unknown device kind \"" + device_kind + "\"; known kinds: " + known + "cpu");
@@ -334,7 +330,7 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
 }
 
 OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Optimizer opt) const {
-  const RooflineDevice d = device(device_kind);
+  const RooflineDevice& d = device(device_kind);
   OpCost c;
   c.source = CostSource::Roofline;
   for (Phase p : kPhases) c.at(p) = phase_time(op, p, d, opt);

@@ -16,7 +16,7 @@
 //   std::cout << format_time(c.fwd) << " (" << to_string(c.source) << ")\n";   // "1.47 ms (roofline)"
 #pragma once
 
-#include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -99,10 +99,12 @@ class RooflineCostModel final : public CostModel {
   /// Knows every hardware::device_specs() kind (with aliases), plus the host CPU as "cpu" or
   /// "cpu-<anything>" (detected on first use, single-threaded, assumed bandwidth).
   RooflineCostModel();
-  /// Adds or replaces a device (a measured host, a custom accelerator).
+  /// Adds or replaces a device (a measured host, a custom accelerator). Add devices before
+  /// asking for costs: references handed out by device() see the replacement.
   void add_device(RooflineDevice device);
-  /// InputError listing the known kinds when unknown.
-  RooflineDevice device(const std::string& device_kind) const;
+  /// The device for a kind or alias, resolved once and cached. InputError listing the known kinds
+  /// when unknown.
+  const RooflineDevice& device(const std::string& device_kind) const;
 
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
@@ -110,7 +112,8 @@ class RooflineCostModel final : public CostModel {
 
  private:
   mutable std::mutex mu_;
-  mutable std::map<std::string, RooflineDevice> custom_;  // by kind; "cpu" filled lazily
+  // By the kind string asked for (aliases included). Node-based, so references stay valid.
+  mutable std::unordered_map<std::string, RooflineDevice> devices_;
 };
 
 }  // namespace parasim::profiler
