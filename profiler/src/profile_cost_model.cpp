@@ -56,6 +56,17 @@ ProfileCostModel::ProfileCostModel(const std::filesystem::path& profile_file)
     : ProfileCostModel(load_profile(profile_file), profile_file.string()) {}
 
 bool ProfileCostModel::device_matches(const std::string& device_kind) const {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = device_match_.find(device_kind); it != device_match_.end()) return it->second;
+  }
+  const bool match = compare_device(device_kind);
+  std::lock_guard lock(mu_);
+  device_match_.emplace(device_kind, match);
+  return match;
+}
+
+bool ProfileCostModel::compare_device(const std::string& device_kind) const {
   const std::string& mine = profile_.device.kind;
   if (device_kind == mine) return true;
   const bool both_cpu = device_kind.rfind("cpu", 0) == 0 && mine.rfind("cpu", 0) == 0;
@@ -100,16 +111,17 @@ void ProfileCostModel::count(CostSource s) const {
 }
 
 OpCost ProfileCostModel::cost(const Op& op, const std::string& device_kind, Optimizer opt) const {
-  if (!op_has_phase(op, Phase::Forward)) {  // Input, Reshape: free everywhere, nothing to measure
+  const bool same_device = device_matches(device_kind);
+  if (!op_has_phase(op, Phase::Forward)) {  // Input, Reshape: free everywhere, exactly known
     OpCost free;
-    free.source = profile_.source;
+    free.source = same_device ? profile_.source : CostSource::Roofline;
     count(free.source);
     return free;
   }
   const ProfileEntry* entry = nullptr;
   double scale = 1.0;
   CostSource source = profile_.source;
-  if (device_matches(device_kind)) {
+  if (same_device) {
     if (auto it = by_signature_.find(op.signature()); it != by_signature_.end()) {
       entry = &profile_.ops[it->second];
     } else if ((entry = scaled_match(op)) != nullptr) {

@@ -119,7 +119,11 @@ TEST(ProfileCostModel, AnotherDeviceFallsBackToRoofline) {
   const Model m = small_model(8);
   ProfileCostModel costs(make_profile());
   EXPECT_EQ(costs.cost(op_named(m, "c1"), "H100-SXM5-80GB", Optimizer::Sgd).source, CostSource::Roofline);
-  EXPECT_EQ(costs.counts().roofline, 1);
+  EXPECT_EQ(costs.cost(op_named(m, "x"), "H100-SXM5-80GB", Optimizer::Sgd).source, CostSource::Roofline);
+  EXPECT_EQ(costs.counts().roofline, 2);
+  // On the profile's own device the free ops are exact: counted as measured.
+  EXPECT_EQ(costs.cost(op_named(m, "x"), "v100", Optimizer::Sgd).source, CostSource::MeasuredGpu);
+  EXPECT_EQ(costs.cost(op_named(m, "f"), "v100", Optimizer::Sgd).total(), 0);
 }
 
 TEST(ProfileCostModel, EntryMissingAPhaseFallsBackToRoofline) {

@@ -4,7 +4,8 @@
 // measured-cpu, imported); (2) else an entry for the same op at another batch size -> its times
 // scaled linearly in the batch (measured-scaled; the update phase does not depend on the batch
 // and is not scaled); (3) else the roofline. Every answer is counted, so reports can say
-// "412 of 430 op costs measured, 18 roofline".
+// "412 of 430 op costs measured, 18 roofline" (free ops, input and reshape, count as measured
+// on the profile's device: their cost, 0, is exact).
 //
 // Example:
 //   ProfileCostModel costs{load_profile("traces/h200/resnet50-b32-fp16.json")};
@@ -61,7 +62,8 @@ class ProfileCostModel final : public CostModel {
   const Profile& profile() const { return profile_; }
 
  private:
-  bool device_matches(const std::string& device_kind) const;
+  bool device_matches(const std::string& device_kind) const;  // cached compare_device
+  bool compare_device(const std::string& device_kind) const;
   const ProfileEntry* scaled_match(const models::Op& op) const;
   void count(CostSource s) const;
 
@@ -72,6 +74,7 @@ class ProfileCostModel final : public CostModel {
   std::unordered_multimap<std::string, std::size_t> by_batch_key_;
   mutable std::mutex mu_;
   mutable CostCounts counts_;
+  mutable std::unordered_map<std::string, bool> device_match_;
 };
 
 }  // namespace parasim::profiler
