@@ -18,10 +18,10 @@
 //
 // Example:
 //   using namespace parasim::hardware;
-//   Cluster c = make_cluster_preset("dgx1-v100", /*nodes=*/1);
+//   Cluster c = make_cluster_preset("dgx1-v100", /*nodes=*/2);
 //   for (DirLinkId l : c.route(0, 5)) std::cout << c.directed_link_name(l) << "\n";   // PCIe/QPI
 //   RouteSummary s = c.route_summary(0, 3);   // 1 hop, 50 GB/s (two bonded NVLinks)
-//   std::cout << c.node_of(9) << " " << c.devices_of_node(1).size() << "\n";
+//   std::cout << c.node_of(9) << " " << c.devices_of_node(1).size() << "\n";     // "1 8"
 #pragma once
 
 #include <cstdint>
