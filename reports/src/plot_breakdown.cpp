@@ -52,7 +52,7 @@ std::optional<PlotSpec> breakdown_plot(const ReportData& d) {
   for (std::size_t i = 0; i < n; ++i)
     s += (i ? ", " : "") + gp_quote(rotate ? d.breakdown[i].strategy : wrap_label(d.breakdown[i].strategy)) + " " +
          std::to_string(i);
-  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + "\n";
+  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
   if (!rotate) s += "set bmargin " + std::to_string(label_lines + 2) + "\n";
   s += "\n# Stacks are drawn tallest first so each shorter one covers the bottom of the previous.\n";
   s += "compute(c) = column(\"compute_ms\") / unit_ms\n";

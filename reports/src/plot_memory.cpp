@@ -35,7 +35,7 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
   // Data parallelism makes many devices identical: consecutive identical devices of a strategy
   // share one bar ("GPU 0–7"), which loses nothing because their numbers are equal.
   std::vector<Bar> bars;
-  double x = 0;
+  int gaps = 0;  // between strategies; counted, not accumulated, so positions are exact decimals
   for (const MemoryRow& r : d.memory) {
     if (!bars.empty()) {
       Bar& last = bars.back();
@@ -43,8 +43,9 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
         last.last_device = r.device;
         continue;
       }
-      x += last.row->strategy == r.strategy ? 1.0 : 1.6;  // a gap between strategies
+      if (last.row->strategy != r.strategy) ++gaps;
     }
+    const double x = static_cast<double>(10 * static_cast<int>(bars.size()) + 6 * gaps) / 10.0;
     bars.push_back({x, r.device, r.device, &r});
   }
 
@@ -103,7 +104,7 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
     label_lines = std::max(label_lines, line_count(label));
     s += (i ? ", " : "") + gp_quote(label) + " " + gp_number(bars[i].x);
   }
-  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + "\n";
+  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + (bars.size() > 4 ? " font \",9\"" : "") + "\n";
   if (!rotate) s += "set bmargin " + std::to_string(label_lines + 2) + "\n";
   s += "\n# Cumulative stacks, drawn tallest first so each shorter one covers the bottom of the previous.\n";
   s += "params(c) = column(\"params_bytes\") / unit_bytes\n";
@@ -113,6 +114,7 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
   s += "other(c) = activations(c) + column(\"other_bytes\") / unit_bytes\n";
   s += "peak(c) = column(\"peak_bytes\") / unit_bytes\n";
   s += "capacity(c) = column(\"capacity_bytes\") > 0 ? column(\"capacity_bytes\") / unit_bytes : NaN\n";
+  s += "over(c) = column(\"capacity_bytes\") > 0 && column(\"peak_bytes\") > column(\"capacity_bytes\") ? \"over capacity\" : \"\"\n";
 
   struct Stack {
     int present;
@@ -120,7 +122,7 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
     std::string_view colour;
     const char* title;
   };
-  const Stack stacks[] = {{5, "peak", colour::kLightGrey, "not attributed"},
+  const Stack stacks[] = {{5, "peak", colour::kLightGrey, "peak (not broken down)"},
                           {4, "other", colour::kGrey, "other"},
                           {3, "activations", colour::kOrange, "activations"},
                           {2, "optimizer", colour::kGreen, "optimizer state"},
@@ -137,6 +139,8 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
             "data using (column(\"x\") - 0.45):(capacity(0)):(0.9):(0) with vectors nohead lc rgb black dt 2 lw 2 "
             "title \"device capacity\"";
   if (plot.empty()) plot = "plot data using \"x\":(peak(0)) with boxes lc rgb light_grey title \"peak\"";
+  if (has_capacity)
+    plot += ", \\\n     data using \"x\":(peak(0)):(over(0)) with labels offset 0,0.8 tc rgb vermillion notitle";
   s += script_render(1000, rotate ? 680 : 600, plot);
   p.script = std::move(s);
   return p;

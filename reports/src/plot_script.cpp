@@ -123,18 +123,31 @@ std::string log_tics(double lo, double hi) {
 }
 
 std::string wrap_label(std::string_view label, std::size_t width) {
-  std::string out, line;
-  std::size_t start = 0;
-  while (start < label.size()) {
-    std::size_t comma = label.find(',', start);
-    const std::size_t end = comma == std::string_view::npos ? label.size() : comma + 1;
-    const std::string_view piece = label.substr(start, end - start);
-    if (!line.empty() && line.size() + piece.size() > width) {
-      out += line + "\n";
-      line.clear();
+  // Pieces end after a comma or before a space (the space is dropped at a line break).
+  std::vector<std::string> pieces;
+  std::string piece;
+  for (char c : label) {
+    if (c == ' ' && !piece.empty()) {
+      pieces.push_back(piece);
+      piece.assign(1, ' ');  // not `piece = " "`: GCC 12 warns falsely (-Wrestrict)
+      continue;
     }
-    line += piece;
-    start = end;
+    piece += c;
+    if (c == ',') {
+      pieces.push_back(piece);
+      piece.clear();
+    }
+  }
+  if (!piece.empty()) pieces.push_back(piece);
+  std::string out, line;
+  for (const std::string& p : pieces) {
+    if (!line.empty() && line.size() + p.size() > width) {
+      out += line;
+      out += '\n';
+      line = p.front() == ' ' ? p.substr(1) : p;
+    } else {
+      line += p;
+    }
   }
   return out + line;
 }

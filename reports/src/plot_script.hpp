@@ -57,8 +57,8 @@ AxisUnit byte_unit_for(double max_bytes);            // MiB or GiB
 /// one labelled decade tic. Decades only when that would be more than 12 tics.
 std::string log_tics(double lo, double hi);
 
-/// Breaks a strategy label after commas into lines of about `width` characters, so bar labels
-/// stay horizontal: "dp=4,mp=2,schedule=1f1b,micro=4" -> "dp=4,mp=2,\nschedule=1f1b,\nmicro=4".
+/// Breaks a strategy label after commas and at spaces into lines of about `width` characters,
+/// so bar labels stay horizontal: "dp=4,mp=2,schedule=1f1b,micro=4" -> "dp=4,mp=2,\nschedule=1f1b,\nmicro=4".
 std::string wrap_label(std::string_view label, std::size_t width = 16);
 /// Number of lines in a wrapped label.
 int line_count(std::string_view text);

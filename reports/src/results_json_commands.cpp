@@ -1,9 +1,11 @@
-// Readers for what the other commands print: simulate (StepResult JSON, Chrome trace),
-// validate, project and plan. The shapes are documented in docs/reports.md.
+// Readers for what the other commands print: `simulate --json` (parasim.step_result/1 for a raw
+// task graph, parasim.simulation/1 for a model), `simulate --trace` (Chrome trace), `validate
+// --json` (one run or a suite), `project --json` (parasim.projection/1) and `plan --json` (a list
+// of plan rows). The shapes are documented in docs/reports.md.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
+#include <tuple>
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/units.hpp"
@@ -26,53 +28,102 @@ TimeNs us_field_to_ns(const JsonField& f) { return static_cast<TimeNs>(std::llro
 
 std::string label_from_file(const std::string& file) {
   const std::string stem = std::filesystem::path(file).stem().string();
-  return stem.empty() ? "simulated step" : stem;
+  return stem.empty() || stem == "<stdin>" ? "simulated step" : stem;
 }
 
-/// One strategy's per-device rows of a StepResult `devices` array -> breakdown + memory.
-void read_step_devices(const JsonField& devices, const std::string& label, double bubble_ms, ReportData& d) {
+/// One device's share of a step in whatever unit the source uses; `scale` turns it into ms.
+struct DeviceTimes {
+  double compute = 0;
+  double exposed = 0;
+  double idle = 0;
+};
+
+/// Devices averaged into one breakdown row; the bubble is taken out of the average idle time.
+/// Sums first, then one division: the same arithmetic as breakdown_from_step(), so JSON and
+/// C++ paths agree to the last bit.
+BreakdownRow average_breakdown(const std::vector<DeviceTimes>& devices, double to_ms, double bubble_ms,
+                               std::string label) {
   double compute = 0, exposed = 0, idle = 0;
-  const auto items = devices.items_of_array();
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const JsonField& dev = items[i];
-    compute += static_cast<double>(dev.at("compute_busy_ns").as_int(0));
-    exposed += static_cast<double>(dev.at("exposed_comm_ns").as_int(0));
-    idle += static_cast<double>(dev.at("idle_ns").as_int(0));
-    MemoryRow m;
-    m.strategy = label;
-    m.device = dev.has("device") ? static_cast<int>(dev.at("device").as_int(0, 1 << 24)) : static_cast<int>(i);
-    m.peak = dev.at("peak_memory_bytes").as_int(0);
-    m.capacity = optional_int(dev, "memory_capacity_bytes", 0);
-    if (auto parts = optional_field(dev, "peak_breakdown")) m.breakdown = read_memory_parts(*parts);
-    d.memory.push_back(std::move(m));
+  for (const DeviceTimes& t : devices) {
+    compute += t.compute;
+    exposed += t.exposed;
+    idle += t.idle;
   }
-  if (items.empty()) return;
-  const double n = static_cast<double>(items.size());
+  const double n = static_cast<double>(devices.size());
   BreakdownRow r;
-  r.strategy = label;
-  r.compute_ms = compute / n / 1e6;
-  r.exposed_comm_ms = exposed / n / 1e6;
-  r.bubble_ms = std::min(bubble_ms, idle / n / 1e6);  // the bubble is part of the idle time
-  r.idle_ms = idle / n / 1e6 - r.bubble_ms;
-  d.breakdown.push_back(r);
+  r.strategy = std::move(label);
+  r.compute_ms = compute / n / to_ms;
+  r.exposed_comm_ms = exposed / n / to_ms;
+  r.bubble_ms = std::min(bubble_ms, idle / n / to_ms);
+  r.idle_ms = idle / n / to_ms - r.bubble_ms;
+  return r;
 }
 
-ScalingPoint read_projection_point(const JsonField& p, std::int64_t gpus) {
-  ScalingPoint pt;
-  pt.gpus = gpus;
-  pt.time_to_train_s = p.at("time_to_train_s").as_double(0);
-  pt.step_time_ms = optional_double(p, "step_time_ms", 0);
-  pt.global_batch = optional_int(p, "global_batch", 0);
-  pt.epochs = optional_double(p, "epochs", 0);
-  pt.speedup = optional_double(p, "speedup", 0);
-  if (auto s = optional_field(p, "strategy")) pt.strategy = describe_value(*s);
-  return pt;
+MemoryRow memory_row(const JsonField& dev, std::size_t index, const std::string& label, const char* capacity_key,
+                     const char* breakdown_key) {
+  MemoryRow m;
+  m.strategy = label;
+  m.device = dev.has("device") ? static_cast<int>(dev.at("device").as_int(0, 1 << 24)) : static_cast<int>(index);
+  m.peak = dev.at("peak_memory_bytes").as_int(0);
+  m.capacity = optional_int(dev, capacity_key, 0);
+  if (auto parts = optional_field(dev, breakdown_key)) m.breakdown = read_memory_parts(*parts);
+  return m;
+}
+
+ScalingPoint projection_point(const JsonField& row, const std::string& side, std::int64_t gpus) {
+  ScalingPoint p;
+  p.gpus = gpus;
+  p.strategy = optional_string(row, side + "strategy");
+  p.time_to_train_s = row.at(side + "time_to_train_s").as_double(0);
+  p.step_time_ms = optional_double(row, side + "step_time_ms", 0);
+  p.global_batch = optional_int(row, side + "global_batch", 0);
+  p.epochs = optional_double(row, side + "epochs", 0);
+  return p;
+}
+
+/// "critical-batch E_min=88.6 B_crit=16384 (Goyal et al. 2017)" -> model and source.
+void split_efficiency(const std::string& text, Assumptions& a) {
+  const std::size_t open = text.find(" (");
+  if (open != std::string::npos && text.ends_with(")")) {
+    a.efficiency_model = text.substr(0, open);
+    a.efficiency_source = text.substr(open + 2, text.size() - open - 3);
+  } else {
+    a.efficiency_model = text;
+  }
+}
+
+void read_projection_assumptions(const JsonField& a, ReportData& d) {
+  d.model = optional_string(a, "model");
+  d.assumptions.cluster = optional_string(a, "cluster");
+  d.assumptions.cost_source = optional_string(a, "cost_source");
+  split_efficiency(optional_string(a, "efficiency"), d.assumptions);
+  d.assumptions.dataset = optional_string(a, "dataset");
+  if (const std::int64_t samples = optional_int(a, "dataset_samples", 0); samples > 0)
+    d.assumptions.dataset += " (" + std::to_string(samples) + " samples)";
+  auto extra = [&](const char* name, std::string value) {
+    if (!value.empty()) d.assumptions.extra.emplace_back(name, std::move(value));
+  };
+  extra("dataset source", optional_string(a, "dataset_source"));
+  if (const std::int64_t b = optional_int(a, "per_device_batch", 0); b > 0) {
+    const std::string source = optional_string(a, "per_device_batch_source");
+    extra("per-device batch", std::to_string(b) + (source.empty() ? "" : " (" + source + ")"));
+  }
+  extra("batch convention", optional_string(a, "batch_convention"));
+  extra("hybrid rule", optional_string(a, "hybrid_rule"));
+  extra("precision", optional_string(a, "dtype"));
+  extra("optimizer", optional_string(a, "optimizer"));
+  extra("granularity", optional_string(a, "granularity"));
+  extra("collectives", optional_string(a, "collectives"));
 }
 
 }  // namespace
 
 bool is_validation_run(const nlohmann::json& j) {
   return j.is_object() && j.contains("projected_ms") && j.contains("measured_ms");
+}
+
+bool is_plan_row(const nlohmann::json& j) {
+  return j.is_object() && j.contains("strategy") && j.contains("verdict") && j.contains("step_time_ms");
 }
 
 ValidationPoint read_validation_point(const JsonField& obj) {
@@ -107,7 +158,7 @@ std::vector<ValidationPoint> read_validation_points(const JsonField& array) {
 ReportData read_validation_output(const JsonField& root) {
   ReportData d;
   if (is_validation_run(root.raw())) {
-    read_context(root, d);
+    d.assumptions.cost_source = optional_field(root, "cost_source") ? describe_value(root.at("cost_source")) : "";
     d.validation.push_back(read_validation_point(root));
   } else if (root.is_array()) {
     d.validation = read_validation_points(root);
@@ -117,8 +168,8 @@ ReportData read_validation_output(const JsonField& root) {
         auto points = read_validation_points(root.at(key));
         d.validation.insert(d.validation.end(), points.begin(), points.end());
       }
+    if (auto machine = optional_field(root, "machine")) d.assumptions.extra.emplace_back("measured on", describe_value(*machine));
   }
-  d.model.clear();  // a suite spans models; the label of each point names its own
   return d;
 }
 
@@ -140,7 +191,7 @@ std::vector<GanttBar> read_chrome_trace(const JsonField& trace) {
     std::string phase;
     b.label = name;
     if (auto args = optional_field(e, "args"); args && args->is_object()) {
-      phase = optional_field(*args, "phase") ? describe_value(args->at("phase")) : "";
+      if (auto p = optional_field(*args, "phase")) phase = describe_value(*p);
       if (auto task = optional_field(*args, "name")) b.label = describe_value(*task);
     }
     b.category = comm ? GanttCategory::Communication : category_of_phase(phase);
@@ -150,75 +201,103 @@ std::vector<GanttBar> read_chrome_trace(const JsonField& trace) {
 }
 
 ReportData read_step_result(const JsonField& root) {
+  root.expect_schema("parasim.step_result/1");
   ReportData d;
-  read_context(root, d);
-  const bool wrapped = root.has("step_result");
-  const JsonField sr = wrapped ? root.at("step_result") : root;
-  sr.expect_schema("parasim.step_result/1");
-  if (d.assumptions.cluster.empty()) d.assumptions.cluster = optional_string(sr, "cluster");
-  std::string label;
-  if (auto s = optional_field(root, "strategy")) label = describe_value(*s);
-  if (label.empty()) label = label_from_file(root.file());
-  double bubble_ns = optional_double(sr, "pipeline_bubble_ns", 0);
-  if (wrapped && bubble_ns == 0) bubble_ns = optional_double(root, "pipeline_bubble_ns", 0);
-  read_step_devices(sr.at("devices"), label, bubble_ns / 1e6, d);
-  if (wrapped)
-    if (auto trace = optional_field(root, "trace")) {
-      d.gantt = read_chrome_trace(*trace);
-      d.gantt_title = label;
-    }
+  d.assumptions.cluster = optional_string(root, "cluster");
+  const std::string label = label_from_file(root.file());
+  std::vector<DeviceTimes> times;
+  const auto devices = root.at("devices").items_of_array();
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const JsonField& dev = devices[i];
+    times.push_back({static_cast<double>(dev.at("compute_busy_ns").as_int(0)),
+                     static_cast<double>(dev.at("exposed_comm_ns").as_int(0)),
+                     static_cast<double>(dev.at("idle_ns").as_int(0))});
+    d.memory.push_back(memory_row(dev, i, label, "memory_capacity_bytes", "peak_breakdown"));
+  }
+  if (!times.empty()) d.breakdown.push_back(average_breakdown(times, 1e6, 0, label));
+  return d;
+}
+
+ReportData read_simulation(const JsonField& root) {
+  root.expect_schema("parasim.simulation/1");
+  ReportData d;
+  d.model = optional_string(root, "model");
+  d.assumptions.cluster = optional_string(root, "cluster");
+  d.assumptions.cost_source = optional_string(root, "cost_source");
+  std::string label = root.at("strategy").as_string();
+  if (auto f = optional_field(root, "feasible"); f && !f->as_bool()) label += " (does not fit)";
+  std::vector<DeviceTimes> times;
+  const auto devices = root.at("devices").items_of_array();
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const JsonField& dev = devices[i];
+    times.push_back({dev.at("compute_ms").as_double(0), dev.at("exposed_comm_ms").as_double(0),
+                     dev.at("idle_ms").as_double(0)});
+    d.memory.push_back(memory_row(dev, i, label, "capacity_bytes", "breakdown"));
+  }
+  const bool simulated = !optional_field(root, "simulated") || root.at("simulated").as_bool();
+  if (simulated && !times.empty())
+    d.breakdown.push_back(average_breakdown(times, 1.0, optional_double(root, "bubble_ms", 0), label));
   return d;
 }
 
 ReportData read_projection(const JsonField& root) {
   root.expect_schema("parasim.projection/1");
   ReportData d;
-  read_context(root, d);
-  if (!d.model.empty())
-    d.title = d.assumptions.cluster.empty() ? d.model : d.model + " on " + d.assumptions.cluster;
+  if (auto a = optional_field(root, "assumptions")) read_projection_assumptions(*a, d);
+  if (!d.model.empty()) d.title = d.assumptions.cluster.empty() ? d.model : d.model + " on " + d.assumptions.cluster;
   ScalingSeries dp{"DP only", SeriesKind::DataParallel, {}};
   ScalingSeries hybrid{"best hybrid", SeriesKind::BestHybrid, {}};
-  std::map<std::int64_t, ScalingSeries> by_mp;
   for (const JsonField& row : root.at("rows").items_of_array()) {
     const std::int64_t gpus = row.at("gpus").as_int(1, 1 << 24);
-    if (auto p = optional_field(row, "dp_only")) dp.points.push_back(read_projection_point(*p, gpus));
-    if (auto p = optional_field(row, "best_hybrid")) hybrid.points.push_back(read_projection_point(*p, gpus));
-    if (auto list = optional_field(row, "by_mp"))
-      for (const JsonField& p : list->items_of_array()) {
-        const std::int64_t mp = p.at("mp").as_int(1, 1 << 24);
-        ScalingSeries& s = by_mp[mp];
-        s.name = "best with MP=" + std::to_string(mp);
-        s.kind = SeriesKind::ModelParallel;
-        s.points.push_back(read_projection_point(p, gpus));
+    for (const auto& [prefix, series, name] : {std::tuple{"dp_", &dp, "DP only"}, std::tuple{"hybrid_", &hybrid, "best hybrid"}}) {
+      const std::string side = prefix;
+      if (!row.at(side + "feasible").as_bool()) {
+        // Said once per GPU count and side, so the report shows why a point is missing.
+        const std::string reason = optional_string(row, side + "reason");
+        d.assumptions.extra.emplace_back(std::to_string(gpus) + " GPUs, " + name,
+                                         "no feasible split" + (reason.empty() ? "" : ": " + reason));
+        continue;
       }
+      series->points.push_back(projection_point(row, side, gpus));
+      MemoryRow m;
+      m.strategy = series->points.back().strategy;
+      m.device = -1;  // the projection keeps the fullest device only
+      m.peak = optional_int(row, side + "peak_memory_bytes", 0);
+      m.capacity = optional_int(row, side + "capacity_bytes", 0);
+      if (m.peak > 0 && (d.memory.empty() || d.memory.back().strategy != m.strategy)) d.memory.push_back(std::move(m));
+    }
   }
   for (ScalingSeries* s : {&dp, &hybrid})
     if (!s->points.empty()) d.scaling.push_back(std::move(*s));
-  for (auto& [mp, s] : by_mp) d.scaling.push_back(std::move(s));
   return d;
 }
 
 ReportData read_plan(const JsonField& root) {
-  root.expect_schema("parasim.plan/1");
   ReportData d;
-  read_context(root, d);
-  const auto candidates = root.at("candidates").items_of_array();
-  for (std::size_t i = 0; i < candidates.size() && i < kMaxPlanCandidates; ++i) {
-    const JsonField& c = candidates[i];
-    std::string label = describe_value(c.at("strategy"));
-    if (auto f = optional_field(c, "feasible"); f && !f->as_bool()) label += " (does not fit)";
-    if (auto b = optional_field(c, "breakdown")) d.breakdown.push_back(read_breakdown_row(*b, label));
-    if (auto devices = optional_field(c, "devices")) {
-      ReportData per_device;
-      read_step_devices(*devices, label, 0, per_device);
-      d.memory.insert(d.memory.end(), per_device.memory.begin(), per_device.memory.end());
-    } else if (auto peak = optional_field(c, "peak_memory_bytes")) {
+  const auto rows = root.items_of_array();
+  for (std::size_t i = 0; i < rows.size() && i < kMaxPlanCandidates; ++i) {
+    const JsonField& r = rows[i];
+    std::string label = r.at("strategy").as_string();
+    if (auto f = optional_field(r, "feasible"); f && !f->as_bool())
+      label += " (" + (optional_field(r, "verdict") ? describe_value(r.at("verdict")) : std::string("infeasible")) + ")";
+    const bool simulated = !optional_field(r, "simulated") || r.at("simulated").as_bool();
+    if (simulated) {
+      // A plan row describes its busiest device: compute + exposed + bubble + idle = step.
+      BreakdownRow b;
+      b.strategy = label;
+      const double step = r.at("step_time_ms").as_double(0);
+      b.compute_ms = r.at("compute_ms").as_double(0);
+      b.exposed_comm_ms = r.at("exposed_comm_ms").as_double(0);
+      b.bubble_ms = optional_double(r, "bubble_fraction", 0) * step;
+      b.idle_ms = std::max(0.0, step - b.compute_ms - b.exposed_comm_ms - b.bubble_ms);
+      d.breakdown.push_back(b);
+    }
+    if (auto peak = optional_field(r, "peak_memory_bytes"); peak && peak->as_int(0) > 0) {
       MemoryRow m;
       m.strategy = label;
-      m.device = -1;  // the planner reports its fullest device only
+      m.device = -1;  // the plan keeps the device closest to (or furthest over) its capacity
       m.peak = peak->as_int(0);
-      m.capacity = optional_int(c, "memory_capacity_bytes", 0);
-      if (auto parts = optional_field(c, "peak_breakdown")) m.breakdown = read_memory_parts(*parts);
+      m.capacity = optional_int(r, "capacity_bytes", 0);
       d.memory.push_back(std::move(m));
     }
   }

@@ -40,22 +40,6 @@ std::string describe_value(const JsonField& f) {
   return j.dump();
 }
 
-void read_context(const JsonField& obj, ReportData& d) {
-  if (auto f = optional_field(obj, "model")) d.model = describe_value(*f);
-  if (auto f = optional_field(obj, "cluster")) d.assumptions.cluster = describe_value(*f);
-  if (auto f = optional_field(obj, "dataset")) d.assumptions.dataset = describe_value(*f);
-  if (auto f = optional_field(obj, "cost_source")) d.assumptions.cost_source = describe_value(*f);
-  if (auto f = optional_field(obj, "efficiency")) {
-    if (f->is_object()) {
-      d.assumptions.efficiency_model = describe_value(*f);
-      d.assumptions.efficiency_source = optional_string(*f, "source");
-    } else {
-      d.assumptions.efficiency_model = describe_value(*f);
-    }
-  }
-  if (auto f = optional_field(obj, "efficiency_source")) d.assumptions.efficiency_source = describe_value(*f);
-}
-
 BreakdownRow read_breakdown_row(const JsonField& obj, std::string strategy) {
   BreakdownRow r;
   r.strategy = std::move(strategy);
@@ -185,11 +169,10 @@ bool holds_validation_runs(const nlohmann::json& j) {
 std::string results_shape(const nlohmann::json& j) {
   const std::string schema = schema_of(j);
   if (schema.starts_with("parasim.results/")) return kResultsSchema;
-  if (schema == "parasim.step_result/1") return "parasim.step_result/1 (parasim simulate --json)";
-  if (j.is_object() && j.contains("step_result") && schema_of(j["step_result"]) == "parasim.step_result/1")
-    return "parasim.step_result/1 (parasim simulate --json)";
+  if (schema == "parasim.step_result/1") return "parasim.step_result/1 (parasim simulate --taskgraph --json)";
+  if (schema == "parasim.simulation/1") return "parasim.simulation/1 (parasim simulate --model --json)";
   if (schema == "parasim.projection/1") return "parasim.projection/1 (parasim project --json)";
-  if (schema == "parasim.plan/1") return "parasim.plan/1 (parasim plan --json)";
+  if (j.is_array() && !j.empty() && std::all_of(j.begin(), j.end(), is_plan_row)) return "plan rows (parasim plan --json)";
   if (j.is_object() && j.contains("traceEvents")) return "Chrome trace (parasim simulate --trace)";
   if (holds_validation_runs(j)) return "validation runs (parasim validate --json)";
   return {};
@@ -200,8 +183,9 @@ ReportData results_from_json(const nlohmann::json& j, const std::string& file) {
   const std::string shape = results_shape(j);
   if (shape == kResultsSchema) return read_bundle(root);
   if (shape.starts_with("parasim.step_result/1")) return read_step_result(root);
+  if (shape.starts_with("parasim.simulation/1")) return read_simulation(root);
   if (shape.starts_with("parasim.projection/1")) return read_projection(root);
-  if (shape.starts_with("parasim.plan/1")) return read_plan(root);
+  if (shape.starts_with("plan rows")) return read_plan(root);
   if (shape.starts_with("Chrome trace")) {
     ReportData d;
     d.gantt = read_chrome_trace(root);
@@ -223,8 +207,8 @@ ReportData results_from_json(const nlohmann::json& j, const std::string& file) {
     }
   }
   throw InputError(file + ": $: expected results parasim report understands (parasim.results/1, "
-                          "parasim.step_result/1, parasim.projection/1, parasim.plan/1, a Chrome trace with "
-                          "traceEvents, or validate runs with projected_ms and measured_ms), found " +
+                          "parasim.step_result/1, parasim.simulation/1, parasim.projection/1, plan rows, a Chrome "
+                          "trace with traceEvents, or validate runs with projected_ms and measured_ms), found " +
                    found);
 }
 

@@ -18,10 +18,6 @@ std::int64_t optional_int(const JsonField& obj, const std::string& key, std::int
 /// A string as is; an object by its "name" / "description" / "model"; anything else as compact JSON.
 std::string describe_value(const JsonField& f);
 
-/// Fills model/assumptions from the usual top-level keys: model, cluster, dataset, cost_source,
-/// efficiency (a string, or {"model"/"description", "source"}).
-void read_context(const JsonField& obj, ReportData& d);
-
 std::vector<ValidationPoint> read_validation_points(const JsonField& array);
 ValidationPoint read_validation_point(const JsonField& obj);
 std::vector<GanttBar> read_gantt_bars(const JsonField& array);
@@ -31,10 +27,13 @@ MemoryParts read_memory_parts(const JsonField& obj);
 
 /// True for an object that has both projected_ms and measured_ms (one validate run).
 bool is_validation_run(const nlohmann::json& j);
+/// True for one row of `parasim plan --json` (strategy, verdict, step_time_ms).
+bool is_plan_row(const nlohmann::json& j);
 
-ReportData read_step_result(const JsonField& root);
-ReportData read_projection(const JsonField& root);
-ReportData read_plan(const JsonField& root);
+ReportData read_step_result(const JsonField& root);   // parasim.step_result/1
+ReportData read_simulation(const JsonField& root);    // parasim.simulation/1
+ReportData read_projection(const JsonField& root);    // parasim.projection/1
+ReportData read_plan(const JsonField& root);          // a list of plan rows
 ReportData read_validation_output(const JsonField& root);
 
 }  // namespace parasim::reports::detail

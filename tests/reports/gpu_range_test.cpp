@@ -1,3 +1,4 @@
+// --gpus follows `parasim project`'s grammar, so the two commands read the same ranges.
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
@@ -11,12 +12,13 @@ using V = std::vector<std::int64_t>;
 TEST(GpuRange, ListsRangesAndSingles) {
   EXPECT_EQ(parse_gpu_range("8"), V({8}));
   EXPECT_EQ(parse_gpu_range("1-64"), V({1, 2, 4, 8, 16, 32, 64}));
-  EXPECT_EQ(parse_gpu_range("3-16"), V({3, 6, 12}));
+  EXPECT_EQ(parse_gpu_range("3-16"), V({4, 8, 16}));  // the powers of two in the range
+  EXPECT_EQ(parse_gpu_range("3-30x3"), V({3, 9, 27}));
   EXPECT_EQ(parse_gpu_range("24,2-8,4"), V({2, 4, 8, 24}));
 }
 
 TEST(GpuRange, RejectsNonsenseNamingTheFlag) {
-  for (const char* bad : {"", "0", "-4", "8-2", "a", "1,,2", "1-", "99999999"}) {
+  for (const char* bad : {"", "0", "-4", "8-2", "a", "1,,2", "1-", "99999999", "5-7", "1-8x1"}) {
     try {
       parse_gpu_range(bad);
       ADD_FAILURE() << bad;

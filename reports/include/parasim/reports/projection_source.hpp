@@ -31,7 +31,9 @@ struct ProjectionRequest {
 /// and the assumptions. Throws InputError / RuntimeError like any command.
 using ProjectionSource = std::function<ReportData(const ProjectionRequest&)>;
 
-/// "8" | "1,2,4,8" | "1-64" (powers of two from 1 to 64) | "2-16,24" -> ascending, unique.
+/// The grammar of `parasim project --gpus`: "8,16,32", "8-1024" (the powers of two in the range),
+/// "1-64x2" (1, 2, 4 ... multiplying by the factor while <= the end), mixed with commas.
+/// Ascending, unique.
 /// InputError naming `origin` for anything else (zero, reversed ranges, more than 4096 counts).
 std::vector<std::int64_t> parse_gpu_range(const std::string& text, const std::string& origin = "--gpus");
 

@@ -5,14 +5,15 @@
 //   parasim.results/1        {"schema", "title", "model", "assumptions": {...}, "projection": [series],
 //                             "breakdown": [...], "timeline": {"title", "bars": [...]} | Chrome trace,
 //                             "validation": [...], "memory": [...]}        (docs/reports.md has every field)
-//   parasim.step_result/1    `parasim simulate --json`: per-device breakdown and peak memory; also
-//                            {"strategy": "...", "step_result": {...}} wrapping it
+//   parasim.step_result/1    `parasim simulate --taskgraph --json`: per-device breakdown, peak memory
+//   parasim.simulation/1     `parasim simulate --model --json`: the same for a strategy of a model
 //   Chrome trace             `parasim simulate --trace` / Kineto: {"traceEvents": [...]} -> Gantt bars
 //   validate output          objects with projected_ms + measured_ms (one, an array of them, or an
-//                            object holding such an array, e.g. `--suite ci --json`)
-//   parasim.projection/1     `parasim project --json`: rows per GPU count with dp_only / best_hybrid /
-//                            by_mp points
-//   parasim.plan/1           `parasim plan --json`: candidates with breakdown and peak memory
+//                            object holding such an array, e.g. `validate --suite ci --json`)
+//   parasim.projection/1     `parasim project --json`: DP-only and best-hybrid series, the fullest
+//                            device's memory per side, the projection's assumptions
+//   plan rows                `parasim plan --json`: [{strategy, verdict, step_time_ms, compute_ms,
+//                            exposed_comm_ms, bubble_fraction, peak_memory_bytes, ...}], best first
 //
 // Every reader error is an InputError naming the file and the JSON path:
 //   "run.json: $.validation[2].measured_ms: expected a number, found string \"12\""
@@ -33,7 +34,7 @@
 namespace parasim::reports {
 
 inline constexpr const char* kResultsSchema = "parasim.results/1";
-/// A plan lists candidates best first; the report shows this many of them.
+/// A plan lists its rows best first; the report shows this many of them.
 inline constexpr std::size_t kMaxPlanCandidates = 12;
 
 /// The bundle; deterministic (same data -> same bytes through dump_json).
