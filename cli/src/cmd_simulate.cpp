@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "simulate_model.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/units.hpp"
@@ -177,7 +178,14 @@ void register_simulate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--trace", opts->trace, "Write a Chrome/Perfetto trace (Kineto-shaped JSON) to this file");
   cmd->add_flag("--json", opts->json, "Print the StepResult as JSON instead of tables");
-  cmd->callback([opts] { run_simulate(*opts); });
+  auto model_opts = std::make_shared<SimulateModelOptions>();
+  add_simulate_model_options(*cmd, *model_opts);
+  cmd->callback([opts, model_opts] {
+    if (simulate_model_requested(*model_opts))
+      run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace, opts->json});
+    else
+      run_simulate(*opts);
+  });
 }
 
 }  // namespace parasim::cli

@@ -1,0 +1,185 @@
+#include "simulate_model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/common/units.hpp"
+#include "parasim/hardware/cluster_json.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/models/model_json.hpp"
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/simulator/chrome_trace.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+
+namespace parasim::cli {
+
+namespace {
+
+using strategies::StrategyResult;
+
+constexpr const char* kDefaultPreset = "dgx-h100";
+
+models::Model load_model(const std::string& name_or_file, std::optional<models::DType> dtype) {
+  if (!models::is_zoo_model(name_or_file) && std::filesystem::exists(name_or_file))
+    return models::load_model_file(name_or_file, {.dtype = dtype});
+  // Unknown names get build_zoo_model's error, which lists the known models.
+  return models::build_zoo_model(name_or_file, {.batch = 1, .dtype = dtype.value_or(models::DType::F32)});
+}
+
+hardware::Cluster load_cluster(const SimulateCommonOptions& c, std::int64_t devices_needed) {
+  if (!c.cluster.empty()) return hardware::resolve_cluster(c.cluster, c.nodes == 0 ? 1 : c.nodes);
+  const int nodes = c.nodes > 0 ? c.nodes : static_cast<int>(std::max<std::int64_t>(1, (devices_needed + 7) / 8));
+  return hardware::make_cluster_preset(kDefaultPreset, nodes);
+}
+
+std::string percent(double x) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * x);
+  return buf;
+}
+
+std::string fixed(double x, int decimals) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<std::size_t> width(right.size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(width[c] - r[c].size(), ' ');
+      const bool last = c + 1 == r.size();
+      line += right[c] ? pad + r[c] : (last ? r[c] : r[c] + pad);
+      if (!last) line += "  ";
+    }
+    out << line << "\n";
+  }
+}
+
+std::string batch_split(const StrategyResult& r) {
+  const auto& per = r.lowered.replica_batch;
+  const auto& micro = r.lowered.microbatches.front();
+  const bool even = std::all_of(per.begin(), per.end(), [&](std::int64_t b) { return b == per.front(); });
+  std::string s;
+  if (even) {
+    s = std::to_string(per.front()) + " per replica";
+  } else {
+    for (std::size_t i = 0; i < per.size(); ++i) s += (i ? "/" : "") + std::to_string(per[i]);
+    s += " per replica";
+  }
+  const bool equal_micro = std::all_of(micro.begin(), micro.end(), [&](std::int64_t m) { return m == micro.front(); });
+  s += ", " + std::to_string(micro.size()) + " micro-batch" + (micro.size() == 1 ? "" : "es") + " of " +
+       std::to_string(micro.front()) + (equal_micro ? "" : " (replica 0; sizes differ by one)");
+  return s;
+}
+
+void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cluster& cluster) {
+  const std::size_t used = r.lowered.roles.size();
+  out << "model        " << r.model << " (" << models::to_string(r.dtype) << ", " << profiler::to_string(r.optimizer)
+      << "), global batch " << r.global_batch << "\n"
+      << "cluster      " << cluster.name() << " x" << cluster.num_nodes() << " (" << cluster.num_devices()
+      << " devices, " << used << " used)\n"
+      << "strategy     " << strategies::to_string(r.strategy) << "\n"
+      << "lowering     " << strategies::to_string(r.lowered.granularity) << " granularity, "
+      << r.lowered.graph.size() << " tasks, " << r.devices.size() << " of " << used << " devices simulated"
+      << (r.devices.size() < used ? " (the others are symmetric)" : "")
+      << (r.lowered.sequence_parallel ? ", sequence parallel" : "") << "\n"
+      << "batch        " << batch_split(r) << "\n"
+      << "cost source  " << r.cost_source << "\n";
+  if (r.simulated) {
+    out << "step time    " << format_time(r.step_time) << "   throughput " << fixed(r.throughput, 1)
+        << " samples/s   pipeline bubble " << format_time(r.bubble_time) << " (" << percent(r.bubble_fraction)
+        << ")   [" << simulator::to_string(r.collectives) << " collectives]\n";
+  } else {
+    out << "step time    not simulated (static memory alone does not fit)\n";
+  }
+  out << "memory       " << (r.feasible ? "fits" : "INFEASIBLE: " + r.infeasible_reason) << "\n\n";
+  std::vector<std::vector<std::string>> rows{{"device", "kind", "replica", "stage", "tp", "compute ms", "comm ms",
+                                              "exposed comm ms", "idle ms", "peak memory", "capacity"}};
+  for (const auto& d : r.devices) {
+    std::string peak = format_bytes(d.peak_memory);
+    if (d.peak_memory > d.capacity) peak += " OVER";
+    rows.push_back({std::to_string(d.device), d.kind, std::to_string(d.replica), std::to_string(d.stage),
+                    std::to_string(d.tp_rank), fixed(ns_to_ms(d.compute), 3), fixed(ns_to_ms(d.comm), 3),
+                    fixed(ns_to_ms(d.exposed_comm), 3), fixed(ns_to_ms(d.idle), 3), peak, format_bytes(d.capacity)});
+  }
+  print_table(out, rows, {true, false, true, true, true, true, true, true, true, true, true});
+}
+
+}  // namespace
+
+void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
+  cmd.add_option("--model", o.model, "Model mode: a zoo model (`parasim models`) or a parasim.model/1 file");
+  cmd.add_option("--strategy", o.strategy,
+                 "Model mode: dp=,mp=,tp=,schedule=,micro=,interleave=,placement=,recompute=,zero=,bucket_mb=,"
+                 "split=,overlap=,mapping= (or a parasim.strategy/1 file)")
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Model mode: global batch (samples per optimizer step, all replicas)");
+  cmd.add_option("--dtype", o.dtype, "Model mode: fp32, fp16 or bf16 (default: the model's)");
+  cmd.add_option("--optimizer", o.optimizer, "Model mode: sgd, momentum or adam")->capture_default_str();
+  cmd.add_option("--profile", o.profile, "Model mode: measured per-op costs (parasim.profile/1); default roofline");
+  cmd.add_option("--granularity", o.granularity,
+                 "Model mode: op (every op a task) or stage (one task per pipeline chunk and micro-batch)")
+      ->capture_default_str();
+  cmd.add_flag("--all-devices", o.all_devices,
+               "Model mode: simulate every replica and TP rank instead of one representative");
+}
+
+void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptions& common) {
+  if (!common.taskgraph.empty()) throw InputError("simulate: give either --taskgraph or --model, not both");
+  if (o.batch < 1) throw InputError("simulate --model: --batch GLOBAL is required (a positive number of samples)");
+  std::optional<models::DType> dtype;
+  if (!o.dtype.empty()) {
+    dtype = models::parse_dtype(o.dtype);
+    if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
+  }
+  simulator::CollectiveMode mode{};
+  if (!simulator::parse(common.collectives, mode))
+    throw InputError("simulate: --collectives must be expanded or analytic, found \"" + common.collectives + "\"");
+  const strategies::Strategy strategy = strategies::load_strategy(o.strategy);
+  const models::Model model = load_model(o.model, dtype);
+  const hardware::Cluster cluster = load_cluster(common, strategy.devices());
+  const profiler::Optimizer optimizer = profiler::parse_optimizer(o.optimizer);
+
+  std::unique_ptr<profiler::CostModel> costs;
+  if (o.profile.empty()) {
+    costs = std::make_unique<profiler::RooflineCostModel>();
+  } else {
+    auto measured = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(o.profile));
+    measured->check_matches(model);
+    costs = std::move(measured);
+  }
+  strategies::StepSetup setup{.model = &model,
+                              .cluster = &cluster,
+                              .strategy = strategy,
+                              .global_batch = o.batch,
+                              .costs = costs.get(),
+                              .optimizer = optimizer,
+                              .dtype = dtype,
+                              .granularity = strategies::parse_granularity(o.granularity),
+                              .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor};
+  const StrategyResult r =
+      strategies::simulate_strategy(setup, {.collectives = mode, .record_timeline = !common.trace.empty()});
+  if (!common.trace.empty() && r.simulated)
+    simulator::write_chrome_trace(common.trace, r.lowered.graph, cluster, r.result);
+  if (common.json) {
+    std::cout << dump_json(strategies::strategy_result_to_json(r));
+    return;
+  }
+  print_report(std::cout, r, cluster);
+  if (!common.trace.empty() && r.simulated) std::cout << "\ntrace written to " << common.trace << " (open in ui.perfetto.dev)\n";
+}
+
+}  // namespace parasim::cli

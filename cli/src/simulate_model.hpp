@@ -1,0 +1,42 @@
+// The model mode of `parasim simulate`: --model NAME|FILE --strategy ... --batch GLOBAL builds
+// the task graph with strategies::simulate_strategy() instead of reading --taskgraph.
+//
+//   parasim simulate --model resnet50 --cluster dgx1-v100 --batch 256 --strategy dp=8
+//   parasim simulate --model gpt3_175b --cluster dgx-a100 --nodes 16 --batch 1536 --dtype fp16
+//       --strategy tp=8,mp=8,dp=2,schedule=1f1b,micro=768 --granularity stage --collectives analytic
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace parasim::cli {
+
+struct SimulateModelOptions {
+  std::string model;               // zoo name or parasim.model/1 file
+  std::string strategy = "dp=1";   // grammar or parasim.strategy/1 file
+  std::int64_t batch = 0;          // global batch
+  std::string dtype;               // empty: the model's
+  std::string optimizer = "adam";
+  std::string profile;             // parasim.profile/1 file; empty: roofline
+  std::string granularity = "op";
+  bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
+};
+
+/// The options `simulate` shares between its modes (owned by cmd_simulate.cpp).
+struct SimulateCommonOptions {
+  std::string taskgraph;
+  std::string cluster;
+  int nodes = 0;
+  std::string collectives;
+  std::string trace;
+  bool json = false;
+};
+
+void add_simulate_model_options(CLI::App& simulate, SimulateModelOptions& o);
+inline bool simulate_model_requested(const SimulateModelOptions& o) { return !o.model.empty(); }
+/// Prints the report (or JSON) to stdout; InputError (exit 2) for bad names, files or strategies.
+void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptions& common);
+
+}  // namespace parasim::cli
