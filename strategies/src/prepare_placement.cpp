@@ -66,15 +66,24 @@ void place_layers(Prepared& p, const Variant& v0) {
       if (p.has_fwd[v]) pre[static_cast<std::size_t>(unit[v]) + 1] += work(p, v0, k, v);
     for (std::size_t i = 1; i < pre.size(); ++i) pre[i] += pre[i - 1];
   }
+  // The routes between the devices of consecutive chunks (slot s -> s + 1 and back), looked up
+  // once: route queries are not free on clusters of thousands of devices.
+  struct Hop {
+    hardware::RouteSummary forward, backward;
+  };
+  std::vector<Hop> hops(static_cast<std::size_t>(p.M));
+  for (int a = 0; a < p.M && p.M > 1; ++a) {
+    const int b = (a + 1) % p.M;
+    hops[static_cast<std::size_t>(a)] = {p.cluster->route_summary(p.device(0, a, 0), p.device(0, b, 0)),
+                                         p.cluster->route_summary(p.device(0, b, 0), p.device(0, a, 0))};
+  }
   // Time to move the cut's tensors forward and their gradients back between chunk `part` and the next.
   auto cut_time = [&](int part, int at) -> TimeNs {
     const Bytes bytes = crossing[static_cast<std::size_t>(at)];
-    const int a = part % p.M;
-    const int b = (part + 1) % p.M;
-    if (bytes <= 0 || a == b) return 0;
-    const hardware::RouteSummary ab = p.cluster->route_summary(p.device(0, a, 0), p.device(0, b, 0));
-    const hardware::RouteSummary ba = p.cluster->route_summary(p.device(0, b, 0), p.device(0, a, 0));
-    return transfer_time(ab.latency, bytes, ab.bottleneck) + transfer_time(ba.latency, bytes, ba.bottleneck);
+    if (bytes <= 0 || p.M == 1) return 0;
+    const Hop& h = hops[static_cast<std::size_t>(part % p.M)];
+    return transfer_time(h.forward.latency, bytes, h.forward.bottleneck) +
+           transfer_time(h.backward.latency, bytes, h.backward.bottleneck);
   };
   const Partition part = partition_contiguous(units, p.C, [&](int c, int begin, int end) {
     const auto& pre = prefix[static_cast<std::size_t>(c % p.M)];
