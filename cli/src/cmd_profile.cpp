@@ -50,6 +50,7 @@ struct ProfileArgs {
   int reps = 10;
   int warmup = 2;
   std::string optimizer = "sgd";
+  bool warm_cache = false;
   std::string output;
 };
 
@@ -129,7 +130,7 @@ std::string command_line(const ProfileArgs& a) {
                   " --backend " + a.backend + " --reps " + std::to_string(a.reps) + " --warmup " +
                   std::to_string(a.warmup) + " --optimizer " + a.optimizer;
   if (a.backend == "cuda") c += " --device " + std::to_string(a.device);
-  else c += " --threads " + std::to_string(a.threads);
+  else c += " --threads " + std::to_string(a.threads) + (a.warm_cache ? " --warm-cache" : "");
   if (a.image_size > 0) c += " --image-size " + std::to_string(a.image_size);
   if (a.seq_len > 0) c += " --seq-len " + std::to_string(a.seq_len);
   return c;
@@ -179,6 +180,7 @@ void run_profile(const ProfileArgs& a) {
     o.warmup = a.warmup;
     o.repetitions = a.reps;
     o.optimizer = optimizer;
+    o.flush_cache = !a.warm_cache;
     o.command = command_line(a);
     o.on_progress = progress.callback();
     p = profile_model_on_cpu(model, o);
@@ -281,6 +283,8 @@ void register_profile(CLI::App& app) {
   cmd->add_option("--reps", args->reps, "Timed repetitions of every phase")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "Untimed runs before timing")->capture_default_str();
   cmd->add_option("--optimizer", args->optimizer, "sgd, momentum or adam (the update phase)")->capture_default_str();
+  cmd->add_flag("--warm-cache", args->warm_cache,
+                "CPU: keep caches warm between repetitions (default: evict them before every timed run)");
   cmd->add_option("-o,--output", args->output, "Profile file (default traces/<device>/<model>-b<batch>-<dtype>.json)");
   cmd->require_subcommand(0, 1);
 

@@ -62,6 +62,18 @@ HostCpu detect_host_cpu() {
   h.avx512_bf16 = has_flag(flags, "avx512_bf16");
   h.simd_fp32_lanes = h.avx512 ? 16 : has_flag(flags, "avx2") ? 8 : 4;
   h.fma_units = has_flag(flags, "fma") || h.avx512 ? 2 : 1;
+  // Largest cache of cpu0 from sysfs ("32768K"); keep the default when there is none.
+  Bytes largest = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream size_file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string size;
+    if (!(size_file >> size) || size.empty()) continue;
+    Bytes bytes = std::atoll(size.c_str());
+    if (size.back() == 'K') bytes *= KiB;
+    else if (size.back() == 'M') bytes *= MiB;
+    largest = std::max(largest, bytes);
+  }
+  if (largest > 0) h.last_level_cache = largest;
   return h;
 }
 
@@ -115,7 +127,7 @@ RooflineDevice cpu_roofline_device(const HostCpu& host, int threads, GBps bandwi
   d.spec.tf32_tflops = 0;
   d.spec.fp16_tflops = 0;  // no fp16 math on the host: peak_tflops(F16) falls back to FP32
   d.spec.bf16_tflops = host.avx512_bf16 ? 2 * d.spec.fp32_tflops : 0;
-  d.spec.mem_bandwidth = bandwidth.value > 0 ? bandwidth : GBps{std::min(100.0, 10.0 * threads)};
+  d.spec.mem_bandwidth = bandwidth.value > 0 ? bandwidth : GBps{std::min(200.0, 30.0 * threads)};
   d.spec.memory = 0;
   d.spec.sm_count = threads;
   d.spec.source = "host /proc/cpuinfo: " + host.model_name + ", " + std::to_string(threads) + " thread(s)";

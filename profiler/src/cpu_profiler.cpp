@@ -1,7 +1,9 @@
 #include "parasim/profiler/cpu_profiler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <unistd.h>
 
 #include "cpu_kernel_common.hpp"
@@ -11,8 +13,19 @@
 
 namespace parasim::profiler {
 
+CacheFlusher::CacheFlusher()
+    : buffer_(static_cast<std::size_t>(std::max<Bytes>(2 * detect_host_cpu().last_level_cache, 8 * MiB)), 0) {}
+
+void CacheFlusher::flush() {
+  ++round_;
+  // One write per cache line is enough to evict it (and leave it dirty, so the next owner pays
+  // the write-back, as after a real producer).
+  for (std::size_t i = 0; i < buffer_.size(); i += 64) buffer_[i] = static_cast<std::uint8_t>(buffer_[i] + round_);
+}
+
 std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, OpKernel& kernel, KernelBackend& backend,
-                                                        int warmup, int repetitions) {
+                                                        int warmup, int repetitions,
+                                                        const std::function<void()>& before_each_run) {
   std::vector<Phase> phases;
   for (Phase p : kPhases)
     if (op_has_phase(op, p)) phases.push_back(p);
@@ -22,6 +35,7 @@ std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, Op
   std::array<std::vector<TimeNs>, 4> samples;
   for (int r = 0; r < std::max(repetitions, 1); ++r) {
     for (Phase p : phases) {
+      if (before_each_run) before_each_run();
       const auto t0 = std::chrono::steady_clock::now();
       kernel.run(p);
       backend.synchronize();
@@ -64,6 +78,12 @@ Profile profile_model_with_backend(const models::Model& model, KernelBackend& ba
   p.optimizer = options.optimizer;
   p.repetitions = std::max(options.repetitions, 1);
   p.warmup = std::max(options.warmup, 0);
+  std::unique_ptr<CacheFlusher> flusher;
+  std::function<void()> before_each_run;
+  if (options.flush_cache) {
+    flusher = std::make_unique<CacheFlusher>();
+    before_each_run = [&flusher] { flusher->flush(); };
+  }
   for (std::size_t i = 0; i < representatives.size(); ++i) {
     const models::Op& op = model.op(representatives[i]);
     ProfileEntry e;
@@ -74,7 +94,8 @@ Profile profile_model_with_backend(const models::Model& model, KernelBackend& ba
     e.batch = op_batch(op);
     try {
       std::unique_ptr<OpKernel> kernel = backend.prepare(op, options.optimizer);
-      e.phases = measure_phases(op, *kernel, backend, static_cast<int>(p.warmup), static_cast<int>(p.repetitions));
+      e.phases = measure_phases(op, *kernel, backend, static_cast<int>(p.warmup), static_cast<int>(p.repetitions),
+                                before_each_run);
       e.note = kernel->note();
     } catch (const RuntimeError& err) {
       e.note = std::string("not measured: ") + err.what();

@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/kernel_backend.hpp"
@@ -25,6 +27,11 @@ struct CpuProfileOptions {
   int warmup = 2;        // untimed runs of every phase before timing
   int repetitions = 10;  // timed runs of every phase
   Optimizer optimizer = Optimizer::Sgd;
+  /// Evict the caches (write a buffer of twice the last-level cache) before every timed run, so
+  /// each phase starts with its weights, gradients and optimizer state in DRAM, as in a training
+  /// step where many other ops ran since they were last touched. false: caches stay warm
+  /// between repetitions (small ops then look faster than inside a real step).
+  bool flush_cache = true;
   std::string command;   // recorded in the profile
   /// Called after each signature with (done, total); the CLI draws its progress bar with it.
   std::function<void(std::size_t, std::size_t)> on_progress;
@@ -32,8 +39,22 @@ struct CpuProfileOptions {
 
 /// Times the phases `op` has (op_has_phase) on a prepared kernel: `warmup` untimed runs of all
 /// phases, then `repetitions` rounds of fwd, bwd_data, bwd_weight, update, each timed alone.
+/// `before_each_run` (untimed) runs before every timed run, e.g. a cache flush.
 std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, OpKernel& kernel, KernelBackend& backend,
-                                                        int warmup, int repetitions);
+                                                        int warmup, int repetitions,
+                                                        const std::function<void()>& before_each_run = {});
+
+/// Evicts the host caches by writing a buffer of twice the last-level cache (at least 8 MiB).
+class CacheFlusher {
+ public:
+  CacheFlusher();
+  void flush();
+  Bytes bytes() const { return static_cast<Bytes>(buffer_.size()); }
+
+ private:
+  std::vector<std::uint8_t> buffer_;
+  std::uint8_t round_ = 0;
+};
 
 /// Profiles every distinct signature of `model` on `backend` with host timing. An op whose kernel
 /// cannot be prepared gets an entry without phases and the reason in its note (its cost then

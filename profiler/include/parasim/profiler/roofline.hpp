@@ -78,6 +78,7 @@ struct HostCpu {
   bool avx512 = false;
   bool avx512_bf16 = false;
   bool amd = false;
+  Bytes last_level_cache = 32 * MiB;       // largest cache of cpu0 (sysfs), shared by its cores
   /// Peak fp32 GFLOP/s of `threads` cores: threads * GHz * lanes * 2 (FMA) * fma_units, at the
   /// nominal clock. An estimate: turbo clocks exceed it, and Zen 4 splits 512-bit FMAs in two.
   double peak_gflops(int threads) const;
@@ -87,8 +88,8 @@ HostCpu detect_host_cpu();
 /// array, best of `reps`), in GB/s counting 3 arrays moved. ~50 ms with the defaults.
 GBps measure_host_bandwidth(Bytes bytes_per_array = 64 * MiB, int reps = 3);
 
-/// The host as a roofline device of `threads` cores. `bandwidth` 0 means "assume 10 GB/s per
-/// core, at most 100 GB/s" (docs/profiler.md); pass measure_host_bandwidth() to use a measurement.
+/// The host as a roofline device of `threads` cores. `bandwidth` 0 means "assume 30 GB/s per
+/// core, at most 200 GB/s" (docs/profiler.md); pass measure_host_bandwidth() to use a measurement.
 RooflineDevice cpu_roofline_device(const HostCpu& host, int threads = 1, GBps bandwidth = GBps{0});
 
 /// The canonical device kind of the host for profiles and cost lookups: "cpu-<model name>".
