@@ -84,6 +84,28 @@ TEST(CostSource, RooflineAndMeasuredSummaries) {
                                     .global_batch = 2, .costs = &costs});
   EXPECT_EQ(s.cost_source, "roofline");
   EXPECT_EQ(s.cost_counts.roofline, 4);  // relu, fc1, fc2, loss (one micro-batch size, one kind)
+
+  // A profile measured at the micro-batch (4 samples) covers fc1 and fc2 (same signature).
+  profiler::Profile profile;
+  profile.backend = "cuda";
+  profile.source = profiler::CostSource::MeasuredGpu;
+  profile.device.kind = "V100-SXM2-32GB";
+  profile.model = "chain";
+  profile.batch = 4;
+  profile.optimizer = profiler::Optimizer::Adam;
+  const models::Model at4 = chain_model(2, 1000, 4);
+  profiler::ProfileEntry e;
+  e.names = {"fc1", "fc2"};
+  e.kind = "linear";
+  e.signature = at4.op(*at4.find_op("fc1")).signature();
+  for (profiler::Phase ph : profiler::kPhases) e.set(ph, profiler::summarize({1000}, 1));
+  profile.ops.push_back(e);
+  const profiler::ProfileCostModel measured(profile, "p.json");
+  const LoweredStep m = lower_step({.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=2"),
+                                    .global_batch = 8, .costs = &measured});
+  EXPECT_EQ(m.cost_counts.measured, 2);
+  EXPECT_EQ(m.cost_counts.roofline, 2);
+  EXPECT_EQ(m.cost_source, "profile p.json (cuda on V100-SXM2-32GB, chain b4 fp32): 2 of 4 ops measured, 2 roofline");
 }
 
 }  // namespace
