@@ -63,6 +63,29 @@ TEST(TensorParallel, PerRankMacsAndParamsAreDividedByT) {
   EXPECT_EQ(r.op(*r.find_op("h.1.mlp.c_fc")).activation_bytes, m.op(*m.find_op("h.1.mlp.c_fc")).activation_bytes);
 }
 
+TEST(TensorParallel, LayerActivationsMatchKorthikanti) {
+  // fp16, s = 16, b = 1, h = 64, a = 4: one layer keeps sbh (34 + 5as/h) bytes without TP
+  // (the zoo keeps the probabilities in fp16 with no dropout mask: 2as^2b instead of 5as^2b) and
+  // sbh (10 + 24/T) + 2as^2b/T with T-way tensor parallelism.
+  models::TransformerConfig c;
+  c.layers = 1;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  const models::Model m = models::build_transformer(c, {.batch = 1, .dtype = models::DType::F16});
+  auto layer_bytes = [](const models::Model& model) {
+    Bytes sum = 0;
+    for (models::OpId v = 0; v < model.num_ops(); ++v)
+      if (model.op(v).block == "h.0") sum += model.op(v).activation_bytes;
+    return sum;
+  };
+  const Bytes sbh = 16 * 64;
+  const Bytes probs = 2 * 4 * 16 * 16;
+  EXPECT_EQ(layer_bytes(m), 34 * sbh + probs);
+  EXPECT_EQ(layer_bytes(shard_for_tensor_parallel(m, plan_tensor_parallel(m), 4)), sbh * (10 + 24 / 4) + probs / 4);
+}
+
 LoweredStep lower(const models::Model& m, const std::string& strategy, Symmetry sym = Symmetry::DataAndTensor) {
   static const hardware::Cluster cluster = star(8, 1000, 100.0, "A100-SXM4-80GB", 80 * GiB);
   static const profiler::RooflineCostModel roofline;
