@@ -93,19 +93,33 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
   s += "set grid noxtics ytics\n";
   s += "set boxwidth 0.7\n";
   s += "set style fill solid 1.0 border lc rgb \"white\"\n";
-  // Labels wrap at commas and stay horizontal; only a crowd of bars turns them.
+  // Few bars: each bar says which devices it is, and each strategy is named once under its
+  // group. Many bars: one turned label per bar saying both.
   const bool rotate = bars.size() > 8;
-  int label_lines = 1;
   s += "set xtics (";
   for (std::size_t i = 0; i < bars.size(); ++i) {
-    const std::string& strategy = bars[i].row->strategy;
-    const std::string label =
-        rotate ? strategy + " " + devices_text(bars[i]) : wrap_label(strategy) + "\n" + devices_text(bars[i]);
-    label_lines = std::max(label_lines, line_count(label));
+    const std::string label = rotate ? bars[i].row->strategy + " " + devices_text(bars[i]) : devices_text(bars[i]);
     s += (i ? ", " : "") + gp_quote(label) + " " + gp_number(bars[i].x);
   }
-  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + (bars.size() > 4 ? " font \",9\"" : "") + "\n";
-  if (!rotate) s += "set bmargin " + std::to_string(label_lines + 2) + "\n";
+  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + " font \",9\"\n";
+  if (!rotate) {
+    s += "# Strategy names under their groups of bars.\n";
+    int group_lines = 1, label_id = 1;
+    for (std::size_t first = 0; first < bars.size();) {
+      std::size_t last = first;
+      while (last + 1 < bars.size() && bars[last + 1].row->strategy == bars[first].row->strategy) ++last;
+      // Characters that fit under the group: ~700 px of plot over the x range, ~7 px per
+      // character at 10 pt.
+      const double chars_per_unit = 700.0 / (bars.back().x + 1.4) / 7.0;
+      const auto width = static_cast<std::size_t>(std::max(8.0, chars_per_unit * (bars[last].x - bars[first].x + 1.2)));
+      const std::string text = wrap_label(bars[first].row->strategy, width);
+      group_lines = std::max(group_lines, line_count(text));
+      s += "set label " + std::to_string(label_id++) + " " + gp_quote(text) + " at first " +
+           gp_number((bars[first].x + bars[last].x) / 2) + ", graph 0 center offset 0,-2.3 font \",10\"\n";
+      first = last + 1;
+    }
+    s += "set bmargin " + std::to_string(group_lines + 4) + "\n";
+  }
   s += "\n# Cumulative stacks, drawn tallest first so each shorter one covers the bottom of the previous.\n";
   s += "params(c) = column(\"params_bytes\") / unit_bytes\n";
   s += "grads(c) = params(c) + column(\"grads_bytes\") / unit_bytes\n";

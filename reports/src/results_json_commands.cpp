@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <tuple>
+#include <utility>
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/units.hpp"
@@ -81,15 +82,17 @@ ScalingPoint projection_point(const JsonField& row, const std::string& side, std
   return p;
 }
 
-/// "critical-batch E_min=88.6 B_crit=16384 (Goyal et al. 2017)" -> model and source.
+/// "critical-batch E_min=88.6 B_crit=16384 [Goyal et al. 2017]" (or "(...)") -> model and source.
 void split_efficiency(const std::string& text, Assumptions& a) {
-  const std::size_t open = text.find(" (");
-  if (open != std::string::npos && text.ends_with(")")) {
-    a.efficiency_model = text.substr(0, open);
-    a.efficiency_source = text.substr(open + 2, text.size() - open - 3);
-  } else {
-    a.efficiency_model = text;
+  for (const auto& [open_text, close] : {std::pair{" [", ']'}, std::pair{" (", ')'}}) {
+    const std::size_t open = text.find(open_text);
+    if (open != std::string::npos && !text.empty() && text.back() == close) {
+      a.efficiency_model = text.substr(0, open);
+      a.efficiency_source = text.substr(open + 2, text.size() - open - 3);
+      return;
+    }
   }
+  a.efficiency_model = text;
 }
 
 void read_projection_assumptions(const JsonField& a, ReportData& d) {
