@@ -63,6 +63,7 @@ Model every_kind(DType dtype) {
 }
 
 TEST(CpuBackend, RunsEveryOpKind) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
   const Model model = every_kind(DType::F32);
   std::set<OpKind> kinds;
   auto backend = make_cpu_kernel_backend(1);
@@ -89,6 +90,7 @@ TEST(CpuBackend, RunsEveryOpKind) {
 }
 
 TEST(CpuBackend, RunsBf16OrSaysWhyNot) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
   const Model model = every_kind(DType::BF16);
   auto backend = make_cpu_kernel_backend(1);
   const bool native = detect_host_cpu().avx512_bf16;
@@ -104,6 +106,7 @@ TEST(CpuBackend, RunsBf16OrSaysWhyNot) {
 }
 
 TEST(CpuBackend, SmallConvTakesAPlausibleTime) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
   ModelBuilder b("conv", 4, DType::F32);
   auto x = b.input("x", {4, 16, 32, 32});
   auto r = b.relu("r", x);

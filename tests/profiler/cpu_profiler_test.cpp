@@ -10,6 +10,7 @@ namespace parasim::profiler {
 namespace {
 
 TEST(CpuProfiler, ProfilesEverySignatureOfAModel) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
   const models::Model model = models::build_zoo_model("tiny_cnn", models::ModelOptions{.batch = 2});
   CpuProfileOptions opt;
   opt.warmup = 1;
@@ -52,6 +53,7 @@ TEST(CpuProfiler, ProfilesEverySignatureOfAModel) {
 }
 
 TEST(CpuProfiler, ProfilesARecurrentModel) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
   const models::Model model = models::build_zoo_model("tiny_lstm", models::ModelOptions{.batch = 2});
   CpuProfileOptions opt;
   opt.warmup = 0;
