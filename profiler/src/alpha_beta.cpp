@@ -147,7 +147,9 @@ const AlphaBetaSegment& PiecewiseAlphaBeta::segment_for(Bytes bytes) const {
 
 TimeNs PiecewiseAlphaBeta::evaluate(Bytes bytes) const {
   if (segments.empty()) return 0;
-  return static_cast<TimeNs>(std::llround(std::max(0.0, segment_for(bytes).time_ns(bytes))));
+  // Loaded fits may hold absurd (but finite) alphas: saturate instead of overflowing.
+  constexpr double kMaxNs = 9.0e18;
+  return static_cast<TimeNs>(std::llround(std::clamp(segment_for(bytes).time_ns(bytes), 0.0, kMaxNs)));
 }
 
 double max_relative_error(const PiecewiseAlphaBeta& fit, const std::vector<SizeTime>& points) {

@@ -47,10 +47,23 @@ struct GpuEvent {
 };
 
 /// Chrome-trace times are microseconds (floating point); durations must not be negative.
+/// Bounded so that nanoseconds, start + duration and the sums below stay inside int64: time
+/// stamps up to 4e15 us (Kineto may use microseconds since 1970, about 1.7e15 today), single
+/// durations up to 1e12 us (11.6 days).
 TimeNs us_field_to_ns(const JsonField& f, bool duration) {
   const double us = f.as_double();
   if (duration && us < 0) f.fail("a non-negative duration in microseconds");
+  if (duration && us > 1e12) f.fail("a duration of at most 1e12 microseconds (11.6 days)");
+  if (!duration && std::abs(us) > 4e15) f.fail("a time stamp within 4e15 microseconds of zero");
   return static_cast<TimeNs>(std::llround(us * 1e3));
+}
+
+/// total += part, refusing traces whose GPU time adds up past 2^62 ns (146 years).
+void add_gpu_time(TimeNs& total, TimeNs part, const std::string& origin) {
+  constexpr TimeNs kMaxTotal = TimeNs{1} << 62;
+  if (part > kMaxTotal - total)
+    throw InputError(origin + ": $.traceEvents: GPU event durations add up past 2^62 ns (146 years); expected a real trace");
+  total += part;
 }
 
 std::string id_string(const JsonField& f) {
@@ -204,12 +217,12 @@ Profile import_kineto_json(const nlohmann::json& doc, const std::string& origin,
       if (launch) owner = innermost_at(ops, by_thread, launch->thread, launch->ts);
     }
     if (!owner) {
-      unattributed += g.dur;
+      add_gpu_time(unattributed, g.dur, origin);
       ++unattributed_events;
       continue;
     }
     auto& slot = per_instance[top_level(*owner)];
-    slot.first += g.dur;
+    add_gpu_time(slot.first, g.dur, origin);
     slot.second += 1;
   }
 

@@ -25,7 +25,8 @@ PhaseStats summarize(std::vector<TimeNs> samples, std::int64_t launches) {
   const std::size_t n = samples.size();
   s.min_ns = samples.front();
   s.max_ns = samples.back();
-  s.median_ns = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2] + 1) / 2;
+  const TimeNs lo = samples[(n - 1) / 2], hi = samples[n / 2];
+  s.median_ns = lo + (hi - lo + 1) / 2;  // mean of the middle two, rounded half up, without overflow
   return s;
 }
 
@@ -234,9 +235,11 @@ LinkCurve link_from_json(const JsonField& f) {
     s.alpha_ns = sf.at("alpha_ns").as_double(0);
     s.beta_gbps = sf.at("beta_gbps").as_double(0);
     if (!(s.beta_gbps > 0)) sf.at("beta_gbps").fail("a positive bandwidth in GB/s");
+    if (!l.fit.segments.empty() && l.fit.segments.back().max_bytes == INT64_MAX)
+      sf.fail("no further segment (the one before already ends at the largest size)");
     if (s.min_bytes != next_min)
       sf.at("min_bytes").fail("segments sorted and contiguous, this one starting at " + std::to_string(next_min));
-    next_min = s.max_bytes + 1;
+    next_min = s.max_bytes == INT64_MAX ? INT64_MAX : s.max_bytes + 1;  // the last possible segment ends there
     l.fit.segments.push_back(s);
   }
   return l;

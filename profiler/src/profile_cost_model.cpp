@@ -150,7 +150,7 @@ OpCost ProfileCostModel::cost(const Op& op, const std::string& device_kind, Opti
     } else {
       t *= scale;
     }
-    c.at(p) = static_cast<TimeNs>(std::llround(t));
+    c.at(p) = static_cast<TimeNs>(std::llround(std::min(t, 9.0e18)));  // a hostile profile must not overflow
   }
   c.source = source;
   count(source);

@@ -54,6 +54,17 @@ std::string layout(const std::vector<std::string>& header, const std::vector<Row
 
 }  // namespace
 
+namespace {
+
+/// a + b * count, saturating at INT64_MAX: `profile show` must survive any file the loader accepts.
+TimeNs add_scaled(TimeNs a, TimeNs b, std::int64_t count) {
+  TimeNs product = 0, sum = 0;
+  if (__builtin_mul_overflow(b, count, &product) || __builtin_add_overflow(a, product, &sum)) return INT64_MAX;
+  return sum;
+}
+
+}  // namespace
+
 ProfileTotals profile_totals(const Profile& p) {
   ProfileTotals t;
   for (const auto& e : p.ops) {
@@ -64,11 +75,18 @@ ProfileTotals profile_totals(const Profile& p) {
     for (Phase ph : kPhases) {
       if (!e.has(ph)) continue;
       any = true;
-      t.per_phase[static_cast<std::size_t>(ph)] += e.phase(ph).median_ns * count;
+      auto& total = t.per_phase[static_cast<std::size_t>(ph)];
+      total = add_scaled(total, e.phase(ph).median_ns, count);
     }
     if (!any) ++t.unmeasured;
   }
   return t;
+}
+
+TimeNs ProfileTotals::total() const {
+  TimeNs sum = 0;
+  for (TimeNs t : per_phase) sum = add_scaled(sum, t, 1);
+  return sum;
 }
 
 std::string render_profile_table(const Profile& p) {

@@ -21,7 +21,8 @@ struct ProfileTotals {
   std::int64_t entries = 0;
   std::int64_t ops = 0;
   std::int64_t unmeasured = 0;        // entries without any phase (their note says why)
-  TimeNs total() const { return per_phase[0] + per_phase[1] + per_phase[2] + per_phase[3]; }
+  /// Sum of the four phases, saturating at INT64_MAX.
+  TimeNs total() const;
 };
 ProfileTotals profile_totals(const Profile& p);
 
