@@ -52,8 +52,11 @@ std::optional<PlotSpec> breakdown_plot(const ReportData& d) {
   for (std::size_t i = 0; i < n; ++i)
     s += (i ? ", " : "") + gp_quote(rotate ? d.breakdown[i].strategy : wrap_label(d.breakdown[i].strategy)) + " " +
          std::to_string(i);
-  s += ")" + std::string(rotate ? " rotate by 30 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
-  if (!rotate) s += "set bmargin " + std::to_string(label_lines + 2) + "\n";
+  s += ")" + std::string(rotate ? " rotate by 45 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
+  // Room for the labels: gnuplot's own estimate is short for turned multi-line text.
+  std::size_t longest = 0;
+  for (const BreakdownRow& r : d.breakdown) longest = std::max(longest, r.strategy.size());
+  s += "set bmargin " + std::to_string(rotate ? std::min<std::size_t>(16, 2 + longest * 4 / 10) : label_lines + 2) + "\n";
   s += "\n# Stacks are drawn tallest first so each shorter one covers the bottom of the previous.\n";
   s += "compute(c) = column(\"compute_ms\") / unit_ms\n";
   s += "exposed(c) = compute(c) + column(\"exposed_comm_ms\") / unit_ms\n";
@@ -66,7 +69,7 @@ std::optional<PlotSpec> breakdown_plot(const ReportData& d) {
       "     data using \"index\":(exposed(0)) with boxes lc rgb vermillion title \"exposed communication\", \\\n"
       "     data using \"index\":(compute(0)) with boxes lc rgb blue title \"compute\", \\\n"
       "     data using \"index\":(step(0)):(label(step(0))) with labels offset 0,0.7 notitle";
-  const int height = rotate ? 680 : 600;
+  const int height = rotate ? 700 : 600;
   s += script_render(1000, height, plot);
   p.script = std::move(s);
   return p;

@@ -1,4 +1,8 @@
 // Plot 4: one simulated step as a Gantt chart, one row per device stream.
+//
+// Data parallelism makes many devices do exactly the same thing; a 64-GPU step would be 128 rows
+// of which 120 repeat. Devices whose streams carry identical bars therefore share rows
+// ("GPU 2–62 step 2 comm"), and the chart stays readable without hiding anything.
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -13,13 +17,6 @@ namespace {
 
 using namespace detail;
 
-using Lane = std::pair<int, int>;  // (device, stream)
-
-std::string lane_name(const Lane& l) {
-  const std::string stream = l.second == 0 ? "compute" : l.second == 1 ? "comm" : "stream " + std::to_string(l.second);
-  return "GPU " + std::to_string(l.first) + " " + stream;
-}
-
 struct DrawnBar {
   int row;
   int device;
@@ -30,7 +27,26 @@ struct DrawnBar {
   std::int64_t tasks;
 };
 
-/// Merges bars of one lane and category whose gaps are at most `tolerance` ns, widening the
+using BarKey = std::tuple<TimeNs, TimeNs, GanttCategory>;
+using DeviceSignature = std::map<int, std::vector<BarKey>>;  // lane -> its bars, sorted
+
+std::string lane_name(int lane) { return lane == 0 ? "compute" : lane == 1 ? "comm" : "stream " + std::to_string(lane); }
+
+/// "GPU 3", "GPU 2–7", "GPU 2–62 step 2", "GPU 1, 4, 9 +2 more".
+std::string devices_text(const std::vector<int>& devices) {
+  if (devices.size() == 1) return "GPU " + std::to_string(devices[0]);
+  const int step = devices[1] - devices[0];
+  bool arithmetic = true;
+  for (std::size_t i = 1; i < devices.size(); ++i) arithmetic = arithmetic && devices[i] - devices[i - 1] == step;
+  const std::string range = "GPU " + std::to_string(devices.front()) + "–" + std::to_string(devices.back());
+  if (arithmetic) return step == 1 ? range : range + " step " + std::to_string(step);
+  std::string out = "GPU " + std::to_string(devices[0]);
+  for (std::size_t i = 1; i < 3 && i < devices.size(); ++i) out += ", " + std::to_string(devices[i]);
+  if (devices.size() > 3) out += " +" + std::to_string(devices.size() - 3) + " more";
+  return out;
+}
+
+/// Merges bars of one row and category whose gaps are at most `tolerance` ns, widening the
 /// tolerance until at most `cap` bars remain: a 100k-task step still draws in a second.
 std::vector<DrawnBar> merged(std::vector<DrawnBar> bars, std::size_t cap, TimeNs span) {
   std::stable_sort(bars.begin(), bars.end(), [](const DrawnBar& a, const DrawnBar& b) {
@@ -53,21 +69,51 @@ std::vector<DrawnBar> merged(std::vector<DrawnBar> bars, std::size_t cap, TimeNs
   return bars;
 }
 
+struct RowLayout {
+  std::vector<std::string> names;              // by row
+  std::vector<int> first_row_of_group;         // where each device group starts
+  std::map<std::pair<int, int>, int> row_of;   // (representative device, lane) -> row
+  std::map<int, int> representative;           // device -> the first device of its group
+};
+
+RowLayout layout_rows(const std::vector<GanttBar>& bars) {
+  std::map<int, DeviceSignature> signature;
+  for (const GanttBar& b : bars) signature[b.device][b.lane].emplace_back(b.start, b.end, b.category);
+  for (auto& [device, lanes] : signature)
+    for (auto& [lane, keys] : lanes) std::sort(keys.begin(), keys.end());
+  // Groups in order of their first device.
+  std::map<DeviceSignature, std::vector<int>> groups;
+  std::vector<const DeviceSignature*> order;
+  for (const auto& [device, sig] : signature) {
+    auto [it, fresh] = groups.try_emplace(sig);
+    it->second.push_back(device);
+    if (fresh) order.push_back(&it->first);
+  }
+  RowLayout layout;
+  for (const DeviceSignature* sig : order) {
+    const std::vector<int>& devices = groups.at(*sig);
+    layout.first_row_of_group.push_back(static_cast<int>(layout.names.size()));
+    for (int d : devices) layout.representative[d] = devices.front();
+    for (const auto& [lane, keys] : *sig) {
+      layout.row_of[{devices.front(), lane}] = static_cast<int>(layout.names.size());
+      layout.names.push_back(devices_text(devices) + " " + lane_name(lane));
+    }
+  }
+  return layout;
+}
+
 }  // namespace
 
 std::optional<PlotSpec> gantt_plot(const ReportData& d) {
   if (d.gantt.empty()) return std::nullopt;
-  std::map<Lane, int> rows;
+  const RowLayout layout = layout_rows(d.gantt);
   TimeNs t0 = d.gantt.front().start, t1 = d.gantt.front().end;
   bool present[kGanttCategories] = {};
   for (const GanttBar& b : d.gantt) {
-    rows.emplace(Lane{b.device, b.lane}, 0);
     t0 = std::min(t0, b.start);
     t1 = std::max(t1, b.end);
     present[static_cast<int>(b.category)] = true;
   }
-  int next_row = 0;
-  for (auto& [lane, row] : rows) row = next_row++;
 
   PlotSpec p;
   p.stem = "gantt";
@@ -75,30 +121,37 @@ std::optional<PlotSpec> gantt_plot(const ReportData& d) {
   p.caption = "Every task of one training step on its device and stream. Gaps on a compute row are idle time; "
               "communication rows show transfers and collectives (a collective appears on every member).";
 
-  CsvTable all({"row", "device", "lane", "start_ns", "end_ns", "category_index", "category", "label"});
+  // gantt.csv: every bar as given. The drawn bars: the first device of each group only.
+  CsvTable all({"device", "lane", "start_ns", "end_ns", "category_index", "category", "label"});
   std::vector<DrawnBar> drawn;
   for (const GanttBar& b : d.gantt) {
-    const int row = rows.at({b.device, b.lane});
-    all.add_row({CsvCell(row), CsvCell(b.device), CsvCell(b.lane), CsvCell(b.start), CsvCell(b.end),
+    all.add_row({CsvCell(b.device), CsvCell(b.lane), CsvCell(b.start), CsvCell(b.end),
                  CsvCell(static_cast<int>(b.category)), CsvCell(to_string(b.category)), CsvCell(b.label)});
-    drawn.push_back({row, b.device, b.lane, b.start, b.end, b.category, 1});
+    if (layout.representative.at(b.device) == b.device)
+      drawn.push_back({layout.row_of.at({b.device, b.lane}), b.device, b.lane, b.start, b.end, b.category, 1});
   }
   p.data.push_back({"gantt.csv", all.str()});
-  std::string data_file = "gantt.csv";
+  const bool shared_rows = drawn.size() < d.gantt.size();
+  if (shared_rows)
+    p.caption += " Devices whose streams run identical bars share a row.";
   if (drawn.size() > kMaxGanttBarsDrawn) {
+    const std::size_t before = drawn.size();
     drawn = merged(std::move(drawn), kMaxGanttBarsDrawn, std::max<TimeNs>(t1 - t0, 1));
-    CsvTable m({"row", "device", "lane", "start_ns", "end_ns", "category_index", "tasks", "category"});
-    for (const DrawnBar& b : drawn)
-      m.add_row({CsvCell(b.row), CsvCell(b.device), CsvCell(b.lane), CsvCell(b.start), CsvCell(b.end),
-                 CsvCell(static_cast<int>(b.category)), CsvCell(b.tasks), CsvCell(to_string(b.category))});
-    data_file = "gantt_plot.csv";
-    p.data.push_back({data_file, m.str()});
-    p.caption += " " + std::to_string(d.gantt.size()) + " tasks are drawn as " + std::to_string(drawn.size()) +
-                 " bars (neighbours closer than a pixel merged; gantt.csv has every task).";
+    p.caption += " " + std::to_string(before) + " bars are drawn as " + std::to_string(drawn.size()) +
+                 " (neighbours closer than a pixel merged; gantt.csv has every task).";
+  } else {
+    std::stable_sort(drawn.begin(), drawn.end(), [](const DrawnBar& a, const DrawnBar& b) {
+      return std::tie(a.row, a.start, a.end) < std::tie(b.row, b.start, b.end);
+    });
   }
+  CsvTable plotted({"row", "device", "lane", "start_ns", "end_ns", "category_index", "tasks", "category"});
+  for (const DrawnBar& b : drawn)
+    plotted.add_row({CsvCell(b.row), CsvCell(b.device), CsvCell(b.lane), CsvCell(b.start), CsvCell(b.end),
+                     CsvCell(static_cast<int>(b.category)), CsvCell(b.tasks), CsvCell(to_string(b.category))});
+  p.data.push_back({"gantt_plot.csv", plotted.str()});
 
   const AxisUnit unit = time_unit_for_ns(static_cast<double>(t1));
-  const int n_rows = next_row;
+  const int n_rows = static_cast<int>(layout.names.size());
   std::vector<std::string> cat_titles, cat_colours, cat_index;
   static constexpr std::string_view kCategoryColour[kGanttCategories] = {
       colour::kBlue, colour::kOrange, colour::kGreen, colour::kPurple, colour::kVermillion, colour::kGrey};
@@ -109,12 +162,14 @@ std::optional<PlotSpec> gantt_plot(const ReportData& d) {
     cat_index.push_back(std::to_string(c));
   }
 
-  std::vector<std::string> columns = {
-      "gantt.csv: row (y position), device, lane (stream), start_ns, end_ns, category_index, category, label"};
-  if (data_file != "gantt.csv")
-    columns.push_back("gantt_plot.csv: the same bars merged for drawing (tasks = how many were merged)");
-  std::string s = script_preamble({p.stem, "One simulated training step as a Gantt chart", {data_file}, columns});
-  s += "\ndata = " + gp_quote(data_file) + "\n";
+  std::string s = script_preamble(
+      {p.stem,
+       "One simulated training step as a Gantt chart",
+       {"gantt_plot.csv"},
+       {"gantt_plot.csv: row (y position), device, lane (stream), start_ns, end_ns, category_index, tasks (bars",
+        "  merged into this one), category. Devices with identical rows are drawn once; gantt.csv has every",
+        "  task of every device (device, lane, start_ns, end_ns, category_index, category, label)."}});
+  s += "\ndata = \"gantt_plot.csv\"\n";
   s += "unit_ns = " + gp_number(unit.divisor) + "  # ns per " + unit.name + "\n";
   s += "\n# Categories drawn (category_index in the CSV), their legend text and colour.\n";
   s += gp_raw_array("category_index", cat_index);
@@ -128,18 +183,15 @@ std::optional<PlotSpec> gantt_plot(const ReportData& d) {
   s += "set yrange [" + gp_number(n_rows - 0.5) + ":-0.5]  # first device at the top\n";
   s += "set grid xtics noytics\n";
   s += "set ytics scale 0 (";
-  const int label_every = n_rows > 48 ? (n_rows + 47) / 48 : 1;
-  int last_device = -1;
-  std::string separators;
-  for (const auto& [lane, row] : rows) {
-    if (row % label_every == 0) s += std::string(row ? ", " : "") + gp_quote(lane_name(lane)) + " " + std::to_string(row);
-    if (last_device >= 0 && lane.first != last_device)
-      separators += "set arrow from graph 0, first " + gp_number(row - 0.5) + " to graph 1, first " +
-                    gp_number(row - 0.5) + " nohead back lc rgb \"#B0B0B0\" lw 1\n";
-    last_device = lane.first;
+  for (int row = 0; row < n_rows; ++row)
+    s += std::string(row ? ", " : "") + gp_quote(layout.names[static_cast<std::size_t>(row)]) + " " + std::to_string(row);
+  s += ")" + std::string(n_rows > 24 ? " font \",9\"" : "") + "\n";
+  s += "# Thin lines between devices.\n";
+  for (std::size_t g = 1; g < layout.first_row_of_group.size(); ++g) {
+    const double y = layout.first_row_of_group[g] - 0.5;
+    s += "set arrow from graph 0, first " + gp_number(y) + " to graph 1, first " + gp_number(y) +
+         " nohead back lc rgb \"#B0B0B0\" lw 1\n";
   }
-  s += ")\n";
-  s += "# Thin lines between devices.\n" + separators;
   s += "set style fill solid 1.0 noborder\n";
   s += "half_height = 0.38\n";
   const std::string plot =

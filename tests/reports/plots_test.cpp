@@ -85,11 +85,13 @@ TEST(Plots, MemoryDrawsCapacityAndCollapsesIdenticalDevices) {
 
 TEST(Plots, GanttHasOneRowPerDeviceStreamAndMergesHugeSteps) {
   ReportData d;
-  // 3 devices x 2 streams, 20,000 tiny back-to-back tasks on each.
+  // 3 devices x 2 streams, 20,000 tiny back-to-back tasks on each, each device shifted a little
+  // so that no two devices share rows.
   for (int dev = 0; dev < 3; ++dev)
     for (int lane = 0; lane < 2; ++lane)
       for (int i = 0; i < 20'000; ++i)
-        d.gantt.push_back({dev, lane, i * 1'000, i * 1'000 + 900, lane ? GanttCategory::Communication : GanttCategory::Forward, "t"});
+        d.gantt.push_back({dev, lane, i * 1'000 + dev * 10, i * 1'000 + 900 + dev * 10,
+                           lane ? GanttCategory::Communication : GanttCategory::Forward, "t"});
   const auto p = gantt_plot(d);
   ASSERT_TRUE(p);
   ASSERT_EQ(p->data.size(), 2u);
@@ -100,10 +102,40 @@ TEST(Plots, GanttHasOneRowPerDeviceStreamAndMergesHugeSteps) {
   EXPECT_TRUE(has(p->script, "data = \"gantt_plot.csv\"")) << p->script;
   EXPECT_TRUE(has(p->script, "\"GPU 2 comm\" 5")) << p->script;
   EXPECT_TRUE(has(p->script, "with boxxyerror")) << p->script;
-  // Merged bars still cover the step: the last one ends where the last task ended.
   std::int64_t tasks = 0;
   for (std::size_t r = 1; r < merged.size(); ++r) tasks += std::stoll(merged[r][6]);
-  EXPECT_EQ(tasks, static_cast<std::int64_t>(d.gantt.size()));
+  EXPECT_EQ(tasks, static_cast<std::int64_t>(d.gantt.size()));  // every task is in some drawn bar
+}
+
+TEST(Plots, GanttDevicesWithIdenticalRowsShareThem) {
+  ReportData d;
+  d.gantt.push_back({0, 0, 0, 100, GanttCategory::Forward, "f"});
+  d.gantt.push_back({1, 0, 0, 100, GanttCategory::Forward, "f"});
+  // Data-parallel all-reduces: odd devices in one group, even ones (but 0) in another.
+  for (int dev = 1; dev < 8; ++dev)
+    d.gantt.push_back({dev, 1, dev % 2 ? 100 : 150, dev % 2 ? 140 : 190, GanttCategory::Communication, "ar"});
+  const auto p = gantt_plot(d);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(has(p->script, "\"GPU 0 compute\" 0, \"GPU 1 compute\" 1, \"GPU 1 comm\" 2, "
+                             "\"GPU 2–6 step 2 comm\" 3, \"GPU 3–7 step 2 comm\" 4)")) << p->script;
+  EXPECT_EQ(parse_csv(p->data[1].content).size() - 1, 5u);  // one bar per row drawn
+  EXPECT_EQ(parse_csv(p->data[0].content).size() - 1, d.gantt.size());
+}
+
+TEST(Plots, ManyMemoryBarsShowEachStrategysFullestDevice) {
+  ReportData d;
+  for (int s = 0; s < 7; ++s)
+    for (int dev = 0; dev < 2; ++dev)
+      d.memory.push_back({"mp=2,s" + std::to_string(s), dev, (dev + 1) * parasim::GiB + s, 8 * parasim::GiB, {}});
+  const auto p = memory_plot(d);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->data.size(), 2u);
+  EXPECT_EQ(parse_csv(p->data[0].content).size() - 1, 14u);  // memory.csv: every bar
+  const auto drawn = parse_csv(p->data[1].content);
+  ASSERT_EQ(drawn.size() - 1, 7u);
+  EXPECT_EQ(drawn[1][1], "1");  // device 1 is the fuller one
+  EXPECT_TRUE(has(p->script, "data = \"memory_plot.csv\"")) << p->script;
+  EXPECT_TRUE(has(p->script, "GPU 1 (fullest)")) << p->script;
 }
 
 }  // namespace
