@@ -4,7 +4,10 @@
 //
 // Example:
 //   std::vector<ReportFigure> figs;
-//   for (PlotSpec& p : build_plots(data)) figs.push_back({std::move(p), read_text_file(dir / (p.stem + ".svg")), true});
+//   for (PlotSpec& p : build_plots(data)) {
+//     std::string svg = read_text_file(dir / (p.stem + ".svg"));   // rendered by render_plot()
+//     figs.push_back({std::move(p), std::move(svg), true});
+//   }
 //   write_file_atomic(dir / "index.html", render_html(data, figs, notes));
 #pragma once
 
