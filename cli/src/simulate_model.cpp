@@ -148,7 +148,10 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   simulator::CollectiveMode mode{};
   if (!simulator::parse(common.collectives, mode))
     throw InputError("simulate: --collectives must be expanded or analytic, found \"" + common.collectives + "\"");
-  const strategies::Strategy strategy = strategies::load_strategy(o.strategy);
+  // A grammar string may end in ".json" itself (placement=FILE.json): only a bare path is a file.
+  const strategies::Strategy strategy = o.strategy.find('=') != std::string::npos
+                                            ? strategies::parse_strategy(o.strategy)
+                                            : strategies::load_strategy(o.strategy);
   const models::Model model = load_model(o.model, dtype);
   const hardware::Cluster cluster = load_cluster(common, strategy.devices());
   const profiler::Optimizer optimizer = profiler::parse_optimizer(o.optimizer);
