@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds parasim's libFuzzer targets (clang, ASan + UBSan, one per loader; tests/fuzz) in
+# build-fuzz and runs each for a bounded time, two at a time. Fails if any target finds a crash,
+# a leak, an out-of-memory or a timeout. docs/reliability.md explains what to do with a finding.
+#
+#   scripts/fuzz.sh                 every target, FUZZ_TIME seconds each (default 30)
+#   scripts/fuzz.sh 60 model kineto two targets, 60 seconds each
+#
+# Environment: FUZZ_TIME (seconds per target), FUZZ_JOBS (targets at once, default 2),
+# FUZZ_BUILD_DIR (default build-fuzz).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${FUZZ_TIME:-30}
+if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
+jobs=${FUZZ_JOBS:-2}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+all_targets=(model cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
+
+for t in "${targets[@]}"; do
+  if [[ ! " ${all_targets[*]} " =~ " $t " ]]; then
+    echo "fuzz.sh: unknown target \"$t\"; known: ${all_targets[*]}" >&2
+    exit 2
+  fi
+done
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/setup.sh installs it)" >&2; exit 1; }
+
+# oneDNN is left out: the loaders do not use it, and its OpenMP runtime would need libomp for clang.
+echo "fuzz: building ${#targets[@]} targets in $build (clang, ASan + UBSan)"
+CXX=clang++ CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARASIM_FUZZ=ON \
+  -DPARASIM_CUDA=OFF -DPARASIM_BUILD_TESTS=OFF -DPARASIM_BUILD_BENCH=OFF -DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON >/dev/null
+cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]/#/fuzz_}"
+
+run_one() {  # target -> exit status of the fuzzer; log in $build/fuzz-logs/<target>.log
+  local t=$1
+  local work="$build/fuzz-corpus/$t" artifacts="$build/fuzz-artifacts/$t/"
+  mkdir -p "$work" "$artifacts" "$build/fuzz-logs"
+  # The work corpus grows between local runs; the checked-in seeds and past findings start it.
+  local seeds=(tests/fuzz/corpus/"$t")
+  [ -d tests/fuzz/regressions/"$t" ] && seeds+=(tests/fuzz/regressions/"$t")
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$build/bin/fuzz_$t" "$work" "${seeds[@]}" -dict=tests/fuzz/dict/"$t".dict \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -artifact_prefix="$artifacts" -print_final_stats=1 >"$build/fuzz-logs/$t.log" 2>&1
+}
+
+summarize() {  # target status -> one line
+  local t=$1 status=$2 log="$build/fuzz-logs/$1.log"
+  local execs cov ft
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+  if [ "$status" -eq 0 ]; then
+    printf 'fuzz: %-15s ok      %8s execs in %ss, coverage %s edges, %s features\n' "$t" "${execs:-?}" "$seconds" "${cov:-?}" "${ft:-?}"
+  else
+    printf 'fuzz: %-15s FAILED  (exit %s) see %s\n' "$t" "$status" "$log"
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|parasim fuzz|.*runtime error)' "$log" | head -5 | sed 's/^/      /'
+    for a in "$build/fuzz-artifacts/$t/"*; do
+      [ -f "$a" ] && echo "      finding: $a  -> add it as tests/fuzz/regressions/$t/<what-it-is>.json once fixed"
+    done
+  fi
+}
+
+echo "fuzz: running ${#targets[@]} targets for ${seconds}s each, $jobs at a time"
+declare -A status
+pending=("${targets[@]}")
+running=()
+declare -A pid_of
+while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
+  while [ ${#running[@]} -lt "$jobs" ] && [ ${#pending[@]} -gt 0 ]; do
+    t=${pending[0]}; pending=("${pending[@]:1}")
+    rm -f "$build/fuzz-artifacts/$t/"* 2>/dev/null || true
+    run_one "$t" & pid_of[$t]=$!
+    running+=("$t")
+  done
+  wait -n || true
+  still=()
+  for t in "${running[@]}"; do
+    if kill -0 "${pid_of[$t]}" 2>/dev/null; then still+=("$t"); continue; fi
+    rc=0; wait "${pid_of[$t]}" || rc=$?
+    status[$t]=$rc
+    summarize "$t" "$rc"
+  done
+  running=("${still[@]}")
+done
+
+failed=0
+for t in "${targets[@]}"; do [ "${status[$t]}" -ne 0 ] && failed=$((failed + 1)); done
+echo "fuzz: $(( ${#targets[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]

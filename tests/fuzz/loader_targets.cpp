@@ -1,0 +1,168 @@
+#include "loader_targets.hpp"
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+#include <unistd.h>
+
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/hardware/cluster_json.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/models/model_json.hpp"
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/kineto_import.hpp"
+#include "parasim/profiler/profile.hpp"
+#include "parasim/simulator/simulator.hpp"
+#include "parasim/simulator/task_graph_json.hpp"
+#include "parasim/strategies/efficiency.hpp"
+#include "parasim/strategies/placement_file.hpp"
+#include "parasim/strategies/strategy.hpp"
+
+namespace parasim::fuzz {
+
+namespace {
+
+constexpr const char* kOrigin = "fuzz-input";
+
+/// Runs `reload` on what parasim itself wrote; an InputError there means parasim writes files it
+/// cannot read back, which is a bug, not bad input.
+template <class F>
+void expect_reloads(const char* what, F&& reload) {
+  try {
+    reload();
+  } catch (const InputError& e) {
+    throw InvariantViolation(std::string(what) + ": parasim cannot read back what it wrote: " + e.what());
+  }
+}
+
+void load_model(std::string_view bytes) {
+  const nlohmann::json doc = parse_json_text(bytes, kOrigin);
+  const models::Model m = models::model_from_json(doc, kOrigin);
+  expect_reloads("model", [&] { (void)models::model_from_json(models::model_to_json(m), "round trip"); });
+  // The CLI's --batch override re-infers every shape; it must fail cleanly too.
+  (void)models::model_from_json(doc, kOrigin, models::LoadOptions{.batch = 3});
+}
+
+/// A loaded cluster must carry traffic: a point-to-point copy and every collective algorithm
+/// over all devices, through the engine (routes, link latencies and bandwidths all get used).
+void simulate_on(const hardware::Cluster& c) {
+  using namespace simulator;
+  if (c.num_devices() < 2 || c.num_devices() > 32 || c.num_endpoints() > 256) return;  // keep one input fast
+  TaskGraphBuilder b(c.num_devices());
+  std::vector<DeviceId> all;
+  for (DeviceId d = 0; d < c.num_devices(); ++d) all.push_back(d);
+  const GroupId group = b.add_group(all);
+  TaskId prev = b.add_transfer({.src = 0, .dst = static_cast<DeviceId>(c.num_devices() - 1), .bytes = 1 << 30});
+  for (const auto algo : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical}) {
+    const TaskId t = b.add_collective({.op = CollectiveOp::AllReduce, .group = group, .bytes = 1 << 26, .algorithm = algo});
+    b.add_dependency(t, prev);
+    prev = t;
+  }
+  const TaskGraph g = std::move(b).build();
+  for (const CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic}) {
+    try {
+      (void)Engine(c, {.collectives = mode}).run(g);
+    } catch (const RuntimeError& e) {
+      throw InvariantViolation(std::string("engine on a loaded cluster: ") + e.what());
+    }
+  }
+}
+
+void load_cluster(std::string_view bytes) {
+  const hardware::Cluster c = hardware::cluster_from_json(parse_json_text(bytes, kOrigin), kOrigin);
+  expect_reloads("cluster", [&] { (void)hardware::cluster_from_json(hardware::cluster_to_json(c), "round trip"); });
+  simulate_on(c);
+}
+
+void load_strategy_text(std::string_view bytes) {
+  const strategies::Strategy s = strategies::parse_strategy(std::string(bytes), kOrigin);
+  expect_reloads("strategy text", [&] { (void)strategies::parse_strategy(strategies::to_string(s), "round trip"); });
+  expect_reloads("strategy json", [&] { (void)strategies::strategy_from_json(strategies::strategy_to_json(s), "round trip"); });
+}
+
+void load_strategy_json(std::string_view bytes) {
+  const strategies::Strategy s = strategies::strategy_from_json(parse_json_text(bytes, kOrigin), kOrigin);
+  expect_reloads("strategy json", [&] { (void)strategies::strategy_from_json(strategies::strategy_to_json(s), "round trip"); });
+  expect_reloads("strategy text", [&] { (void)strategies::parse_strategy(strategies::to_string(s), "round trip"); });
+}
+
+/// table_from_csv reads a path, so the bytes go through a per-process temporary file.
+void load_efficiency_csv(std::string_view bytes) {
+  static const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("parasim-fuzz-" + std::to_string(::getpid()) + ".csv");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const auto eff = strategies::StatisticalEfficiency::table_from_csv(path, /*dataset_samples=*/1'281'167);
+  for (const double batch : {1.0, 256.0, 65'536.0, 1e9}) {
+    const double e = eff.epochs(batch);
+    if (!std::isfinite(e) || !(e > 0))
+      throw InvariantViolation("efficiency table: epochs(" + std::to_string(batch) + ") = " + std::to_string(e) +
+                               ", expected a positive finite number");
+  }
+}
+
+void load_profile(std::string_view bytes) {
+  const profiler::Profile p = profiler::profile_from_json(parse_json_text(bytes, kOrigin), kOrigin);
+  expect_reloads("profile", [&] { (void)profiler::profile_from_json(profiler::to_json(p), "round trip"); });
+}
+
+void load_kineto(std::string_view bytes) {
+  const profiler::Profile p = profiler::import_kineto_json(parse_json_text(bytes, kOrigin), kOrigin);
+  // `parasim profile import` saves what it imported: that file must load.
+  expect_reloads("kineto import", [&] { (void)profiler::profile_from_json(profiler::to_json(p), "imported profile"); });
+}
+
+void load_taskgraph(std::string_view bytes) {
+  using namespace simulator;
+  const TaskGraph g = taskgraph_from_json(parse_json_text(bytes, kOrigin), kOrigin);
+  expect_reloads("task graph", [&] { (void)taskgraph_from_json(taskgraph_to_json(g), "round trip"); });
+  // A graph the loader accepts must simulate: the engine promises a stall is impossible.
+  // Bounded so that one input stays well inside the fuzzer's per-input time limit.
+  static const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-h100", 2);
+  if (g.num_devices() > cluster.num_devices() || g.size() > 2000) return;
+  for (const CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic}) {
+    try {
+      (void)Engine(cluster, {.collectives = mode}).run(g);
+    } catch (const RuntimeError& e) {
+      throw InvariantViolation(std::string("engine on a loaded task graph: ") + e.what());
+    }
+  }
+}
+
+void load_placement(std::string_view bytes) {
+  static const models::Model model = models::build_zoo_model("tiny_cnn", {.batch = 4});
+  (void)strategies::placement_from_json(parse_json_text(bytes, kOrigin), kOrigin, model, /*devices=*/2);
+}
+
+constexpr std::array kTargets = {
+    LoaderTarget{"model", "parasim.model/1 JSON", load_model},
+    LoaderTarget{"cluster", "parasim.cluster/1 JSON", load_cluster},
+    LoaderTarget{"strategy", "strategy grammar text (dp=4,mp=2,...)", load_strategy_text},
+    LoaderTarget{"strategy_json", "parasim.strategy/1 JSON", load_strategy_json},
+    LoaderTarget{"efficiency_csv", "statistical-efficiency table CSV", load_efficiency_csv},
+    LoaderTarget{"profile", "parasim.profile/1 JSON", load_profile},
+    LoaderTarget{"kineto", "torch.profiler Chrome trace JSON", load_kineto},
+    LoaderTarget{"taskgraph", "parasim.taskgraph/1 JSON (loaded, then simulated)", load_taskgraph},
+    LoaderTarget{"placement", "parasim.placement/1 JSON for tiny_cnn on 2 devices", load_placement},
+};
+
+}  // namespace
+
+std::span<const LoaderTarget> loader_targets() { return kTargets; }
+
+const LoaderTarget& loader_target(std::string_view name) {
+  std::string known;
+  for (const LoaderTarget& t : kTargets) {
+    if (t.name == name) return t;
+    known += (known.empty() ? "" : ", ") + std::string(t.name);
+  }
+  throw std::invalid_argument("no fuzz target \"" + std::string(name) + "\"; known: " + known);
+}
+
+}  // namespace parasim::fuzz
