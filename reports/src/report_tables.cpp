@@ -101,11 +101,13 @@ std::vector<TextTable> scaling_tables(const ReportData& d) {
     if (dp == nullptr || hy == nullptr) continue;
     gain.rows.push_back({std::to_string(gpus), seconds_text(dp->time_to_train_s), seconds_text(hy->time_to_train_s),
                          hy->strategy.empty() ? "-" : hy->strategy,
-                         hy->time_to_train_s > 0 ? num(dp->time_to_train_s / hy->time_to_train_s) + "×" : "-"});
+                         dp->time_to_train_s > 0
+                             ? signed_percent((dp->time_to_train_s - hy->time_to_train_s) / dp->time_to_train_s * 100.0)
+                             : "-"});
   }
   std::vector<TextTable> out;
   if (!gain.rows.empty()) {
-    gain.note = "gain = DP-only time to train / best-hybrid time to train (above 1: the hybrid is faster).";
+    gain.note = "gain = (T_dp - T_hybrid) / T_dp, as parasim project reports it: positive when the hybrid trains faster.";
     out.push_back(std::move(gain));
   }
   if (!all.rows.empty()) out.push_back(std::move(all));

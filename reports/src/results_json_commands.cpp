@@ -247,7 +247,9 @@ ReportData read_projection(const JsonField& root) {
   root.expect_schema("parasim.projection/1");
   ReportData d;
   if (auto a = optional_field(root, "assumptions")) read_projection_assumptions(*a, d);
-  if (!d.model.empty()) d.title = d.assumptions.cluster.empty() ? d.model : d.model + " on " + d.assumptions.cluster;
+  // "dgx1-v100 (8 GPUs of ... per node)" -> "dgx1-v100" for the title; the table keeps it all.
+  const std::string cluster_name = d.assumptions.cluster.substr(0, d.assumptions.cluster.find(" ("));
+  if (!d.model.empty()) d.title = cluster_name.empty() ? d.model : d.model + " on " + cluster_name;
   ScalingSeries dp{"DP only", SeriesKind::DataParallel, {}};
   ScalingSeries hybrid{"best hybrid", SeriesKind::BestHybrid, {}};
   for (const JsonField& row : root.at("rows").items_of_array()) {
@@ -257,7 +259,7 @@ ReportData read_projection(const JsonField& root) {
       if (!row.at(side + "feasible").as_bool()) {
         // Said once per GPU count and side, so the report shows why a point is missing.
         const std::string reason = optional_string(row, side + "reason");
-        d.assumptions.extra.emplace_back(std::to_string(gpus) + " GPUs, " + name,
+        d.assumptions.extra.emplace_back(std::to_string(gpus) + (gpus == 1 ? " GPU, " : " GPUs, ") + name,
                                          "no feasible split" + (reason.empty() ? "" : ": " + reason));
         continue;
       }
