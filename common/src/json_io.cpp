@@ -54,6 +54,23 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
     const auto pos = what.find("parse error");
     throw InputError(origin + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON (" +
                      (pos == std::string::npos ? what : what.substr(pos)) + ")");
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number literal beyond double range (1e999): nlohmann refuses it with out_of_range 406,
+    // which names the literal but not where it is, so find it for the line:column.
+    const std::string what = e.what();
+    const auto open = what.find('\''), close = what.rfind('\'');
+    const std::string literal = open < close ? what.substr(open + 1, close - open - 1) : std::string();
+    const std::size_t at = literal.empty() ? std::string_view::npos : text.find(literal);
+    std::string where = origin;
+    if (at != std::string_view::npos) {
+      std::size_t line = 1, col = 1;
+      for (std::size_t i = 0; i < at; ++i) {
+        if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+      }
+      where += ":" + std::to_string(line) + ":" + std::to_string(col);
+    }
+    throw InputError(where + ": number " + (literal.empty() ? std::string("literal") : literal) +
+                     " is out of range; expected a finite number (at most about 1.8e308 in magnitude)");
   }
   if (too_deep) throw InputError(origin + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   return j;

@@ -117,8 +117,12 @@ Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) 
     link.a = endpoint_ref(l.at("a"));
     link.b = endpoint_ref(l.at("b"));
     if (link.a == link.b) l.at("b").fail("an endpoint other than \"a\"");
-    link.alpha = l.at("latency_ns").as_int(0);
+    // Sane ranges, not physics: 10 s of latency or a link outside 1 KB/s .. 1 PB/s is a typo (or a
+    // unit mistake), and these bounds keep route latencies and transfer times inside int64.
+    link.alpha = l.at("latency_ns").as_int(0, 10'000'000'000);
     link.bandwidth = GBps{positive_number(l.at("bandwidth_gbps"))};
+    if (link.bandwidth.value < 1e-6 || link.bandwidth.value > 1e6)
+      l.at("bandwidth_gbps").fail("a bandwidth in GB/s between 1e-6 (1 KB/s) and 1e6 (1 PB/s)");
     spec.links.push_back(std::move(link));
   }
 

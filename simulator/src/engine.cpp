@@ -517,6 +517,47 @@ class Simulation {
   std::int64_t event_count_ = 0;
 };
 
+/// Simulated times and memory are int64 (ns, bytes). A graph whose work on this cluster could add
+/// up past 2^62 (146 years, 4 EiB) would overflow them, so a generous upper bound is checked
+/// before running and such input is refused instead of wrapping. The bound charges every task as
+/// if it ran alone after all others: compute durations; every route's latency at most the sum of
+/// all link latencies; bytes at the slowest link, a collective's times its group size.
+void check_fits_in_int64(const TaskGraph& g, const hardware::Cluster& c) {
+  constexpr double kLimit = 4.611686018427387904e18;  // 2^62
+  double any_route_latency = 0, slowest = 0;
+  for (const auto& l : c.spec().links) {
+    any_route_latency += static_cast<double>(l.alpha);
+    if (slowest == 0 || l.bandwidth.value < slowest) slowest = l.bandwidth.value;
+  }
+  const double per_byte = slowest > 0 ? 1.0 / slowest : 0.0;  // ns per byte (GB/s = B/ns)
+  double time = 0, memory = 0;
+  for (DeviceId d = 0; d < g.num_devices(); ++d) {
+    const StaticMemory& m = g.static_memory(d);
+    memory += static_cast<double>(m.params) + static_cast<double>(m.grads) + static_cast<double>(m.optimizer) +
+              static_cast<double>(m.other);
+  }
+  for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
+    switch (g.kind(t)) {
+      case TaskKind::Compute: time += static_cast<double>(g.duration(t)); break;
+      case TaskKind::Transfer: time += any_route_latency + static_cast<double>(g.bytes(t)) * per_byte; break;
+      case TaskKind::Collective: {
+        const auto n = static_cast<double>(g.group_devices(g.group(t)).size());
+        time += (4 * n + 64) * any_route_latency + 4 * n * static_cast<double>(g.bytes(t)) * per_byte;
+        break;
+      }
+      case TaskKind::Marker: break;
+    }
+    if (g.kind(t) == TaskKind::Compute || g.kind(t) == TaskKind::Transfer) memory += static_cast<double>(g.alloc_bytes(t));
+  }
+  if (!(time < kLimit))
+    throw InputError("the task graph cannot be simulated on cluster \"" + c.name() +
+                     "\": its durations, bytes and link latencies/bandwidths could add up past 2^62 ns (146 years), "
+                     "beyond 64-bit time; check duration_ns, bytes, latency_ns and bandwidth_gbps for absurd values");
+  if (!(memory < kLimit))
+    throw InputError("the task graph's static memory and alloc_bytes add up past 2^62 bytes (4 EiB), beyond 64-bit "
+                     "memory accounting; check static_memory and alloc_bytes for absurd values");
+}
+
 }  // namespace
 
 Engine::Engine(const hardware::Cluster& cluster, EngineOptions options) : cluster_(cluster), options_(options) {}
@@ -525,6 +566,7 @@ StepResult Engine::run(const TaskGraph& graph) const {
   if (graph.num_devices() > cluster_.num_devices())
     throw InputError("the task graph uses " + std::to_string(graph.num_devices()) + " devices but cluster \"" +
                      cluster_.name() + "\" has " + std::to_string(cluster_.num_devices()));
+  check_fits_in_int64(graph, cluster_);
   Simulation sim(cluster_, options_, graph);
   return sim.run();
 }

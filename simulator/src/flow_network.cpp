@@ -137,7 +137,10 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
     if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right
     fl.rate = rates_[i];
     ++fl.version;
-    out.push_back({component_[i], fl.version, now + std::llround(fl.remaining / fl.rate)});
+    // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
+    // (Engine::run has already checked that the real finish fits in 64-bit time).
+    const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
+    out.push_back({component_[i], fl.version, now + std::llround(eta)});
   }
 }
 
