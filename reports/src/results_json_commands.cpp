@@ -25,7 +25,7 @@ GanttCategory category_of_phase(std::string_view phase) {
   return GanttCategory::Other;
 }
 
-TimeNs us_field_to_ns(const JsonField& f) { return static_cast<TimeNs>(std::llround(f.as_double(0, 1e15) * 1000.0)); }
+TimeNs us_field_to_ns(const JsonField& f) { return static_cast<TimeNs>(std::llround(f.as_double(0, 1e15) * 1000.0)); }  // <= 1e18 ns
 
 std::string label_from_file(const std::string& file) {
   const std::string stem = std::filesystem::path(file).stem().string();
@@ -64,9 +64,9 @@ MemoryRow memory_row(const JsonField& dev, std::size_t index, const std::string&
                      const char* breakdown_key) {
   MemoryRow m;
   m.strategy = label;
-  m.device = dev.has("device") ? static_cast<int>(dev.at("device").as_int(0, 1 << 24)) : static_cast<int>(index);
-  m.peak = dev.at("peak_memory_bytes").as_int(0);
-  m.capacity = optional_int(dev, capacity_key, 0);
+  m.device = dev.has("device") ? static_cast<int>(dev.at("device").as_int(0, kMaxId)) : static_cast<int>(index);
+  m.peak = dev.at("peak_memory_bytes").as_int(0, kMaxBytes);
+  m.capacity = optional_int(dev, capacity_key, 0, kMaxBytes);
   if (auto parts = optional_field(dev, breakdown_key)) m.breakdown = read_memory_parts(*parts);
   return m;
 }
@@ -77,7 +77,7 @@ ScalingPoint projection_point(const JsonField& row, const std::string& side, std
   p.strategy = optional_string(row, side + "strategy");
   p.time_to_train_s = row.at(side + "time_to_train_s").as_double(0);
   p.step_time_ms = optional_double(row, side + "step_time_ms", 0);
-  p.global_batch = optional_int(row, side + "global_batch", 0);
+  p.global_batch = optional_int(row, side + "global_batch", 0, kMaxBytes);
   p.epochs = optional_double(row, side + "epochs", 0);
   return p;
 }
@@ -187,8 +187,8 @@ std::vector<GanttBar> read_chrome_trace(const JsonField& trace) {
     const bool comm = cat == "gpu_memcpy" || cat == "nccl" || (kernel && name.starts_with("nccl"));
     if (!kernel && !comm && cat != "gpu_memset") continue;  // host ops, markers, link tracks
     GanttBar b;
-    b.device = static_cast<int>(e.at("pid").as_int(0, 1 << 24));
-    b.lane = static_cast<int>(e.at("tid").as_int(0, 1 << 24));
+    b.device = static_cast<int>(e.at("pid").as_int(0, kMaxId));
+    b.lane = static_cast<int>(e.at("tid").as_int(0, kMaxId));
     b.start = us_field_to_ns(e.at("ts"));
     b.end = b.start + us_field_to_ns(e.at("dur"));
     std::string phase;
@@ -212,9 +212,9 @@ ReportData read_step_result(const JsonField& root) {
   const auto devices = root.at("devices").items_of_array();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const JsonField& dev = devices[i];
-    times.push_back({static_cast<double>(dev.at("compute_busy_ns").as_int(0)),
-                     static_cast<double>(dev.at("exposed_comm_ns").as_int(0)),
-                     static_cast<double>(dev.at("idle_ns").as_int(0))});
+    times.push_back({static_cast<double>(dev.at("compute_busy_ns").as_int(0, kMaxTimeNs)),
+                     static_cast<double>(dev.at("exposed_comm_ns").as_int(0, kMaxTimeNs)),
+                     static_cast<double>(dev.at("idle_ns").as_int(0, kMaxTimeNs))});
     d.memory.push_back(memory_row(dev, i, label, "memory_capacity_bytes", "peak_breakdown"));
   }
   if (!times.empty()) d.breakdown.push_back(average_breakdown(times, 1e6, 0, label));
@@ -253,7 +253,7 @@ ReportData read_projection(const JsonField& root) {
   ScalingSeries dp{"DP only", SeriesKind::DataParallel, {}};
   ScalingSeries hybrid{"best hybrid", SeriesKind::BestHybrid, {}};
   for (const JsonField& row : root.at("rows").items_of_array()) {
-    const std::int64_t gpus = row.at("gpus").as_int(1, 1 << 24);
+    const std::int64_t gpus = row.at("gpus").as_int(1, kMaxId);
     for (const auto& [prefix, series, name] : {std::tuple{"dp_", &dp, "DP only"}, std::tuple{"hybrid_", &hybrid, "best hybrid"}}) {
       const std::string side = prefix;
       if (!row.at(side + "feasible").as_bool()) {
@@ -267,8 +267,8 @@ ReportData read_projection(const JsonField& root) {
       MemoryRow m;
       m.strategy = series->points.back().strategy;
       m.device = -1;  // the projection keeps the fullest device only
-      m.peak = optional_int(row, side + "peak_memory_bytes", 0);
-      m.capacity = optional_int(row, side + "capacity_bytes", 0);
+      m.peak = optional_int(row, side + "peak_memory_bytes", 0, kMaxBytes);
+      m.capacity = optional_int(row, side + "capacity_bytes", 0, kMaxBytes);
       if (m.peak > 0 && (d.memory.empty() || d.memory.back().strategy != m.strategy)) d.memory.push_back(std::move(m));
     }
   }
@@ -297,12 +297,12 @@ ReportData read_plan(const JsonField& root) {
       b.idle_ms = std::max(0.0, step - b.compute_ms - b.exposed_comm_ms - b.bubble_ms);
       d.breakdown.push_back(b);
     }
-    if (auto peak = optional_field(r, "peak_memory_bytes"); peak && peak->as_int(0) > 0) {
+    if (auto peak = optional_field(r, "peak_memory_bytes"); peak && peak->as_int(0, kMaxBytes) > 0) {
       MemoryRow m;
       m.strategy = label;
       m.device = -1;  // the plan keeps the device closest to (or furthest over) its capacity
-      m.peak = peak->as_int(0);
-      m.capacity = optional_int(r, "capacity_bytes", 0);
+      m.peak = peak->as_int(0, kMaxBytes);
+      m.capacity = optional_int(r, "capacity_bytes", 0, kMaxBytes);
       d.memory.push_back(std::move(m));
     }
   }

@@ -26,9 +26,9 @@ double optional_double(const JsonField& obj, const std::string& key, double min)
   return f ? f->as_double(min) : 0.0;
 }
 
-std::int64_t optional_int(const JsonField& obj, const std::string& key, std::int64_t min) {
+std::int64_t optional_int(const JsonField& obj, const std::string& key, std::int64_t min, std::int64_t max) {
   auto f = optional_field(obj, key);
-  return f ? f->as_int(min) : 0;
+  return f ? f->as_int(min, max) : 0;
 }
 
 std::string describe_value(const JsonField& f) {
@@ -51,18 +51,18 @@ BreakdownRow read_breakdown_row(const JsonField& obj, std::string strategy) {
 }
 
 MemoryParts read_memory_parts(const JsonField& obj) {
-  return {optional_int(obj, "params", 0), optional_int(obj, "grads", 0), optional_int(obj, "optimizer", 0),
-          optional_int(obj, "activations", 0), optional_int(obj, "other", 0)};
+  return {optional_int(obj, "params", 0, kMaxBytes), optional_int(obj, "grads", 0, kMaxBytes), optional_int(obj, "optimizer", 0, kMaxBytes),
+          optional_int(obj, "activations", 0, kMaxBytes), optional_int(obj, "other", 0, kMaxBytes)};
 }
 
 std::vector<GanttBar> read_gantt_bars(const JsonField& array) {
   std::vector<GanttBar> bars;
   for (const JsonField& b : array.items_of_array()) {
     GanttBar bar;
-    bar.device = static_cast<int>(b.at("device").as_int(0, 1 << 24));
-    bar.lane = static_cast<int>(optional_int(b, "lane", 0));
-    bar.start = b.at("start_ns").as_int(0);
-    bar.end = b.at("end_ns").as_int(bar.start);
+    bar.device = static_cast<int>(b.at("device").as_int(0, kMaxId));
+    bar.lane = static_cast<int>(optional_int(b, "lane", 0, kMaxId));
+    bar.start = b.at("start_ns").as_int(0, kMaxTimeNs);
+    bar.end = b.at("end_ns").as_int(bar.start, kMaxTimeNs);
     const JsonField cat = b.at("category");
     const auto parsed = parse_gantt_category(cat.as_string());
     if (!parsed) cat.fail("one of forward, backward, update, recompute, communication, other");
@@ -91,10 +91,10 @@ std::vector<ScalingSeries> read_series(const JsonField& array) {
     }
     for (const JsonField& p : s.at("points").items_of_array()) {
       ScalingPoint pt;
-      pt.gpus = p.at("gpus").as_int(1, 1 << 24);
+      pt.gpus = p.at("gpus").as_int(1, kMaxId);
       pt.time_to_train_s = p.at("time_to_train_s").as_double(0);
       pt.step_time_ms = optional_double(p, "step_time_ms", 0);
-      pt.global_batch = optional_int(p, "global_batch", 0);
+      pt.global_batch = optional_int(p, "global_batch", 0, kMaxBytes);
       pt.epochs = optional_double(p, "epochs", 0);
       pt.speedup = optional_double(p, "speedup", 0);
       pt.strategy = optional_string(p, "strategy");
@@ -137,9 +137,9 @@ ReportData read_bundle(const JsonField& root) {
     for (const JsonField& r : m->items_of_array()) {
       MemoryRow row;
       row.strategy = r.at("strategy").as_string();
-      row.device = static_cast<int>(r.at("device").as_int(-1, 1 << 24));
-      row.peak = r.at("peak_bytes").as_int(0);
-      row.capacity = optional_int(r, "capacity_bytes", 0);
+      row.device = static_cast<int>(r.at("device").as_int(-1, kMaxId));
+      row.peak = r.at("peak_bytes").as_int(0, kMaxBytes);
+      row.capacity = optional_int(r, "capacity_bytes", 0, kMaxBytes);
       if (auto parts = optional_field(r, "breakdown")) row.breakdown = read_memory_parts(*parts);
       d.memory.push_back(std::move(row));
     }

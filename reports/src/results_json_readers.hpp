@@ -14,7 +14,14 @@ namespace parasim::reports::detail {
 std::optional<JsonField> optional_field(const JsonField& obj, const std::string& key);
 std::string optional_string(const JsonField& obj, const std::string& key);
 double optional_double(const JsonField& obj, const std::string& key, double min = -1e300);
-std::int64_t optional_int(const JsonField& obj, const std::string& key, std::int64_t min = INT64_MIN);
+std::int64_t optional_int(const JsonField& obj, const std::string& key, std::int64_t min = INT64_MIN,
+                          std::int64_t max = INT64_MAX);
+
+/// Bounds that keep hostile numbers from overflowing sums: a byte count up to 1 EiB (five of
+/// them still fit in 64 bits), a time up to ~36 years in ns, a device or stream id up to 2^24.
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 60;
+inline constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 60;
+inline constexpr std::int64_t kMaxId = std::int64_t{1} << 24;
 /// A string as is; an object by its "name" / "description" / "model"; anything else as compact JSON.
 std::string describe_value(const JsonField& f);
 

@@ -156,6 +156,9 @@ TEST(ResultsJson, BadInputNamesTheFileAndThePath) {
   EXPECT_NE(e.find("bad_projection.json: $.rows[0]"), std::string::npos) << e;
   EXPECT_NE(e.find("dp_time_to_train_s"), std::string::npos) << e;
 
+  e = input_error("bad_huge_bytes.json");  // bounded so that sums of byte counts cannot overflow
+  EXPECT_NE(e.find("bad_huge_bytes.json: $.memory[0].peak_bytes"), std::string::npos) << e;
+
   e = input_error("unknown.json");
   EXPECT_NE(e.find("unknown.json: $: expected results parasim report understands"), std::string::npos) << e;
   EXPECT_NE(e.find("answer"), std::string::npos) << e;
