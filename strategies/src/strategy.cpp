@@ -238,7 +238,9 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
 }
 
 Strategy load_strategy(const std::string& text_or_file) {
-  const bool is_file = text_or_file.size() > 5 && text_or_file.substr(text_or_file.size() - 5) == ".json";
+  // A grammar string always has key=value pairs; a file path has none ("placement=map.json" is grammar).
+  const bool is_file = text_or_file.find('=') == std::string::npos && text_or_file.size() > 5 &&
+                       text_or_file.substr(text_or_file.size() - 5) == ".json";
   if (is_file) return strategy_from_json(read_json_file(text_or_file), text_or_file);
   return parse_strategy(text_or_file);
 }

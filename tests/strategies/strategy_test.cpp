@@ -63,6 +63,13 @@ TEST(StrategyGrammar, PlacementFileIsKept) {
   EXPECT_EQ(to_string(s), "mp=2,placement=my_map.json");
 }
 
+TEST(StrategyGrammar, GrammarEndingInJsonIsNotAFile) {
+  const Strategy s = load_strategy("mp=2,placement=my_map.json");
+  EXPECT_EQ(s.placement, Placement::File);
+  EXPECT_EQ(s.placement_file, "my_map.json");
+  EXPECT_EQ(error_of([] { load_strategy("/nonexistent/strategy.json"); }), "/nonexistent/strategy.json: no such file");
+}
+
 TEST(StrategyGrammar, BadInputIsNamed) {
   EXPECT_EQ(error_of([] { parse_strategy("schedule=foo"); }),
             "--strategy: schedule=foo: expected one of none, gpipe, 1f1b, interleaved, pipedream, spectrain");
