@@ -129,7 +129,7 @@ std::shared_ptr<Prim> Builder::add(Phase phase, Prim prim, const std::string& la
 
 void Builder::add(Phase phase, std::function<void()> step, const std::string& label) {
   steps_[static_cast<std::size_t>(phase)].push_back(std::move(step));
-  labels_[static_cast<std::size_t>(phase)].push_back(label + ":ref");
+  labels_[static_cast<std::size_t>(phase)].push_back(label + ":loop");
 }
 
 std::string Builder::notes() const {

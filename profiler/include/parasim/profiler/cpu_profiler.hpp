@@ -39,7 +39,8 @@ struct CpuProfileOptions {
 
 /// Times the phases `op` has (op_has_phase) on a prepared kernel: `warmup` untimed runs of all
 /// phases, then `repetitions` rounds of fwd, bwd_data, bwd_weight, update, each timed alone.
-/// `before_each_run` (untimed) runs before every timed run, e.g. a cache flush.
+/// `before_each_run` (untimed) runs before every timed run, e.g. a cache flush. A phase whose
+/// kernel launches nothing (its work is done in another phase) records 0 ns.
 std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, OpKernel& kernel, KernelBackend& backend,
                                                         int warmup, int repetitions,
                                                         const std::function<void()>& before_each_run = {});
