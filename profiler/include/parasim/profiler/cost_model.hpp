@@ -36,9 +36,9 @@ inline constexpr std::array<Phase, 4> kPhases = {Phase::Forward, Phase::Backward
 ///     matrix ops (conv, linear, matmul, lstm, attention, sampled softmax) only when
 ///     macs_bwd_data > 0, so a model can mark a first layer whose input needs no gradient;
 ///     Add has no kernel (its gradient is passed through unchanged);
-///   - BackwardWeight: ops with parameters or a shared (tied) weight, except BatchNorm and LayerNorm whose one backward
-///     kernel (cuDNN, oneDNN) produces the data and parameter gradients together and is
-///     charged to BackwardData;
+///   - BackwardWeight: ops with parameters or a shared (tied) weight, except BatchNorm and
+///     LayerNorm, whose one backward kernel (cuDNN, oneDNN) produces the data and parameter
+///     gradients together and is charged to BackwardData;
 ///   - Update: ops with parameters.
 bool op_has_phase(const models::Op& op, Phase phase);
 
