@@ -4,8 +4,9 @@
 //   parasim report --from RESULTS.json [--from MORE.json ...] [-o DIR]
 //       RESULTS: parasim.results/1, or what simulate/validate/project/plan print with --json, or
 //       a Chrome trace; several files merge into one report; "-" reads standard input.
-//   parasim report --model NAME --cluster PRESET --gpus RANGE [-o DIR]
-//       projects the model itself through a ProjectionSource (reports/projection_source.hpp).
+//   parasim report --model NAME --cluster PRESET --gpus RANGE [project's options] [-o DIR]
+//       runs the projection (`parasim project`) and re-simulates each GPU count's DP-only and
+//       best-hybrid winners for the per-step breakdown, per-device memory and a Gantt chart.
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -17,9 +18,23 @@
 #include "commands.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
-#include "parasim/reports/projection_source.hpp"
 #include "parasim/reports/report_writer.hpp"
 #include "parasim/reports/results_json.hpp"
+
+// The projection (issue 5: strategies/projection.hpp, cli/src/plan_inputs.hpp) is wired in
+// below as soon as it is part of the tree; until then --model says that it needs it.
+// TRANSITIONAL: drop the #if and the fallback once the projection is committed.
+#if __has_include("parasim/strategies/projection.hpp") && __has_include("plan_inputs.hpp")
+#define PARASIM_REPORT_WITH_PROJECTION 1
+#include "parasim/common/progress.hpp"
+#include "parasim/hardware/cluster_json.hpp"
+#include "parasim/reports/step_adapters.hpp"
+#include "parasim/strategies/projection.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+#include "plan_inputs.hpp"
+#else
+#define PARASIM_REPORT_WITH_PROJECTION 0
+#endif
 
 namespace parasim::cli {
 
@@ -27,14 +42,19 @@ namespace {
 
 using namespace parasim::reports;
 
-struct ReportArgs {
-  std::vector<std::string> from;
+#if !PARASIM_REPORT_WITH_PROJECTION
+struct PlanningInputs {
   std::string model;
   std::string cluster;
+};
+#endif
+
+struct ReportArgs {
+  std::vector<std::string> from;
+  PlanningInputs in;  // --model, --cluster and the rest of `parasim project`'s options
   std::string gpus;
-  std::string efficiency;
-  std::string dataset;
-  std::string profile;
+  std::int64_t per_device_batch = 0;
+  int max_model_parallel = 0;
   std::string out_dir = "report";
   std::string title;
   std::string gnuplot = "gnuplot";
@@ -42,9 +62,102 @@ struct ReportArgs {
   bool no_plots = false;
 };
 
-/// What computes a projection for --model/--cluster/--gpus. Empty until the projection
-/// (issue 5) provides one; wiring it is this one function.
-ProjectionSource projection_source() { return {}; }
+#if PARASIM_REPORT_WITH_PROJECTION
+/// One winner simulated again: exact per-device breakdown and memory (the projection keeps only
+/// the fullest device), and the timeline when asked for.
+ReportData simulate_winner(const strategies::ProjectionSide& side, const strategies::ProjectionRow& row,
+                           const ReportArgs& a, const models::Model& model, const profiler::CostModel& costs,
+                           strategies::Granularity granularity, bool timeline) {
+  const hardware::Cluster cluster = hardware::resolve_cluster(a.in.cluster, row.nodes);
+  const strategies::StepSetup setup{.model = &model,
+                                    .cluster = &cluster,
+                                    .strategy = side.strategy,
+                                    .global_batch = side.global_batch,
+                                    .costs = &costs,
+                                    .optimizer = profiler::parse_optimizer(a.in.optimizer),
+                                    .dtype = planning_dtype(a.in),
+                                    .granularity = granularity};
+  const strategies::StrategyResult r = strategies::simulate_strategy(setup, {.record_timeline = timeline});
+  ReportData d = results_from_json(strategies::strategy_result_to_json(r), "simulation");
+  if (timeline && r.simulated) {
+    d.gantt = gantt_from_step(r.lowered.graph, r.result);
+    d.gantt_title = to_string(side.strategy) + " on " + a.in.cluster + " (" + std::to_string(row.gpus) + " GPUs)";
+  }
+  return d;
+}
+
+/// `--model`: `parasim project`'s projection, turned into report data
+/// through its JSON (so reports/ does not depend on the projection's C++ types), plus the
+/// winners simulated once more for the breakdown, memory and Gantt plots.
+ReportData project_for_report(const ReportArgs& a) {
+  using namespace strategies;
+  const models::Model model = load_planning_model(a.in);
+  const auto costs = make_cost_model(a.in, model);
+  const Dataset data = planning_dataset(a.in, model);
+  const PerDeviceBatch pdb = a.per_device_batch > 0 ? PerDeviceBatch{a.per_device_batch, "--per-device-batch"}
+                                                    : default_per_device_batch(model.name());
+  // Field by field: a designated initializer here trips a false GCC 12 -Wmaybe-uninitialized.
+  strategies::ProjectionRequest req;
+  req.model = &model;
+  req.cluster = a.in.cluster;
+  req.costs = costs.get();
+  req.optimizer = profiler::parse_optimizer(a.in.optimizer);
+  req.dtype = planning_dtype(a.in);
+  req.efficiency = planning_efficiency(a.in, model, data);
+  req.dataset = data;
+  req.per_device_batch = pdb.batch;
+  req.per_device_batch_source = pdb.source;
+  req.gpus = parse_gpu_counts(a.gpus);
+  req.granularity = planning_granularity(a.in);
+  req.threads = a.in.threads;
+  apply_search_options(a.in, req.space);
+  req.space.max_model_parallel = a.max_model_parallel;
+  std::unique_ptr<ProgressBar> bar;
+  req.on_gpu_count = [&bar](int gpus, std::size_t candidates) {
+    if (bar) bar->finish();
+    bar = std::make_unique<ProgressBar>("project " + std::to_string(gpus) + " GPUs", candidates);
+  };
+  req.on_candidate_done = [&bar] {
+    if (bar) bar->advance();
+  };
+  const Projection p = run_projection(req);
+  if (bar) bar->finish();
+
+  ReportData d = results_from_json(projection_to_json(p), "projection");
+  // The re-simulated winners carry every device's memory with its breakdown: better than the
+  // projection's fullest device alone.
+  d.memory.clear();
+  const Granularity granularity = parse_granularity(p.assumptions.granularity);
+  ProgressBar detail("simulate winners", 2 * p.rows.size());
+  for (std::size_t i = 0; i < p.rows.size(); ++i) {
+    const ProjectionRow& row = p.rows[i];
+    const bool last = i + 1 == p.rows.size();
+    for (const ProjectionSide* side : {&row.dp, &row.hybrid}) {
+      detail.advance();
+      if (!side->feasible) continue;
+      // The Gantt chart: the largest GPU count's best hybrid (or DP only where no hybrid fits).
+      const bool timeline = last && (side == &row.hybrid || !row.hybrid.feasible);
+      ReportData winner = simulate_winner(*side, row, a, model, *costs, granularity, timeline);
+      d.breakdown.insert(d.breakdown.end(), winner.breakdown.begin(), winner.breakdown.end());
+      d.memory.insert(d.memory.end(), winner.memory.begin(), winner.memory.end());
+      if (timeline) {
+        d.gantt = std::move(winner.gantt);
+        d.gantt_title = std::move(winner.gantt_title);
+      }
+    }
+  }
+  detail.finish();
+  return d;
+}
+
+#else
+ReportData project_for_report(const ReportArgs&) {
+  throw RuntimeError(
+      "parasim report --model/--gpus needs the projection (issue 5), which this build does not have yet. "
+      "Meanwhile write results with `parasim simulate|validate ... --json > r.json` and run "
+      "`parasim report --from r.json`.");
+}
+#endif
 
 ReportData read_inputs(const std::vector<std::string>& files) {
   ReportData data;
@@ -64,16 +177,9 @@ void run_report(const ReportArgs& a) {
   if (!a.from.empty()) {
     data = read_inputs(a.from);
   } else {
-    if (a.model.empty() || a.cluster.empty() || a.gpus.empty())
-      throw InputError("parasim report: give --from RESULTS.json, or all of --model, --cluster and --gpus");
-    ProjectionRequest request{a.model, a.cluster, parse_gpu_range(a.gpus), a.efficiency, a.dataset, a.profile};
-    const ProjectionSource source = projection_source();
-    if (!source)
-      throw RuntimeError(
-          "parasim report --model/--cluster/--gpus needs the projection (issue 5), which this build does not have "
-          "yet. Meanwhile write the results with `parasim simulate|validate|project|plan ... --json > r.json` and "
-          "run `parasim report --from r.json`.");
-    data = source(request);
+    if (a.in.model.empty() || a.gpus.empty())
+      throw InputError("parasim report: give --from RESULTS.json, or --model and --gpus (and --cluster)");
+    data = project_for_report(a);
   }
   if (!a.title.empty()) data.title = a.title;
 
@@ -94,17 +200,26 @@ void run_report(const ReportArgs& a) {
 void register_report(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "Plots (gnuplot PNG + SVG), CSV data, scripts, index.html and summary.md from projection, "
-                "simulation, plan or validation results");
+      "report", "Plots (gnuplot PNG + SVG), CSV data, scripts, index.html and summary.md: from result files "
+                "(--from), or by projecting a model (--model/--cluster/--gpus, as parasim project)");
   auto* from = cmd->add_option("--from", args->from,
                                "Results to draw: parasim.results/1, or the --json output of simulate, validate, "
                                "project or plan, or a Chrome trace; repeat to combine; - reads stdin");
-  auto* model = cmd->add_option("--model", args->model, "Zoo model or parasim.model/1 file to project");
-  auto* cluster = cmd->add_option("--cluster", args->cluster, "Cluster preset or parasim.cluster/1 file");
-  auto* gpus = cmd->add_option("--gpus", args->gpus, "GPU counts: N, N,M,... or A-B (powers of two from A to B)");
-  cmd->add_option("--efficiency", args->efficiency, "Statistical efficiency: critical-batch[:E_MIN:B_CRIT] | none | table:FILE.csv");
-  cmd->add_option("--dataset", args->dataset, "Dataset (default: the model's)");
-  cmd->add_option("--profile", args->profile, "Measured costs (parasim.profile/1); default: roofline");
+#if PARASIM_REPORT_WITH_PROJECTION
+  add_planning_options(cmd, args->in);
+  CLI::Option* model = cmd->get_option("--model");
+  model->required(false);  // --from needs no model
+#else
+  CLI::Option* model = cmd->add_option("--model", args->in.model, "Zoo model or parasim.model/1 file to project");
+  cmd->add_option("--cluster", args->in.cluster, "Cluster preset or parasim.cluster/1 file");
+#endif
+  auto* gpus = cmd->add_option("--gpus", args->gpus, "GPU counts to project: 8,16,32 or 8-1024 (powers of two) or 1-64x2");
+  cmd->add_option("--per-device-batch", args->per_device_batch,
+                  "Batch per data-parallel worker (default per model; global = this x number of workers)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--max-model-parallel", args->max_model_parallel,
+                  "Widest hybrid worker M = mp x tp (default: the GPUs of one node)")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("-o,--output", args->out_dir, "Report folder (created if missing)")->capture_default_str();
   cmd->add_option("--title", args->title, "Report title (default: from the results)");
   cmd->add_option("--gnuplot", args->gnuplot, "gnuplot executable (name on PATH or a path)")->capture_default_str();
@@ -112,7 +227,8 @@ void register_report(CLI::App& app) {
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--no-plots", args->no_plots, "Do not run gnuplot: CSV, scripts and tables only");
-  for (CLI::Option* o : {model, cluster, gpus}) from->excludes(o);
+  from->excludes(model);
+  from->excludes(gpus);
   cmd->callback([args] { run_report(*args); });
 }
 
