@@ -2,12 +2,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "parasim/hardware/cluster.hpp"
 
 namespace parasim::hardware {
+
+/// Budget of the lazily kept trees of clusters too big for the full table (256 MiB): enough for
+/// every source of a 5,128-GPU DGX A100 cluster (10,898 endpoints).
+inline constexpr std::int64_t kMaxSparseTreeEntries = 4 * kMaxPrecomputedTreeEntries;
 
 struct Cluster::RouteCache {
   std::mutex mu;
@@ -15,11 +21,16 @@ struct Cluster::RouteCache {
   std::size_t endpoints = 0;
   std::vector<DirLinkId> trees;        // [src * endpoints + e] = directed link into e
   std::vector<std::uint8_t> ready;     // per source device
+  // When the full table is too big: the trees of the sources asked for so far, up to
+  // kMaxSparseTreeEntries (never evicted, so handed-out pointers stay valid). Planners ask for routes
+  // from a handful of devices thousands of times on clusters of thousands of GPUs.
+  std::unordered_map<DeviceId, std::unique_ptr<DirLinkId[]>> sparse;
 
   void reset(std::size_t devices, std::size_t n_endpoints) {
     endpoints = n_endpoints;
     enabled = static_cast<std::int64_t>(devices * n_endpoints) <= kMaxPrecomputedTreeEntries;
     trees.clear();
+    sparse.clear();
     ready.assign(enabled ? devices : 0, 0);
     if (enabled) trees.assign(devices * n_endpoints, -1);
   }

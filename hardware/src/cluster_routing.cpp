@@ -78,6 +78,13 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
 const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const {
   auto& c = *cache_;
   if (!c.enabled) {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (const auto it = c.sparse.find(src); it != c.sparse.end()) return it->second.get();
+    if (static_cast<std::int64_t>((c.sparse.size() + 1) * c.endpoints) <= kMaxSparseTreeEntries) {
+      auto tree = std::make_unique<DirLinkId[]>(c.endpoints);
+      shortest_path_tree(src, tree.get());
+      return c.sparse.emplace(src, std::move(tree)).first->second.get();
+    }
     scratch.resize(c.endpoints);
     shortest_path_tree(src, scratch.data());
     return scratch.data();
