@@ -11,6 +11,8 @@ void register_models(CLI::App& app);
 void register_clusters(CLI::App& app);
 void register_simulate(CLI::App& app);
 void register_profile(CLI::App& app);
+void register_plan(CLI::App& app);
+void register_project(CLI::App& app);
 void register_report(CLI::App& app);
 
 }  // namespace parasim::cli

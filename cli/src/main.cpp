@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   parasim::cli::register_clusters(app);
   parasim::cli::register_simulate(app);
   parasim::cli::register_profile(app);
+  parasim::cli::register_plan(app);
+  parasim::cli::register_project(app);
   parasim::cli::register_report(app);
 
   app.parse_complete_callback([&] {

@@ -5,10 +5,10 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <thread>
 
 #include "parasim/common/error.hpp"
-#include "parasim/strategies/memory_model.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
 
@@ -29,6 +29,7 @@ std::string to_string(Verdict v) {
     case Verdict::Invalid: return "invalid";
     case Verdict::StaticMemory: return "static-memory";
     case Verdict::PeakMemory: return "peak-memory";
+    case Verdict::MemoryDominated: return "memory-dominated";
   }
   return "?";
 }
@@ -39,49 +40,17 @@ TimeNs objective_value(const PlanRow& row, Objective objective) {
 
 namespace {
 
-std::string gib(Bytes b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / static_cast<double>(GiB));
-  return buf;
-}
-
-/// The least parameter memory any device of the candidate must hold: P / (mp * tp) parameters'
-/// weights, gradients and (ZeRO-sharded) optimizer state. Every device holds at least its share
-/// of the layers (TP replicates LayerNorms, pipelines copy tied embeddings: only more), so the
-/// fullest device holds at least this much.
-Bytes parameter_memory_lower_bound(const PlanRequest& req, const Strategy& s) {
-  const std::int64_t shards = static_cast<std::int64_t>(s.mp) * s.tp;
-  const std::int64_t params = (req.model->total_params() + shards - 1) / shards;
-  const models::DType dtype = req.dtype.value_or(req.model->dtype());
-  return static_memory_for(params, dtype, req.optimizer, s.zero == 1 ? s.dp : 1).total();
-}
-
-Bytes largest_capacity(const hardware::Cluster& cluster, std::int64_t devices) {
-  Bytes cap = 0;
-  for (hardware::DeviceId d = 0; d < static_cast<hardware::DeviceId>(devices); ++d)
-    cap = std::max(cap, cluster.device(d).memory);
-  return cap;
-}
-
-/// The device furthest over (or closest to) its capacity.
-const DeviceReport* fullest_device(const std::vector<DeviceReport>& devices) {
-  const DeviceReport* worst = nullptr;
-  for (const DeviceReport& d : devices) {
-    if (d.capacity <= 0) continue;
-    if (worst == nullptr || static_cast<double>(d.peak_memory) * static_cast<double>(worst->capacity) >
-                                static_cast<double>(worst->peak_memory) * static_cast<double>(d.capacity))
-      worst = &d;
-  }
-  return worst;
-}
-
-/// Feasible rows by objective; the rest closest-to-fitting first, invalid ones last; ties by the
-/// canonical strategy text and the batch, which make the order total.
+/// Feasible rows by objective (ties: fewer devices per replica first); the rest closest-to-fitting
+/// first, invalid ones last; then the canonical strategy text and the batch, which make the order total.
 bool ranks_before(const PlanRow& a, const PlanRow& b, Objective objective) {
   if (a.feasible() != b.feasible()) return a.feasible();
   if (a.feasible()) {
     const TimeNs va = objective_value(a, objective), vb = objective_value(b, objective);
     if (va != vb) return va < vb;
+    // A tie goes to the simpler split: fewer devices per model replica.
+    const std::int64_t wa = static_cast<std::int64_t>(a.strategy.mp) * a.strategy.tp;
+    const std::int64_t wb = static_cast<std::int64_t>(b.strategy.mp) * b.strategy.tp;
+    if (wa != wb) return wa < wb;
   } else {
     const bool ia = a.verdict == Verdict::Invalid, ib = b.verdict == Verdict::Invalid;
     if (ia != ib) return ib;
@@ -95,6 +64,62 @@ bool ranks_before(const PlanRow& a, const PlanRow& b, Objective objective) {
   return a.global_batch < b.global_batch;
 }
 
+/// Activation memory grows from recompute=full to selective to none.
+int recompute_rank(Recompute r) { return r == Recompute::Full ? 0 : r == Recompute::Selective ? 1 : 2; }
+
+std::int64_t micro_batch_size(const Candidate& c) {
+  return c.global_batch / (static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro);
+}
+
+/// Within a memory family, `c` needs at least the memory of `fit`: micro-batches at least as
+/// large (1F1B/interleaved/asynchronous keep min(K, stages) of them in flight, GPipe all K of the
+/// fixed per-replica batch, accumulation one), no more recomputation, no more ZeRO sharding.
+bool needs_at_least_memory_of(const Candidate& c, const Candidate& fit) {
+  return micro_batch_size(c) >= micro_batch_size(fit) &&
+         recompute_rank(c.strategy.recompute) >= recompute_rank(fit.strategy.recompute) &&
+         c.strategy.zero <= fit.strategy.zero;
+}
+
+/// Groups candidates that differ only in micro-batch count, recompute and ZeRO; each group in
+/// order of increasing memory (micro-batch size, recompute, then ZeRO first), groups in order of
+/// their first candidate.
+std::vector<std::vector<std::size_t>> memory_families(const std::vector<Candidate>& candidates) {
+  std::map<std::string, std::size_t> index_of;
+  std::vector<std::vector<std::size_t>> families;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    Strategy key = candidates[i].strategy;
+    key.micro = 1;
+    key.recompute = Recompute::None;
+    key.zero = 0;
+    const std::string k = to_string(key) + "|" + std::to_string(candidates[i].global_batch);
+    const auto [it, added] = index_of.try_emplace(k, families.size());
+    if (added) families.emplace_back();
+    families[it->second].push_back(i);
+  }
+  for (auto& f : families)
+    std::stable_sort(f.begin(), f.end(), [&](std::size_t a, std::size_t b) {
+      const Candidate& x = candidates[a];
+      const Candidate& y = candidates[b];
+      if (micro_batch_size(x) != micro_batch_size(y)) return micro_batch_size(x) < micro_batch_size(y);
+      if (x.strategy.recompute != y.strategy.recompute)
+        return recompute_rank(x.strategy.recompute) < recompute_rank(y.strategy.recompute);
+      return x.strategy.zero > y.strategy.zero;
+    });
+  return families;
+}
+
+PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {
+  PlanRow row;
+  row.strategy = c.strategy;
+  row.global_batch = c.global_batch;
+  row.devices = c.strategy.devices();
+  row.verdict = Verdict::MemoryDominated;
+  row.peak_memory = miss.peak_memory;
+  row.capacity = miss.capacity;
+  row.reason = "needs at least the memory of " + to_string(miss.strategy) + ", which " + miss.reason;
+  return row;
+}
+
 void check_request(const PlanRequest& req) {
   if (req.model == nullptr || req.cluster == nullptr || req.costs == nullptr)
     throw InputError("planner: a model, a cluster and a cost model are required");
@@ -106,6 +131,10 @@ void check_request(const PlanRequest& req) {
 
 }  // namespace
 
+ModelFacts planner_model_facts(const PlanRequest& req) {
+  return model_facts(*req.model, static_cast<int>(req.cluster->devices_of_node(0).size()));
+}
+
 Granularity planner_granularity(const PlanRequest& req) {
   if (req.granularity) return *req.granularity;
   constexpr std::size_t kManyOps = 2000;
@@ -113,77 +142,12 @@ Granularity planner_granularity(const PlanRequest& req) {
   return transformer || req.model->num_ops() > kManyOps ? Granularity::Stage : Granularity::Op;
 }
 
-PlanRow evaluate_candidate(const PlanRequest& req, const Candidate& c, Granularity granularity, StepCache& cache,
-                           std::string* cost_source) {
-  PlanRow row;
-  row.strategy = c.strategy;
-  row.global_batch = c.global_batch;
-  row.devices = c.strategy.devices();
-
-  const Bytes bound = parameter_memory_lower_bound(req, c.strategy);
-  const Bytes capacity = largest_capacity(*req.cluster, row.devices);
-  if (bound > capacity) {
-    row.verdict = Verdict::MemoryBound;
-    row.peak_memory = bound;
-    row.capacity = capacity;
-    row.reason = "parameters, gradients and optimizer state alone need at least " + gib(bound) +
-                 " per device, device has " + gib(capacity);
-    return row;
-  }
-
-  StepSetup setup{.model = req.model,
-                  .cluster = req.cluster,
-                  .strategy = c.strategy,
-                  .global_batch = c.global_batch,
-                  .costs = req.costs,
-                  .optimizer = req.optimizer,
-                  .dtype = req.dtype,
-                  .granularity = granularity,
-                  .symmetry = Symmetry::DataAndTensor,
-                  .cache = &cache,
-                  .simulate_infeasible = false};
-  StrategyResult r;
-  try {
-    r = simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives});
-  } catch (const InputError& e) {
-    row.verdict = Verdict::Invalid;
-    row.reason = e.what();
-    return row;
-  }
-  if (cost_source != nullptr) *cost_source = r.cost_source;
-  if (const DeviceReport* full = fullest_device(r.devices)) {
-    row.peak_memory = full->peak_memory;
-    row.capacity = full->capacity;
-  }
-  if (!r.simulated) {
-    row.verdict = Verdict::StaticMemory;
-    row.reason = r.infeasible_reason + " for weights, gradients and optimizer state";
-    return row;
-  }
-  row.verdict = r.feasible ? Verdict::Feasible : Verdict::PeakMemory;
-  row.reason = r.infeasible_reason;
-  row.step_time = r.step_time;
-  row.throughput = r.throughput;
-  row.bubble_fraction = r.bubble_fraction;
-  for (const DeviceReport& d : r.devices) {
-    row.compute = std::max(row.compute, d.compute);
-    row.exposed_comm = std::max(row.exposed_comm, d.exposed_comm);
-  }
-  const TimeToTrain t = time_to_train(req.efficiency, req.dataset_samples, c.global_batch, r.step_time);
-  row.epochs = t.epochs;
-  row.steps_per_epoch = t.steps_per_epoch;
-  row.time_to_train = t.total;
-  return row;
-}
-
 PlanResult run_planner(const PlanRequest& req) {
   check_request(req);
   PlanResult out;
   out.objective = req.objective;
   out.granularity = planner_granularity(req);
-  const ModelFacts facts = model_facts(*req.model, req.cluster->devices_of_node(0).size() > 0
-                                                       ? static_cast<int>(req.cluster->devices_of_node(0).size())
-                                                       : 1);
+  const ModelFacts facts = planner_model_facts(req);
   const std::vector<Candidate> candidates = enumerate_candidates(req.space, facts);
   out.rows.resize(candidates.size());
   out.stats.candidates = static_cast<std::int64_t>(candidates.size());
@@ -193,22 +157,42 @@ PlanResult run_planner(const PlanRequest& req) {
   int threads = req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<std::size_t>(1, candidates.size()))));
 
+  // Work comes in memory families (candidates differing only in micro-batch count, recompute and
+  // ZeRO), each evaluated in order of increasing memory by one worker, so that dominance pruning
+  // sees the same earlier verdicts whatever the thread count.
+  const std::vector<std::vector<std::size_t>> families = memory_families(candidates);
   std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> errors(candidates.size());
   // The cost source of the lowest-index simulated candidate, per worker (merged deterministically).
   std::vector<std::pair<std::size_t, std::string>> sources(static_cast<std::size_t>(threads),
                                                            {candidates.size(), std::string()});
   auto work = [&](int worker) {
-    for (std::size_t i = next.fetch_add(1); i < candidates.size(); i = next.fetch_add(1)) {
-      try {
-        std::string source;
-        out.rows[i] = evaluate_candidate(req, candidates[i], out.granularity, cache, &source);
-        auto& mine = sources[static_cast<std::size_t>(worker)];
-        if (!source.empty() && i < mine.first) mine = {i, std::move(source)};
-      } catch (...) {
-        errors[i] = std::current_exception();
+    for (std::size_t f = next.fetch_add(1); f < families.size(); f = next.fetch_add(1)) {
+      std::vector<std::size_t> misses;  // members that did not fit, in evaluation order
+      for (std::size_t i : families[f]) {
+        try {
+          const std::size_t* by = nullptr;
+          if (req.prune_dominated)
+            for (const std::size_t& j : misses)
+              if (needs_at_least_memory_of(candidates[i], candidates[j])) {
+                by = &j;
+                break;
+              }
+          if (by != nullptr) {
+            out.rows[i] = dominated_row(candidates[i], out.rows[*by]);
+          } else {
+            std::string source;
+            out.rows[i] = evaluate_candidate(req, facts, candidates[i], out.granularity, cache, &source);
+            auto& mine = sources[static_cast<std::size_t>(worker)];
+            if (!source.empty() && i < mine.first) mine = {i, std::move(source)};
+            if (out.rows[i].verdict == Verdict::StaticMemory || out.rows[i].verdict == Verdict::PeakMemory)
+              misses.push_back(i);
+          }
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+        if (req.on_candidate_done) req.on_candidate_done();
       }
-      if (req.on_candidate_done) req.on_candidate_done();
     }
   };
   std::vector<std::thread> pool;
@@ -231,6 +215,7 @@ PlanResult run_planner(const PlanRequest& req) {
       case Verdict::Invalid: ++out.stats.invalid; break;
       case Verdict::StaticMemory: ++out.stats.static_memory; break;
       case Verdict::PeakMemory: ++out.stats.peak_memory; break;
+      case Verdict::MemoryDominated: ++out.stats.dominated; break;
     }
     if (r.simulated()) ++out.stats.simulated;
   }
@@ -240,12 +225,18 @@ PlanResult run_planner(const PlanRequest& req) {
 }
 
 void add_details(const PlanRequest& req, PlanResult& plan, int top) {
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < plan.rows.size() && static_cast<int>(indices.size()) < top; ++i)
+    if (plan.rows[i].feasible()) indices.push_back(i);
+  add_details(req, plan, indices);
+}
+
+void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std::size_t>& indices) {
   StepCache own_cache;
   StepCache& cache = req.cache != nullptr ? *req.cache : own_cache;
-  int done = 0;
-  for (PlanRow& row : plan.rows) {
-    if (done >= top || !row.feasible()) break;
-    ++done;
+  for (std::size_t index : indices) {
+    if (index >= plan.rows.size() || !plan.rows[index].feasible()) continue;
+    PlanRow& row = plan.rows[index];
     StepSetup setup{.model = req.model,
                     .cluster = req.cluster,
                     .strategy = row.strategy,
@@ -270,7 +261,14 @@ void add_details(const PlanRequest& req, PlanResult& plan, int top) {
       if (tt.end < tt.start || tt.start < 0) continue;
       const int stream = g.stream(t);
       if (stream < 0 || stream >= kStreamsPerDevice) continue;
-      busy[static_cast<std::size_t>(g.device(t))][static_cast<std::size_t>(stream)] += tt.end - tt.start;
+      auto charge = [&](hardware::DeviceId d) {
+        if (d >= 0 && d < g.num_devices()) busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(stream)] += tt.end - tt.start;
+      };
+      if (g.kind(t) == simulator::TaskKind::Collective) {
+        for (hardware::DeviceId d : g.group_devices(g.group(t))) charge(d);  // every member's stream is busy
+      } else {
+        charge(g.device(t));
+      }
     }
     auto worst = [&](int stream) {
       TimeNs m = 0;

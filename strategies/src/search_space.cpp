@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -125,7 +126,7 @@ struct Emit {
         continue;
       }
       micro_batches(s, batch);
-      if (sched == Schedule::None && space.branch_placement && facts.forks && s.tp == 1) {
+      if (sched == Schedule::None && space.branch_placement && facts.forks) {
         s.placement = Placement::Branches;
         micro_batches(s, batch);
       }
@@ -144,11 +145,15 @@ ModelFacts model_facts(const models::Model& model, int devices_per_node) {
   f.layers = plan.any() ? plan.blocks : f.pipeline_units;
   f.tp_heads = plan.any() ? plan.max_heads : 0;
   f.devices_per_node = std::max(1, devices_per_node);
+  std::map<std::string, std::int64_t> layer_params;
   for (models::OpId v = 0; v < model.num_ops(); ++v) {
     const models::Op& op = model.op(v);
     if (op.kind == models::OpKind::Attention) f.has_attention = true;
-    if (op.kind != models::OpKind::Input && model.consumers_of(v).size() >= 2) f.forks = true;
+    if (!plan.any() && op.kind != models::OpKind::Input && model.consumers_of(v).size() >= 2) f.forks = true;
+    if (plan.in_tp_block[v]) layer_params[top_level(op.block)] += op.params;
   }
+  for (const auto& [block, params] : layer_params)
+    f.min_layer_params = f.min_layer_params == 0 ? params : std::min(f.min_layer_params, params);
   return f;
 }
 
@@ -174,6 +179,7 @@ std::vector<Candidate> enumerate_candidates(const SearchSpace& space, const Mode
       const int width = mp * tp;
       if (width < space.min_model_parallel) continue;
       if (space.max_model_parallel > 0 && width > space.max_model_parallel) break;
+      if (space.even_stages && facts.layers % mp != 0) continue;
       if (!space.allow_fewer && space.gpus % width != 0) continue;
       const int dp = space.gpus / width;
       const std::int64_t batch = batch_for(space, dp);

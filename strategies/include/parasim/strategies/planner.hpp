@@ -2,13 +2,21 @@
 // by time to train (or step time), with the reasons the others lose.
 //
 // How one candidate is judged, cheapest test first:
-//   1. memory bound   weights + gradients + optimizer state of P / (mp * tp) parameters (the
-//                     least any device can hold) against the largest device: no lowering at all;
+//   1. memory bound   weights + gradients + optimizer state of the least parameters the fullest
+//                     device can hold (P / (mp * tp), or ceil(layers / mp) whole transformer
+//                     layers / tp) against the largest device: no lowering at all;
 //   2. lowering       lower_step() rejects what cannot run (a batch that does not divide, a TP
 //                     width the layers cannot be split by, more stages than branches...);
 //   3. static memory  the lowered per-device weights/gradients/optimizer state; not simulated;
+//      dominance      candidates of a memory family (same dp/mp/tp/schedule/placement/mapping,
+//                     differing in micro-batch count, recompute, ZeRO) run in order of increasing
+//                     memory; one that needs at least the memory of a member that did not fit is
+//                     not lowered (memory grows with the micro-batch size, without recompute and
+//                     without ZeRO);
 //   4. simulation     simulate_strategy() (Symmetry::DataAndTensor, analytic collectives, one
-//                     shared StepCache): step time, bubble, exposed communication, peak memory.
+//                     shared StepCache): step time, bubble, exposed communication, peak memory;
+//                     with many micro-batches, two shorter simulations of the same micro-batch
+//                     size continued along the micro-batch count (PlanRequest::extrapolate).
 // Only a PlanRow (a few hundred bytes) is kept per candidate; no task graph outlives its
 // simulation. Candidates are shared out to `threads` workers by an atomic counter; each writes
 // its own row, and the rows are sorted by a total order (feasible first, objective, canonical
@@ -27,6 +35,7 @@
 //   std::cout << to_string(plan.rows.front().strategy) << "\n" << explain_plan(plan) << "\n";
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -56,8 +65,9 @@ enum class Verdict : std::uint8_t {
   Invalid,        // lowering rejected it (the reason says why)
   StaticMemory,   // lowered; weights/gradients/optimizer state alone do not fit; not simulated
   PeakMemory,     // simulated; activations push the peak over capacity
+  MemoryDominated,  // not lowered: a candidate of its family needing no more memory did not fit
 };
-std::string to_string(Verdict v);  // "feasible", "memory-bound", "invalid", "static-memory", "peak-memory"
+std::string to_string(Verdict v);  // "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated"
 
 struct PlanRow {
   Strategy strategy;
@@ -79,6 +89,10 @@ struct PlanRow {
   Bytes capacity = 0;
   double memory_ratio() const { return capacity > 0 ? static_cast<double>(peak_memory) / static_cast<double>(capacity) : 0; }
 
+  // Micro-batch counts actually simulated when the step was extrapolated along the count
+  // (PlanRequest::extrapolate); {0, 0}: simulated at `strategy.micro` itself.
+  std::array<int, 2> sampled_micro{0, 0};
+
   // Statistical efficiency (when simulated()).
   double epochs = 0;
   std::int64_t steps_per_epoch = 0;
@@ -99,6 +113,7 @@ struct PlanStats {
   std::int64_t static_memory = 0;
   std::int64_t simulated = 0;
   std::int64_t peak_memory = 0;
+  std::int64_t dominated = 0;      // skipped: a family member needing no more memory did not fit
   std::int64_t feasible = 0;
 };
 
@@ -116,6 +131,13 @@ struct PlanRequest {
   std::optional<Granularity> granularity{};
   simulator::CollectiveMode collectives = simulator::CollectiveMode::Analytic;
   int threads = 0;  // 0: std::thread::hardware_concurrency()
+  /// Large micro-batch counts: simulate two smaller counts of the same micro-batch size and
+  /// continue affinely (planner_evaluate.cpp says why that holds); false: simulate every one.
+  bool extrapolate = true;
+  /// Skip candidates that need at least the memory of one already found not to fit (same
+  /// dp/mp/tp/schedule, micro-batches at least as large, no more recompute or ZeRO); false:
+  /// lower and simulate every candidate.
+  bool prune_dominated = true;
   /// Called once per finished candidate from any worker (a progress bar); may be empty.
   std::function<void()> on_candidate_done{};
   StepCache* cache = nullptr;  // optional: share across planner calls on the same model/costs
@@ -134,14 +156,23 @@ struct PlanResult {
 PlanResult run_planner(const PlanRequest& request);
 
 /// Judges one candidate (the building block of run_planner; also used by tests).
-PlanRow evaluate_candidate(const PlanRequest& request, const Candidate& candidate, Granularity granularity,
-                           StepCache& cache, std::string* cost_source = nullptr);
+PlanRow evaluate_candidate(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
+                           Granularity granularity, StepCache& cache, std::string* cost_source = nullptr);
+
+/// The model facts run_planner enumerates with (devices per node from the cluster's node 0).
+ModelFacts planner_model_facts(const PlanRequest& request);
 
 /// The granularity run_planner uses for `request`.
 Granularity planner_granularity(const PlanRequest& request);
 
 /// Re-simulates the first `top` feasible rows with a timeline and fills their per-stream times.
 void add_details(const PlanRequest& request, PlanResult& plan, int top);
+/// The same for the rows at `indices` (feasible ones; others are skipped).
+void add_details(const PlanRequest& request, PlanResult& plan, const std::vector<std::size_t>& indices);
+
+/// The rows explain_plan() talks about: the winner (index 0) and the best row of each of the next
+/// `runners_up` distinct dp x mp x tp shapes.
+std::vector<std::size_t> explained_rows(const PlanResult& plan, int runners_up = 3);
 
 /// The objective value of a row (time to train or step time), in ns.
 TimeNs objective_value(const PlanRow& row, Objective objective);

@@ -8,14 +8,16 @@
 //   tp        only for models with transformer layers: a divisor of the attention heads, at most
 //             the devices of one node (TP all-reduces stay on NVLink/NVSwitch), at most max_tp.
 //   mp        1 .. the pipeline units the model can be cut into (transformer layers count as one
-//             unit, every other op with work as one), at most max_mp; mp * tp <= max_model_parallel.
+//             unit, every other op with work as one), at most max_mp; mp * tp <= max_model_parallel;
+//             with even_stages only divisors of the layer count (as Calculon and Megatron-LM).
 //   batch     global_batch > 0: every candidate uses it (dp must divide it). Else per_device_batch
 //             > 0: global batch = per_device_batch * dp - each DP replica keeps the per-device batch
 //             whatever its width (Pal et al. 2019), so model parallelism shrinks the global batch.
 //             Else max_batch > 0: the largest multiple of dp not above max_batch (Calculon).
 //   schedule  mp == 1: none. mp > 1: none (plain model parallelism), gpipe, 1f1b, interleaved,
 //             pipedream, spectrain (those in `schedules`).
-//   placement layers; also branches for mp > 1, tp == 1, schedule none when the model forks.
+//   placement layers; also branches for mp > 1, schedule none when a model without transformer
+//             layers forks (branch placement of transformer blocks has nothing to gain).
 //   micro     divisors K of the per-replica batch; pipelined schedules K <= max_micro_per_stage * mp,
 //             others (gradient accumulation, which only saves memory) K <= max_accumulation;
 //             interleaved needs K % mp == 0 (Megatron-LM).
@@ -50,6 +52,7 @@ struct ModelFacts {
   int pipeline_units = 1;      // contiguous units a layer partition may cut between
   int layers = 1;              // transformer layers when there are any, else pipeline_units
   int tp_heads = 0;            // attention heads of the transformer layers (0: no tensor parallelism)
+  std::int64_t min_layer_params = 0;  // parameters of the smallest transformer layer (0: none)
   bool has_attention = false;  // selective recompute changes something
   bool forks = false;          // some op feeds two others: placement=branches has something to split
   int devices_per_node = 8;
@@ -67,6 +70,7 @@ struct SearchSpace {
   int max_model_parallel = 0;   // mp * tp <= this (0: no limit)
   int max_mp = 0;               // 0: pipeline units
   int max_tp = 0;               // 0: devices per node
+  bool even_stages = false;     // mp must divide the layers (Calculon, Megatron-LM's even split)
   std::vector<Schedule> schedules = {Schedule::None,        Schedule::GPipe,     Schedule::OneFOneB,
                                      Schedule::Interleaved, Schedule::PipeDream, Schedule::SpecTrain};
   std::vector<Recompute> recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};

@@ -1,0 +1,211 @@
+// `parasim plan`: every feasible way to split a training job over N GPUs, simulated and ranked
+// by time to train (or step time), the top K with their breakdown and a paragraph saying why the
+// winner wins. `--json` prints the top K rows (all with --top 0) deterministically.
+//
+// Batch: --batch B fixes the global batch of every configuration; without it each data-parallel
+// replica keeps the per-device batch (--per-device-batch, default per model), so global batch =
+// per-device batch x dp (Pal et al. 2019). --allow-fewer with --max-batch B is the Calculon-style
+// search (Isaev et al. SC'23): configurations use at most N GPUs (dp = floor(N / (tp x mp))) and
+// the largest global batch <= B that dp divides.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/common/progress.hpp"
+#include "parasim/hardware/cluster_json.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/strategies/planner.hpp"
+#include "parasim/strategies/projection.hpp"
+#include "plan_inputs.hpp"
+
+namespace parasim::cli {
+
+namespace {
+
+struct PlanOptions {
+  PlanningInputs in;
+  int nodes = 0;
+  int gpus = 0;
+  bool allow_fewer = false;
+  std::int64_t batch = 0;
+  std::int64_t max_batch = 0;
+  std::int64_t per_device_batch = 0;
+  int top = 10;
+  std::string objective = "time-to-train";
+  bool json = false;
+};
+
+std::string pct(double f) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
+  return buf;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(rows.front().size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(width[c] - r[c].size(), ' ');
+      line += c == 1 ? r[c] + pad : pad + r[c];  // the strategy column left-aligned, numbers right
+      if (c + 1 < r.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
+hardware::Cluster plan_cluster(const PlanOptions& o) {
+  const std::string base = o.in.cluster.substr(0, o.in.cluster.find(':'));
+  const auto presets = hardware::cluster_preset_names();
+  const bool preset = std::find(presets.begin(), presets.end(), base) != presets.end();
+  if (!preset) {
+    if (o.nodes > 1) throw InputError("--nodes applies to presets only; " + o.in.cluster + " lists its own nodes");
+    return hardware::resolve_cluster(o.in.cluster, 1);
+  }
+  int nodes = o.nodes;
+  if (nodes == 0) {
+    const int per_node = static_cast<int>(hardware::resolve_cluster(o.in.cluster, 1).devices_of_node(0).size());
+    nodes = (o.gpus + per_node - 1) / std::max(1, per_node);
+  }
+  return hardware::resolve_cluster(o.in.cluster, nodes);
+}
+
+void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanRequest& req,
+                const strategies::PlanResult& plan, const std::string& batch_rule, double seconds) {
+  using namespace strategies;
+  out << "plan: " << req.model->name() << " on " << o.gpus << (o.allow_fewer ? " (at most)" : "") << " GPUs of "
+      << req.cluster->name() << " (" << req.cluster->num_nodes() << " node" << (req.cluster->num_nodes() == 1 ? "" : "s")
+      << "), objective " << to_string(plan.objective) << "\n"
+      << "batch        " << batch_rule << "\n"
+      << "costs        " << (plan.cost_source.empty() ? req.costs->describe() : plan.cost_source) << "\n"
+      << "efficiency   " << req.efficiency.describe() << "\n"
+      << "simulation   " << to_string(plan.granularity) << " granularity, one replica / TP rank simulated, "
+      << simulator::to_string(req.collectives) << " collectives\n\n";
+  std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "bubble", "exp. comm",
+                                              "memory", "of cap.", "epochs", "time to train"}};
+  const std::size_t n = o.top == 0 ? plan.rows.size() : std::min<std::size_t>(static_cast<std::size_t>(o.top), plan.rows.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const PlanRow& r = plan.rows[i];
+    if (!r.simulated() || r.step_time == 0) {
+      rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch), "-", "-", "-", "-",
+                      r.peak_memory > 0 ? format_bytes(r.peak_memory) : "-",
+                      r.capacity > 0 ? pct(r.memory_ratio()) : "-", "-", to_string(r.verdict)});
+      continue;
+    }
+    rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch), format_time(r.step_time),
+                    fixed(r.throughput, 0), pct(r.bubble_fraction),
+                    pct(r.step_time > 0 ? static_cast<double>(r.exposed_comm) / static_cast<double>(r.step_time) : 0),
+                    format_bytes(r.peak_memory), pct(r.memory_ratio()) + (r.feasible() ? "" : " OVER"),
+                    fixed(r.epochs, 1), format_time(r.time_to_train)});
+  }
+  print_table(out, rows);
+  const PlanStats& s = plan.stats;
+  out << "\n" << s.candidates << " configurations: " << s.feasible << " feasible, " << s.memory_bound
+      << " over memory by parameters alone (not lowered), " << s.static_memory << " over memory after lowering, "
+      << s.peak_memory << " over memory at the activation peak, " << s.dominated
+      << " skipped because a configuration needing no more memory did not fit, " << s.invalid << " not buildable; "
+      << s.simulated << " simulated in " << fixed(seconds, 2) << " s";
+  if (seconds > 0) out << " (" << fixed(static_cast<double>(s.candidates) / seconds, 0) << " configurations/s)";
+  out << ".\n\n" << explain_plan(plan) << "\n";
+}
+
+void run_plan(const PlanOptions& o) {
+  using namespace strategies;
+  if (o.gpus < 1) throw InputError("--gpus: expected a positive number of GPUs");
+  const int given = (o.batch > 0) + (o.max_batch > 0) + (o.per_device_batch > 0);
+  if (given > 1) throw InputError("--batch, --max-batch and --per-device-batch exclude each other");
+  const models::Model model = load_planning_model(o.in);
+  const hardware::Cluster cluster = plan_cluster(o);
+  const auto costs = make_cost_model(o.in, model);
+  const Dataset data = planning_dataset(o.in, model);
+
+  // Member by member: GCC 12 warns (maybe-uninitialized) on a designated initializer that leaves
+  // the SearchSpace's vectors to their defaults.
+  PlanRequest req;
+  req.model = &model;
+  req.cluster = &cluster;
+  req.costs = costs.get();
+  req.optimizer = profiler::parse_optimizer(o.in.optimizer);
+  req.dtype = planning_dtype(o.in);
+  req.efficiency = planning_efficiency(o.in, model, data);
+  req.dataset_samples = data.samples;
+  req.objective = parse_objective(o.objective);
+  req.granularity = planning_granularity(o.in);
+  req.threads = o.in.threads;
+  req.extrapolate = !o.in.exact;
+  req.prune_dominated = !o.in.exact;
+  SearchSpace& space = req.space;
+  apply_search_options(o.in, space);
+  space.gpus = o.gpus;
+  space.allow_fewer = o.allow_fewer;
+  std::string batch_rule;
+  if (o.batch > 0) {
+    space.global_batch = o.batch;
+    batch_rule = "global batch " + std::to_string(o.batch) + " for every configuration";
+  } else if (o.max_batch > 0) {
+    space.max_batch = o.max_batch;
+    batch_rule = "the largest global batch <= " + std::to_string(o.max_batch) + " that dp divides";
+  } else {
+    const PerDeviceBatch pdb = o.per_device_batch > 0 ? PerDeviceBatch{o.per_device_batch, "--per-device-batch"}
+                                                      : default_per_device_batch(model.name());
+    space.per_device_batch = pdb.batch;
+    batch_rule = "per-device batch " + std::to_string(pdb.batch) + " x dp (" + pdb.source + ")";
+  }
+  if (o.allow_fewer && o.max_batch <= 0 && o.batch <= 0 && o.per_device_batch <= 0)
+    batch_rule += "; --allow-fewer usually goes with --max-batch";
+  batch_rule += "; " + data.name + " has " + std::to_string(data.samples) + " " + data.unit;
+
+  const ModelFacts facts = model_facts(model, static_cast<int>(cluster.devices_of_node(0).size()));
+  ProgressBar bar("plan", enumerate_candidates(space, facts).size());
+  req.on_candidate_done = [&bar] { bar.advance(); };
+  const auto start = std::chrono::steady_clock::now();
+  PlanResult plan = run_planner(req);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bar.finish();
+  req.on_candidate_done = nullptr;
+  add_details(req, plan, explained_rows(plan));
+  if (o.json) {
+    std::cout << dump_json(plan_rows_to_json(plan, static_cast<std::size_t>(o.top)));
+    return;
+  }
+  print_plan(std::cout, o, req, plan, batch_rule, seconds);
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app) {
+  auto o = std::make_shared<PlanOptions>();
+  auto* cmd = app.add_subcommand("plan", "Find the fastest way to split a training job over N GPUs (simulated, ranked)");
+  add_planning_options(cmd, o->in);
+  cmd->add_option("--gpus", o->gpus, "Number of GPUs")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--nodes", o->nodes, "Nodes of the preset (default: just enough for --gpus)")
+      ->check(CLI::Range(1, hardware::kMaxPresetNodes));
+  cmd->add_flag("--allow-fewer", o->allow_fewer,
+                "Use at most --gpus GPUs: dp = floor(N / (tp x mp)) (Calculon-style search)");
+  cmd->add_option("--batch", o->batch, "Global batch of every configuration")->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--max-batch", o->max_batch, "Largest global batch; each configuration takes the largest multiple of dp")
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--per-device-batch", o->per_device_batch, "Batch per data-parallel replica (global = this x dp)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--top", o->top, "Rows to print (0: every configuration, infeasible ones with their reason)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--objective", o->objective, "time-to-train or step")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the top rows as a JSON list");
+  cmd->callback([o] { run_plan(*o); });
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,115 @@
+#include "plan_inputs.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "parasim/common/error.hpp"
+#include "parasim/models/model_json.hpp"
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
+
+namespace parasim::cli {
+
+namespace {
+
+bool looks_like_file(const std::string& target) {
+  std::error_code ec;
+  return target.find('/') != std::string::npos || target.ends_with(".json") || std::filesystem::exists(target, ec);
+}
+
+bool known_dataset(const std::string& name) {
+  const auto& all = strategies::datasets();
+  return std::any_of(all.begin(), all.end(), [&](const strategies::Dataset& d) { return d.name == name; });
+}
+
+bool has_training_defaults(const std::string& model) {
+  const auto& all = strategies::model_training_defaults();
+  return std::any_of(all.begin(), all.end(), [&](const auto& d) { return d.model == model; });
+}
+
+}  // namespace
+
+void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
+  cmd->add_option("--model", in.model, "Zoo model name (see `parasim models`) or parasim.model/1 file")->required();
+  cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
+      ->capture_default_str();
+  cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
+  cmd->add_option("--optimizer", in.optimizer, "sgd, momentum or adam")->capture_default_str();
+  cmd->add_option("--profile", in.profile, "parasim.profile/1 file with measured op costs (default: roofline)");
+  cmd->add_option("--efficiency", in.efficiency,
+                  "Statistical efficiency: critical-batch, critical-batch:E_MIN:B_CRIT, table:FILE.csv or none")
+      ->capture_default_str();
+  cmd->add_option("--dataset", in.dataset, "Dataset whose size sets steps per epoch (default: the model's)");
+  cmd->add_option("--granularity", in.granularity,
+                  "auto (stage for transformers and models with > 2000 ops, else op), op or stage")
+      ->capture_default_str();
+  cmd->add_option("--schedules", in.schedules,
+                  "Pipeline schedules to try: all or a list of none,gpipe,1f1b,interleaved,pipedream,spectrain")
+      ->capture_default_str();
+  cmd->add_option("--recompute", in.recompute, "Recompute choices: all or a list of none,selective,full")
+      ->capture_default_str();
+  cmd->add_option("--zero", in.zero, "ZeRO stages to try: 0, 1 or 0,1")->capture_default_str();
+  cmd->add_option("--max-mp", in.max_mp, "Most pipeline/model-parallel stages to try (0: as many as the model has units)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--max-tp", in.max_tp, "Widest tensor parallelism to try (0: the GPUs of one node)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--all-mappings", in.all_mappings,
+                "Also try every order of the tp/mp/dp axes over the devices (default: tp-mp-dp, TP innermost)");
+  cmd->add_flag("--exact", in.exact,
+                "Simulate every micro-batch and every candidate (no extrapolation along the micro-batch count, no "
+                "memory-dominance pruning; slower)");
+  cmd->add_option("--threads", in.threads, "Worker threads (0: all cores)")->check(CLI::Range(0, 1024));
+}
+
+models::DType planning_dtype(const PlanningInputs& in) {
+  const auto d = models::parse_dtype(in.dtype);
+  if (!d) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + in.dtype + "\"");
+  return *d;
+}
+
+models::Model load_planning_model(const PlanningInputs& in) {
+  const models::DType dtype = planning_dtype(in);
+  if (!models::is_zoo_model(in.model) && looks_like_file(in.model)) {
+    models::LoadOptions load;
+    load.batch = 1;
+    load.dtype = dtype;
+    return models::load_model_file(in.model, load);
+  }
+  return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype});
+}
+
+std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model) {
+  if (in.profile.empty()) return std::make_unique<profiler::RooflineCostModel>();
+  auto costs = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(in.profile));
+  costs->check_matches(model);
+  return costs;
+}
+
+strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model) {
+  if (!in.dataset.empty()) return strategies::dataset(in.dataset);
+  if (has_training_defaults(model.name())) return strategies::dataset(strategies::training_defaults_for(model.name()).dataset);
+  if (known_dataset(model.dataset())) return strategies::dataset(model.dataset());
+  return strategies::dataset("synthetic");
+}
+
+strategies::StatisticalEfficiency planning_efficiency(const PlanningInputs& in, const models::Model& model,
+                                                      const strategies::Dataset& data) {
+  return strategies::parse_efficiency(in.efficiency, model.name(), data.samples);
+}
+
+std::optional<strategies::Granularity> planning_granularity(const PlanningInputs& in) {
+  if (in.granularity == "auto") return std::nullopt;
+  return strategies::parse_granularity(in.granularity);
+}
+
+void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& space) {
+  space.schedules = strategies::parse_schedule_list(in.schedules, "--schedules");
+  space.recomputes = strategies::parse_recompute_list(in.recompute, "--recompute");
+  space.zeros = strategies::parse_zero_list(in.zero, "--zero");
+  space.max_mp = in.max_mp;
+  space.max_tp = in.max_tp;
+  space.all_mappings = in.all_mappings;
+}
+
+}  // namespace parasim::cli

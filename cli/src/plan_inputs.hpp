@@ -1,0 +1,63 @@
+// What `parasim plan` and `parasim project` both take: the model (zoo name or file), its dtype,
+// the optimizer, the cost model (roofline or a measured profile), the dataset and statistical
+// efficiency, the search-space knobs and the thread count - parsed the same way for both.
+//
+// Example:
+//   auto in = std::make_shared<PlanningInputs>();
+//   add_planning_options(cmd, *in);
+//   ...
+//   const models::Model model = load_planning_model(*in);
+//   const auto costs = make_cost_model(*in, model);
+//   const strategies::Dataset data = planning_dataset(*in, model);
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "parasim/models/graph.hpp"
+#include "parasim/profiler/cost_model.hpp"
+#include "parasim/strategies/efficiency.hpp"
+#include "parasim/strategies/lowering.hpp"
+#include "parasim/strategies/search_space.hpp"
+
+namespace parasim::cli {
+
+struct PlanningInputs {
+  std::string model;
+  std::string cluster = "dgx-h100";
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::string profile;
+  std::string efficiency = "critical-batch";
+  std::string dataset;
+  std::string granularity = "auto";
+  std::string schedules = "all";
+  std::string recompute = "all";
+  std::string zero = "0,1";
+  int max_mp = 0;
+  int max_tp = 0;
+  bool all_mappings = false;
+  bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
+  int threads = 0;
+};
+
+void add_planning_options(CLI::App* cmd, PlanningInputs& in);
+
+/// The model at batch 1 in the requested dtype (the planner rebuilds it at each micro-batch).
+models::Model load_planning_model(const PlanningInputs& in);
+models::DType planning_dtype(const PlanningInputs& in);
+/// RooflineCostModel, or a ProfileCostModel (checked against the model) when --profile is given.
+std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model);
+/// --dataset, else the model's default training dataset.
+strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model);
+strategies::StatisticalEfficiency planning_efficiency(const PlanningInputs& in, const models::Model& model,
+                                                      const strategies::Dataset& data);
+/// nullopt for "auto".
+std::optional<strategies::Granularity> planning_granularity(const PlanningInputs& in);
+/// Schedules, recompute, ZeRO, max mp/tp and mappings from the options (batch and GPU fields untouched).
+void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& space);
+
+}  // namespace parasim::cli

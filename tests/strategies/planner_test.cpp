@@ -1,0 +1,301 @@
+// The planner on toy setups whose answer is known: a communication-bound model on a slow link
+// goes model-parallel, a compute-bound one on a fast link data-parallel; the exact candidate
+// list of a small case; infeasible candidates with their reasons; the shortcuts (micro-batch
+// extrapolation, memory dominance) agreeing with the full evaluation; determinism across threads.
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "lowering_fixtures.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/strategies/planner.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+using namespace testing;
+
+PlanRequest request(const models::Model& model, const hardware::Cluster& cluster, const profiler::CostModel& costs,
+                    SearchSpace space) {
+  return PlanRequest{.model = &model,
+                     .cluster = &cluster,
+                     .costs = &costs,
+                     .optimizer = profiler::Optimizer::Sgd,
+                     .efficiency = StatisticalEfficiency::none(1, "test"),
+                     .dataset_samples = 1000,
+                     .space = std::move(space),
+                     .objective = Objective::TimeToTrain,
+                     .threads = 1};
+}
+
+std::vector<std::string> strategies_of(const std::vector<Candidate>& c) {
+  std::vector<std::string> out;
+  for (const Candidate& x : c) out.push_back(to_string(x.strategy) + " B=" + std::to_string(x.global_batch));
+  return out;
+}
+
+TEST(SearchSpace, ExactCandidatesOfASmallCase) {
+  // chain_model(4): relu, fc1..fc4, loss are the 6 pipeline units; no transformer layers, no forks.
+  const models::Model model = chain_model(4);
+  const ModelFacts facts = model_facts(model, 4);
+  EXPECT_EQ(facts.pipeline_units, 6);
+  EXPECT_EQ(facts.layers, 6);
+  EXPECT_EQ(facts.tp_heads, 0);
+  EXPECT_FALSE(facts.forks);
+  SearchSpace space{.gpus = 4, .global_batch = 8};
+  space.schedules = {Schedule::None, Schedule::GPipe, Schedule::OneFOneB};
+  space.recomputes = {Recompute::None};
+  space.max_micro_per_stage = 2;
+  space.max_accumulation = 2;
+  const std::vector<std::string> got = strategies_of(enumerate_candidates(space, facts));
+  // mp=1: dp=4, replica batch 2, accumulation K in {1, 2}, ZeRO 0/1.
+  // mp=2: dp=2, replica batch 4: none K <= 2, gpipe/1f1b K <= 2 x 2 = 4, ZeRO 0/1.
+  // mp=3 does not divide 4; mp=4: dp=1 (no ZeRO), replica batch 8: none K <= 2, pipelines K <= 8.
+  const std::vector<std::string> want = {
+      "dp=4 B=8",
+      "dp=4,zero=1 B=8",
+      "dp=4,micro=2 B=8",
+      "dp=4,micro=2,zero=1 B=8",
+      "dp=2,mp=2 B=8",
+      "dp=2,mp=2,zero=1 B=8",
+      "dp=2,mp=2,micro=2 B=8",
+      "dp=2,mp=2,micro=2,zero=1 B=8",
+      "dp=2,mp=2,schedule=gpipe B=8",
+      "dp=2,mp=2,schedule=gpipe,zero=1 B=8",
+      "dp=2,mp=2,schedule=gpipe,micro=2 B=8",
+      "dp=2,mp=2,schedule=gpipe,micro=2,zero=1 B=8",
+      "dp=2,mp=2,schedule=gpipe,micro=4 B=8",
+      "dp=2,mp=2,schedule=gpipe,micro=4,zero=1 B=8",
+      "dp=2,mp=2,schedule=1f1b B=8",
+      "dp=2,mp=2,schedule=1f1b,zero=1 B=8",
+      "dp=2,mp=2,schedule=1f1b,micro=2 B=8",
+      "dp=2,mp=2,schedule=1f1b,micro=2,zero=1 B=8",
+      "dp=2,mp=2,schedule=1f1b,micro=4 B=8",
+      "dp=2,mp=2,schedule=1f1b,micro=4,zero=1 B=8",
+      "mp=4 B=8",
+      "mp=4,micro=2 B=8",
+      "mp=4,schedule=gpipe B=8",
+      "mp=4,schedule=gpipe,micro=2 B=8",
+      "mp=4,schedule=gpipe,micro=4 B=8",
+      "mp=4,schedule=gpipe,micro=8 B=8",
+      "mp=4,schedule=1f1b B=8",
+      "mp=4,schedule=1f1b,micro=2 B=8",
+      "mp=4,schedule=1f1b,micro=4 B=8",
+      "mp=4,schedule=1f1b,micro=8 B=8",
+  };
+  EXPECT_EQ(got, want);
+}
+
+TEST(SearchSpace, BatchRules) {
+  const ModelFacts facts = model_facts(chain_model(4), 8);
+  SearchSpace space{.gpus = 6, .per_device_batch = 3};
+  space.schedules = {Schedule::None};
+  space.recomputes = {Recompute::None};
+  space.zeros = {0};
+  space.max_accumulation = 1;
+  // Exact: mp divides 6 -> dp = 6, 3, 2, 1 with global batch 3 x dp (Pal et al.).
+  EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)),
+            (std::vector<std::string>{"dp=6 B=18", "dp=3,mp=2 B=9", "dp=2,mp=3 B=6", "mp=6 B=3"}));
+  // Calculon: at most 6 GPUs, dp = floor(6 / mp), the largest multiple of dp <= 10.
+  space = SearchSpace{.gpus = 6, .allow_fewer = true, .max_batch = 10};
+  space.schedules = {Schedule::None};
+  space.recomputes = {Recompute::None};
+  space.zeros = {0};
+  space.max_accumulation = 1;
+  space.max_mp = 4;
+  EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)),
+            (std::vector<std::string>{"dp=6 B=6", "dp=3,mp=2 B=9", "dp=2,mp=3 B=10", "mp=4 B=10"}));
+  // A fixed batch that dp does not divide leaves that split out.
+  space = SearchSpace{.gpus = 4, .global_batch = 6};
+  space.schedules = {Schedule::None};
+  space.recomputes = {Recompute::None};
+  space.zeros = {0};
+  space.max_accumulation = 1;
+  EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)),
+            (std::vector<std::string>{"dp=2,mp=2 B=6", "mp=4 B=6"}));
+}
+
+TEST(SearchSpace, ParsesLists) {
+  EXPECT_EQ(parse_schedule_list("1f1b,none", "--schedules"), (std::vector<Schedule>{Schedule::None, Schedule::OneFOneB}));
+  EXPECT_EQ(parse_schedule_list("all", "--schedules").size(), 6u);
+  EXPECT_EQ(parse_zero_list("1", "--zero"), (std::vector<int>{1}));
+  EXPECT_EQ(input_error([] { parse_recompute_list("some", "--recompute"); }),
+            "--recompute: \"some\": expected all or a comma-separated list of none, selective, full");
+}
+
+TEST(Planner, CommunicationBoundModelOnASlowLinkGoesModelParallel) {
+  // 4 fc layers of 4000 x 4000 (64 MB each in fp32) that cost almost nothing to compute, on
+  // 1 GB/s links: a data-parallel step all-reduces 256 MB; a pipeline moves 16 KB per sample.
+  const models::Model model = chain_model(4, 4000);
+  const hardware::Cluster cluster = star(4, 1000, 1.0);
+  FakeCosts costs;
+  costs.fwd = costs.bwd_data = costs.bwd_weight = 10;
+  SearchSpace space{.gpus = 4, .global_batch = 16};
+  space.recomputes = {Recompute::None};
+  const PlanResult plan = run_planner(request(model, cluster, costs, space));
+  ASSERT_FALSE(plan.rows.empty());
+  const PlanRow& best = plan.rows.front();
+  ASSERT_TRUE(best.feasible());
+  EXPECT_GT(best.strategy.mp, 1) << to_string(best.strategy);
+  EXPECT_EQ(best.strategy.dp, 1) << to_string(best.strategy);
+  // The best pure data-parallel configuration is far behind.
+  const auto dp = std::find_if(plan.rows.begin(), plan.rows.end(), [](const PlanRow& r) { return r.strategy.mp == 1; });
+  ASSERT_NE(dp, plan.rows.end());
+  EXPECT_GT(dp->step_time, 10 * best.step_time);
+  EXPECT_NE(explain_plan(plan).find(to_string(best.strategy) + " wins"), std::string::npos);
+}
+
+TEST(Planner, ComputeBoundModelOnAFastLinkGoesDataParallel) {
+  // Small layers that take 1 ms per sample per phase, on links that move anything in no time.
+  const models::Model model = chain_model(4, 100);
+  const hardware::Cluster cluster = star(4, 0, 1e9);
+  FakeCosts costs;
+  costs.fwd = costs.bwd_data = costs.bwd_weight = 1'000'000;
+  SearchSpace space{.gpus = 4, .global_batch = 16};
+  space.recomputes = {Recompute::None};
+  const PlanResult plan = run_planner(request(model, cluster, costs, space));
+  const PlanRow& best = plan.rows.front();
+  ASSERT_TRUE(best.feasible());
+  EXPECT_EQ(best.strategy.dp, 4) << to_string(best.strategy);
+  EXPECT_EQ(best.strategy.mp, 1);
+  // 4 samples per replica, 4 layers x 3 phases x 1 ms each, nothing else: 48 ms, no bubble.
+  EXPECT_EQ(best.step_time, 48'000'000);
+  EXPECT_DOUBLE_EQ(best.bubble_fraction, 0.0);
+  // Time to train with no statistical-efficiency loss: 1 epoch of ceil(1000 / 16) = 63 steps.
+  EXPECT_EQ(best.steps_per_epoch, 63);
+  EXPECT_EQ(best.time_to_train, 63 * best.step_time);
+}
+
+TEST(Planner, InfeasibleCandidatesCarryTheirReasons) {
+  // 4 x 4000 x 4000 fp32 weights with SGD: 8 bytes per parameter, 128 MB per layer. Devices of
+  // 200 MiB hold neither a whole replica nor half of one, but a quarter in each of 4 stages.
+  const models::Model model = chain_model(4, 4000);
+  const hardware::Cluster cluster = star(4, 0, 100.0, "V100-SXM2-32GB", 200 * MiB);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 4, .global_batch = 4};
+  space.recomputes = {Recompute::None};
+  space.schedules = {Schedule::None, Schedule::OneFOneB};
+  PlanRequest req = request(model, cluster, costs, space);
+  const PlanResult plan = run_planner(req);
+  EXPECT_EQ(plan.stats.candidates, static_cast<std::int64_t>(plan.rows.size()));
+  EXPECT_EQ(plan.stats.feasible + plan.stats.memory_bound + plan.stats.invalid + plan.stats.static_memory +
+                plan.stats.peak_memory + plan.stats.dominated,
+            plan.stats.candidates);
+  bool saw_bound = false;
+  for (const PlanRow& r : plan.rows) {
+    if (r.feasible()) {
+      EXPECT_EQ(r.strategy.mp, 4) << to_string(r.strategy);
+      continue;
+    }
+    EXPECT_FALSE(r.reason.empty()) << to_string(r.strategy);
+    if (r.strategy.mp == 1 && r.strategy.zero == 0) {
+      EXPECT_EQ(r.verdict, Verdict::MemoryBound);
+      EXPECT_EQ(r.reason,
+                "parameters, gradients and optimizer state alone need at least 0.5 GiB per device, device has 0.2 GiB");
+      saw_bound = true;
+    }
+  }
+  EXPECT_TRUE(saw_bound);
+  EXPECT_GT(plan.stats.feasible, 0);
+  // Feasible rows come first, then the memory misses closest to fitting.
+  EXPECT_TRUE(plan.rows.front().feasible());
+  for (std::size_t i = static_cast<std::size_t>(plan.stats.feasible) + 1; i < plan.rows.size(); ++i)
+    if (plan.rows[i].verdict != Verdict::Invalid && plan.rows[i - 1].verdict != Verdict::Invalid) {
+      EXPECT_LE(plan.rows[i - 1].memory_ratio(), plan.rows[i].memory_ratio());
+    }
+}
+
+TEST(Planner, TensorParallelismOnlyForTransformers) {
+  const ModelFacts cnn = model_facts(chain_model(2), 8);
+  EXPECT_EQ(tensor_parallel_widths(SearchSpace{}, cnn), (std::vector<int>{1}));
+  ModelFacts gpt = cnn;
+  gpt.tp_heads = 12;
+  EXPECT_EQ(tensor_parallel_widths(SearchSpace{}, gpt), (std::vector<int>{1, 2, 3, 4, 6}));
+  SearchSpace narrow;
+  narrow.max_tp = 3;
+  EXPECT_EQ(tensor_parallel_widths(narrow, gpt), (std::vector<int>{1, 2, 3}));
+}
+
+TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
+  // Equal stages: every synchronous schedule's step is exactly affine in the micro-batch count.
+  const models::Model model = chain_model(4, 256);
+  const hardware::Cluster cluster = star(4, 0, 1e9);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 4, .global_batch = 64};
+  space.recomputes = {Recompute::None, Recompute::Full};
+  space.schedules = {Schedule::None, Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved};
+  space.max_micro_per_stage = 16;
+  PlanRequest req = request(model, cluster, costs, space);
+  req.prune_dominated = false;
+  const PlanResult fast = run_planner(req);
+  req.extrapolate = false;
+  const PlanResult exact = run_planner(req);
+  ASSERT_EQ(fast.rows.size(), exact.rows.size());
+  int extrapolated = 0;
+  for (std::size_t i = 0; i < fast.rows.size(); ++i) {
+    const PlanRow& f = fast.rows[i];
+    const auto e = std::find_if(exact.rows.begin(), exact.rows.end(),
+                                [&](const PlanRow& r) { return r.strategy == f.strategy; });
+    ASSERT_NE(e, exact.rows.end());
+    extrapolated += f.sampled_micro[0] > 0;
+    EXPECT_EQ(f.step_time, e->step_time) << to_string(f.strategy);
+    EXPECT_EQ(f.peak_memory, e->peak_memory) << to_string(f.strategy);
+    EXPECT_EQ(f.verdict, e->verdict) << to_string(f.strategy);
+  }
+  EXPECT_GT(extrapolated, 10);
+}
+
+TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
+  // 4 layers of 2000 x 2000 with SGD: 122 MiB of weights and gradients per replica, so on 125 MiB
+  // devices activations decide which micro-batch sizes fit without model parallelism.
+  const models::Model model = chain_model(4, 2000);
+  const hardware::Cluster cluster = star(4, 0, 100.0, "V100-SXM2-32GB", 125 * MiB);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 4, .global_batch = 512};
+  space.schedules = {Schedule::None, Schedule::GPipe, Schedule::OneFOneB};
+  space.max_micro_per_stage = 64;
+  space.max_accumulation = 64;
+  PlanRequest req = request(model, cluster, costs, space);
+  const PlanResult pruned = run_planner(req);
+  req.prune_dominated = false;
+  const PlanResult full = run_planner(req);
+  EXPECT_GT(pruned.stats.dominated, 0);
+  EXPECT_EQ(full.stats.dominated, 0);
+  std::set<std::string> fits_pruned, fits_full;
+  for (const PlanRow& r : pruned.rows)
+    if (r.feasible()) fits_pruned.insert(to_string(r.strategy));
+  for (const PlanRow& r : full.rows)
+    if (r.feasible()) fits_full.insert(to_string(r.strategy));
+  EXPECT_EQ(fits_pruned, fits_full);
+  EXPECT_FALSE(fits_full.empty());
+  EXPECT_EQ(dump_json(plan_rows_to_json(pruned, 5)), dump_json(plan_rows_to_json(full, 5)));
+}
+
+TEST(Planner, DeterministicAcrossRunsAndThreadCounts) {
+  const models::Model model = chain_model(4, 1000);
+  const hardware::Cluster cluster = star(4, 2000, 10.0, "V100-SXM2-32GB", 64 * MiB);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 4, .per_device_batch = 8};
+  PlanRequest req = request(model, cluster, costs, space);
+  req.efficiency = StatisticalEfficiency::critical_batch(2, 16, "test");
+  req.threads = 1;
+  PlanResult one = run_planner(req);
+  add_details(req, one, explained_rows(one));
+  req.threads = 2;
+  PlanResult two = run_planner(req);
+  add_details(req, two, explained_rows(two));
+  PlanResult again = run_planner(req);
+  add_details(req, again, explained_rows(again));
+  const std::string a = dump_json(plan_rows_to_json(one, 0));
+  EXPECT_EQ(a, dump_json(plan_rows_to_json(two, 0)));
+  EXPECT_EQ(a, dump_json(plan_rows_to_json(again, 0)));
+  EXPECT_EQ(explain_plan(one), explain_plan(two));
+  const nlohmann::json first = plan_rows_to_json(one, 1).at(0);
+  for (const char* key : {"strategy", "step_time_ms", "time_to_train_s", "peak_memory_bytes", "feasible",
+                          "throughput_samples_per_s", "epochs", "bubble_fraction", "exposed_comm_ms"})
+    EXPECT_TRUE(first.contains(key)) << key;
+}
+
+}  // namespace
+}  // namespace parasim::strategies
