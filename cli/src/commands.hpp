@@ -14,5 +14,6 @@ void register_profile(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_project(CLI::App& app);
 void register_report(CLI::App& app);
+void register_validate(CLI::App& app);
 
 }  // namespace parasim::cli

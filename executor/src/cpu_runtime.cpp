@@ -4,6 +4,10 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -34,6 +38,38 @@ std::vector<int> allowed_cores() {
       if (CPU_ISSET(c, &set)) cores.push_back(c);
   if (cores.empty()) cores.push_back(0);
   return cores;
+}
+
+bool apply_thread_priority(CpuRuntimeOptions::Priority priority, bool communication) {
+  switch (priority) {
+    case CpuRuntimeOptions::Priority::Default: return true;
+    case CpuRuntimeOptions::Priority::Boosted:
+      // On Linux the nice value of PRIO_PROCESS with a thread id applies to that thread.
+      return setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), -20) == 0;
+    case CpuRuntimeOptions::Priority::Fifo: {
+      sched_param p{};
+      p.sched_priority = kComputePriority + (communication ? 1 : 0);
+      return pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0;
+    }
+  }
+  return false;
+}
+
+PriorityScope::PriorityScope(CpuRuntimeOptions::Priority priority) {
+  sched_param old{};
+  if (pthread_getschedparam(pthread_self(), &old_policy_, &old) != 0) return;
+  old_priority_ = old.sched_priority;
+  errno = 0;
+  old_nice_ = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  ok_ = apply_thread_priority(priority);
+}
+
+PriorityScope::~PriorityScope() {
+  if (!ok_) return;
+  sched_param p{};
+  p.sched_priority = old_priority_;
+  pthread_setschedparam(pthread_self(), old_policy_, &p);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), old_nice_);
 }
 
 namespace {
@@ -73,8 +109,8 @@ struct Worker {
   std::thread thread;
   std::vector<Item> items;  // this step's program for this stream
   std::unique_ptr<profiler::KernelBackend> backend;
-  std::map<std::int32_t, std::unique_ptr<profiler::OpKernel>> kernels;  // by op index
-  std::vector<std::int32_t> ops;              // ops of its compute tasks (setup input)
+  std::map<const models::Op*, std::unique_ptr<profiler::OpKernel>> kernels;
+  std::vector<const models::Op*> ops;         // ops of its compute tasks (setup input)
   std::vector<std::string> unrunnable;        // "conv1: <why>" (setup output)
   std::size_t send_floats = 0, receive_floats = 0;
   std::vector<float> send, receive;
@@ -87,7 +123,7 @@ enum class Job : std::uint8_t { Setup, Step, Stop };
 
 class CpuRuntime final : public StreamRuntime {
  public:
-  CpuRuntime(const models::Model* model, CpuRuntimeOptions options) : model_(model), options_(options) {}
+  CpuRuntime(OpResolver ops, CpuRuntimeOptions options) : resolve_(std::move(ops)), options_(options) {}
   ~CpuRuntime() override { stop(); }
 
   std::string name() const override {
@@ -102,6 +138,7 @@ class CpuRuntime final : public StreamRuntime {
     cores_ = allowed_cores();
     make_workers(graph, plan);
     spin_ns_ = options_.spin_ns >= 0 ? options_.spin_ns : (workers_.size() <= cores_.size() ? 50'000 : 0);
+    yield_after_record_ = workers_.size() > cores_.size();
     make_communicators(graph);
     size_buffers(graph);
     event_count_ = plan.events.size();
@@ -110,6 +147,11 @@ class CpuRuntime final : public StreamRuntime {
     end_.assign(graph.size(), -1);
     kernel_.assign(graph.size(), nullptr);
     phase_.assign(graph.size(), profiler::Phase::Forward);
+    op_.assign(graph.size(), nullptr);
+    if (resolve_)
+      for (TaskId t = 0; t < static_cast<TaskId>(graph.size()); ++t)
+        if (graph.kind(t) == TaskKind::Compute) op_[ix(t)] = resolve_(graph, t);
+    collect_ops(graph, plan);
     for (Worker& w : workers_) w.thread = std::thread([this, &w] { worker_main(w); });
     run_job(Job::Setup);
     bind_tasks(graph);
@@ -179,8 +221,13 @@ class CpuRuntime final : public StreamRuntime {
       const int stream_in_device = s % plan.streams_per_device;
       const int slot = w.device + (options_.spread_streams ? stream_in_device * graph.num_devices() : 0);
       w.core = cores_[ix(slot) % cores_.size()];
-      for (TaskId t : plan.stream_order[ix(s)])
-        if (graph.kind(t) == TaskKind::Compute && graph.op(t) >= 0) w.ops.push_back(graph.op(t));
+    }
+  }
+
+  void collect_ops(const TaskGraph& graph, const IssuePlan& plan) {
+    for (Worker& w : workers_) {
+      for (TaskId t : plan.stream_order[ix(w.stream)])
+        if (graph.kind(t) == TaskKind::Compute && op_[ix(t)] && kernel_phase(graph.phase(t))) w.ops.push_back(op_[ix(t)]);
       std::sort(w.ops.begin(), w.ops.end());
       w.ops.erase(std::unique(w.ops.begin(), w.ops.end()), w.ops.end());
     }
@@ -228,7 +275,7 @@ class CpuRuntime final : public StreamRuntime {
       if (graph.kind(t) != TaskKind::Compute) continue;
       Worker& w = worker(graph.device(t) * plan_streams_ + graph.stream(t));
       const auto phase = kernel_phase(graph.phase(t));
-      auto it = w.kernels.find(graph.op(t));
+      auto it = w.kernels.find(op_[ix(t)]);
       if (phase && it != w.kernels.end()) {
         kernel_[ix(t)] = it->second.get();
         phase_[ix(t)] = *phase;
@@ -239,6 +286,8 @@ class CpuRuntime final : public StreamRuntime {
   }
 
   void write_notes(const TaskGraph& graph) {
+    if (priority_refused_.load())
+      notes_.push_back("raising the workers' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
     if (workers_.size() > cores_.size())
       notes_.push_back(std::to_string(workers_.size()) + " worker threads (devices x used streams) share " +
                        std::to_string(cores_.size()) + " cores: work the graph runs in parallel partly runs one after another");
@@ -279,12 +328,14 @@ class CpuRuntime final : public StreamRuntime {
       if (w.thread.joinable()) w.thread.join();
   }
 
-  void pin(const Worker& w) const {
-    if (!options_.pin_threads) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(w.core, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort: a failure only costs locality
+  void pin(const Worker& w) {
+    if (options_.pin_threads) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(w.core, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort: a failure only costs locality
+    }
+    if (!apply_thread_priority(options_.priority, w.stream % plan_streams_ != 0)) priority_refused_.store(true);
   }
 
   void worker_main(Worker& w) {
@@ -316,25 +367,20 @@ class CpuRuntime final : public StreamRuntime {
     w.send.assign(w.send_floats, 1.0f);  // touched here, by the thread that reads it
     w.receive.assign(w.receive_floats, 0.0f);
     for (const auto& [dst, n] : w.outgoing_floats) w.outgoing[dst].assign(n, 0.0f);
-    if (!model_ || w.ops.empty()) return;
+    if (w.ops.empty()) return;
     w.backend = profiler::make_cpu_kernel_backend(1);
-    for (std::int32_t op : w.ops) {
-      if (ix(op) >= model_->num_ops()) {
-        w.unrunnable.push_back("op index " + std::to_string(op) + " is not in model " + model_->name());
-        continue;
-      }
-      const models::Op& o = model_->op(static_cast<models::OpId>(op));
+    for (const models::Op* op : w.ops) {
       try {
-        w.kernels.emplace(op, w.backend->prepare(o, options_.optimizer));
+        w.kernels.emplace(op, w.backend->prepare(*op, options_.optimizer));
       } catch (const RuntimeError& e) {
-        w.unrunnable.push_back(o.name + ": " + e.what());
+        w.unrunnable.push_back(op->name + ": " + e.what());
       }
     }
     // One untimed pass over every phase so that the first timed step does not pay for lazy
     // initialisation (oneDNN JIT, page faults in workspaces).
     for (auto& [op, k] : w.kernels)
       for (profiler::Phase p : profiler::kPhases)
-        if (profiler::op_has_phase(model_->op(static_cast<models::OpId>(op)), p)) k->run(p);
+        if (profiler::op_has_phase(*op, p)) k->run(p);
     w.backend->synchronize();
   }
 
@@ -343,7 +389,13 @@ class CpuRuntime final : public StreamRuntime {
     for (const Item& it : w.items) {
       switch (it.kind) {
         case CommandKind::Wait: events_[ix(it.event)].wait(step_, spin_ns_, aborted_); break;
-        case CommandKind::Record: events_[ix(it.event)].record(step_); break;
+        case CommandKind::Record:
+          events_[ix(it.event)].record(step_);
+          // A stream of this device that shares the core may be waiting for this event (a
+          // transfer after a forward): let it run now, as a copy engine would start at once,
+          // instead of after the CFS wake-up granularity (milliseconds) while we keep computing.
+          if (yield_after_record_) sched_yield();
+          break;
         case CommandKind::Launch:
           switch (g.kind(it.task)) {
             case TaskKind::Compute: run_compute(w, it.task); break;
@@ -400,7 +452,7 @@ class CpuRuntime final : public StreamRuntime {
   }
   std::size_t num_events() const { return events_ ? event_count_ : 0; }
 
-  const models::Model* model_;
+  OpResolver resolve_;
   CpuRuntimeOptions options_;
   const TaskGraph* graph_ = nullptr;
   int plan_streams_ = 0;
@@ -412,6 +464,7 @@ class CpuRuntime final : public StreamRuntime {
   std::vector<CollectiveSlot> collective_;
   std::vector<TimeNs> arrive_, finish_, start_, end_;
   std::vector<profiler::OpKernel*> kernel_;
+  std::vector<const models::Op*> op_;
   std::vector<profiler::Phase> phase_;
   std::unique_ptr<detail::StepEvent[]> events_;
   std::size_t event_count_ = 0;
@@ -420,6 +473,8 @@ class CpuRuntime final : public StreamRuntime {
   std::atomic<std::uint32_t> go_{0};
   std::atomic<std::uint32_t> done_{0};
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> priority_refused_{false};
+  bool yield_after_record_ = false;
   Job job_ = Job::Setup;
   std::uint32_t step_ = 0;
   TimeNs t0_ = 0;
@@ -429,12 +484,16 @@ class CpuRuntime final : public StreamRuntime {
 
 }  // namespace
 
+std::unique_ptr<StreamRuntime> make_cpu_runtime(OpResolver ops, const CpuRuntimeOptions& options) {
+  return std::make_unique<CpuRuntime>(std::move(ops), options);
+}
+
 std::unique_ptr<StreamRuntime> make_cpu_runtime(const models::Model& model, const CpuRuntimeOptions& options) {
-  return std::make_unique<CpuRuntime>(&model, options);
+  return make_cpu_runtime(ops_of_model(model), options);
 }
 
 std::unique_ptr<StreamRuntime> make_cpu_runtime_without_kernels(const CpuRuntimeOptions& options) {
-  return std::make_unique<CpuRuntime>(nullptr, options);
+  return std::make_unique<CpuRuntime>(OpResolver{}, options);
 }
 
 }  // namespace parasim::executor

@@ -89,7 +89,7 @@ struct StreamState {
   int cuda_device = 0;
   cudaStream_t stream = nullptr;
   std::unique_ptr<profiler::KernelBackend> backend;
-  std::map<std::int32_t, std::unique_ptr<profiler::OpKernel>> kernels;
+  std::map<const models::Op*, std::unique_ptr<profiler::OpKernel>> kernels;
   std::size_t send_floats = 0, receive_floats = 0;
   DeviceBuffer send, receive;
   std::map<DeviceId, std::size_t> outgoing_floats;
@@ -102,7 +102,7 @@ struct Communicator {
 
 class CudaRuntime final : public StreamRuntime {
  public:
-  CudaRuntime(const models::Model& model, CudaRuntimeOptions options) : model_(model), options_(std::move(options)) {}
+  CudaRuntime(OpResolver ops, CudaRuntimeOptions options) : resolve_(std::move(ops)), options_(std::move(options)) {}
 
   ~CudaRuntime() override {
     // Best effort: a destructor must not throw; a failing call here only leaks.
@@ -182,7 +182,7 @@ class CudaRuntime final : public StreamRuntime {
     PARASIM_CUDA_CHECK(cudaSetDevice(st.cuda_device));
     PARASIM_CUDA_CHECK(cudaEventRecord(timing_start(t, 0), st.stream));
     profiler::Phase phase = profiler::Phase::Forward;
-    auto it = st.kernels.find(graph_->op(t));
+    auto it = st.kernels.find(op_[ix(t)]);
     if (it != st.kernels.end() && kernel_phase(graph_->phase(t), phase)) {
       it->second->run(phase);
     } else {
@@ -360,18 +360,20 @@ class CudaRuntime final : public StreamRuntime {
   }
 
   void prepare_kernels(const TaskGraph& g, const IssuePlan& plan) {
+    op_.assign(g.size(), nullptr);
     std::int64_t synthetic = 0;
     std::set<std::string> failures;
     for (StreamIndex s = 0; s < plan.num_streams(); ++s) {
       StreamState& st = streams_[ix(s)];
       for (TaskId t : plan.stream_order[ix(s)]) {
         if (g.kind(t) != TaskKind::Compute) continue;
-        const std::int32_t op = g.op(t);
+        const models::Op* op = resolve_ ? resolve_(g, t) : nullptr;
         profiler::Phase phase;
-        if (op < 0 || ix(op) >= model_.num_ops() || !kernel_phase(g.phase(t), phase)) {
+        if (!op || !kernel_phase(g.phase(t), phase)) {
           ++synthetic;
           continue;
         }
+        op_[ix(t)] = op;
         if (st.kernels.count(op)) continue;
         if (!st.backend) {
           profiler::CudaBackendOptions bo;
@@ -379,22 +381,20 @@ class CudaRuntime final : public StreamRuntime {
           bo.benchmark_algorithms = options_.benchmark_algorithms;
           st.backend = profiler::make_cuda_kernel_backend(st.cuda_device, st.stream, bo);
         }
-        const models::Op& o = model_.op(static_cast<models::OpId>(op));
         try {
-          st.kernels.emplace(op, st.backend->prepare(o, options_.optimizer));
+          st.kernels.emplace(op, st.backend->prepare(*op, options_.optimizer));
         } catch (const RuntimeError& e) {
-          failures.insert(o.name + ": " + e.what());
+          failures.insert(op->name + ": " + e.what());
+          st.kernels.emplace(op, nullptr);
         }
       }
     }
-    for (StreamState& st : streams_)
+    for (StreamState& st : streams_) {
+      for (auto it = st.kernels.begin(); it != st.kernels.end();) it = it->second ? std::next(it) : st.kernels.erase(it);
       if (st.backend) st.backend->synchronize();
-    for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
-      if (g.kind(t) != TaskKind::Compute || g.op(t) < 0) continue;
-      const StreamState& st = streams_[ix(g.device(t) * spd_ + g.stream(t))];
-      profiler::Phase phase;
-      if (kernel_phase(g.phase(t), phase) && ix(g.op(t)) < model_.num_ops() && !st.kernels.count(g.op(t))) ++synthetic;
     }
+    for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t)
+      if (op_[ix(t)] && !streams_[ix(g.device(t) * spd_ + g.stream(t))].kernels.count(op_[ix(t)])) ++synthetic;
     if (synthetic > 0)
       notes_.push_back(std::to_string(synthetic) +
                        " compute tasks have no runnable kernel and run a spin kernel for their graph duration (not measured)");
@@ -440,8 +440,9 @@ class CudaRuntime final : public StreamRuntime {
     }
   }
 
-  const models::Model& model_;
+  OpResolver resolve_;
   CudaRuntimeOptions options_;
+  std::vector<const models::Op*> op_;
   const TaskGraph* graph_ = nullptr;
   int num_devices_ = 0;
   int spd_ = 0;
@@ -458,8 +459,8 @@ class CudaRuntime final : public StreamRuntime {
 
 }  // namespace
 
-std::unique_ptr<StreamRuntime> make_cuda_runtime(const models::Model& model, const CudaRuntimeOptions& options) {
-  return std::make_unique<CudaRuntime>(model, options);
+std::unique_ptr<StreamRuntime> make_cuda_runtime(OpResolver ops, const CudaRuntimeOptions& options) {
+  return std::make_unique<CudaRuntime>(std::move(ops), options);
 }
 
 }  // namespace parasim::executor

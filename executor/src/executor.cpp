@@ -52,6 +52,14 @@ TimeNs exposed_length(std::vector<std::pair<TimeNs, TimeNs>> a, std::vector<std:
 
 }  // namespace
 
+OpResolver ops_of_model(const models::Model& model) {
+  return [&model](const TaskGraph& g, TaskId t) -> const models::Op* {
+    const std::int32_t op = g.op(t);
+    if (op < 0 || ix(op) >= model.num_ops()) return nullptr;
+    return &model.op(static_cast<models::OpId>(op));
+  };
+}
+
 TimeNs median_of(std::vector<TimeNs> values) {
   if (values.empty()) return 0;
   const std::size_t mid = (values.size() - 1) / 2;
@@ -95,18 +103,31 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
   r.waits = plan.waits;
   r.events = static_cast<std::int64_t>(plan.events.size());
   std::vector<std::vector<TaskTiming>> timelines;
+  std::vector<TimeNs> launches;
   for (int step = 0; step < options.warmup + options.repetitions; ++step) {
     std::vector<TaskTiming> timeline(graph.size());
     runtime.begin_step();
     issue_step(plan, graph, runtime);
     runtime.finish_step(timeline);
-    fill_marker_times(graph, timeline);
     if (step < options.warmup) continue;
-    TimeNs step_time = 0;
-    for (const TaskTiming& t : timeline) step_time = std::max(step_time, t.end);
-    r.step_times.push_back(step_time);
+    TimeNs first = INT64_MAX, last = 0;
+    for (const TaskTiming& t : timeline) {
+      if (t.start < 0) continue;
+      first = std::min(first, t.start);
+      last = std::max(last, t.end);
+    }
+    if (first == INT64_MAX) first = 0;
+    for (TaskTiming& t : timeline) {
+      if (t.start < 0) continue;
+      t.start -= first;
+      t.end -= first;
+    }
+    fill_marker_times(graph, timeline);
+    launches.push_back(first);
+    r.step_times.push_back(last - first);
     timelines.push_back(std::move(timeline));
   }
+  r.launch_latency_median = median_of(launches);
   r.step_median = median_of(r.step_times);
   r.step_min = *std::min_element(r.step_times.begin(), r.step_times.end());
   r.step_max = *std::max_element(r.step_times.begin(), r.step_times.end());
@@ -134,6 +155,7 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
     }
     r.devices[d] = {median_of(c), median_of(m), median_of(x)};
   }
+  if (options.keep_timelines) r.timelines = std::move(timelines);
   return r;
 }
 
@@ -144,6 +166,7 @@ nlohmann::json execution_result_to_json(const ExecutionResult& r) {
   j["step_min_ns"] = r.step_min;
   j["step_max_ns"] = r.step_max;
   j["step_times_ns"] = r.step_times;
+  j["launch_latency_median_ns"] = r.launch_latency_median;
   j["waits_per_step"] = r.waits;
   j["events_per_step"] = r.events;
   nlohmann::json devices = nlohmann::json::array();

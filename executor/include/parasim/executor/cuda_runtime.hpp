@@ -52,9 +52,10 @@ bool cuda_backend_built();
 /// GPUs visible to this process (0 without CUDA, without a driver or without a GPU).
 int visible_cuda_devices();
 
-/// The CUDA runtime for `model` (which must outlive it). In builds without CUDA this throws
-/// RuntimeError("parasim was built without CUDA ..."); setup() throws RuntimeError when the graph
-/// needs more GPUs than are visible or maps two graph devices onto one GPU.
-std::unique_ptr<StreamRuntime> make_cuda_runtime(const models::Model& model, const CudaRuntimeOptions& options = {});
+/// The CUDA runtime running, for every compute task, the kernels of the op `ops` names. In builds
+/// without CUDA this throws RuntimeError("parasim was built without CUDA ..."); setup() throws
+/// RuntimeError when the graph needs more GPUs than are visible or maps two graph devices onto
+/// one GPU.
+std::unique_ptr<StreamRuntime> make_cuda_runtime(OpResolver ops, const CudaRuntimeOptions& options = {});
 
 }  // namespace parasim::executor

@@ -28,6 +28,7 @@ struct ExecutionOptions {
   /// Durations that decide each stream's FIFO order (plan_issue); pass the simulator's
   /// projected per-task durations to run the projected schedule. Empty: the graph's own.
   std::span<const TimeNs> order_durations = {};
+  bool keep_timelines = false;  // ExecutionResult::timelines: every timed repetition's timeline
 };
 
 /// Per device, unions of intervals over its streams (as the simulator's DeviceStats).
@@ -39,20 +40,27 @@ struct DeviceBusy {
 
 struct ExecutionResult {
   std::string runtime;                 // StreamRuntime::name()
+  /// A step's time is the span from its first task's start to its last task's end. The time
+  /// from releasing the runtime to the first start (waking worker threads; launching on a GPU)
+  /// is not part of a training step - consecutive steps follow each other directly - and is
+  /// reported apart as launch latency.
   TimeNs step_median = 0;
   TimeNs step_min = 0;
   TimeNs step_max = 0;
   std::vector<TimeNs> step_times;      // every timed repetition, in order
+  TimeNs launch_latency_median = 0;
   /// Per task: the median over repetitions of its start and of its end (ns since step start).
   std::vector<TaskTiming> timeline;
   std::vector<DeviceBusy> devices;     // from the per-repetition timelines, medians
   std::int64_t waits = 0;              // event waits per step after pruning
   std::int64_t events = 0;             // events recorded per step
   std::vector<std::string> notes;      // the runtime's notes (oversubscribed cores, ...)
+  std::vector<std::vector<TaskTiming>> timelines;  // with ExecutionOptions::keep_timelines
 };
 
-/// Plans `graph`, sets `runtime` up, runs options.warmup + options.repetitions steps.
-/// A step's time is the latest end of any task. InputError for repetitions < 1 or warmup < 0.
+/// Plans `graph`, sets `runtime` up, runs options.warmup + options.repetitions steps. Timelines
+/// are shifted so that every step's first task starts at 0. InputError for repetitions < 1 or
+/// warmup < 0.
 ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const ExecutionOptions& options = {});
 
 /// Device busy times of one timeline.

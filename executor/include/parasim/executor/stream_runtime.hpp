@@ -21,10 +21,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "parasim/models/graph.hpp"
 #include "parasim/simulator/step_result.hpp"
 #include "parasim/simulator/task_graph.hpp"
 
@@ -38,6 +40,12 @@ using StreamIndex = std::int32_t;  // device * streams_per_device + stream
 using EventId = std::int32_t;      // index into IssuePlan::events
 
 struct IssuePlan;
+
+/// The op a compute task runs (nullptr: none). The lowering builds the model at every
+/// micro-batch size it uses, so tasks of one graph may refer to different builds of one model.
+using OpResolver = std::function<const models::Op*(const TaskGraph&, TaskId)>;
+/// Op index -> `model.op(index)` (out of range or -1: none); `model` must outlive the resolver.
+OpResolver ops_of_model(const models::Model& model);
 
 class StreamRuntime {
  public:

@@ -1,0 +1,193 @@
+// `parasim validate`: profile a model on a real backend, simulate a strategy with those costs,
+// execute the very same task graph on the machine and put projection and measurement side by
+// side.
+//
+//   parasim validate --backend cpu --model tiny_cnn --batch 8 --strategy dp=2 [--reps 5] [--warmup 2] [--json]
+//   parasim validate --suite ci [--json] [-o FILE]
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "commands.hpp"
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/common/progress.hpp"
+#include "parasim/executor/cpu_runtime.hpp"
+#include "parasim/executor/validate.hpp"
+#include "parasim/profiler/cost_model.hpp"
+
+namespace parasim::cli {
+
+namespace {
+
+using namespace parasim::executor;
+
+struct ValidateArgs {
+  std::string backend = "cpu";
+  std::string model = "tiny_cnn";
+  std::int64_t batch = 8;
+  std::string strategy = "dp=1";
+  int reps = 5;
+  int warmup = 2;
+  int profile_reps = 10;
+  std::string optimizer = "sgd";
+  std::string suite;
+  bool json = false;
+  std::string output;
+  std::string trace_dir;
+  std::string priority = "fifo";
+  bool reps_given = false, warmup_given = false, profile_reps_given = false;
+  bool cold_cache = false;
+};
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+std::string lpad(const std::string& s, std::size_t w) { return s.size() >= w ? " " + s : std::string(w - s.size(), ' ') + s; }
+
+void print_notes(std::ostream& out, const std::vector<std::string>& notes) {
+  if (notes.empty()) return;
+  out << "notes:\n";
+  for (const auto& n : notes) out << "  - " << n << "\n";
+}
+
+void print_one(std::ostream& out, const ValidationResult& r) {
+  out << "parasim validate: " << r.model << " batch " << r.batch << ", " << r.strategy << " (" << r.devices << " device"
+      << (r.devices == 1 ? "" : "s") << ", " << r.tasks << " tasks) on " << r.runtime << "\n";
+  out << "  projected  " << lpad(fixed(r.projected_ms(), 3), 10) << " ms   simulated with " << r.cost_source << "\n";
+  out << "  measured   " << lpad(fixed(r.measured_ms(), 3), 10) << " ms   median of " << r.repetitions << " steps [min "
+      << fixed(ns_to_ms(r.measured_min), 3) << ", max " << fixed(ns_to_ms(r.measured_max), 3) << "], first task to last"
+      << " (launch latency " << fixed(ns_to_us(r.launch_latency), 1) << " us before it)\n";
+  out << "  error      " << lpad(fixed(r.error_pct, 1), 10) << " %    (projected - measured) / measured\n";
+  out << "  compute tasks, summed: projected " << fixed(ns_to_ms(r.projected_compute_sum), 3) << " ms, measured "
+      << fixed(ns_to_ms(r.measured_compute_sum), 3) << " ms\n\n";
+  out << "  device  compute projected  compute measured  comm projected  comm measured   (busy ms)\n";
+  for (const auto& d : r.per_device)
+    out << "  " << pad(std::to_string(d.device), 6) << lpad(fixed(ns_to_ms(d.projected_compute), 3), 19)
+        << lpad(fixed(ns_to_ms(d.measured_compute), 3), 18) << lpad(fixed(ns_to_ms(d.projected_comm), 3), 16)
+        << lpad(fixed(ns_to_ms(d.measured_comm), 3), 15) << "\n";
+  if (r.calibration) {
+    const HostCalibration& c = *r.calibration;
+    const RouteFit route = route_fit(c, r.collective_weight);
+    out << "\ncpu-host cluster (measured): transfer alpha " << fixed(c.transfer_fit.alpha_ns / 1e3, 1) << " us, beta "
+        << fixed(c.transfer_fit.beta_gbps, 2) << " GB/s";
+    if (!c.allreduce.empty())
+      out << "; all-reduce alpha " << fixed(c.allreduce_fit.alpha_ns / 1e3, 1) << " us, beta " << fixed(c.allreduce_fit.beta_gbps, 2) << " GB/s";
+    out << "\n  route used (" << fixed(100 * r.collective_weight, 0) << "% collectives): alpha " << fixed(route.alpha_ns / 1e3, 1)
+        << " us, beta " << fixed(route.beta_gbps, 2) << " GB/s; cross-thread wake-up " << fixed(ns_to_us(c.wakeup), 1)
+        << " us; dispatch " << fixed(ns_to_us(c.dispatch), 2) << " us/task; step start " << fixed(ns_to_us(c.step_start), 1) << " us\n";
+    out << "concurrent per-thread speed (1.." << c.speed.size() << " busy threads):";
+    for (double v : c.speed) out << " " << fixed(v, 2);
+    out << "; mean contention slowdown applied to op costs x" << fixed(r.contention_slowdown, 2) << "\n";
+  }
+  print_notes(out, r.notes);
+}
+
+void print_suite(std::ostream& out, const SuiteResult& s) {
+  out << "parasim validate --suite ci  (cpu backend; " << s.machine << "; " << s.date << ")\n\n";
+  out << pad("model", 17) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
+      << lpad("[min, max]", 20) << lpad("error %", 9) << "\n";
+  for (const auto& r : s.rows) {
+    const std::string range = "[" + fixed(ns_to_ms(r.measured_min), 2) + ", " + fixed(ns_to_ms(r.measured_max), 2) + "]";
+    out << pad(r.model, 17) << pad(r.strategy, 28) << lpad(std::to_string(r.devices), 3) << lpad(fixed(r.projected_ms(), 3), 14)
+        << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20) << lpad(fixed(r.error_pct, 1), 9) << "\n";
+  }
+  out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| " << fixed(s.max_abs_error_pct, 1) << " % over "
+      << s.rows.size() << " cases (" << fixed(s.seconds, 1) << " s)\n";
+  std::vector<std::string> notes;
+  for (const auto& r : s.rows)
+    for (const auto& n : r.notes)
+      if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+  print_notes(out, notes);
+}
+
+void emit(const ValidateArgs& a, const nlohmann::json& j, const std::string& text) {
+  const std::string body = a.json ? dump_json(j) : text;
+  if (!a.output.empty()) {
+    write_file_atomic(a.output, a.json ? dump_json(j) : text);
+    std::cerr << "wrote " << a.output << "\n";
+    if (!a.json) std::cout << text;
+    return;
+  }
+  std::cout << body;
+}
+
+void run_validate(const ValidateArgs& a) {
+  ValidationRequest req;
+  req.backend = parse_backend(a.backend);
+  req.model = a.model;
+  req.batch = a.batch;
+  req.strategy = a.strategy;
+  req.repetitions = a.reps;
+  req.warmup = a.warmup;
+  req.profile_repetitions = a.profile_reps;
+  req.optimizer = profiler::parse_optimizer(a.optimizer);
+  req.trace_dir = a.trace_dir;
+  if (a.priority == "default") req.priority = CpuRuntimeOptions::Priority::Default;
+  else if (a.priority == "boosted") req.priority = CpuRuntimeOptions::Priority::Boosted;
+  else if (a.priority == "fifo") req.priority = CpuRuntimeOptions::Priority::Fifo;
+  else throw InputError("--priority: " + a.priority + ": expected default, boosted or fifo");
+  req.cold_cache_profile = a.cold_cache;
+  if (!a.suite.empty()) {
+    if (a.suite != "ci") throw InputError("--suite: " + a.suite + ": expected ci");
+    if (req.backend != Backend::Cpu) throw InputError("--suite ci runs on the cpu backend");
+    const auto cases = ci_suite_cases();
+    // The suite's own repetition budgets unless given on the command line.
+    ValidationRequest suite = ci_suite_defaults();
+    if (a.reps_given) suite.repetitions = a.reps;
+    if (a.warmup_given) suite.warmup = a.warmup;
+    if (a.profile_reps_given) suite.profile_repetitions = a.profile_reps;
+    suite.optimizer = req.optimizer;
+    suite.priority = req.priority;
+    suite.cold_cache_profile = req.cold_cache_profile;
+    ProgressBar bar("validate suite", cases.size());
+    const SuiteResult all = run_suite(cases, suite, [&bar](std::size_t, std::size_t) { bar.advance(); });
+    bar.finish();
+    std::ostringstream text;
+    print_suite(text, all);
+    emit(a, suite_to_json(all), text.str());
+    return;
+  }
+  if (ProgressBar(std::string(), 1).enabled()) req.on_stage = [](const std::string& s) { std::cerr << "  " << s << "...\n"; };
+  const ValidationResult r = validate(req);
+  std::ostringstream text;
+  print_one(text, r);
+  emit(a, validation_to_json(r), text.str());
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Profile, simulate and execute the same task graph; print projected vs measured step time");
+  cmd->add_option("--backend", args->backend, "cpu (oneDNN threads) or cuda (GPUs of this node)")->capture_default_str();
+  cmd->add_option("--model", args->model, "Zoo model")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "Global batch (all replicas and micro-batches)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--strategy", args->strategy, "Strategy, e.g. dp=2 or mp=2,schedule=1f1b,micro=4")->capture_default_str();
+  cmd->add_option("--reps", args->reps, "Timed executor steps")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", args->warmup, "Untimed executor steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--profile-reps", args->profile_reps, "Profiler repetitions per op phase")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--optimizer", args->optimizer, "sgd, momentum or adam")->capture_default_str();
+  cmd->add_option("--suite", args->suite, "ci: the fixed CPU matrix {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, dp=2, mp=2, mp=2 1f1b micro=4}");
+  cmd->add_flag("--json", args->json, "Print JSON instead of the table");
+  cmd->add_option("--priority", args->priority, "cpu: worker/profiler thread priority: default, boosted (nice -20) or fifo (SCHED_FIFO)")->capture_default_str();
+  cmd->add_flag("--cold-cache-profile", args->cold_cache, "cpu: profile with caches evicted before every run (default: warm, as inside a step)");
+  cmd->add_option("--trace-dir", args->trace_dir, "Write the projected and measured timelines there (Chrome traces)");
+  cmd->add_option("-o,--output", args->output, "Also write the output (table or JSON) to this file");
+  cmd->callback([args, cmd] {
+    args->reps_given = cmd->count("--reps") > 0;
+    args->warmup_given = cmd->count("--warmup") > 0;
+    args->profile_reps_given = cmd->count("--profile-reps") > 0;
+    run_validate(*args);
+  });
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,363 @@
+// One validation: profile, calibrate, simulate, execute, compare (see validate.hpp).
+#include "parasim/executor/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <list>
+#include <map>
+#include <set>
+
+#include "contention.hpp"
+#include "parasim/common/error.hpp"
+#include "parasim/executor/cpu_runtime.hpp"
+#include "parasim/executor/cuda_runtime.hpp"
+#include "parasim/executor/executor.hpp"
+#include "parasim/executor/host_cost_model.hpp"
+#include "parasim/hardware/cluster.hpp"
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/cpu_profiler.hpp"
+#include "parasim/profiler/gpu_profiler.hpp"
+#include "parasim/profiler/link_probe.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/simulator/chrome_trace.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+#include "parasim/strategies/step_cache.hpp"
+
+namespace parasim::executor {
+
+struct ValidationCache {
+  std::map<int, HostCalibration> calibrations;                           // by device count
+  std::map<std::tuple<std::string, std::int64_t, int, int>, profiler::Profile> profiles;  // model, batch, backend, tp
+  std::map<int, hardware::ClusterSpec> cuda_clusters;                    // by GPU count
+};
+
+std::shared_ptr<ValidationCache> make_validation_cache() { return std::make_shared<ValidationCache>(); }
+
+std::string to_string(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda"; }
+
+Backend parse_backend(const std::string& s) {
+  if (s == "cpu") return Backend::Cpu;
+  if (s == "cuda") return Backend::Cuda;
+  throw InputError("--backend: " + s + ": expected cpu or cuda");
+}
+
+double error_percent(TimeNs projected, TimeNs measured) {
+  if (measured == 0) return 0;
+  return static_cast<double>(projected - measured) / static_cast<double>(measured) * 100.0;
+}
+
+namespace {
+
+std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+constexpr int kContentionRounds = 4;
+
+void stage(const ValidationRequest& r, const std::string& what) {
+  if (r.on_stage) r.on_stage(what);
+}
+
+hardware::ClusterSpec cuda_cluster_spec(int devices) {
+#if PARASIM_HAVE_CUDA
+  profiler::LinkProbeOptions o;
+  for (int d = 0; d < devices; ++d) o.devices.push_back(d);
+  o.min_bytes = 4 * KiB;
+  o.max_bytes = 256 * MiB;
+  o.size_factor = 4;
+  o.warmup = 3;
+  o.iterations = 10;
+  o.device_copies = false;
+  o.collectives = devices > 1;
+  return profiler::cluster_spec_from_probe(profiler::probe_links(o), "this-node");
+#else
+  (void)devices;
+  throw RuntimeError("parasim was built without CUDA: --backend cuda is unavailable");
+#endif
+}
+
+profiler::Profile profile_on(Backend backend, const models::Model& model, const ValidationRequest& req) {
+  if (backend == Backend::Cpu) {
+    profiler::CpuProfileOptions o;
+    o.repetitions = req.profile_repetitions;
+    o.warmup = req.profile_warmup;
+    o.optimizer = req.optimizer;
+    o.command = "parasim validate";
+    o.flush_cache = req.cold_cache_profile;
+    PriorityScope priority(req.priority);
+    return profiler::profile_model_on_cpu(model, o);
+  }
+#if PARASIM_HAVE_CUDA
+  profiler::GpuProfileOptions o;
+  o.plan.repetitions = req.profile_repetitions;
+  o.optimizer = req.optimizer;
+  return profiler::profile_model_on_gpu(model, o);
+#else
+  throw RuntimeError("parasim was built without CUDA: --backend cuda is unavailable");
+#endif
+}
+
+/// Entries of `more` whose signature `into` lacks are appended.
+void merge_profile(profiler::Profile& into, const profiler::Profile& more) {
+  std::set<std::string> have;
+  for (const auto& e : into.ops) have.insert(e.signature);
+  for (const auto& e : more.ops)
+    if (have.insert(e.signature).second) into.ops.push_back(e);
+}
+
+std::string file_stem(const ValidationResult& r) {
+  std::string s = r.model + "-b" + std::to_string(r.batch) + "-" + r.strategy;
+  for (char& c : s)
+    if (c == ',' || c == '=' || c == '/') c = '_';
+  return s;
+}
+
+void write_traces(const ValidationRequest& req, const ValidationResult& out, const simulator::TaskGraph& graph,
+                  const hardware::Cluster& cluster, const simulator::StepResult& projected, const ExecutionResult& run) {
+  const std::filesystem::path dir(req.trace_dir);
+  const std::string stem = file_stem(out);
+  simulator::write_chrome_trace(dir / (stem + ".projected.trace.json"), graph, cluster, projected);
+  simulator::StepResult measured;
+  measured.step_time = run.step_median;
+  measured.tasks = static_cast<std::int64_t>(graph.size());
+  measured.timeline = run.timeline;
+  measured.devices.resize(ix(graph.num_devices()));
+  simulator::write_chrome_trace(dir / (stem + ".measured.trace.json"), graph, cluster, measured);
+}
+
+}  // namespace
+
+ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
+  std::shared_ptr<ValidationCache> own;
+  if (!cache) {
+    own = make_validation_cache();
+    cache = own.get();
+  }
+  const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
+  if (strategy.asynchronous())
+    throw InputError("--strategy: " + req.strategy +
+                     ": asynchronous schedules (pipedream, spectrain) have no step boundary to measure; validate runs synchronous ones");
+  if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
+  if (req.repetitions < 1 || req.warmup < 0 || req.profile_repetitions < 1 || req.profile_warmup < 0)
+    throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
+  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch});
+  const int devices = static_cast<int>(strategy.devices());
+
+  ValidationResult out;
+  out.backend = req.backend;
+  out.model = req.model;
+  out.batch = req.batch;
+  out.strategy = strategies::to_string(strategy);
+  out.devices = devices;
+
+  // 1. This machine as a cluster.
+  std::optional<hardware::Cluster> cluster;
+  if (req.backend == Backend::Cpu) {
+    auto it = cache->calibrations.find(devices);
+    if (it == cache->calibrations.end()) {
+      stage(req, "calibrating the CPU runtime for " + std::to_string(devices) + " devices");
+      CalibrationOptions co;
+      co.priority = req.priority;
+      it = cache->calibrations.emplace(devices, calibrate_cpu_host(devices, co)).first;
+    }
+    out.calibration = it->second;
+    cluster.emplace(cpu_host_cluster_spec(devices, it->second));
+  } else {
+    if (!cuda_backend_built()) throw RuntimeError("parasim was built without CUDA: --backend cuda is unavailable");
+    const int visible = visible_cuda_devices();
+    if (visible < devices)
+      throw RuntimeError("strategy " + out.strategy + " needs " + std::to_string(devices) + " GPUs, " +
+                         std::to_string(visible) + " visible (parasim does not emulate GPUs on a shared GPU)");
+    auto it = cache->cuda_clusters.find(devices);
+    if (it == cache->cuda_clusters.end()) {
+      stage(req, "probing copies and NCCL between " + std::to_string(devices) + " GPUs");
+      it = cache->cuda_clusters.emplace(devices, cuda_cluster_spec(devices)).first;
+    }
+    cluster.emplace(it->second);
+  }
+
+  // 2. The micro-batch builds the lowering uses, then their profiles.
+  strategies::StepCache steps;
+  profiler::RooflineCostModel roofline;
+  strategies::StepSetup setup{.model = &base, .cluster = &*cluster, .strategy = strategy, .global_batch = req.batch,
+                              .costs = &roofline, .optimizer = req.optimizer, .symmetry = strategies::Symmetry::None,
+                              .cache = &steps};
+  const strategies::LoweredStep dry = strategies::lower_step(setup);
+  if (req.backend == Backend::Cpu && devices > 1) {
+    // Fit the cpu-host links to the communication this graph does (route_fit).
+    double transfers = 0, collectives = 0;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(dry.graph.size()); ++t) {
+      if (dry.graph.kind(t) == simulator::TaskKind::Transfer) transfers += 1;
+      if (dry.graph.kind(t) == simulator::TaskKind::Collective) collectives += 1;
+    }
+    out.collective_weight = transfers + collectives > 0 ? collectives / (transfers + collectives) : 0;
+    cluster.emplace(cpu_host_cluster_spec(devices, *out.calibration, out.collective_weight));
+    setup.cluster = &*cluster;
+  }
+  std::set<std::int64_t> sizes;
+  for (const auto& per_replica : dry.microbatches) sizes.insert(per_replica.begin(), per_replica.end());
+  std::map<std::int64_t, std::shared_ptr<const models::Model>> builds;
+  profiler::Profile merged;
+  bool first = true;
+  for (std::int64_t size : sizes) {
+    builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
+    const auto key = std::make_tuple(req.model + (req.cold_cache_profile ? "/cold" : "/warm"), size,
+                                     static_cast<int>(req.backend), strategy.tp);
+    auto it = cache->profiles.find(key);
+    if (it == cache->profiles.end()) {
+      stage(req, "profiling " + req.model + " at batch " + std::to_string(size) + " on " + to_string(req.backend));
+      it = cache->profiles.emplace(key, profile_on(req.backend, *builds[size], req)).first;
+    }
+    if (first) merged = it->second;
+    else merge_profile(merged, it->second);
+    first = false;
+  }
+  profiler::ProfileCostModel measured_costs(merged, "validate (" + to_string(req.backend) + ")");
+
+  // 3. The projection. CPU: contention slowdowns by mean-field iteration - simulate, count the
+  // busy threads during every compute task, slow each op down by the measured concurrent speed,
+  // simulate again (damped; a few rounds settle it). Every cost model stays alive because the
+  // StepCache keys costs by the cost model's address.
+  stage(req, "simulating " + out.strategy);
+  std::list<HostCostModel> host_costs;
+  std::map<std::string, double> slowdown;
+  std::optional<strategies::StrategyResult> result;
+  const auto op_name = [&base](const simulator::TaskGraph& g, simulator::TaskId t) {
+    const std::int32_t op = g.op(t);
+    return op >= 0 && ix(op) < base.num_ops() ? base.op(static_cast<models::OpId>(op)).name : std::string();
+  };
+  for (int round = 0;; ++round) {
+    if (req.backend == Backend::Cpu) {
+      host_costs.emplace_back(measured_costs, merged.device.kind, out.calibration->dispatch, slowdown);
+      setup.costs = &host_costs.back();
+    } else {
+      setup.costs = &measured_costs;
+    }
+    result.emplace(strategies::simulate_strategy(setup, {.record_timeline = true}));
+    if (req.backend != Backend::Cpu || devices == 1 || round == kContentionRounds) break;
+    const simulator::TaskGraph& g = result->lowered.graph;
+    const auto next = detail::contention_slowdown(g, result->result.timeline, *out.calibration,
+                                                  [&](simulator::TaskId t) { return op_name(g, t); });
+    double change = 0;
+    for (const auto& [name, f] : next) {
+      const double old = slowdown.count(name) ? slowdown[name] : 1.0;
+      const double damped = round == 0 ? f : 0.5 * (old + f);
+      change = std::max(change, std::abs(damped - old));
+      slowdown[name] = damped;
+    }
+    if (change < 0.01) break;
+  }
+  const strategies::StrategyResult& sim = *result;
+  double mean_slowdown = 0;
+  for (const auto& [name, f] : slowdown) mean_slowdown += f / static_cast<double>(slowdown.size());
+  out.contention_slowdown = slowdown.empty() ? 1.0 : mean_slowdown;
+  const simulator::TaskGraph& graph = sim.lowered.graph;
+  out.projected = sim.step_time;
+  out.tasks = static_cast<std::int64_t>(graph.size());
+  out.cost_source = sim.cost_source;
+  std::vector<TimeNs> durations(graph.size(), 0);
+  for (std::size_t t = 0; t < graph.size(); ++t)
+    durations[t] = std::max<TimeNs>(sim.result.timeline[t].end - sim.result.timeline[t].start, 0);
+
+  // 4. The measurement on the same graph.
+  const strategies::LoweredStep& lowered = sim.lowered;
+  OpResolver ops = [&](const simulator::TaskGraph& g, simulator::TaskId t) -> const models::Op* {
+    const std::int32_t op = g.op(t);
+    if (op < 0) return nullptr;
+    const auto& role = lowered.roles[ix(g.device(t))];
+    const auto& mbs = lowered.microbatches[ix(role.replica)];
+    if (mbs.empty()) return nullptr;
+    const std::int32_t mb = g.microbatch(t);
+    const std::int64_t samples = mb >= 0 && ix(mb) < mbs.size() ? mbs[ix(mb)] : mbs.front();
+    auto it = builds.find(samples);
+    if (it == builds.end() || ix(op) >= it->second->num_ops()) return nullptr;
+    return &it->second->op(static_cast<models::OpId>(op));
+  };
+  std::unique_ptr<StreamRuntime> runtime;
+  if (req.backend == Backend::Cpu) {
+    CpuRuntimeOptions o;
+    o.optimizer = req.optimizer;
+    o.priority = req.priority;
+    runtime = make_cpu_runtime(ops, o);
+  } else {
+    CudaRuntimeOptions o;
+    o.optimizer = req.optimizer;
+    runtime = make_cuda_runtime(ops, o);
+  }
+  int reps = req.repetitions, warmup = req.warmup;
+  if (req.execution_budget_s > 0 && out.projected > 0) {
+    const double fit = req.execution_budget_s * 1e9 / static_cast<double>(out.projected);
+    reps = std::clamp(static_cast<int>(fit), std::min(3, req.repetitions), req.repetitions);
+    if (reps < req.repetitions) warmup = std::min(warmup, 1);
+  }
+  stage(req, "executing " + std::to_string(warmup) + " + " + std::to_string(reps) + " steps");
+  const ExecutionResult run = run_steps(graph, *runtime, {.warmup = warmup, .repetitions = reps, .order_durations = durations});
+
+  // 5. Side by side.
+  out.measured = run.step_median;
+  out.measured_min = run.step_min;
+  out.measured_max = run.step_max;
+  out.launch_latency = run.launch_latency_median;
+  out.repetitions = reps;
+  out.error_pct = error_percent(out.projected, out.measured);
+  out.runtime = run.runtime;
+  out.notes = run.notes;
+  for (const strategies::DeviceReport& d : sim.devices) {
+    DeviceComparison c;
+    c.device = d.device;
+    c.projected_compute = d.compute;
+    c.projected_comm = d.comm;
+    if (ix(d.device) < run.devices.size()) {
+      c.measured_compute = run.devices[ix(d.device)].compute_busy;
+      c.measured_comm = run.devices[ix(d.device)].comm_busy;
+    }
+    out.per_device.push_back(c);
+  }
+  std::sort(out.per_device.begin(), out.per_device.end(), [](const auto& a, const auto& b) { return a.device < b.device; });
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(graph.size()); ++t) {
+    if (graph.kind(t) != simulator::TaskKind::Compute) continue;
+    out.projected_compute_sum += durations[ix(t)];
+    out.measured_compute_sum += run.timeline[ix(t)].end - run.timeline[ix(t)].start;
+  }
+  if (!req.trace_dir.empty()) write_traces(req, out, graph, *cluster, sim.result, run);
+  const profiler::CostCounts counts = measured_costs.counts();
+  if (counts.roofline > 0)
+    out.notes.push_back(std::to_string(counts.roofline) + " op cost lookups fell back to the roofline (not measured)");
+  return out;
+}
+
+nlohmann::json validation_to_json(const ValidationResult& r) {
+  nlohmann::json j;
+  j["backend"] = to_string(r.backend);
+  j["model"] = r.model;
+  j["batch"] = r.batch;
+  j["strategy"] = r.strategy;
+  j["devices"] = r.devices;
+  j["projected_ms"] = r.projected_ms();
+  j["measured_ms"] = r.measured_ms();
+  j["measured_min_ms"] = ns_to_ms(r.measured_min);
+  j["measured_max_ms"] = ns_to_ms(r.measured_max);
+  j["launch_latency_ms"] = ns_to_ms(r.launch_latency);
+  j["repetitions"] = r.repetitions;
+  j["error_pct"] = r.error_pct;
+  j["tasks"] = r.tasks;
+  j["projected_compute_sum_ms"] = ns_to_ms(r.projected_compute_sum);
+  j["measured_compute_sum_ms"] = ns_to_ms(r.measured_compute_sum);
+  j["cost_source"] = r.cost_source;
+  j["contention_slowdown"] = r.contention_slowdown;
+  j["collective_weight"] = r.collective_weight;
+  j["runtime"] = r.runtime;
+  j["notes"] = r.notes;
+  nlohmann::json busy = nlohmann::json::array();
+  for (const auto& d : r.per_device)
+    busy.push_back({{"device", d.device},
+                    {"projected_compute_ms", ns_to_ms(d.projected_compute)},
+                    {"measured_compute_ms", ns_to_ms(d.measured_compute)},
+                    {"projected_comm_ms", ns_to_ms(d.projected_comm)},
+                    {"measured_comm_ms", ns_to_ms(d.measured_comm)}});
+  j["devices_busy"] = busy;
+  if (r.calibration) j["calibration"] = host_calibration_to_json(*r.calibration);
+  return j;
+}
+
+}  // namespace parasim::executor
