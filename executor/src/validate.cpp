@@ -1,6 +1,9 @@
 // One validation: profile, calibrate, simulate, execute, compare (see validate.hpp).
 #include "parasim/executor/validate.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -58,6 +61,28 @@ void stage(const ValidationRequest& r, const std::string& what) {
   if (r.on_stage) r.on_stage(what);
 }
 
+/// Pins the calling thread to one core for its lifetime, then restores its affinity.
+class CoreScope {
+ public:
+  explicit CoreScope(int core) {
+    ok_ = pthread_getaffinity_np(pthread_self(), sizeof old_, &old_) == 0;
+    if (!ok_) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(core, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+  }
+  ~CoreScope() {
+    if (ok_) pthread_setaffinity_np(pthread_self(), sizeof old_, &old_);
+  }
+  CoreScope(const CoreScope&) = delete;
+  CoreScope& operator=(const CoreScope&) = delete;
+
+ private:
+  cpu_set_t old_{};
+  bool ok_ = false;
+};
+
 hardware::ClusterSpec cuda_cluster_spec(int devices) {
 #if PARASIM_HAVE_CUDA
   profiler::LinkProbeOptions o;
@@ -84,7 +109,10 @@ profiler::Profile profile_on(Backend backend, const models::Model& model, const 
     o.optimizer = req.optimizer;
     o.command = "parasim validate";
     o.flush_cache = req.cold_cache_profile;
-    PriorityScope priority(req.priority);
+    // Profile where device 0 computes (cores differ by a few percent: interrupts, other
+    // tenants), under the workers' scheduling policy.
+    const CoreScope core(allowed_cores().front());
+    const PriorityScope priority(req.priority);
     return profiler::profile_model_on_cpu(model, o);
   }
 #if PARASIM_HAVE_CUDA

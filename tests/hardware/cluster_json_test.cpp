@@ -76,7 +76,15 @@ TEST(ClusterJson, BadBandwidthAndLatencyNameTheField) {
   EXPECT_EQ(load_error(j), "c.json: $.links[1].bandwidth_gbps: expected a number > 0, found string \"fast\"");
   j = box();
   j["links"][0]["latency_ns"] = -5;
-  EXPECT_EQ(load_error(j), "c.json: $.links[0].latency_ns: expected an integer >= 0, found number -5");
+  EXPECT_EQ(load_error(j), "c.json: $.links[0].latency_ns: expected an integer in [0, 10000000000], found number -5");
+  j["links"][0]["latency_ns"] = 20'000'000'000LL;
+  EXPECT_EQ(load_error(j),
+            "c.json: $.links[0].latency_ns: expected an integer in [0, 10000000000], found number 20000000000");
+  j = box();
+  j["links"][0]["bandwidth_gbps"] = 2e6;
+  EXPECT_EQ(load_error(j),
+            "c.json: $.links[0].bandwidth_gbps: expected a bandwidth in GB/s between 1e-6 (1 KB/s) and 1e6 (1 PB/s), "
+            "found number 2000000.0");
 }
 
 TEST(ClusterJson, StructuralErrors) {
