@@ -16,29 +16,13 @@
 #include "parasim/common/units.hpp"
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "text_table.hpp"
 
 namespace parasim::cli {
 
 namespace {
 
 using namespace parasim::hardware;
-
-/// Prints rows as aligned columns; columns flagged in `right` are right-aligned (numbers).
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<std::size_t> width(right.size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      const std::string pad(width[c] - r[c].size(), ' ');
-      const bool last = c + 1 == r.size();
-      line += right[c] ? pad + r[c] : (last ? r[c] : r[c] + pad);
-      if (!last) line += "  ";
-    }
-    out << line << "\n";
-  }
-}
 
 std::string gbps_text(double v) {
   char buf[32];

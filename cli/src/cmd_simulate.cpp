@@ -20,6 +20,7 @@
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/simulator/simulator.hpp"
+#include "text_table.hpp"
 
 namespace parasim::cli {
 
@@ -68,22 +69,6 @@ std::string percent(TimeNs part, TimeNs whole) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%.1f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return buf;
-}
-
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<std::size_t> width(right.size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      const std::string pad(width[c] - r[c].size(), ' ');
-      const bool last = c + 1 == r.size();
-      line += right[c] ? pad + r[c] : (last ? r[c] : r[c] + pad);
-      if (!last) line += "  ";
-    }
-    out << line << "\n";
-  }
 }
 
 void print_devices(std::ostream& out, const StepResult& r, const hardware::Cluster& cluster) {

@@ -18,6 +18,7 @@
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/simulator/chrome_trace.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
+#include "text_table.hpp"
 
 namespace parasim::cli {
 
@@ -50,22 +51,6 @@ std::string fixed(double x, int decimals) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
   return buf;
-}
-
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<std::size_t> width(right.size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      const std::string pad(width[c] - r[c].size(), ' ');
-      const bool last = c + 1 == r.size();
-      line += right[c] ? pad + r[c] : (last ? r[c] : r[c] + pad);
-      if (!last) line += "  ";
-    }
-    out << line << "\n";
-  }
 }
 
 std::string batch_split(const StrategyResult& r) {

@@ -1,0 +1,27 @@
+#include "text_table.hpp"
+
+#include <algorithm>
+#include <ostream>
+
+namespace parasim::cli {
+
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::size_t columns = right.size();
+  for (const auto& r : rows) columns = std::max(columns, r.size());
+  std::vector<std::size_t> width(columns, 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(width[c] - r[c].size(), ' ');
+      const bool last = c + 1 == r.size();
+      const bool right_aligned = c < right.size() && right[c];
+      line += right_aligned ? pad + r[c] : (last ? r[c] : r[c] + pad);
+      if (!last) line += "  ";
+    }
+    out << line << "\n";
+  }
+}
+
+}  // namespace parasim::cli
