@@ -170,11 +170,11 @@ void register_validate(CLI::App& app) {
       "validate", "Profile, simulate and execute the same task graph; print projected vs measured step time");
   cmd->add_option("--backend", args->backend, "cpu (oneDNN threads) or cuda (GPUs of this node)")->capture_default_str();
   cmd->add_option("--model", args->model, "Zoo model")->capture_default_str();
-  cmd->add_option("--batch", args->batch, "Global batch (all replicas and micro-batches)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", args->batch, "Global batch (all replicas and micro-batches)")->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
   cmd->add_option("--strategy", args->strategy, "Strategy, e.g. dp=2 or mp=2,schedule=1f1b,micro=4")->capture_default_str();
-  cmd->add_option("--reps", args->reps, "Timed executor steps")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", args->warmup, "Untimed executor steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--profile-reps", args->profile_reps, "Profiler repetitions per op phase")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--reps", args->reps, "Timed executor steps")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", args->warmup, "Untimed executor steps first")->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_option("--profile-reps", args->profile_reps, "Profiler repetitions per op phase")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--optimizer", args->optimizer, "sgd, momentum or adam")->capture_default_str();
   cmd->add_option("--suite", args->suite, "ci: the fixed CPU matrix {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, dp=2, mp=2, mp=2 1f1b micro=4}");
   cmd->add_flag("--json", args->json, "Print JSON instead of the table");

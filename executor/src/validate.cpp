@@ -3,10 +3,13 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <list>
 #include <map>
 #include <set>
@@ -153,6 +156,49 @@ void write_traces(const ValidationRequest& req, const ValidationResult& out, con
   simulator::write_chrome_trace(dir / (stem + ".measured.trace.json"), graph, cluster, measured);
 }
 
+/// Refuses CPU validations this host cannot finish in reasonable time: the step's FLOPs
+/// (2 x forward + backward MACs) at an optimistic 100 GFLOP/s per core, times the steps
+/// validate runs (profile and execution). gpt3_175b at batch 1 is hours per step here.
+void check_host_can_compute(const models::Model& model, const ValidationRequest& req) {
+  constexpr double kOptimisticFlopsPerCore = 100e9;
+  constexpr double kLimitSeconds = 3600;
+  double macs = 0;
+  for (std::size_t i = 0; i < model.num_ops(); ++i) {
+    const models::Op& op = model.op(static_cast<models::OpId>(i));
+    macs += static_cast<double>(op.macs_fwd) + static_cast<double>(op.macs_bwd_data) + static_cast<double>(op.macs_bwd_weight);
+  }
+  const double flops = 2 * macs;
+  const double cores = static_cast<double>(std::max<std::size_t>(allowed_cores().size(), 1));
+  const double step_s = flops / (kOptimisticFlopsPerCore * cores);
+  const double runs = req.profile_warmup + req.profile_repetitions + req.warmup + req.repetitions;
+  if (step_s * runs <= kLimitSeconds) return;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "--model %s --batch %lld: one training step is %.3g GFLOP, at least %.3g s on this host's %.0f cores even "
+                "at 100 GFLOP/s each, and validate runs about %.0f of them (profile and execution); the cpu backend "
+                "validates models this machine can train (tiny_cnn, tiny_lstm, googlenet_cifar, ...) or a smaller --batch",
+                req.model.c_str(), static_cast<long long>(req.batch), flops / 1e9, step_s, cores, runs);
+  throw InputError(buf);
+}
+
+/// Refuses CPU validations whose weights, gradients and optimizer state alone need more than
+/// half of this host's available memory (every simulated device is this host's memory, and
+/// activations, kernel workspaces and the profiler's buffers come on top).
+void check_host_memory(const simulator::TaskGraph& graph, const ValidationRequest& req) {
+  Bytes need = 0;
+  for (simulator::DeviceId d = 0; d < graph.num_devices(); ++d) {
+    const Bytes m = graph.static_memory(d).total();
+    need = m > std::numeric_limits<Bytes>::max() - need ? std::numeric_limits<Bytes>::max() : need + m;
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;
+  const Bytes available = static_cast<Bytes>(pages) * page;
+  if (need <= available / 2) return;
+  throw InputError("--model " + req.model + " --batch " + std::to_string(req.batch) + " --strategy " + req.strategy +
+                   ": weights, gradients and optimizer state need " + format_bytes(need) + " in all, more than half of the " +
+                   format_bytes(available) + " this host has free; the cpu backend validates models that fit this machine");
+}
+
 }  // namespace
 
 ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
@@ -170,6 +216,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
     throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
   const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch});
   const int devices = static_cast<int>(strategy.devices());
+  if (req.backend == Backend::Cpu) check_host_can_compute(base, req);
 
   ValidationResult out;
   out.backend = req.backend;
@@ -191,10 +238,15 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
     out.calibration = it->second;
     cluster.emplace(cpu_host_cluster_spec(devices, it->second));
   } else {
-    if (!cuda_backend_built()) throw RuntimeError("parasim was built without CUDA: --backend cuda is unavailable");
+    if (!cuda_backend_built())
+      throw RuntimeError("--backend cuda: this parasim was built without CUDA (configure with the CUDA toolkit under "
+                         "/usr/local/cuda, or -DPARASIM_CUDA=ON); --backend cpu runs the same validation on this host");
     const int visible = visible_cuda_devices();
+    if (visible == 0)
+      throw RuntimeError("--backend cuda: no CUDA GPU is visible (the cuda backend needs an NVIDIA GPU and its driver); "
+                         "--backend cpu runs the same validation on this host");
     if (visible < devices)
-      throw RuntimeError("strategy " + out.strategy + " needs " + std::to_string(devices) + " GPUs, " +
+      throw RuntimeError("--backend cuda: strategy " + out.strategy + " needs " + std::to_string(devices) + " GPUs, " +
                          std::to_string(visible) + " visible (parasim does not emulate GPUs on a shared GPU)");
     auto it = cache->cuda_clusters.find(devices);
     if (it == cache->cuda_clusters.end()) {
@@ -211,6 +263,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
                               .costs = &roofline, .optimizer = req.optimizer, .symmetry = strategies::Symmetry::None,
                               .cache = &steps};
   const strategies::LoweredStep dry = strategies::lower_step(setup);
+  if (req.backend == Backend::Cpu) check_host_memory(dry.graph, req);
   if (req.backend == Backend::Cpu && devices > 1) {
     // Fit the cpu-host links to the communication this graph does (route_fit).
     double transfers = 0, collectives = 0;

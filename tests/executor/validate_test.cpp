@@ -59,6 +59,30 @@ TEST(Validate, RejectsWhatItCannotRun) {
   r = tiny("dp=1");
   r.batch = 0;
   EXPECT_THROW(validate(r), InputError);
+  // A model no CPU host trains in reasonable time is refused before anything runs.
+  r = tiny("dp=1");
+  r.model = "megatron_1t";
+  r.batch = 1;
+  try {
+    validate(r);
+    ADD_FAILURE() << "megatron_1t was not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("GFLOP"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Validate, CudaWithoutEnoughGpusIsARuntimeFailure) {
+  // No machine has 1024 GPUs visible: built without CUDA, without a GPU or with a few, the
+  // request is refused as a runtime failure (exit 1), not as bad input.
+  ValidationRequest r = tiny("dp=1024");
+  r.backend = Backend::Cuda;
+  r.batch = 1024;
+  try {
+    validate(r);
+    ADD_FAILURE() << "a 1024-GPU cuda validation ran";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend cuda"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Validate, TheSuiteIsTheDocumentedMatrix) {
