@@ -110,6 +110,7 @@ ReportData project_for_report(const ReportArgs& a) {
   req.gpus = parse_gpu_counts(a.gpus);
   req.granularity = planning_granularity(a.in);
   req.threads = a.in.threads;
+  req.exact = a.in.exact;
   apply_search_options(a.in, req.space);
   req.space.max_model_parallel = a.max_model_parallel;
   std::unique_ptr<ProgressBar> bar;

@@ -155,7 +155,7 @@ void run_validate(const ValidateArgs& a) {
     emit(a, suite_to_json(all), text.str());
     return;
   }
-  if (ProgressBar(std::string(), 1).enabled()) req.on_stage = [](const std::string& s) { std::cerr << "  " << s << "...\n"; };
+  if (ProgressBar::would_draw()) req.on_stage = [](const std::string& s) { std::cerr << "  " << s << "...\n"; };
   const ValidationResult r = validate(req);
   std::ostringstream text;
   print_one(text, r);

@@ -105,8 +105,8 @@ std::string render_html(const ReportData& data, const std::vector<ReportFigure>&
   out += "</section>\n";
 
   if (figures.empty())
-    out += "<p class=\"missing\">The results held no data to plot (no projection, breakdown, timeline, "
-           "validation or memory entries).</p>\n";
+    out += "<p class=\"missing\">The results held no data to plot (no projection, throughput, breakdown, "
+           "timeline, validation or memory entries).</p>\n";
   for (const ReportFigure& f : figures) {
     out += "<section id=\"" + html_escape(f.spec.stem) + "\">\n<h2>" + html_escape(f.spec.title) + "</h2>\n";
     out += "<figure>\n";

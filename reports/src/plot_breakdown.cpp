@@ -56,7 +56,8 @@ std::optional<PlotSpec> breakdown_plot(const ReportData& d) {
   // Room for the labels: gnuplot's own estimate is short for turned multi-line text.
   std::size_t longest = 0;
   for (const BreakdownRow& r : d.breakdown) longest = std::max(longest, r.strategy.size());
-  s += "set bmargin " + std::to_string(rotate ? std::min<std::size_t>(16, 2 + longest * 4 / 10) : label_lines + 2) + "\n";
+  s += rotate ? rotated_label_margins(longest, d.breakdown.front().strategy.size())
+              : "set bmargin " + std::to_string(label_lines + 2) + "\n";
   s += "\n# Stacks are drawn tallest first so each shorter one covers the bottom of the previous.\n";
   s += "compute(c) = column(\"compute_ms\") / unit_ms\n";
   s += "exposed(c) = compute(c) + column(\"exposed_comm_ms\") / unit_ms\n";

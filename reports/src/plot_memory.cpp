@@ -110,7 +110,7 @@ std::string x_axis(const std::vector<Bar>& bars, bool rotate) {
     // Room for the turned labels: gnuplot's own estimate comes out short.
     std::size_t longest = 0;
     for (const Bar& b : bars) longest = std::max(longest, b.row->strategy.size() + 8);
-    return s + "set bmargin " + std::to_string(std::min<std::size_t>(16, 2 + longest * 4 / 10)) + "\n";
+    return s + rotated_label_margins(longest, bars.empty() ? 0 : bars.front().row->strategy.size() + 8);
   }
   s += "# Strategy names under their groups of bars.\n";
   int group_lines = 1, label_id = 1;

@@ -1,5 +1,6 @@
 #include "plot_script.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -78,6 +79,14 @@ std::string script_render(int width, int height, const std::string& plot_command
   s += "replot\n";
   s += "unset output\n";
   return s;
+}
+
+std::string rotated_label_margins(std::size_t longest_label, std::size_t first_label) {
+  // About 4.2 px across and down per character of a 9 pt label at 45 degrees; the margins
+  // count in characters of the 11 pt terminal font (~7 px wide, ~17 px high).
+  const std::size_t bottom = std::min<std::size_t>(16, 2 + longest_label * 4 / 10);
+  const std::size_t left = std::clamp<std::size_t>(first_label * 6 / 10, 10, 30);
+  return "set bmargin " + std::to_string(bottom) + "\nset lmargin " + std::to_string(left) + "\n";
 }
 
 AxisUnit time_unit_for_seconds(double max_seconds) {

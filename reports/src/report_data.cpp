@@ -58,7 +58,7 @@ bool Assumptions::empty() const {
 }
 
 bool ReportData::empty() const {
-  return scaling.empty() && breakdown.empty() && gantt.empty() && validation.empty() && memory.empty();
+  return scaling.empty() && breakdown.empty() && throughput.empty() && gantt.empty() && validation.empty() && memory.empty();
 }
 
 void ReportData::merge(ReportData other) {
@@ -81,6 +81,7 @@ void ReportData::merge(ReportData other) {
   }
   append(scaling, other.scaling);
   append(breakdown, other.breakdown);
+  append(throughput, other.throughput);
   append(validation, other.validation);
   append(memory, other.memory);
 }

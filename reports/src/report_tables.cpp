@@ -6,6 +6,7 @@
 #include <map>
 
 #include "parasim/common/units.hpp"
+#include "parasim/reports/plots.hpp"
 
 namespace parasim::reports::detail {
 
@@ -114,6 +115,25 @@ std::vector<TextTable> scaling_tables(const ReportData& d) {
   return out;
 }
 
+std::vector<TextTable> throughput_tables(const ReportData& d) {
+  TextTable t{"",
+              {"strategy", "cluster", "GPUs", "global batch", "step (ms)", "samples/s", "speed-up", "fits"},
+              {false, false, true, true, true, true, true, false},
+              {},
+              {}};
+  for (std::size_t i = 0; i < d.throughput.size(); ++i) {
+    const ThroughputRow& r = d.throughput[i];
+    const double speedup = throughput_speedup(d, i);
+    t.rows.push_back({r.strategy, r.cluster.empty() ? "-" : r.cluster, r.gpus > 0 ? std::to_string(r.gpus) : "-",
+                      r.global_batch > 0 ? std::to_string(r.global_batch) : "-", num(r.step_time_ms),
+                      num(r.samples_per_s), speedup > 0 ? num(speedup) + "×" : "-", r.feasible ? "yes" : "NO"});
+  }
+  if (!d.throughput.empty())
+    t.note = "speed-up = samples/s over the first row's (" + d.throughput.front().strategy + ").";
+  cap_rows(t);
+  return {t};
+}
+
 std::vector<TextTable> breakdown_tables(const ReportData& d) {
   TextTable t{"",
               {"strategy", "step (ms)", "compute (ms)", "exposed comm (ms)", "pipeline bubble (ms)", "idle (ms)",
@@ -183,6 +203,7 @@ std::vector<TextTable> memory_tables(const ReportData& d) {
 
 std::vector<TextTable> tables_for(const std::string& stem, const ReportData& d) {
   if (stem == "time_to_train") return scaling_tables(d);
+  if (stem == "throughput") return throughput_tables(d);
   if (stem == "breakdown") return breakdown_tables(d);
   if (stem == "gantt") return gantt_tables(d);
   if (stem == "validation") return validation_tables(d);

@@ -21,6 +21,8 @@ struct TextTable {
 TextTable assumptions_table(const ReportData& d);
 /// Per series and GPU count; and, when both exist, DP only against the best hybrid per GPU count.
 std::vector<TextTable> scaling_tables(const ReportData& d);
+/// Per strategy: GPUs, global batch, step time, samples/s, speed-up over the first row.
+std::vector<TextTable> throughput_tables(const ReportData& d);
 std::vector<TextTable> breakdown_tables(const ReportData& d);
 /// Per device stream: tasks, busy time, share of the step.
 std::vector<TextTable> gantt_tables(const ReportData& d);

@@ -71,6 +71,31 @@ MemoryRow memory_row(const JsonField& dev, std::size_t index, const std::string&
   return m;
 }
 
+/// GPUs a strategy string uses: the product of its dp=, mp= and tp= degrees (1 when absent), 0
+/// when a degree is not a plain positive number. The simulation JSON lists only the devices it
+/// simulated (one replica when the rest are symmetric), so the count comes from the strategy.
+std::int64_t gpus_of_strategy(std::string_view strategy) {
+  std::int64_t gpus = 1;
+  while (!strategy.empty()) {
+    const std::size_t comma = strategy.find(',');
+    const std::string_view item = strategy.substr(0, comma);
+    strategy = comma == std::string_view::npos ? std::string_view{} : strategy.substr(comma + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key != "dp" && key != "mp" && key != "tp") continue;
+    std::int64_t v = 0;
+    for (char c : value) {
+      if (c < '0' || c > '9' || v > kMaxId) return 0;
+      v = v * 10 + (c - '0');
+    }
+    if (v <= 0 || value.empty()) return 0;
+    gpus *= v;
+    if (gpus > kMaxId) return 0;
+  }
+  return gpus;
+}
+
 ScalingPoint projection_point(const JsonField& row, const std::string& side, std::int64_t gpus) {
   ScalingPoint p;
   p.gpus = gpus;
@@ -240,6 +265,17 @@ ReportData read_simulation(const JsonField& root) {
   const bool simulated = !optional_field(root, "simulated") || root.at("simulated").as_bool();
   if (simulated && !times.empty())
     d.breakdown.push_back(average_breakdown(times, 1.0, optional_double(root, "bubble_ms", 0), label));
+  if (simulated && optional_field(root, "throughput_samples_per_s")) {
+    ThroughputRow t;
+    t.strategy = label;
+    t.cluster = d.assumptions.cluster;
+    t.gpus = gpus_of_strategy(root.at("strategy").as_string());
+    t.global_batch = optional_int(root, "global_batch", 0, kMaxBytes);
+    t.step_time_ms = optional_double(root, "step_time_ms", 0);
+    t.samples_per_s = root.at("throughput_samples_per_s").as_double(0);
+    if (auto f = optional_field(root, "feasible")) t.feasible = f->as_bool();
+    d.throughput.push_back(std::move(t));
+  }
   return d;
 }
 

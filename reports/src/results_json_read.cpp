@@ -124,6 +124,18 @@ ReportData read_bundle(const JsonField& root) {
   if (auto p = optional_field(root, "projection")) d.scaling = read_series(*p);
   if (auto b = optional_field(root, "breakdown"))
     for (const JsonField& r : b->items_of_array()) d.breakdown.push_back(read_breakdown_row(r, r.at("strategy").as_string()));
+  if (auto t = optional_field(root, "throughput"))
+    for (const JsonField& r : t->items_of_array()) {
+      ThroughputRow row;
+      row.strategy = r.at("strategy").as_string();
+      row.cluster = optional_string(r, "cluster");
+      row.gpus = optional_int(r, "gpus", 0, kMaxId);
+      row.global_batch = optional_int(r, "global_batch", 0, kMaxBytes);
+      row.step_time_ms = optional_double(r, "step_time_ms", 0);
+      row.samples_per_s = r.at("samples_per_s").as_double(0);
+      if (auto f = optional_field(r, "feasible")) row.feasible = f->as_bool();
+      d.throughput.push_back(std::move(row));
+    }
   if (auto t = optional_field(root, "timeline")) {
     if (t->has("traceEvents")) {
       d.gantt = read_chrome_trace(*t);

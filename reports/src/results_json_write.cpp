@@ -49,6 +49,15 @@ json results_to_json(const ReportData& d) {
                          {"exposed_comm_ms", r.exposed_comm_ms},
                          {"bubble_ms", r.bubble_ms},
                          {"idle_ms", r.idle_ms}});
+  json& throughput = j["throughput"] = json::array();
+  for (const ThroughputRow& r : d.throughput)
+    throughput.push_back({{"strategy", r.strategy},
+                          {"cluster", r.cluster},
+                          {"gpus", r.gpus},
+                          {"global_batch", r.global_batch},
+                          {"step_time_ms", r.step_time_ms},
+                          {"samples_per_s", r.samples_per_s},
+                          {"feasible", r.feasible}});
   json bars = json::array();
   for (const GanttBar& b : d.gantt)
     bars.push_back({{"device", b.device},

@@ -14,10 +14,10 @@ using namespace parasim::reports;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TEST(Plots, AllSixWithTheirStemsInOrder) {
+TEST(Plots, AllSevenWithTheirStemsInOrder) {
   const auto plots = build_plots(fixtures::sample_report());
-  ASSERT_EQ(plots.size(), 6u);
-  const char* stems[] = {"time_to_train", "speedup", "breakdown", "gantt", "validation", "memory"};
+  ASSERT_EQ(plots.size(), 7u);
+  const char* stems[] = {"time_to_train", "speedup", "throughput", "breakdown", "gantt", "validation", "memory"};
   for (std::size_t i = 0; i < plots.size(); ++i) {
     EXPECT_EQ(plots[i].stem, stems[i]);
     const std::string& s = plots[i].script;
@@ -31,6 +31,39 @@ TEST(Plots, AllSixWithTheirStemsInOrder) {
     for (const PlotFile& f : plots[i].data) EXPECT_TRUE(has(s, f.name)) << plots[i].stem << " does not read " << f.name;
     EXPECT_FALSE(has(s, "/tmp")) << "absolute path in " << plots[i].stem;
   }
+}
+
+TEST(Plots, ThroughputBarsCarryTheSpeedupOverTheFirstRow) {
+  const ReportData d = fixtures::sample_report();
+  const auto p = throughput_plot(d);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->data.size(), 1u);
+  EXPECT_EQ(p->data[0].name, "throughput.csv");
+  const std::string& csv = p->data[0].content;
+  EXPECT_TRUE(has(csv, "index,samples_per_s,speedup,step_time_ms,gpus,global_batch,feasible,strategy,cluster\n")) << csv;
+  EXPECT_TRUE(has(csv, "0,10666.666666666666,1,12,4,128,1,dp=4,pcie-4gpu\n")) << csv;
+  // Text columns last and quoted where they hold commas; the infeasible row is flagged 0.
+  EXPECT_TRUE(has(csv, ",4,128,1,\"mp=4,schedule=spectrain\",pcie-4gpu\n")) << csv;
+  // Exact doubles: 3200 / 10666.666666666666 in its shortest round-trip form.
+  EXPECT_TRUE(has(csv, "3,3200,0.30000000000000004,160,1,512,0,dp=1,pcie-4gpu\n")) << csv;
+  EXPECT_DOUBLE_EQ(throughput_speedup(d, 2), 9846.153846153846 / 10666.666666666666);
+  EXPECT_EQ(throughput_speedup(d, 99), 0.0);
+  const std::string& s = p->script;
+  EXPECT_TRUE(has(s, "with boxes lc rgb variable")) << s;
+  EXPECT_TRUE(has(s, "label(column(\"speedup\"))")) << s;
+  EXPECT_TRUE(has(s, "\"mp=4,\\nschedule=gpipe,\\nmicro=8\" 1")) << s;  // wrapped, horizontal labels
+  EXPECT_TRUE(has(s, "(dp=4)") || has(p->caption, "(dp=4)")) << p->caption;
+}
+
+TEST(Plots, RotatedLabelsGetRoomOnTheLeftForTheFirstOne) {
+  ReportData d;
+  for (int i = 0; i < 10; ++i)
+    d.breakdown.push_back({"dp=" + std::to_string(i) + ",mp=2,schedule=pipedream,zero=1", 10, 1, 0, 0});
+  const auto p = breakdown_plot(d);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_TRUE(has(p->script, "rotate by 45 right")) << p->script;
+  EXPECT_TRUE(has(p->script, "set lmargin 21\n")) << p->script;  // 36 characters * 0.6
+  EXPECT_TRUE(has(p->script, "set bmargin 16\n")) << p->script;
 }
 
 TEST(Plots, NoDataNoPlot) {

@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace parasim::reports;
 
-const char* kStems[] = {"time_to_train", "speedup", "breakdown", "gantt", "validation", "memory"};
+const char* kStems[] = {"time_to_train", "speedup", "throughput", "breakdown", "gantt", "validation", "memory"};
 
 /// A fresh folder per test, removed afterwards (set PARASIM_KEEP_REPORTS=1 to look at it).
 class TempDir {
@@ -53,7 +53,7 @@ TEST(ReportWriter, RendersEveryPlotWithGnuplot) {
   if (!has_gnuplot()) GTEST_SKIP() << "gnuplot not installed (CI installs gnuplot-nox)";
   TempDir dir("render");
   const ReportOutcome out = write_report(fixtures::sample_report(), dir.path());
-  EXPECT_EQ(out.rendered.size(), 6u);
+  EXPECT_EQ(out.rendered.size(), 7u);
   for (const char* stem : kStems) {
     SCOPED_TRACE(stem);
     const fs::path png = dir.path() / (std::string(stem) + ".png");
@@ -73,7 +73,7 @@ TEST(ReportWriter, RendersEveryPlotWithGnuplot) {
 
   const std::string html = slurp(dir.path() / "index.html");
   EXPECT_EQ(fixtures::xml_problem(html), "");
-  EXPECT_EQ(count(html, "<svg"), 6u);  // every plot inline, nothing by reference
+  EXPECT_EQ(count(html, "<svg"), 7u);  // every plot inline, nothing by reference
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<link"), std::string::npos);

@@ -33,6 +33,9 @@ TEST(ResultsJson, BundleRoundTripsExactly) {
   ASSERT_EQ(back.scaling.size(), d.scaling.size());
   EXPECT_EQ(back.scaling[0].points[3].time_to_train_s, d.scaling[0].points[3].time_to_train_s);
   EXPECT_EQ(back.gantt.size(), d.gantt.size());
+  ASSERT_EQ(back.throughput.size(), d.throughput.size());
+  EXPECT_EQ(back.throughput[3].samples_per_s, d.throughput[3].samples_per_s);
+  EXPECT_FALSE(back.throughput[3].feasible);
   EXPECT_EQ(back.assumptions.extra, d.assumptions.extra);
 }
 
@@ -103,6 +106,43 @@ TEST(ResultsJson, SimulationOfAModel) {
   EXPECT_EQ(d.breakdown[0].idle_ms, 3.5);
   ASSERT_EQ(d.memory.size(), 2u);
   EXPECT_EQ(d.memory[1].breakdown.activations, 15032385536);
+  // Throughput: the GPU count is the strategy's (2 x 2), not the simulated devices' (2 listed).
+  ASSERT_EQ(d.throughput.size(), 1u);
+  EXPECT_EQ(d.throughput[0].strategy, "dp=2,mp=2,schedule=gpipe,micro=4");
+  EXPECT_EQ(d.throughput[0].cluster, "dgx-h100");
+  EXPECT_EQ(d.throughput[0].gpus, 4);
+  EXPECT_EQ(d.throughput[0].global_batch, 128);
+  EXPECT_EQ(d.throughput[0].step_time_ms, 50.0);
+  EXPECT_EQ(d.throughput[0].samples_per_s, 2560.0);
+  EXPECT_TRUE(d.throughput[0].feasible);
+}
+
+TEST(ResultsJson, SimulationsSideBySideGiveThroughputRows) {
+  nlohmann::json sim = parasim::read_json_file(kData + "/simulation.json");
+  sim["strategy"] = "mp=4,tp=2,schedule=spectrain";
+  sim["feasible"] = false;
+  sim["throughput_samples_per_s"] = 1000.5;
+  ReportData d = load_results_file(kData + "/simulation.json");
+  d.merge(results_from_json(sim, "second.json"));
+  ASSERT_EQ(d.throughput.size(), 2u);
+  EXPECT_EQ(d.throughput[1].strategy, "mp=4,tp=2,schedule=spectrain (does not fit)");
+  EXPECT_EQ(d.throughput[1].gpus, 8);
+  EXPECT_FALSE(d.throughput[1].feasible);
+  EXPECT_EQ(d.throughput[1].samples_per_s, 1000.5);
+  // A degree that is not a plain number leaves the GPU count unknown rather than wrong.
+  sim["strategy"] = "dp=x";
+  EXPECT_EQ(results_from_json(sim, "third.json").throughput.at(0).gpus, 0);
+  // Without a throughput field (older output) there is no row.
+  sim.erase("throughput_samples_per_s");
+  EXPECT_TRUE(results_from_json(sim, "fourth.json").throughput.empty());
+  // A negative throughput is bad input, named by its JSON path.
+  sim["throughput_samples_per_s"] = -1;
+  try {
+    results_from_json(sim, "fifth.json");
+    ADD_FAILURE() << "no InputError";
+  } catch (const parasim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fifth.json: $.throughput_samples_per_s"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ResultsJson, StepResultJsonAndTraceMatchTheDirectAdapters) {

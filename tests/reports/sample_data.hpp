@@ -105,6 +105,11 @@ inline ReportData sample_report() {
                  {"dp=2,mp=4,schedule=gpipe,micro=8", 94.0, 3.0, 27.5, 1.5},
                  {"mp=8", 92.0, 1.0, 0, 310.0}};
 
+  d.throughput = {{"dp=4", "pcie-4gpu", 4, 128, 12.0, 10666.666666666666, true},
+                  {"mp=4,schedule=gpipe,micro=8", "pcie-4gpu", 4, 128, 18.5, 6918.918918918919, true},
+                  {"mp=4,schedule=spectrain", "pcie-4gpu", 4, 128, 13.0, 9846.153846153846, true},
+                  {"dp=1", "pcie-4gpu", 1, 512, 160.0, 3200.0, false}};
+
   const hardware::Cluster cluster = hardware::make_cluster_preset("dgx1-v100");
   const simulator::TaskGraph graph = pipeline_step_graph();
   const simulator::StepResult step =

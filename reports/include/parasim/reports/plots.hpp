@@ -1,4 +1,4 @@
-// The six plots of a report, each as data (CSV) plus a gnuplot script that reads it. Building
+// The seven plots of a report, each as data (CSV) plus a gnuplot script that reads it. Building
 // a PlotSpec runs nothing and writes nothing: report_writer.hpp writes the files and asks
 // gnuplot.hpp to render them, and tests inspect the CSV text directly.
 //
@@ -7,6 +7,8 @@
 //                                                 (DP only, best hybrid, each MP degree) - the
 //                                                 figure of Pal et al. 2019
 //   speedup         scaling.csv                   time-to-train speed-up over one GPU, ideal line
+//   throughput      throughput.csv                samples/s per simulated strategy, speed-up over
+//                                                 the first one (simulate --json inputs)
 //   breakdown       breakdown.csv                 per-step time as stacked bars per strategy
 //   gantt           gantt.csv                     one simulated step: devices x streams over time
 //   validation      validation.csv                projected vs measured, y = x, +-10 % / +-20 % bands
@@ -44,6 +46,9 @@ inline constexpr std::size_t kMaxGanttBarsDrawn = 6'000;
 
 std::optional<PlotSpec> time_to_train_plot(const ReportData& d);
 std::optional<PlotSpec> speedup_plot(const ReportData& d);
+std::optional<PlotSpec> throughput_plot(const ReportData& d);
+/// d.throughput[i]'s samples/s over the first row's (0 when either is missing or zero).
+double throughput_speedup(const ReportData& d, std::size_t i);
 std::optional<PlotSpec> breakdown_plot(const ReportData& d);
 std::optional<PlotSpec> gantt_plot(const ReportData& d);
 std::optional<PlotSpec> validation_plot(const ReportData& d);

@@ -70,6 +70,20 @@ struct BreakdownRow {
   double total_ms() const { return compute_ms + exposed_comm_ms + bubble_ms + idle_ms; }
 };
 
+// ------------------------------------------------------------------ throughput per strategy (plot 3b)
+
+/// One simulated step of one strategy: how many samples per second it trains. Rows compare
+/// strategies (or clusters) for the same model; speed-ups are over the first row.
+struct ThroughputRow {
+  std::string strategy{};
+  std::string cluster{};          // may be empty
+  std::int64_t gpus = 0;          // devices the strategy uses; 0 = not given
+  std::int64_t global_batch = 0;  // samples per optimizer step; 0 = not given
+  double step_time_ms = 0;
+  double samples_per_s = 0;
+  bool feasible = true;           // false: does not fit in memory (still drawn, labelled)
+};
+
 // ------------------------------------------------------------------ one step's timeline (plot 4)
 
 enum class GanttCategory : std::uint8_t { Forward, Backward, Update, Recompute, Communication, Other };
@@ -135,6 +149,7 @@ struct ReportData {
   Assumptions assumptions{};
   std::vector<ScalingSeries> scaling{};
   std::vector<BreakdownRow> breakdown{};
+  std::vector<ThroughputRow> throughput{};
   std::string gantt_title{};  // what step the Gantt chart shows, e.g. "dp=2,mp=2 on dgx1-v100"
   std::vector<GanttBar> gantt{};
   std::vector<ValidationPoint> validation{};
