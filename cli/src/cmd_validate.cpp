@@ -40,7 +40,7 @@ struct ValidateArgs {
   std::string trace_dir;
   std::string priority = "fifo";
   bool reps_given = false, warmup_given = false, profile_reps_given = false;
-  bool cold_cache = false;
+  std::string profile_cache = "auto";
 };
 
 std::string fixed(double v, int decimals) {
@@ -62,6 +62,9 @@ void print_one(std::ostream& out, const ValidationResult& r) {
   out << "parasim validate: " << r.model << " batch " << r.batch << ", " << r.strategy << " (" << r.devices << " device"
       << (r.devices == 1 ? "" : "s") << ", " << r.tasks << " tasks) on " << r.runtime << "\n";
   out << "  projected  " << lpad(fixed(r.projected_ms(), 3), 10) << " ms   simulated with " << r.cost_source << "\n";
+  if (r.rt_throttle > 0)
+    out << "                          = " << fixed(ns_to_ms(r.simulated), 3) << " ms simulated + " << fixed(ns_to_ms(r.rt_throttle), 3)
+        << " ms real-time throttling (SCHED_FIFO workers busy beyond the kernel's rt budget)\n";
   out << "  measured   " << lpad(fixed(r.measured_ms(), 3), 10) << " ms   median of " << r.repetitions << " steps [min "
       << fixed(ns_to_ms(r.measured_min), 3) << ", max " << fixed(ns_to_ms(r.measured_max), 3) << "], first task to last"
       << " (launch latency " << fixed(ns_to_us(r.launch_latency), 1) << " us before it)\n";
@@ -83,6 +86,11 @@ void print_one(std::ostream& out, const ValidationResult& r) {
     out << "\n  route used (" << fixed(100 * r.collective_weight, 0) << "% collectives): alpha " << fixed(route.alpha_ns / 1e3, 1)
         << " us, beta " << fixed(route.beta_gbps, 2) << " GB/s; cross-thread wake-up " << fixed(ns_to_us(c.wakeup), 1)
         << " us; dispatch " << fixed(ns_to_us(c.dispatch), 2) << " us/task; step start " << fixed(ns_to_us(c.step_start), 1) << " us\n";
+    out << "op profiles with " << (r.cold_cache_profile ? "cold" : "warm") << " caches (working set " << format_bytes(r.working_set)
+        << ", last-level cache " << format_bytes(r.last_level_cache) << ")";
+    if (c.rt_runtime > 0)
+      out << "; rt budget " << fixed(ns_to_ms(c.rt_runtime), 0) << " ms of every " << fixed(ns_to_ms(c.rt_period), 0) << " ms";
+    out << "\n";
     out << "concurrent per-thread speed (1.." << c.speed.size() << " busy threads):";
     for (double v : c.speed) out << " " << fixed(v, 2);
     out << "; mean contention slowdown applied to op costs x" << fixed(r.contention_slowdown, 2) << "\n";
@@ -134,7 +142,10 @@ void run_validate(const ValidateArgs& a) {
   else if (a.priority == "boosted") req.priority = CpuRuntimeOptions::Priority::Boosted;
   else if (a.priority == "fifo") req.priority = CpuRuntimeOptions::Priority::Fifo;
   else throw InputError("--priority: " + a.priority + ": expected default, boosted or fifo");
-  req.cold_cache_profile = a.cold_cache;
+  if (a.profile_cache == "auto") req.profile_cache = ValidationRequest::ProfileCache::Auto;
+  else if (a.profile_cache == "warm") req.profile_cache = ValidationRequest::ProfileCache::Warm;
+  else if (a.profile_cache == "cold") req.profile_cache = ValidationRequest::ProfileCache::Cold;
+  else throw InputError("--profile-cache: " + a.profile_cache + ": expected auto, warm or cold");
   if (!a.suite.empty()) {
     if (a.suite != "ci") throw InputError("--suite: " + a.suite + ": expected ci");
     if (req.backend != Backend::Cpu) throw InputError("--suite ci runs on the cpu backend");
@@ -146,7 +157,7 @@ void run_validate(const ValidateArgs& a) {
     if (a.profile_reps_given) suite.profile_repetitions = a.profile_reps;
     suite.optimizer = req.optimizer;
     suite.priority = req.priority;
-    suite.cold_cache_profile = req.cold_cache_profile;
+    suite.profile_cache = req.profile_cache;
     ProgressBar bar("validate suite", cases.size());
     const SuiteResult all = run_suite(cases, suite, [&bar](std::size_t, std::size_t) { bar.advance(); });
     bar.finish();
@@ -179,7 +190,9 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--suite", args->suite, "ci: the fixed CPU matrix {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, dp=2, mp=2, mp=2 1f1b micro=4}");
   cmd->add_flag("--json", args->json, "Print JSON instead of the table");
   cmd->add_option("--priority", args->priority, "cpu: worker/profiler thread priority: default, boosted (nice -20) or fifo (SCHED_FIFO)")->capture_default_str();
-  cmd->add_flag("--cold-cache-profile", args->cold_cache, "cpu: profile with caches evicted before every run (default: warm, as inside a step)");
+  cmd->add_option("--profile-cache", args->profile_cache,
+                  "cpu: op profiles with warm caches, cold (evicted before every run), or auto: cold when the step's "
+                  "working set exceeds the last-level cache")->capture_default_str();
   cmd->add_option("--trace-dir", args->trace_dir, "Write the projected and measured timelines there (Chrome traces)");
   cmd->add_option("-o,--output", args->output, "Also write the output (table or JSON) to this file");
   cmd->callback([args, cmd] {

@@ -2,6 +2,7 @@
 #include "contention.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parasim::executor::detail {
 
@@ -92,6 +93,22 @@ std::map<std::string, double> contention_slowdown(const simulator::TaskGraph& gr
   std::map<std::string, double> out;
   for (const auto& [name, a] : acc) out[name] = a.first / a.second;
   return out;
+}
+
+TimeNs rt_throttle_stall(TimeNs step, const std::vector<TimeNs>& core_busy, TimeNs runtime, TimeNs period) {
+  if (runtime <= 0 || period <= runtime || step <= 0) return 0;
+  const double budget = static_cast<double>(runtime) / static_cast<double>(period);
+  TimeNs worst = 0;
+  for (TimeNs busy : core_busy) {
+    if (busy <= 0) continue;
+    const double b = static_cast<double>(std::min(busy, step));
+    const double utilisation = b / static_cast<double>(step);
+    if (utilisation <= budget) continue;
+    const double stalls = std::round(b / static_cast<double>(runtime));
+    const double each = static_cast<double>(period) - static_cast<double>(runtime) / utilisation;
+    worst = std::max(worst, static_cast<TimeNs>(stalls * each));
+  }
+  return worst;
 }
 
 }  // namespace parasim::executor::detail

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "parasim/common/error.hpp"
@@ -168,14 +169,23 @@ std::vector<double> measure_contention(int threads, const CalibrationOptions& o)
   speed.push_back(1.0);
   for (int k = 2; k <= threads; ++k) {
     std::vector<double> ratios;
-    for (int r = 0; r < 5; ++r) {
+    for (int r = 0; r < 9; ++r) {
       const double alone = run_k(1);
       ratios.push_back(alone / std::max(run_k(k), 1.0));
     }
     std::sort(ratios.begin(), ratios.end());
-    speed.push_back(ratios[ratios.size() / 2]);
+    // More than alone is noise (the alone run was disturbed): a core shared with nothing else.
+    speed.push_back(std::min(ratios[ratios.size() / 2], 1.0));
   }
   return speed;
+}
+
+/// A number from a /proc file; -1 when it cannot be read.
+long read_proc_long(const char* path) {
+  std::ifstream in(path);
+  long v = -1;
+  if (!(in >> v)) return -1;
+  return v;
 }
 
 profiler::AlphaBetaSegment fit(const std::vector<CalibrationPoint>& pts) {
@@ -206,6 +216,15 @@ HostCalibration calibrate_cpu_host(int devices, const CalibrationOptions& option
   // Compute threads of different devices are what runs concurrently for long; busier counts
   // (communication threads too) are extrapolated as fair shares (concurrent_speed).
   c.speed = measure_contention(std::min(devices, 8), options);
+  if (options.priority == CpuRuntimeOptions::Priority::Fifo) {
+    const PriorityScope fifo(options.priority);
+    const long runtime_us = read_proc_long("/proc/sys/kernel/sched_rt_runtime_us");
+    const long period_us = read_proc_long("/proc/sys/kernel/sched_rt_period_us");
+    if (fifo.ok() && runtime_us > 0 && period_us > 0 && runtime_us < period_us) {
+      c.rt_runtime = static_cast<TimeNs>(runtime_us) * 1000;
+      c.rt_period = static_cast<TimeNs>(period_us) * 1000;
+    }
+  }
   return c;
 }
 
@@ -272,6 +291,8 @@ nlohmann::json host_calibration_to_json(const HostCalibration& c) {
   j["step_start_ns"] = c.step_start;
   j["dispatch_ns"] = c.dispatch;
   j["concurrent_speed"] = c.speed;
+  j["rt_runtime_ns"] = c.rt_runtime;
+  j["rt_period_ns"] = c.rt_period;
   return j;
 }
 

@@ -104,14 +104,14 @@ hardware::ClusterSpec cuda_cluster_spec(int devices) {
 #endif
 }
 
-profiler::Profile profile_on(Backend backend, const models::Model& model, const ValidationRequest& req) {
+profiler::Profile profile_on(Backend backend, const models::Model& model, const ValidationRequest& req, bool cold_cache) {
   if (backend == Backend::Cpu) {
     profiler::CpuProfileOptions o;
     o.repetitions = req.profile_repetitions;
     o.warmup = req.profile_warmup;
     o.optimizer = req.optimizer;
     o.command = "parasim validate";
-    o.flush_cache = req.cold_cache_profile;
+    o.flush_cache = cold_cache;
     // Profile where device 0 computes (cores differ by a few percent: interrupts, other
     // tenants), under the workers' scheduling policy.
     const CoreScope core(allowed_cores().front());
@@ -263,7 +263,17 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
                               .costs = &roofline, .optimizer = req.optimizer, .symmetry = strategies::Symmetry::None,
                               .cache = &steps};
   const strategies::LoweredStep dry = strategies::lower_step(setup);
-  if (req.backend == Backend::Cpu) check_host_memory(dry.graph, req);
+  if (req.backend == Backend::Cpu) {
+    check_host_memory(dry.graph, req);
+    // Warm or cold op profiles: does the step's working set stay in the last-level cache?
+    Bytes working_set = base.total_activation_bytes();
+    for (simulator::DeviceId d = 0; d < dry.graph.num_devices(); ++d) working_set += dry.graph.static_memory(d).total();
+    out.working_set = working_set;
+    out.last_level_cache = profiler::detect_host_cpu().last_level_cache;
+    using PC = ValidationRequest::ProfileCache;
+    out.cold_cache_profile = req.profile_cache == PC::Cold ||
+                             (req.profile_cache == PC::Auto && out.last_level_cache > 0 && working_set > out.last_level_cache);
+  }
   if (req.backend == Backend::Cpu && devices > 1) {
     // Fit the cpu-host links to the communication this graph does (route_fit).
     double transfers = 0, collectives = 0;
@@ -282,12 +292,13 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   bool first = true;
   for (std::int64_t size : sizes) {
     builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
-    const auto key = std::make_tuple(req.model + (req.cold_cache_profile ? "/cold" : "/warm"), size,
+    const auto key = std::make_tuple(req.model + (out.cold_cache_profile ? "/cold" : "/warm"), size,
                                      static_cast<int>(req.backend), strategy.tp);
     auto it = cache->profiles.find(key);
     if (it == cache->profiles.end()) {
-      stage(req, "profiling " + req.model + " at batch " + std::to_string(size) + " on " + to_string(req.backend));
-      it = cache->profiles.emplace(key, profile_on(req.backend, *builds[size], req)).first;
+      stage(req, "profiling " + req.model + " at batch " + std::to_string(size) + " on " + to_string(req.backend) +
+                     (req.backend == Backend::Cpu ? (out.cold_cache_profile ? " (cold caches)" : " (warm caches)") : ""));
+      it = cache->profiles.emplace(key, profile_on(req.backend, *builds[size], req, out.cold_cache_profile)).first;
     }
     if (first) merged = it->second;
     else merge_profile(merged, it->second);
@@ -333,7 +344,19 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   for (const auto& [name, f] : slowdown) mean_slowdown += f / static_cast<double>(slowdown.size());
   out.contention_slowdown = slowdown.empty() ? 1.0 : mean_slowdown;
   const simulator::TaskGraph& graph = sim.lowered.graph;
+  out.simulated = sim.step_time;
   out.projected = sim.step_time;
+  if (req.backend == Backend::Cpu && out.calibration->rt_runtime > 0) {
+    // SCHED_FIFO workers and real-time throttling: per core (the runtime pins device d's
+    // workers to allowed core d mod cores), the time some task of its devices runs.
+    const std::size_t cores = std::max<std::size_t>(allowed_cores().size(), 1);
+    std::vector<TimeNs> core_busy(std::min(cores, static_cast<std::size_t>(devices)), 0);
+    for (const strategies::DeviceReport& d : sim.devices)
+      core_busy[ix(d.device) % core_busy.size()] += d.compute + d.exposed_comm;
+    out.rt_throttle = detail::rt_throttle_stall(sim.step_time, core_busy, out.calibration->rt_runtime,
+                                                out.calibration->rt_period);
+    out.projected += out.rt_throttle;
+  }
   out.tasks = static_cast<std::int64_t>(graph.size());
   out.cost_source = sim.cost_source;
   std::vector<TimeNs> durations(graph.size(), 0);
@@ -421,6 +444,13 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   j["launch_latency_ms"] = ns_to_ms(r.launch_latency);
   j["repetitions"] = r.repetitions;
   j["error_pct"] = r.error_pct;
+  j["simulated_ms"] = ns_to_ms(r.simulated);
+  j["rt_throttle_ms"] = ns_to_ms(r.rt_throttle);
+  if (r.backend == Backend::Cpu) {
+    j["profile_cache"] = r.cold_cache_profile ? "cold" : "warm";
+    j["working_set_bytes"] = r.working_set;
+    j["last_level_cache_bytes"] = r.last_level_cache;
+  }
   j["tasks"] = r.tasks;
   j["projected_compute_sum_ms"] = ns_to_ms(r.projected_compute_sum);
   j["measured_compute_sum_ms"] = ns_to_ms(r.measured_compute_sum);

@@ -17,9 +17,13 @@
 //   contention  k = 1..devices threads pinned as the compute workers are, each running the same
 //               fixed work (a multiply-add loop over an L2-resident buffer, then a streaming
 //               triad over 32 MiB): speed[k-1] = time alone / time with k at once, the median of
-//               5 alternating rounds. With k free cores it stays near 1; cores that are not
+//               9 alternating rounds, at most 1. With k free cores it stays near 1; cores that are not
 //               really separate (SMT siblings, vCPUs sharing a physical core, other tenants)
 //               lower it.
+//
+//   rt budget   with SCHED_FIFO workers: /proc/sys/kernel/sched_rt_runtime_us of every
+//               sched_rt_period_us (what Linux lets real-time threads run per core; the rest of
+//               the period they are stalled), for the projection's throttling stalls.
 //
 // The cluster: devices "cpu0".."cpuN-1" joined in a star through an endpoint "host-memory"
 // (links kind qpi: a memory interconnect; full duplex), each link with half the transfer's
@@ -61,6 +65,12 @@ struct HostCalibration {
   std::vector<double> speed;  // speed[k-1]: per-thread speed with k threads busy (speed[0] = 1)
   int cores = 0;
   bool oversubscribed = false;  // the measured configuration had more workers than cores
+  /// Real-time throttling that applies to the workers: with SCHED_FIFO workers, Linux lets
+  /// real-time threads run `rt_runtime` of every `rt_period` on each core
+  /// (/proc/sys/kernel/sched_rt_runtime_us, sched_rt_period_us; default 950 ms of 1 s) and
+  /// stalls them for the rest. 0: no limit (other policies, or sched_rt_runtime_us = -1).
+  TimeNs rt_runtime = 0;
+  TimeNs rt_period = 0;
 };
 
 struct CalibrationOptions {

@@ -56,9 +56,12 @@ struct ValidationRequest {
   /// CPU: the priority of the profiling thread and of the workers (CpuRuntimeOptions::priority),
   /// so that other processes on a shared machine disturb the measurements less; best effort.
   CpuRuntimeOptions::Priority priority = CpuRuntimeOptions::Priority::Fifo;
-  /// CPU: profile with caches evicted before every timed run (profiler's default) or warm, as
-  /// consecutive ops of one step find them (docs/executor.md: which matches the executed step).
-  bool cold_cache_profile = false;
+  /// CPU: profile every op with warm caches (repeated back to back), with caches evicted before
+  /// every timed run (cold), or Auto: cold when the step's working set (weights, gradients and
+  /// optimizer state of every device plus the activations) exceeds the last-level cache, as
+  /// then every op of a step finds its weights in DRAM; warm otherwise (docs/executor.md).
+  enum class ProfileCache : std::uint8_t { Auto, Warm, Cold };
+  ProfileCache profile_cache = ProfileCache::Auto;
   /// Non-empty: write the projected and the measured (median) timelines there as Chrome traces
   /// (<model>-<strategy>.projected.trace.json / .measured.trace.json), for Perfetto.
   std::string trace_dir;
@@ -101,6 +104,13 @@ struct ValidationResult {
   std::string cost_source;     // "profile ...: 12 of 12 op costs measured"
   double contention_slowdown = 1.0;  // cpu: mean per-op slowdown applied for concurrent threads
   double collective_weight = 0;      // cpu: share of collectives among the graph's communication tasks (route_fit)
+  bool cold_cache_profile = false;   // cpu: the profile evicted the caches before every timed run
+  Bytes working_set = 0;             // cpu: what ProfileCache::Auto compared with the last-level cache
+  Bytes last_level_cache = 0;        // cpu: 0 when unknown
+  /// cpu with SCHED_FIFO workers: real-time throttling stalls in the projected (median) step,
+  /// included in `projected` (rt_throttle_stall in contention.hpp).
+  TimeNs rt_throttle = 0;
+  TimeNs simulated = 0;              // the simulator's step time, before rt_throttle
   std::string runtime;         // the executor runtime's description
   std::vector<std::string> notes;  // oversubscription, unrunnable kernels, calibration caveats
   std::optional<HostCalibration> calibration;  // cpu backend
@@ -117,7 +127,8 @@ double error_percent(TimeNs projected, TimeNs measured);
 ValidationResult validate(const ValidationRequest& request, ValidationCache* cache = nullptr);
 
 /// Fields: backend, model, batch, strategy, devices, projected_ms, measured_ms, measured_min_ms,
-/// measured_max_ms, repetitions, error_pct, tasks, cost_source, runtime, notes,
+/// measured_max_ms, repetitions, error_pct, tasks, cost_source, runtime, notes, simulated_ms,
+/// rt_throttle_ms, profile_cache ("warm"/"cold"),
 /// devices_busy [{device, projected_compute_ms, measured_compute_ms, projected_comm_ms,
 /// measured_comm_ms}], calibration (cpu).
 nlohmann::json validation_to_json(const ValidationResult& r);
