@@ -101,11 +101,12 @@ void print_one(std::ostream& out, const ValidationResult& r) {
 void print_suite(std::ostream& out, const SuiteResult& s) {
   out << "parasim validate --suite ci  (cpu backend; " << s.machine << "; " << s.date << ")\n\n";
   out << pad("model", 17) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
-      << lpad("[min, max]", 20) << lpad("error %", 9) << "\n";
+      << lpad("[min, max]", 20) << lpad("error %", 9) << lpad("rt stall ms", 12) << lpad("profile", 9) << "\n";
   for (const auto& r : s.rows) {
     const std::string range = "[" + fixed(ns_to_ms(r.measured_min), 2) + ", " + fixed(ns_to_ms(r.measured_max), 2) + "]";
     out << pad(r.model, 17) << pad(r.strategy, 28) << lpad(std::to_string(r.devices), 3) << lpad(fixed(r.projected_ms(), 3), 14)
-        << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20) << lpad(fixed(r.error_pct, 1), 9) << "\n";
+        << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20) << lpad(fixed(r.error_pct, 1), 9)
+        << lpad(fixed(ns_to_ms(r.rt_throttle), 1), 12) << lpad(r.cold_cache_profile ? "cold" : "warm", 9) << "\n";
   }
   out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| " << fixed(s.max_abs_error_pct, 1) << " % over "
       << s.rows.size() << " cases (" << fixed(s.seconds, 1) << " s)\n";
