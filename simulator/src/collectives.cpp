@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "parasim/common/error.hpp"
 #include "max_min.hpp"
@@ -45,12 +46,22 @@ struct CollectivePlanner::RingCache {
       capacity[static_cast<std::size_t>(l)] = c.dir_bandwidth(l).value;
   }
   std::map<std::vector<DeviceId>, std::vector<DeviceId>> orders;
+  std::size_t order_bytes = 0;  // held by `orders`, roughly
   MaxMinSolver solver;
   std::vector<double> capacity;
 };
 
+struct CollectivePlanner::PlanMemo {
+  using Key = std::tuple<std::vector<DeviceId>, int, int, Bytes>;
+  std::map<Key, std::unique_ptr<const CollectivePlan>> plans;
+  std::size_t bytes = 0;  // held by `plans` (keys, patterns, idle flows), roughly
+};
+
 CollectivePlanner::CollectivePlanner(const hardware::Cluster& cluster)
-    : cluster_(cluster), routes_(std::make_unique<RouteTable>(cluster)), ring_cache_(std::make_unique<RingCache>(cluster)) {}
+    : cluster_(cluster),
+      routes_(std::make_unique<RouteTable>(cluster)),
+      ring_cache_(std::make_unique<RingCache>(cluster)),
+      memo_(std::make_unique<PlanMemo>()) {}
 
 CollectivePlanner::~CollectivePlanner() = default;
 
@@ -222,6 +233,7 @@ std::vector<DeviceId> CollectivePlanner::ring_order(std::span<const DeviceId> gr
     if (seg.size() > 2 && seg.size() <= kMaxRingSearch) seg = RingSearch(seg, *routes_).best();
     order.insert(order.end(), seg.begin(), seg.end());
   }
+  ring_cache_->order_bytes += 2 * order.size() * sizeof(DeviceId) + 64;
   ring_cache_->orders.emplace(std::move(key), order);
   return order;
 }
@@ -357,6 +369,33 @@ CollectivePlan CollectivePlanner::plan(std::span<const DeviceId> group, Collecti
 TimeNs CollectivePlanner::analytic_time(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo,
                                         Bytes bytes) {
   return plan(group, op, algo, bytes).analytic_time(bytes);
+}
+
+const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> group, CollectiveOp op,
+                                                     CollectiveAlgorithm algo, Bytes bytes) {
+  const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto;
+  PlanMemo::Key key{std::vector<DeviceId>(group.begin(), group.end()), static_cast<int>(op), static_cast<int>(algo),
+                    sized ? bytes : 0};
+  auto it = memo_->plans.find(key);
+  if (it != memo_->plans.end()) return *it->second;
+  auto p = std::make_unique<const CollectivePlan>(plan(group, op, algo, bytes));
+  std::size_t b = 2 * group.size() * sizeof(DeviceId) + 256;
+  for (const auto& pattern : p->patterns) b += pattern.size() * (sizeof(DevicePair) + sizeof(IdleFlow));
+  memo_->bytes += b;
+  return *memo_->plans.emplace(std::move(key), std::move(p)).first->second;
+}
+
+std::size_t CollectivePlanner::memo_bytes() const {
+  return memo_->bytes + ring_cache_->order_bytes + routes_->memory_bytes();
+}
+
+void CollectivePlanner::trim(std::size_t max_bytes) {
+  if (memo_bytes() <= max_bytes) return;
+  memo_->plans.clear();
+  memo_->bytes = 0;
+  ring_cache_->orders.clear();
+  ring_cache_->order_bytes = 0;
+  routes_->clear();
 }
 
 }  // namespace parasim::simulator

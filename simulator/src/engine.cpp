@@ -9,6 +9,7 @@
 #include "parasim/simulator/engine.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
 
 #include "parasim/common/error.hpp"
@@ -93,13 +94,20 @@ struct PlanKeyHash {
   }
 };
 
+// A collective task's plan and its closed-form (idle-network) time.
+struct Resolved {
+  const CollectivePlan* plan = nullptr;
+  TimeNs time = 0;
+};
+
 class Simulation {
  public:
   Simulation(const hardware::Cluster& cluster, const EngineOptions& options, const TaskGraph& graph)
       : cluster_(cluster),
         options_(options),
         g_(graph),
-        planner_(cluster),
+        own_planner_(options.planner != nullptr ? nullptr : std::make_unique<CollectivePlanner>(cluster)),
+        planner_(options.planner != nullptr ? *options.planner : *own_planner_),
         network_(cluster, planner_.routes(), options.record_timeline),
         streams_per_device_(static_cast<std::size_t>(graph.streams_per_device())),
         streams_(static_cast<std::size_t>(graph.num_devices()) * streams_per_device_),
@@ -324,31 +332,39 @@ class Simulation {
   }
 
   // Plans are cached per (group, op, algorithm); only a broadcast's chunk count depends on the
-  // size. Auto is resolved per task by comparing the cached candidates' closed-form times.
+  // size. The planner memoises them too, across runs when it is shared.
   const CollectivePlan& plan_of(GroupId group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes) {
     const PlanKey key{group, op, algo, op == CollectiveOp::Broadcast ? bytes : 0};
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, planner_.plan(g_.group_devices(group), op, algo, bytes)).first;
-    return it->second;
+    if (it == plans_.end()) it = plans_.emplace(key, &planner_.cached_plan(g_.group_devices(group), op, algo, bytes)).first;
+    return *it->second;
   }
 
-  const CollectivePlan& plan_for(TaskId t) {
+  // The plan of a collective task and its closed-form time, memoised per (group, op, algorithm as
+  // asked, bytes): tasks repeat the same collective once per micro-batch. Auto resolves to the
+  // candidate with the smallest closed-form time.
+  const Resolved& plan_for(TaskId t) {
     const GroupId group = g_.group(t);
     const CollectiveOp op = g_.collective_op(t);
     const Bytes bytes = g_.bytes(t);
-    if (g_.algorithm(t) != CollectiveAlgorithm::Auto) return plan_of(group, op, g_.algorithm(t), bytes);
-    const CollectivePlan* best = nullptr;
-    TimeNs best_time = 0;
-    for (CollectiveAlgorithm c : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
-      const CollectivePlan& p = plan_of(group, op, c, bytes);
-      if (p.algorithm != c && c != CollectiveAlgorithm::Ring) continue;  // not applicable here
-      const TimeNs time = p.analytic_time(bytes);
-      if (!best || time < best_time) {
-        best = &p;
-        best_time = time;
+    const PlanKey key{group, op, g_.algorithm(t), bytes};
+    if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
+    Resolved r;
+    if (g_.algorithm(t) != CollectiveAlgorithm::Auto) {
+      r.plan = &plan_of(group, op, g_.algorithm(t), bytes);
+      r.time = r.plan->analytic_time(bytes);
+    } else {
+      for (CollectiveAlgorithm c : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
+        const CollectivePlan& p = plan_of(group, op, c, bytes);
+        if (p.algorithm != c && c != CollectiveAlgorithm::Ring) continue;  // not applicable here
+        const TimeNs time = p.analytic_time(bytes);
+        if (!r.plan || time < r.time) {
+          r.plan = &p;
+          r.time = time;
+        }
       }
     }
-    return *best;
+    return resolved_.emplace(key, r).first->second;
   }
 
   void start_collective(TaskId t) {
@@ -359,14 +375,15 @@ class Simulation {
       ++d.comm_active;
     }
     const Bytes bytes = g_.bytes(t);
-    const CollectivePlan& plan = plan_for(t);
+    const Resolved& resolved = plan_for(t);
+    const CollectivePlan& plan = *resolved.plan;
     if (!algorithms_.empty()) algorithms_[static_cast<std::size_t>(t)] = plan.algorithm;
     if (bytes == 0 || plan.phases.empty()) {
       events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
     if (options_.collectives == CollectiveMode::Analytic) {
-      events_.push(now_ + plan.analytic_time(bytes), static_cast<std::uint32_t>(t), EventType::TaskEnd);
+      events_.push(now_ + resolved.time, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
     std::uint32_t r;
@@ -494,7 +511,8 @@ class Simulation {
   const hardware::Cluster& cluster_;
   const EngineOptions& options_;
   const TaskGraph& g_;
-  CollectivePlanner planner_;
+  std::unique_ptr<CollectivePlanner> own_planner_;
+  CollectivePlanner& planner_;
   FlowNetwork network_;
   EventQueue events_;
   std::size_t streams_per_device_;
@@ -509,7 +527,8 @@ class Simulation {
   std::vector<Reschedule> reschedules_;
   std::vector<CollectiveRun> runs_;
   std::vector<std::uint32_t> free_runs_;
-  std::unordered_map<PlanKey, CollectivePlan, PlanKeyHash> plans_;
+  std::unordered_map<PlanKey, const CollectivePlan*, PlanKeyHash> plans_;
+  std::unordered_map<PlanKey, Resolved, PlanKeyHash> resolved_;
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;
@@ -567,6 +586,12 @@ StepResult Engine::run(const TaskGraph& graph) const {
     throw InputError("the task graph uses " + std::to_string(graph.num_devices()) + " devices but cluster \"" +
                      cluster_.name() + "\" has " + std::to_string(cluster_.num_devices()));
   check_fits_in_int64(graph, cluster_);
+  if (options_.planner != nullptr) {
+    if (&options_.planner->cluster() != &cluster_)
+      throw RuntimeError("Engine: EngineOptions::planner belongs to another cluster object");
+    constexpr std::size_t kSharedPlannerBudget = std::size_t{128} << 20;
+    options_.planner->trim(kSharedPlannerBudget);
+  }
   Simulation sim(cluster_, options_, graph);
   return sim.run();
 }

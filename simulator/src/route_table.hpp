@@ -38,6 +38,17 @@ class RouteTable {
   std::span<const DirLinkId> links(const RouteRef& r) const { return {links_.data() + r.offset, r.hops}; }
   const DirLinkId* link_data() const { return links_.data(); }
   const hardware::Cluster& cluster() const { return cluster_; }
+  /// About how many bytes the looked-up routes hold (beyond the fixed dense index).
+  std::size_t memory_bytes() const {
+    return sparse_.size() * 32 + routes_.size() * sizeof(RouteRef) + links_.size() * sizeof(DirLinkId);
+  }
+  /// Forgets every route (they are looked up again on demand, identically). Invalidates RouteRefs.
+  void clear() {
+    std::fill(dense_.begin(), dense_.end(), -1);
+    sparse_.clear();
+    routes_.clear();
+    links_.clear();
+  }
 
  private:
   std::uint32_t compute(DeviceId src, DeviceId dst);

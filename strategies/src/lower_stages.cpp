@@ -25,6 +25,9 @@ struct ChunkWork {
   Bytes fwd_gather = 0, fwd_reduce = 0;            // TP bytes: before column linears / after row linears
   Bytes rec_gather = 0, rec_reduce = 0;
   Bytes bwd_gather = 0, bwd_reduce = 0;
+  // Activation bytes from earlier chunks into this one (forward) and from later chunks back
+  // (gradients), non-zero only, by ascending chunk: what forward()/backward() loop over.
+  std::vector<std::pair<int, Bytes>> from_earlier, from_later;
 };
 
 class StageLowering : LoweringBase {
@@ -112,15 +115,17 @@ class StageLowering : LoweringBase {
       }
       it->second.push_back(std::move(w));
     }
+    // Ascending (from, to): each list comes out by ascending chunk.
+    for (const auto& [edge, tensors] : crossing_) {
+      const auto [from, to] = edge;
+      if (!(from < to)) continue;
+      Bytes b = 0;
+      for (OpId u : tensors) b += var.xfer_bytes[u];
+      if (b == 0) continue;
+      it->second[static_cast<std::size_t>(to)].from_earlier.emplace_back(from, b);
+      it->second[static_cast<std::size_t>(from)].from_later.emplace_back(to, b);
+    }
     return it->second;
-  }
-
-  Bytes crossing_bytes(const Variant& var, int from, int to) const {
-    const auto it = crossing_.find({from, to});
-    if (it == crossing_.end()) return 0;
-    Bytes b = 0;
-    for (OpId u : it->second) b += var.xfer_bytes[u];
-    return b;
   }
 
   Refs tp_phase(int r, int c, int mb, Phase phase, Bytes gather, const Refs& deps) {
@@ -146,9 +151,7 @@ class StageLowering : LoweringBase {
     for (int c = 0; c < p_.C; ++c) {
       const ChunkWork& w = work[static_cast<std::size_t>(c)];
       Refs deps;
-      for (int src = 0; src < c; ++src) {
-        const Bytes bytes = crossing_bytes(var, src, c);
-        if (bytes == 0) continue;
+      for (const auto& [src, bytes] : w.from_earlier) {
         if (slot(src) == slot(c)) {
           deps.push_back(fwd_ready_[static_cast<std::size_t>(src)]);
           continue;
@@ -178,9 +181,7 @@ class StageLowering : LoweringBase {
       const ChunkWork& w = work[static_cast<std::size_t>(c)];
       std::vector<Ref>& items = item(mb, c, WorkKind::Backward);
       Refs deps{fwd_task_[static_cast<std::size_t>(c)]};
-      for (int dst = c + 1; dst < p_.C; ++dst) {
-        const Bytes bytes = crossing_bytes(var, c, dst);
-        if (bytes == 0) continue;
+      for (const auto& [dst, bytes] : w.from_later) {
         if (slot(dst) == slot(c)) {
           deps.push_back(grad_ready_[static_cast<std::size_t>(dst)]);
           continue;

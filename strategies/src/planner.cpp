@@ -108,6 +108,21 @@ std::vector<std::vector<std::size_t>> memory_families(const std::vector<Candidat
   return families;
 }
 
+/// About how many tasks simulating `c` takes (chunks x micro-batches simulated, extrapolated
+/// candidates at their two sample counts): what a family costs, for handing out the expensive
+/// families first.
+double estimated_work(const Candidate& c, bool extrapolate) {
+  const Strategy& s = c.strategy;
+  const double chunks = static_cast<double>(s.mp) * (s.schedule == Schedule::Interleaved ? s.interleave : 1);
+  double k = s.asynchronous() ? s.micro + s.mp : s.micro;
+  if (extrapolate && !s.asynchronous()) {
+    const double k1 = s.mp > 1 && s.pipelined() ? (s.schedule == Schedule::Interleaved ? 2.0 : 1.0) * s.mp : 1;
+    const double k2 = s.mp > 1 && s.pipelined() ? (s.schedule == Schedule::Interleaved ? 3.0 : 2.0) * s.mp : 2;
+    if (k > k2) k = k1 + k2;
+  }
+  return chunks * k * (s.tp > 1 ? 2.0 : 1.0) + 64;  // + a fixed cost per simulation
+}
+
 PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {
   PlanRow row;
   row.strategy = c.strategy;
@@ -161,15 +176,26 @@ PlanResult run_planner(const PlanRequest& req) {
   // ZeRO), each evaluated in order of increasing memory by one worker, so that dominance pruning
   // sees the same earlier verdicts whatever the thread count.
   const std::vector<std::vector<std::size_t>> families = memory_families(candidates);
+  // Expensive families first (longest processing time first), so that no worker is left with a
+  // 105-stage pipeline while the others are idle. The order of work does not change any row.
+  std::vector<std::size_t> order(families.size());
+  {
+    std::vector<double> cost(families.size(), 0);
+    for (std::size_t f = 0; f < families.size(); ++f)
+      for (std::size_t i : families[f]) cost[f] += estimated_work(candidates[i], req.extrapolate);
+    for (std::size_t f = 0; f < order.size(); ++f) order[f] = f;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  }
   std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> errors(candidates.size());
   // The cost source of the lowest-index simulated candidate, per worker (merged deterministically).
   std::vector<std::pair<std::size_t, std::string>> sources(static_cast<std::size_t>(threads),
                                                            {candidates.size(), std::string()});
   auto work = [&](int worker) {
-    for (std::size_t f = next.fetch_add(1); f < families.size(); f = next.fetch_add(1)) {
+    simulator::CollectivePlanner collectives(*req.cluster);  // plans and routes kept across this worker's candidates
+    for (std::size_t n = next.fetch_add(1); n < families.size(); n = next.fetch_add(1)) {
       std::vector<std::size_t> misses;  // members that did not fit, in evaluation order
-      for (std::size_t i : families[f]) {
+      for (std::size_t i : families[order[n]]) {
         try {
           const std::size_t* by = nullptr;
           if (req.prune_dominated)
@@ -182,7 +208,7 @@ PlanResult run_planner(const PlanRequest& req) {
             out.rows[i] = dominated_row(candidates[i], out.rows[*by]);
           } else {
             std::string source;
-            out.rows[i] = evaluate_candidate(req, facts, candidates[i], out.granularity, cache, &source);
+            out.rows[i] = evaluate_candidate(req, facts, candidates[i], out.granularity, cache, &source, &collectives);
             auto& mine = sources[static_cast<std::size_t>(worker)];
             if (!source.empty() && i < mine.first) mine = {i, std::move(source)};
             if (out.rows[i].verdict == Verdict::StaticMemory || out.rows[i].verdict == Verdict::PeakMemory)
@@ -218,6 +244,7 @@ PlanResult run_planner(const PlanRequest& req) {
       case Verdict::MemoryDominated: ++out.stats.dominated; break;
     }
     if (r.simulated()) ++out.stats.simulated;
+    out.stats.simulations += r.simulations;
   }
   std::sort(out.rows.begin(), out.rows.end(),
             [&](const PlanRow& a, const PlanRow& b) { return ranks_before(a, b, req.objective); });

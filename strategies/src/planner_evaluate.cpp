@@ -157,7 +157,8 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
 }  // namespace
 
 PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
-                           Granularity granularity, StepCache& cache, std::string* cost_source) {
+                           Granularity granularity, StepCache& cache, std::string* cost_source,
+                           simulator::CollectivePlanner* collectives) {
   PlanRow row;
   row.strategy = c.strategy;
   row.global_batch = c.global_batch;
@@ -174,6 +175,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
     return row;
   }
 
+  int runs = 0;
   auto simulate_at = [&](int micro) {
     StepSetup setup{.model = req.model,
                     .cluster = req.cluster,
@@ -191,7 +193,8 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
       setup.global_batch = c.global_batch / c.strategy.micro * micro;
       setup.strategy.micro = micro;
     }
-    const StrategyResult r = simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives});
+    const StrategyResult r = simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .planner = collectives});
+    runs += r.simulated ? 1 : 0;
     if (cost_source != nullptr && cost_source->empty()) *cost_source = r.cost_source;
     return sample_of(r);
   };
@@ -202,6 +205,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
   try {
     if (k[0] == 0) {
       fill_from_sample(row, simulate_at(c.strategy.micro), req);
+      row.simulations = runs;
       return row;
     }
     const StepSample first = simulate_at(k[0]);
@@ -216,9 +220,11 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
         row.steps_per_epoch = 0;
         row.time_to_train = 0;
       }
+      row.simulations = runs;
       return row;
     }
     fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro), req);
+    row.simulations = runs;
   } catch (const InputError& e) {
     row = PlanRow{};
     row.strategy = c.strategy;

@@ -58,17 +58,19 @@ void index_structure(Prepared& p) {
 }
 
 void resolve_kinds(Prepared& p) {
+  p.kind_index.assign(static_cast<std::size_t>(p.mapping->devices_used()), 0);
   for (int r = 0; r < p.D; ++r)
     for (int slot = 0; slot < p.M; ++slot)
       for (int t = 0; t < p.T; ++t) {
         const hardware::DeviceId d = p.device(r, slot, t);
         const std::string& kind = p.cluster->device(d).kind;
+        if (!p.kinds.empty() && p.kinds.front() == kind) continue;  // kind_index[d] is 0 already
         auto it = std::find(p.kinds.begin(), p.kinds.end(), kind);
         if (it == p.kinds.end()) {
           p.kinds.push_back(kind);
           it = p.kinds.end() - 1;
         }
-        p.kind_index[d] = static_cast<int>(it - p.kinds.begin());
+        p.kind_index[static_cast<std::size_t>(d)] = static_cast<int>(it - p.kinds.begin());
       }
 }
 

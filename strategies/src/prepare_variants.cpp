@@ -102,9 +102,14 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
 void count_cost_sources(Prepared& p) {
   CostSourceCounts counts;
   std::vector<std::set<int>> slot_kinds(static_cast<std::size_t>(p.M));
-  for (int slot = 0; slot < p.M; ++slot)
+  for (int slot = 0; slot < p.M; ++slot) {
+    if (p.kinds.size() == 1) {  // one kind everywhere: no need to visit every device
+      slot_kinds[static_cast<std::size_t>(slot)].insert(0);
+      continue;
+    }
     for (int r = 0; r < p.D; ++r)
       for (int t = 0; t < p.T; ++t) slot_kinds[static_cast<std::size_t>(slot)].insert(p.kind_of(r, slot, t));
+  }
   for (const auto& [micro, v] : p.variants) {
     std::vector<std::shared_ptr<const std::vector<profiler::OpCost>>> costs;
     for (const std::string& kind : p.kinds) costs.push_back(p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs));

@@ -64,7 +64,7 @@ struct Prepared {
   StepCache* cache = nullptr;
 
   std::vector<std::string> kinds;               // distinct device kinds used
-  std::map<hardware::DeviceId, int> kind_index; // used device -> kinds index
+  std::vector<int> kind_index;                  // by used device id (0 .. devices_used - 1): kinds index
 
   std::shared_ptr<const TpPlan> tp;
   bool sp = false;  // sequence parallelism
@@ -98,7 +98,7 @@ struct Prepared {
   profiler::RooflineCostModel roofline;  // weight prediction (SpecTrain) is costed here
 
   hardware::DeviceId device(int r, int slot, int t) const { return mapping->device(r, slot, t); }
-  int kind_of(int r, int slot, int t) const { return kind_index.at(device(r, slot, t)); }
+  int kind_of(int r, int slot, int t) const { return kind_index[static_cast<std::size_t>(device(r, slot, t))]; }
   const Variant& variant(int r, int mb) const {
     return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % K)]);
   }

@@ -9,6 +9,8 @@
 
 #include "lowering_fixtures.hpp"
 #include "parasim/common/json_io.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/simulator/collectives.hpp"
 #include "parasim/strategies/planner.hpp"
 
 namespace parasim::strategies {
@@ -295,6 +297,67 @@ TEST(Planner, DeterministicAcrossRunsAndThreadCounts) {
   for (const char* key : {"strategy", "step_time_ms", "time_to_train_s", "peak_memory_bytes", "feasible",
                           "throughput_samples_per_s", "epochs", "bubble_fraction", "exposed_comm_ms"})
     EXPECT_TRUE(first.contains(key)) << key;
+}
+
+TEST(Planner, SharedCollectivePlannerGivesTheSameRowsAsAFreshOne) {
+  // Two DGX-1 nodes: DP groups span both nodes (ring, hierarchical and tree plans all apply), and
+  // pipelines send activations between devices. One CollectivePlanner kept across every candidate
+  // (what run_planner's workers do) must judge each exactly as a fresh planner per run does.
+  const models::Model model = chain_model(8, 1000);
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx1-v100", 2);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 16, .global_batch = 64};
+  space.schedules = {Schedule::None, Schedule::OneFOneB, Schedule::PipeDream};
+  space.recomputes = {Recompute::None};
+  space.max_micro_per_stage = 2;
+  space.max_accumulation = 2;
+  const PlanRequest req = request(model, cluster, costs, space);
+  const ModelFacts facts = planner_model_facts(req);
+  const std::vector<Candidate> candidates = enumerate_candidates(space, facts);
+  ASSERT_GT(candidates.size(), 20u);
+  StepCache cache;
+  simulator::CollectivePlanner shared(cluster);
+  int simulated = 0;
+  for (int pass = 0; pass < 2; ++pass)  // the second pass finds every plan memoised
+    for (const Candidate& c : candidates) {
+      const PlanRow fresh = evaluate_candidate(req, facts, c, Granularity::Op, cache);
+      const PlanRow reused = evaluate_candidate(req, facts, c, Granularity::Op, cache, nullptr, &shared);
+      EXPECT_EQ(dump_json(plan_row_to_json(fresh)), dump_json(plan_row_to_json(reused))) << to_string(c.strategy);
+      EXPECT_EQ(fresh.simulations, reused.simulations);
+      simulated += fresh.simulated();
+    }
+  EXPECT_GT(simulated, 20);
+  EXPECT_GT(shared.memo_bytes(), 0u);
+  shared.trim(0);  // forgets everything; the next run plans again, identically
+  EXPECT_EQ(shared.memo_bytes(), 0u);
+  const PlanRow after = evaluate_candidate(req, facts, candidates.back(), Granularity::Op, cache, nullptr, &shared);
+  EXPECT_EQ(dump_json(plan_row_to_json(after)),
+            dump_json(plan_row_to_json(evaluate_candidate(req, facts, candidates.back(), Granularity::Op, cache))));
+}
+
+TEST(Planner, CountsEventEngineRuns) {
+  // Extrapolated candidates take two engine runs, directly simulated ones one, the rest none.
+  const models::Model model = chain_model(4, 256);
+  const hardware::Cluster cluster = star(4, 0, 1e9);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 4, .global_batch = 64};
+  space.recomputes = {Recompute::None};
+  space.schedules = {Schedule::OneFOneB};
+  space.max_micro_per_stage = 16;
+  const PlanResult plan = run_planner(request(model, cluster, costs, space));
+  std::int64_t runs = 0;
+  for (const PlanRow& r : plan.rows) {
+    if (!r.simulated()) {
+      EXPECT_EQ(r.simulations, 0) << to_string(r.strategy);
+    } else if (r.sampled_micro[0] > 0 && r.feasible()) {
+      EXPECT_EQ(r.simulations, 2) << to_string(r.strategy);
+    } else if (r.sampled_micro[0] == 0) {
+      EXPECT_EQ(r.simulations, 1) << to_string(r.strategy);
+    }
+    runs += r.simulations;
+  }
+  EXPECT_EQ(plan.stats.simulations, runs);
+  EXPECT_GT(plan.stats.simulations, plan.stats.simulated);  // some were extrapolated
 }
 
 }  // namespace

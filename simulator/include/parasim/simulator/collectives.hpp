@@ -93,6 +93,17 @@ class CollectivePlanner {
   TimeNs analytic_time(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
   std::vector<DeviceId> ring_order(std::span<const DeviceId> group);
 
+  /// plan(), memoised: the same group, op and algorithm (and bytes, for broadcasts and Auto, whose
+  /// plans depend on them) give the same plan object, valid until trim() drops it. A planner kept
+  /// across Engine runs (EngineOptions::planner) plans each DP/TP group once for many task graphs.
+  const CollectivePlan& cached_plan(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo,
+                                    Bytes bytes);
+  /// Forgets memoised plans, ring orders and routes once they hold more than about `max_bytes`
+  /// (they are recomputed on demand, identically). Invalidates cached_plan() references.
+  void trim(std::size_t max_bytes);
+  /// About how many bytes the memoised plans, ring orders and routes hold.
+  std::size_t memo_bytes() const;
+
   const hardware::Cluster& cluster() const { return cluster_; }
   RouteTable& routes() { return *routes_; }
 
@@ -104,6 +115,8 @@ class CollectivePlanner {
   std::unique_ptr<RouteTable> routes_;
   struct RingCache;
   std::unique_ptr<RingCache> ring_cache_;
+  struct PlanMemo;
+  std::unique_ptr<PlanMemo> memo_;
 };
 
 }  // namespace parasim::simulator

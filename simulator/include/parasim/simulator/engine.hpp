@@ -33,6 +33,11 @@ namespace parasim::simulator {
 struct EngineOptions {
   CollectiveMode collectives = CollectiveMode::Expanded;
   bool record_timeline = false;  // per-task start/end and link busy intervals (for traces)
+  /// Optional: a CollectivePlanner of the same cluster kept across runs, so that collective plans,
+  /// ring orders and routes are worked out once for many task graphs (a planner sweeping thousands
+  /// of strategies). Results are identical to a fresh planner's. One run at a time may use it; its
+  /// memo is trimmed to about 128 MiB at the start of a run. nullptr: a fresh planner per run.
+  CollectivePlanner* planner = nullptr;
 };
 
 class Engine {

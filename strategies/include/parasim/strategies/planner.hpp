@@ -92,6 +92,8 @@ struct PlanRow {
   // Micro-batch counts actually simulated when the step was extrapolated along the count
   // (PlanRequest::extrapolate); {0, 0}: simulated at `strategy.micro` itself.
   std::array<int, 2> sampled_micro{0, 0};
+  /// Event-engine runs this row took (0: decided before simulation; 2: extrapolated from two).
+  int simulations = 0;
 
   // Statistical efficiency (when simulated()).
   double epochs = 0;
@@ -115,6 +117,7 @@ struct PlanStats {
   std::int64_t peak_memory = 0;
   std::int64_t dominated = 0;      // skipped: a family member needing no more memory did not fit
   std::int64_t feasible = 0;
+  std::int64_t simulations = 0;    // event-engine runs (an extrapolated candidate takes two)
 };
 
 struct PlanRequest {
@@ -155,9 +158,12 @@ struct PlanResult {
 /// space with more GPUs than the cluster has).
 PlanResult run_planner(const PlanRequest& request);
 
-/// Judges one candidate (the building block of run_planner; also used by tests).
+/// Judges one candidate (the building block of run_planner; also used by tests). `collectives`:
+/// an optional planner of request.cluster kept across calls by one thread (EngineOptions::planner),
+/// so DP/TP collective plans and routes are not worked out again for every candidate.
 PlanRow evaluate_candidate(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
-                           Granularity granularity, StepCache& cache, std::string* cost_source = nullptr);
+                           Granularity granularity, StepCache& cache, std::string* cost_source = nullptr,
+                           simulator::CollectivePlanner* collectives = nullptr);
 
 /// The model facts run_planner enumerates with (devices per node from the cluster's node 0).
 ModelFacts planner_model_facts(const PlanRequest& request);
