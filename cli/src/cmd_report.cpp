@@ -60,6 +60,7 @@ struct ReportArgs {
   std::string gnuplot = "gnuplot";
   double gnuplot_timeout_s = 30;
   bool no_plots = false;
+  bool no_timeline = false;
 };
 
 #if PARASIM_REPORT_WITH_PROJECTION
@@ -137,7 +138,7 @@ ReportData project_for_report(const ReportArgs& a) {
       detail.advance();
       if (!side->feasible) continue;
       // The Gantt chart: the largest GPU count's best hybrid (or DP only where no hybrid fits).
-      const bool timeline = last && (side == &row.hybrid || !row.hybrid.feasible);
+      const bool timeline = !a.no_timeline && last && (side == &row.hybrid || !row.hybrid.feasible);
       ReportData winner = simulate_winner(*side, row, a, model, *costs, granularity, timeline);
       d.breakdown.insert(d.breakdown.end(), winner.breakdown.begin(), winner.breakdown.end());
       d.memory.insert(d.memory.end(), winner.memory.begin(), winner.memory.end());
@@ -228,6 +229,9 @@ void register_report(CLI::App& app) {
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--no-plots", args->no_plots, "Do not run gnuplot: CSV, scripts and tables only");
+  cmd->add_flag("--no-timeline", args->no_timeline,
+                "--model: no Gantt chart of the largest GPU count's step (on a thousand GPUs at op granularity its "
+                "files take megabytes)");
   from->excludes(model);
   from->excludes(gpus);
   cmd->callback([args] { run_report(*args); });

@@ -50,14 +50,14 @@ std::optional<PlotSpec> breakdown_plot(const ReportData& d) {
   s += "set style fill solid 1.0 border lc rgb \"white\"\n";
   s += "set xtics (";
   for (std::size_t i = 0; i < n; ++i)
-    s += (i ? ", " : "") + gp_quote(rotate ? d.breakdown[i].strategy : wrap_label(d.breakdown[i].strategy)) + " " +
+    s += (i ? ", " : "") + gp_quote(rotate ? rotated_label(d.breakdown[i].strategy) : wrap_label(d.breakdown[i].strategy)) + " " +
          std::to_string(i);
   s += ")" + std::string(rotate ? " rotate by 45 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
   // Room for the labels: gnuplot's own estimate is short for turned multi-line text.
-  std::size_t longest = 0;
-  for (const BreakdownRow& r : d.breakdown) longest = std::max(longest, r.strategy.size());
-  s += rotate ? rotated_label_margins(longest, d.breakdown.front().strategy.size())
-              : "set bmargin " + std::to_string(label_lines + 2) + "\n";
+  std::vector<std::string> turned;
+  if (rotate)
+    for (const auto& r : d.breakdown) turned.push_back(rotated_label(r.strategy));
+  s += rotate ? rotated_label_margins(turned) : "set bmargin " + std::to_string(label_lines + 2) + "\n";
   s += "\n# Stacks are drawn tallest first so each shorter one covers the bottom of the previous.\n";
   s += "compute(c) = column(\"compute_ms\") / unit_ms\n";
   s += "exposed(c) = compute(c) + column(\"exposed_comm_ms\") / unit_ms\n";

@@ -96,21 +96,20 @@ std::string memory_csv(const std::vector<Bar>& bars) {
 /// group; many bars get one turned label each saying both.
 std::string x_axis(const std::vector<Bar>& bars, bool rotate) {
   std::string s = "set xtics (";
+  std::vector<std::string> turned;
   for (std::size_t i = 0; i < bars.size(); ++i) {
     // Turned labels name the strategy; the devices only where a strategy has several bars.
     const bool several = (i > 0 && bars[i - 1].row->strategy == bars[i].row->strategy) ||
                          (i + 1 < bars.size() && bars[i + 1].row->strategy == bars[i].row->strategy);
     const std::string label = !rotate ? devices_text(bars[i])
-                              : several ? bars[i].row->strategy + " " + devices_text(bars[i])
-                                        : bars[i].row->strategy;
+                              : several ? rotated_label(bars[i].row->strategy + " " + devices_text(bars[i]))
+                                        : rotated_label(bars[i].row->strategy);
+    if (rotate) turned.push_back(label);
     s += (i ? ", " : "") + gp_quote(label) + " " + gp_number(bars[i].x);
   }
   s += ")" + std::string(rotate ? " rotate by 45 right" : "") + " font \",9\"\n";
   if (rotate) {
-    // Room for the turned labels: gnuplot's own estimate comes out short.
-    std::size_t longest = 0;
-    for (const Bar& b : bars) longest = std::max(longest, b.row->strategy.size() + 8);
-    return s + rotated_label_margins(longest, bars.empty() ? 0 : bars.front().row->strategy.size() + 8);
+    return s + rotated_label_margins(turned);  // gnuplot's own estimate comes out short
   }
   s += "# Strategy names under their groups of bars.\n";
   int group_lines = 1, label_id = 1;

@@ -81,11 +81,26 @@ std::string script_render(int width, int height, const std::string& plot_command
   return s;
 }
 
-std::string rotated_label_margins(std::size_t longest_label, std::size_t first_label) {
+std::string rotated_label(std::string_view label) { return wrap_label(label, 28); }
+
+std::string rotated_label_margins(const std::vector<std::string>& labels) {
   // About 4.2 px across and down per character of a 9 pt label at 45 degrees; the margins
-  // count in characters of the 11 pt terminal font (~7 px wide, ~17 px high).
-  const std::size_t bottom = std::min<std::size_t>(16, 2 + longest_label * 4 / 10);
-  const std::size_t left = std::clamp<std::size_t>(first_label * 6 / 10, 10, 30);
+  // count in characters of the 11 pt terminal font (~7 px wide, ~17 px high). Every extra
+  // line of a label moves it ~10 px further down and left.
+  std::size_t longest = 0;
+  int lines = 1;
+  for (const std::string& l : labels) {
+    lines = std::max(lines, line_count(l));
+    std::size_t start = 0;
+    while (start <= l.size()) {
+      const std::size_t end = std::min(l.find('\n', start), l.size());
+      longest = std::max(longest, end - start);
+      start = end + 1;
+    }
+  }
+  const std::size_t extra = static_cast<std::size_t>(lines - 1);
+  const std::size_t bottom = std::min<std::size_t>(20, 2 + longest * 4 / 10 + extra);
+  const std::size_t left = std::clamp<std::size_t>(longest * 6 / 10 + extra, 10, 30);
   return "set bmargin " + std::to_string(bottom) + "\nset lmargin " + std::to_string(left) + "\n";
 }
 

@@ -63,10 +63,14 @@ std::string wrap_label(std::string_view label, std::size_t width = 16);
 /// Number of lines in a wrapped label.
 int line_count(std::string_view text);
 
-/// `set bmargin` / `set lmargin` for x tic labels turned by 45 degrees at 9 pt: room below for
-/// the longest label and, on the left, for the first one (it reaches left of the first bar).
-/// gnuplot's own estimate comes out short for turned text.
-std::string rotated_label_margins(std::size_t longest_label, std::size_t first_label);
+/// A bar label to be turned by 45 degrees: wrapped after commas into lines of about 28
+/// characters, so that long strategies ("dp=256,mp=4,schedule=interleaved,micro=4,...") stay
+/// inside the picture.
+std::string rotated_label(std::string_view label);
+/// `set bmargin` / `set lmargin` for the given turned 9 pt labels (as rotated_label() makes
+/// them): room below for the longest line and, on the left, for labels reaching left of the
+/// first bars. gnuplot's own estimate comes out short for turned text.
+std::string rotated_label_margins(const std::vector<std::string>& labels);
 
 /// A value with 3 significant digits for titles and labels: "1.23", "45.6", "789", "1234".
 std::string short_number(double v);

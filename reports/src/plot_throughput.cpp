@@ -40,11 +40,7 @@ std::optional<PlotSpec> throughput_plot(const ReportData& d) {
   const std::size_t n = d.throughput.size();
   const bool rotate = n > 8;
   int label_lines = 1;
-  std::size_t longest = 0;
-  for (const ThroughputRow& r : d.throughput) {
-    label_lines = std::max(label_lines, line_count(wrap_label(r.strategy)));
-    longest = std::max(longest, r.strategy.size());
-  }
+  for (const ThroughputRow& r : d.throughput) label_lines = std::max(label_lines, line_count(wrap_label(r.strategy)));
   std::string s = script_preamble({p.stem,
                                    "Training throughput per strategy",
                                    {"throughput.csv"},
@@ -61,11 +57,13 @@ std::optional<PlotSpec> throughput_plot(const ReportData& d) {
   s += "unset key\n";
   s += "set xtics (";
   for (std::size_t i = 0; i < n; ++i)
-    s += (i ? ", " : "") + gp_quote(rotate ? d.throughput[i].strategy : wrap_label(d.throughput[i].strategy)) + " " +
+    s += (i ? ", " : "") + gp_quote(rotate ? rotated_label(d.throughput[i].strategy) : wrap_label(d.throughput[i].strategy)) + " " +
          std::to_string(i);
   s += ")" + std::string(rotate ? " rotate by 45 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
-  s += rotate ? rotated_label_margins(longest, d.throughput.front().strategy.size())
-              : "set bmargin " + std::to_string(label_lines + 2) + "\n";
+  std::vector<std::string> turned;
+  if (rotate)
+    for (const auto& r : d.throughput) turned.push_back(rotated_label(r.strategy));
+  s += rotate ? rotated_label_margins(turned) : "set bmargin " + std::to_string(label_lines + 2) + "\n";
   s += "# lc rgb variable takes numbers: vermillion, grey and blue of the palette above.\n";
   s += "colour(f, i) = f == 0 ? 0xD55E00 : (i == 0 ? 0x7F7F7F : 0x0072B2)\n";
   s += "label(x) = sprintf(\"%.2f×\", x)\n";

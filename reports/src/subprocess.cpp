@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "parasim/common/error.hpp"
 
@@ -78,8 +79,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::string fixed_locale = "LC_ALL=C.UTF-8";
+  std::vector<char*> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    if (kv.starts_with("LC_") || kv.starts_with("LANG=") || kv.starts_with("LANGUAGE=")) continue;
+    env.push_back(*e);
+  }
+  env.push_back(fixed_locale.data());
+  env.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   write_end.reset();  // so that reading sees EOF when the child exits
   if (rc != 0) throw RuntimeError(errno_text(("cannot start " + argv[0]).c_str(), rc));

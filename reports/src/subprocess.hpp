@@ -19,7 +19,9 @@ struct ProcessResult {
 inline constexpr std::size_t kMaxCapturedOutput = 64 * 1024;
 
 /// Runs `argv[0]` (a path, not searched on PATH) with `argv` in `cwd`, stdin from /dev/null.
-/// RuntimeError if it cannot be started.
+/// The child gets this process's environment with the locale fixed to C.UTF-8 (LC_ALL; LANG,
+/// LANGUAGE and LC_* dropped), so what it writes (gnuplot's text encoding, number format,
+/// warnings) does not depend on the caller's locale. RuntimeError if it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd,
                           std::chrono::milliseconds timeout);
 

@@ -55,15 +55,18 @@ TEST(Plots, ThroughputBarsCarryTheSpeedupOverTheFirstRow) {
   EXPECT_TRUE(has(s, "(dp=4)") || has(p->caption, "(dp=4)")) << p->caption;
 }
 
-TEST(Plots, RotatedLabelsGetRoomOnTheLeftForTheFirstOne) {
+TEST(Plots, TurnedLabelsAreWrappedAndGetRoomBelowAndLeft) {
   ReportData d;
   for (int i = 0; i < 10; ++i)
     d.breakdown.push_back({"dp=" + std::to_string(i) + ",mp=2,schedule=pipedream,zero=1", 10, 1, 0, 0});
   const auto p = breakdown_plot(d);
   ASSERT_TRUE(p.has_value());
   EXPECT_TRUE(has(p->script, "rotate by 45 right")) << p->script;
-  EXPECT_TRUE(has(p->script, "set lmargin 21\n")) << p->script;  // 36 characters * 0.6
-  EXPECT_TRUE(has(p->script, "set bmargin 16\n")) << p->script;
+  // Turned labels are wrapped after commas into lines of <= 28 characters: "dp=0,mp=2," /
+  // "schedule=pipedream,zero=1" (25 characters, 2 lines): left 25 * 0.6 + 1, bottom 2 + 25 * 0.4 + 1.
+  EXPECT_TRUE(has(p->script, "\"dp=0,mp=2,\\nschedule=pipedream,zero=1\" 0")) << p->script;
+  EXPECT_TRUE(has(p->script, "set lmargin 16\n")) << p->script;
+  EXPECT_TRUE(has(p->script, "set bmargin 13\n")) << p->script;
 }
 
 TEST(Plots, NoDataNoPlot) {

@@ -143,6 +143,26 @@ TEST(ReportWriter, SameInputSameBytes) {
   EXPECT_GE(compared, 15u);
 }
 
+TEST(ReportWriter, TheCallersLocaleDoesNotReachGnuplot) {
+  if (!has_gnuplot()) GTEST_SKIP() << "gnuplot not installed (CI installs gnuplot-nox)";
+  TempDir a("locale_utf8"), b("locale_c");
+  const ReportData d = fixtures::sample_report();
+  const char* saved = std::getenv("LC_ALL");
+  const std::string before = saved != nullptr ? saved : "";
+  ::setenv("LC_ALL", "C.UTF-8", 1);
+  const ReportOutcome utf8 = write_report(d, a.path());
+  // Under LC_ALL=C gnuplot 5.4 warns "iconv failed to convert degree sign" for the scripts'
+  // `set encoding utf8`, and that warning would land in the report's notes.
+  ::setenv("LC_ALL", "C", 1);
+  const ReportOutcome c = write_report(d, b.path());
+  if (saved != nullptr) ::setenv("LC_ALL", before.c_str(), 1);
+  else ::unsetenv("LC_ALL");
+  EXPECT_EQ(c.notes, utf8.notes);
+  for (const std::string& note : c.notes) EXPECT_EQ(note.find("iconv"), std::string::npos) << note;
+  for (const char* file : {"index.html", "summary.md", "throughput.svg", "throughput.png"})
+    EXPECT_TRUE(slurp(a.path() / file) == slurp(b.path() / file)) << file << " depends on the locale";
+}
+
 TEST(ReportWriter, ResultsJsonRedrawsTheSameReport) {
   TempDir a("redraw_a"), b("redraw_b");
   write_report(fixtures::sample_report(), a.path(), {.render = false});
