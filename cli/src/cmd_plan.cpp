@@ -117,7 +117,7 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << " over memory by parameters alone (not lowered), " << s.static_memory << " over memory after lowering, "
       << s.peak_memory << " over memory at the activation peak, " << s.dominated
       << " skipped because a configuration needing no more memory did not fit, " << s.invalid << " not buildable; "
-      << s.simulated << " simulated in " << fixed(seconds, 2) << " s";
+      << s.simulated << " simulated (" << s.simulations << " event-engine runs) in " << fixed(seconds, 2) << " s";
   if (seconds > 0) out << " (" << fixed(static_cast<double>(s.candidates) / seconds, 0) << " configurations/s)";
   out << ".\n\n" << explain_plan(plan) << "\n";
 }

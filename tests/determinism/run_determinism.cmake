@@ -2,6 +2,7 @@
 #
 #   cmake -D PARASIM=<binary> -D WORK_DIR=<dir> -D ARGS="simulate|--taskgraph|g.json|--json"
 #         [-D VARIANTS="--threads|1;--threads|2"] [-D RUNS=2] -P run_determinism.cmake
+#         (VARIANTS may be joined by '^^' instead of ';')
 #
 # Every run gets the same output directory (@OUT@ in ARGS; moved aside afterwards, so paths
 # printed in the output agree) and must exit 0. Its stdout and every file it wrote are compared
@@ -12,6 +13,8 @@ cmake_minimum_required(VERSION 3.25)
 if(NOT RUNS)
   set(RUNS 2)
 endif()
+# Variants may also come joined by '^^' (how CMakeLists.txt passes several through add_test).
+string(REPLACE "^^" ";" VARIANTS "${VARIANTS}")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 set(out_dir "${WORK_DIR}/out")
