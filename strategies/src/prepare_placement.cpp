@@ -85,11 +85,19 @@ void place_layers(Prepared& p, const Variant& v0) {
     return transfer_time(h.forward.latency, bytes, h.forward.bottleneck) +
            transfer_time(h.backward.latency, bytes, h.backward.bottleneck);
   };
+  // cut_time() memoised per (slot, cut position): the partition asks for each many times.
+  std::vector<TimeNs> cut_memo(static_cast<std::size_t>(p.M) * (static_cast<std::size_t>(units) + 1), -1);
+  auto cut_time_of = [&](int part, int at) {
+    TimeNs& t = cut_memo[static_cast<std::size_t>(part % p.M) * (static_cast<std::size_t>(units) + 1) +
+                         static_cast<std::size_t>(at)];
+    if (t < 0) t = cut_time(part, at);
+    return t;
+  };
   const Partition part = partition_contiguous(units, p.C, [&](int c, int begin, int end) {
     const auto& pre = prefix[static_cast<std::size_t>(c % p.M)];
     TimeNs t = pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
-    if (begin > 0) t += cut_time(c - 1, begin);
-    if (end < units) t += cut_time(c, end);
+    if (begin > 0) t += cut_time_of(c - 1, begin);
+    if (end < units) t += cut_time_of(c, end);
     return t;
   });
   std::vector<int> chunk_of_unit(static_cast<std::size_t>(units));
