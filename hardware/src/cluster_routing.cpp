@@ -75,24 +75,42 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
   }
 }
 
+// Trees are computed outside the lock, so threads asking for different sources (a planner's
+// workers on a cold cluster) run their Dijkstras in parallel. A tree depends only on its source,
+// so when two threads compute the same one, the first to store it wins and both agree.
 const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const {
   auto& c = *cache_;
   if (!c.enabled) {
+    bool full = false;
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (const auto it = c.sparse.find(src); it != c.sparse.end()) return it->second.get();
+      full = static_cast<std::int64_t>((c.sparse.size() + 1) * c.endpoints) > kMaxSparseTreeEntries;
+    }
+    if (full) {  // never evicted, so the budget only fills up: computed per call from now on
+      scratch.resize(c.endpoints);
+      shortest_path_tree(src, scratch.data());
+      return scratch.data();
+    }
+    auto tree = std::make_unique<DirLinkId[]>(c.endpoints);
+    shortest_path_tree(src, tree.get());
     std::lock_guard<std::mutex> lock(c.mu);
     if (const auto it = c.sparse.find(src); it != c.sparse.end()) return it->second.get();
-    if (static_cast<std::int64_t>((c.sparse.size() + 1) * c.endpoints) <= kMaxSparseTreeEntries) {
-      auto tree = std::make_unique<DirLinkId[]>(c.endpoints);
-      shortest_path_tree(src, tree.get());
+    if (static_cast<std::int64_t>((c.sparse.size() + 1) * c.endpoints) <= kMaxSparseTreeEntries)
       return c.sparse.emplace(src, std::move(tree)).first->second.get();
-    }
-    scratch.resize(c.endpoints);
-    shortest_path_tree(src, scratch.data());
+    scratch.assign(tree.get(), tree.get() + c.endpoints);  // over budget: not kept
     return scratch.data();
   }
   DirLinkId* tree = c.trees.data() + static_cast<std::size_t>(src) * c.endpoints;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.ready[static_cast<std::size_t>(src)]) return tree;
+  }
+  scratch.resize(c.endpoints);
+  shortest_path_tree(src, scratch.data());
   std::lock_guard<std::mutex> lock(c.mu);
   if (!c.ready[static_cast<std::size_t>(src)]) {
-    shortest_path_tree(src, tree);
+    std::copy(scratch.begin(), scratch.end(), tree);
     c.ready[static_cast<std::size_t>(src)] = 1;
   }
   return tree;
