@@ -93,6 +93,11 @@ void print_one(std::ostream& out, const ValidationResult& r) {
     out << "\n";
     out << "concurrent per-thread speed (1.." << c.speed.size() << " busy threads):";
     for (double v : c.speed) out << " " << fixed(v, 2);
+    if (!c.speed_in_cache.empty()) {
+      out << " streaming,";
+      for (double v : c.speed_in_cache) out << " " << fixed(v, 2);
+      out << " in cache (" << (r.cold_cache_profile ? "streaming" : "in cache") << " used)";
+    }
     out << "; mean contention slowdown applied to op costs x" << fixed(r.contention_slowdown, 2) << "\n";
   }
   print_notes(out, r.notes);

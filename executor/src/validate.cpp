@@ -318,6 +318,14 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
     const std::int32_t op = g.op(t);
     return op >= 0 && ix(op) < base.num_ops() ? base.op(static_cast<models::OpId>(op)).name : std::string();
   };
+  // Threads whose step fits in the last-level cache (the op profiles were taken warm for the same
+  // reason) slow each other only by sharing the cores, not the memory bus: the in-cache curve.
+  HostCalibration contention_calibration;
+  if (req.backend == Backend::Cpu) {
+    contention_calibration = *out.calibration;
+    if (!out.cold_cache_profile && !out.calibration->speed_in_cache.empty())
+      contention_calibration.speed = out.calibration->speed_in_cache;
+  }
   for (int round = 0;; ++round) {
     if (req.backend == Backend::Cpu) {
       host_costs.emplace_back(measured_costs, merged.device.kind, out.calibration->dispatch, slowdown);
@@ -328,7 +336,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
     result.emplace(strategies::simulate_strategy(setup, {.record_timeline = true}));
     if (req.backend != Backend::Cpu || devices == 1 || round == kContentionRounds) break;
     const simulator::TaskGraph& g = result->lowered.graph;
-    const auto next = detail::contention_slowdown(g, result->result.timeline, *out.calibration,
+    const auto next = detail::contention_slowdown(g, result->result.timeline, contention_calibration,
                                                   [&](simulator::TaskId t) { return op_name(g, t); });
     double change = 0;
     for (const auto& [name, f] : next) {

@@ -49,7 +49,7 @@ std::optional<PlotSpec> validation_plot(const ReportData& d) {
                                     "measured x 100), label"}});
   s += "\ndata = \"validation.csv\"\n";
   s += "set title " +
-       gp_quote("Projected vs measured step time: " + std::to_string(n) + (n == 1 ? " run" : " runs") +
+       gp_quote("Projected vs measured step time\n" + std::to_string(n) + (n == 1 ? " run" : " runs") +
                 ", median |error| " + short_number(abs_error_median) + " %, max " +
                 short_number(abs_error_max) + " %") +
        "\n";
@@ -61,7 +61,7 @@ std::optional<PlotSpec> validation_plot(const ReportData& d) {
   s += "set size square\n";
   s += "set samples 200\n";
   s += "set style fill solid 1.0 noborder\n";
-  s += "set key top left opaque box\n";  // above the bands and points, not tangled in them
+  s += "set key inside top left opaque box\n";  // above the bands and points, not tangled in them
   if (n <= 8) {  // beyond that the labels pile up; the CSV and the HTML table name every point
     s += "\n# Point labels (kept here rather than read from the CSV: gnuplot splits quoted fields at commas).\n";
     int k = 1;
