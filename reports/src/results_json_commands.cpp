@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -308,8 +309,29 @@ ReportData read_projection(const JsonField& root) {
       if (m.peak > 0 && (d.memory.empty() || d.memory.back().strategy != m.strategy)) d.memory.push_back(std::move(m));
     }
   }
+  // The best hybrid of each model-parallel width: thin context lines beside DP and the best hybrid.
+  std::map<std::int64_t, ScalingSeries> by_width;
+  for (const JsonField& row : root.at("rows").items_of_array()) {
+    const auto widths = optional_field(row, "hybrid_by_width");
+    if (!widths) continue;
+    const std::int64_t gpus = row.at("gpus").as_int(1, kMaxId);
+    for (const JsonField& w : widths->items_of_array()) {
+      const std::int64_t width = w.at("width").as_int(2, kMaxId);
+      auto [it, added] = by_width.try_emplace(width);
+      if (added) it->second = {"M = " + std::to_string(width) + " GPUs per worker", SeriesKind::ModelParallel, {}};
+      ScalingPoint p;
+      p.gpus = gpus;
+      p.strategy = optional_string(w, "strategy");
+      p.time_to_train_s = w.at("time_to_train_s").as_double(0);
+      p.step_time_ms = optional_double(w, "step_time_ms", 0);
+      p.global_batch = optional_int(w, "global_batch", 0, kMaxBytes);
+      p.epochs = optional_double(w, "epochs", 0);
+      it->second.points.push_back(std::move(p));
+    }
+  }
   for (ScalingSeries* s : {&dp, &hybrid})
     if (!s->points.empty()) d.scaling.push_back(std::move(*s));
+  for (auto& [width, series] : by_width) d.scaling.push_back(std::move(series));
   return d;
 }
 

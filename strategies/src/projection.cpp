@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <set>
 #include <sstream>
 
 #include "parasim/common/error.hpp"
@@ -53,13 +55,16 @@ bool is_preset(const std::string& cluster) {
   return std::find(names.begin(), names.end(), base) != names.end();
 }
 
-/// The side's best feasible row, or the closest candidate with the reason nothing fits.
-ProjectionSide pick_side(const PlanResult& plan, bool hybrid, int gpus) {
+std::int64_t model_parallel_width(const Strategy& s) { return static_cast<std::int64_t>(s.mp) * s.tp; }
+
+/// The best feasible row among those whose model-parallel width passes `keep`, or the closest
+/// candidate with the reason nothing fits.
+ProjectionSide pick_side(const PlanResult& plan, bool hybrid, int gpus,
+                         const std::function<bool(std::int64_t)>& keep) {
   ProjectionSide side;
   const PlanRow* best = nullptr;
   for (const PlanRow& r : plan.rows) {
-    const bool is_hybrid = static_cast<std::int64_t>(r.strategy.mp) * r.strategy.tp > 1;
-    if (is_hybrid != hybrid) continue;
+    if (!keep(model_parallel_width(r.strategy))) continue;
     ++side.candidates;
     if (best == nullptr) best = &r;  // ranked: the best feasible, else the closest miss
   }
@@ -124,8 +129,15 @@ ProjectionRow projection_row_from_plan(int gpus, int nodes, const PlanResult& pl
   ProjectionRow row;
   row.gpus = gpus;
   row.nodes = nodes;
-  row.dp = pick_side(plan, false, gpus);
-  row.hybrid = pick_side(plan, true, gpus);
+  row.dp = pick_side(plan, false, gpus, [](std::int64_t m) { return m == 1; });
+  row.hybrid = pick_side(plan, true, gpus, [](std::int64_t m) { return m > 1; });
+  std::set<std::int64_t> widths;
+  for (const PlanRow& r : plan.rows)
+    if (model_parallel_width(r.strategy) > 1) widths.insert(model_parallel_width(r.strategy));
+  for (std::int64_t m : widths) {
+    ProjectionSide side = pick_side(plan, true, gpus, [m](std::int64_t w) { return w == m; });
+    if (side.feasible) row.hybrid_by_width.emplace(m, std::move(side));
+  }
   if (row.dp.feasible && row.hybrid.feasible && row.dp.time_to_train > 0)
     row.gain_pct = 100.0 * static_cast<double>(row.dp.time_to_train - row.hybrid.time_to_train) /
                    static_cast<double>(row.dp.time_to_train);

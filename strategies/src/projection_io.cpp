@@ -90,6 +90,18 @@ nlohmann::json projection_to_json(const Projection& p) {
   for (const ProjectionRow& r : p.rows) {
     nlohmann::json row;
     for (const Column& c : columns()) row[c.name] = c.value(r);
+    // The best hybrid of each model-parallel width (JSON only: the CSV keeps one row per N).
+    nlohmann::json by_width = nlohmann::json::array();
+    for (const auto& [width, side] : r.hybrid_by_width)
+      by_width.push_back({{"width", width},
+                          {"strategy", to_string(side.strategy)},
+                          {"step_time_ms", ns_to_ms(side.step_time)},
+                          {"global_batch", side.global_batch},
+                          {"epochs", side.epochs},
+                          {"time_to_train_s", ns_to_s(side.time_to_train)},
+                          {"throughput_samples_per_s", side.throughput},
+                          {"peak_memory_bytes", side.peak_memory}});
+    row["hybrid_by_width"] = std::move(by_width);
     rows.push_back(std::move(row));
   }
   j["rows"] = std::move(rows);

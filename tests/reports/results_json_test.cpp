@@ -61,7 +61,18 @@ TEST(ResultsJson, ProjectionBecomesSeriesMemoryAndAssumptions) {
   EXPECT_EQ(d.assumptions.dataset, "imagenet-1k (1281167 samples)");
   EXPECT_EQ(d.assumptions.efficiency_model, "critical-batch E_min=78.4 B_crit=9000");
   EXPECT_EQ(d.assumptions.efficiency_source, "McCandlish et al. 2018");
-  ASSERT_EQ(d.scaling.size(), 2u);
+  ASSERT_EQ(d.scaling.size(), 4u);  // DP, best hybrid, then one line per model-parallel width
+  EXPECT_EQ(d.scaling[2].name, "M = 2 GPUs per worker");
+  EXPECT_EQ(d.scaling[2].kind, SeriesKind::ModelParallel);
+  ASSERT_EQ(d.scaling[2].points.size(), 2u);
+  EXPECT_EQ(d.scaling[2].points[1].gpus, 16);
+  EXPECT_EQ(d.scaling[2].points[1].strategy, "dp=8,mp=2");
+  EXPECT_EQ(d.scaling[2].points[1].time_to_train_s, 27584.0);
+  EXPECT_EQ(d.scaling[3].name, "M = 4 GPUs per worker");
+  ASSERT_EQ(d.scaling[3].points.size(), 1u);  // 16 GPUs: no feasible split into workers of 4
+  EXPECT_EQ(d.scaling[3].points[0].gpus, 8);
+  EXPECT_EQ(d.scaling[3].points[0].global_batch, 128);
+  EXPECT_EQ(d.scaling[3].points[0].epochs, 79.8);
   EXPECT_EQ(d.scaling[0].kind, SeriesKind::DataParallel);
   ASSERT_EQ(d.scaling[0].points.size(), 2u);  // 16 GPUs: no feasible DP-only split
   EXPECT_EQ(d.scaling[0].points[1].time_to_train_s, 29036.5);
@@ -222,7 +233,7 @@ TEST(ResultsJson, MergeCombinesFiles) {
   ReportData d = load_results_file(kData + "/projection.json");
   d.merge(load_results_file(kData + "/validate_suite.json"));
   d.merge(load_results_file(kData + "/plan.json"));
-  EXPECT_EQ(d.scaling.size(), 2u);
+  EXPECT_EQ(d.scaling.size(), 4u);  // DP, best hybrid, M = 2, M = 4
   EXPECT_EQ(d.validation.size(), 2u);
   EXPECT_EQ(d.breakdown.size(), 2u);
   EXPECT_EQ(d.model, "inception_v3");              // the first file's

@@ -130,6 +130,35 @@ TEST(Projection, PicksTheBestOfEachSideFromAPlan) {
   EXPECT_EQ(r.hybrid.candidates, 2);
   ASSERT_TRUE(r.gain_pct.has_value());
   EXPECT_DOUBLE_EQ(*r.gain_pct, 25.0);
+  // One line per model-parallel width: M = 2 has a feasible split, M = 4 (mp=4) does not fit.
+  ASSERT_EQ(r.hybrid_by_width.size(), 1u);
+  EXPECT_EQ(r.hybrid_by_width.begin()->first, 2);
+  EXPECT_EQ(to_string(r.hybrid_by_width.begin()->second.strategy), "dp=2,mp=2,schedule=1f1b,micro=2");
+  EXPECT_EQ(r.hybrid_by_width.begin()->second.time_to_train, 600);
+}
+
+TEST(Projection, BestSplitOfEachModelParallelWidth) {
+  PlanResult plan;
+  auto row = [](const std::string& s, TimeNs ttt) {
+    PlanRow r;
+    r.strategy = parse_strategy(s);
+    r.verdict = Verdict::Feasible;
+    r.time_to_train = ttt;
+    return r;
+  };
+  // Ranked best first, as the planner returns them; tp counts towards the width (mp x tp).
+  plan.rows = {row("dp=2,tp=4", 500), row("dp=4,mp=2", 550), row("dp=8", 560), row("dp=2,mp=2,tp=2", 570),
+               row("dp=4,tp=2", 580), row("mp=8", 900)};
+  const ProjectionRow r = projection_row_from_plan(8, 1, plan);
+  ASSERT_EQ(r.hybrid_by_width.size(), 3u);
+  EXPECT_EQ(to_string(r.hybrid_by_width.at(2).strategy), "dp=4,mp=2");
+  EXPECT_EQ(to_string(r.hybrid_by_width.at(4).strategy), "dp=2,tp=4");
+  EXPECT_EQ(r.hybrid_by_width.at(4).candidates, 2);
+  EXPECT_EQ(to_string(r.hybrid_by_width.at(8).strategy), "mp=8");
+  const nlohmann::json j = projection_to_json(Projection{{r}, {}});
+  ASSERT_EQ(j["rows"][0]["hybrid_by_width"].size(), 3u);
+  EXPECT_EQ(j["rows"][0]["hybrid_by_width"][1]["width"], 4);
+  EXPECT_EQ(j["rows"][0]["hybrid_by_width"][1]["strategy"], "dp=2,tp=4");
 }
 
 }  // namespace

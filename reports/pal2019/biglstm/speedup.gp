@@ -26,11 +26,11 @@ set title font ",14"
 data = "scaling.csv"
 
 # One entry per series; series_index in the CSV selects the entry.
-array series_title[2] = ["DP only", "best hybrid"]
-array series_colour[2] = [vermillion, blue]
-array series_width[2] = [2.5, 2.5]
-array series_dash[2] = [1, 1]
-array series_point[2] = [7, 5]
+array series_title[4] = ["DP only", "best hybrid", "M = 2 GPUs per worker", "M = 4 GPUs per worker"]
+array series_colour[4] = [vermillion, blue, orange, bluish_green]
+array series_width[4] = [2.5, 2.5, 1.5, 1.5]
+array series_dash[4] = [1, 1, 2, 2]
+array series_point[4] = [7, 5, 9, 11]
 
 set title "Speed-up of biglstm over one GPU"
 set logscale x 2

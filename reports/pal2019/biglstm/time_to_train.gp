@@ -26,11 +26,11 @@ set title font ",14"
 data = "scaling.csv"
 
 # One entry per series; series_index in the CSV selects the entry.
-array series_title[2] = ["DP only", "best hybrid"]
-array series_colour[2] = [vermillion, blue]
-array series_width[2] = [2.5, 2.5]
-array series_dash[2] = [1, 1]
-array series_point[2] = [7, 5]
+array series_title[4] = ["DP only", "best hybrid", "M = 2 GPUs per worker", "M = 4 GPUs per worker"]
+array series_colour[4] = [vermillion, blue, orange, bluish_green]
+array series_width[4] = [2.5, 2.5, 1.5, 1.5]
+array series_dash[4] = [1, 1, 2, 2]
+array series_point[4] = [7, 5, 9, 11]
 
 unit_s = 3600.0  # seconds per hours
 set title "Time to train biglstm vs number of GPUs"
@@ -40,7 +40,7 @@ set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
 set xrange [6.153846153846153:1331.2]
 set ylabel "time to train (hours, log scale)"
 set logscale y 10
-set yrange [0.8394093167196428:51.406016416075225]
+set yrange [0.8394093167196428:58.96226386071971]
 set ytics (1, 2, 5, 10, 20, 50)
 
 set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"

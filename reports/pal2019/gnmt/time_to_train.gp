@@ -26,11 +26,11 @@ set title font ",14"
 data = "scaling.csv"
 
 # One entry per series; series_index in the CSV selects the entry.
-array series_title[2] = ["DP only", "best hybrid"]
-array series_colour[2] = [vermillion, blue]
-array series_width[2] = [2.5, 2.5]
-array series_dash[2] = [1, 1]
-array series_point[2] = [7, 5]
+array series_title[5] = ["DP only", "best hybrid", "M = 2 GPUs per worker", "M = 4 GPUs per worker", "M = 8 GPUs per worker"]
+array series_colour[5] = [vermillion, blue, orange, bluish_green, reddish_purple]
+array series_width[5] = [2.5, 2.5, 1.5, 1.5, 1.5]
+array series_dash[5] = [1, 1, 2, 2, 2]
+array series_point[5] = [7, 5, 9, 11, 13]
 
 unit_s = 3600.0  # seconds per hours
 set title "Time to train gnmt vs number of GPUs"
@@ -40,8 +40,8 @@ set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
 set xrange [6.153846153846153:1331.2]
 set ylabel "time to train (hours, log scale)"
 set logscale y 10
-set yrange [0.23456124901587305:8.790127078495]
-set ytics (0.5, 1, 2, 5)
+set yrange [0.23456124901587305:18.055111606299445]
+set ytics (0.5, 1, 2, 5, 10)
 
 set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"
 set output png_file

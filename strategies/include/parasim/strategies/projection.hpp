@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,6 +98,9 @@ struct ProjectionRow {
   ProjectionSide dp;
   ProjectionSide hybrid;
   std::optional<double> gain_pct;  // when both sides are feasible
+  /// The best feasible hybrid of each model-parallel width M = mp x tp (2, 4, 8, ...): the
+  /// "each MP degree" lines of Pal et al.'s figure. Widths with no feasible candidate are absent.
+  std::map<std::int64_t, ProjectionSide> hybrid_by_width;
 };
 
 struct ProjectionAssumptions {
