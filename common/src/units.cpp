@@ -19,7 +19,8 @@ std::string format_time(TimeNs t) {
   if (a < 1e3) return printf_string("%.0f %s", v, "ns");
   if (a < 1e6) return printf_string("%.2f %s", v / 1e3, "us");
   if (a < 1e9) return printf_string("%.3f %s", v / 1e6, "ms");
-  if (a < 3600e9) return printf_string("%.2f %s", v / 1e9, "s");
+  if (a < 120e9) return printf_string("%.2f %s", v / 1e9, "s");
+  if (a < 3600e9) return printf_string("%.1f %s", v / 60e9, "min");  // "48.3 min", not "2895.08 s"
   if (a < 86400e9 * 2) return printf_string("%.2f %s", v / 3600e9, "h");
   return printf_string("%.2f %s", v / 86400e9, "d");
 }

@@ -33,6 +33,8 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_time(12'400), "12.40 us");
   EXPECT_EQ(format_time(3'215'000), "3.215 ms");
   EXPECT_EQ(format_time(4'200'000'000), "4.20 s");
+  EXPECT_EQ(format_time(119 * kNsPerS), "119.00 s");
+  EXPECT_EQ(format_time(2895'080'000'000), "48.3 min");
   EXPECT_EQ(format_time(2 * 3600 * kNsPerS), "2.00 h");
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(25 * MiB), "25.00 MiB");

@@ -58,7 +58,8 @@ inline TimeNs ms_to_ns(double ms) { return static_cast<TimeNs>(std::llround(ms *
 inline TimeNs us_to_ns(double us) { return static_cast<TimeNs>(std::llround(us * 1e3)); }
 inline TimeNs s_to_ns(double s) { return static_cast<TimeNs>(std::llround(s * 1e9)); }
 
-/// Human-readable duration: "812 ns", "12.40 us", "3.215 ms", "4.20 s", "2.1 h", "3.4 d".
+/// Human-readable duration: "812 ns", "12.40 us", "3.215 ms", "4.20 s" (below 2 minutes),
+/// "48.3 min" (below an hour), "2.10 h", "3.40 d".
 std::string format_time(TimeNs t);
 /// Human-readable size with binary prefixes: "512 B", "1.50 KiB", "25.00 MiB", "16.00 GiB".
 std::string format_bytes(Bytes b);
