@@ -11,7 +11,9 @@
 // So two simulations at K1 < K2 (K1 = mp, K2 = 2 mp for pipelines; 2 mp and 3 mp for interleaving,
 // whose warm-up is longer; 1 and 2 without a pipeline) give every quantity at K exactly in
 // exact arithmetic; measured on Turing-NLG 530B configurations, the largest deviation from a full
-// simulation is 0.3% of the step (1F1B with sequence parallelism), peaks exact (docs/projection.md).
+// simulation is 0.4% of the step (1F1B with sequence parallelism), peaks exact (docs/projection.md).
+// Long 1F1B pipelines are sampled earlier, at a third and two thirds of their stages, with peaks
+// continued along the micro-batches each stage holds in flight (extrapolation_points()).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -85,8 +87,9 @@ StepSample sample_of(const StrategyResult& r) {
   return s;
 }
 
-/// Every quantity of `a` (at k1) and `b` (at k2) continued affinely to k.
-StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2, int k) {
+/// Every quantity of `a` (at k1) and `b` (at k2) continued affinely to k. Peaks are affine in the
+/// micro-batches a device holds in flight: K, or with `stages` > 0 (1F1B) min(K, stages - stage).
+StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2, int k, int stages) {
   const double t = static_cast<double>(k - k1) / static_cast<double>(k2 - k1);
   auto at = [t](std::int64_t x, std::int64_t y) {
     return static_cast<std::int64_t>(std::llround(static_cast<double>(x) + t * static_cast<double>(y - x)));
@@ -99,7 +102,17 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
     StepSample::Device& d = s.devices[i];
     d.compute = at(a.devices[i].compute, d.compute);
     d.exposed = at(a.devices[i].exposed, d.exposed);
-    d.peak = at(a.devices[i].peak, d.peak);
+    if (stages > 0) {
+      auto in_flight = [&](int micro) { return std::min(micro, stages - d.stage); };
+      const int n1 = in_flight(k1), n2 = in_flight(k2);
+      if (n2 > n1) {
+        const double u = static_cast<double>(in_flight(k) - n1) / static_cast<double>(n2 - n1);
+        d.peak = static_cast<Bytes>(std::llround(static_cast<double>(a.devices[i].peak) +
+                                                 u * static_cast<double>(d.peak - a.devices[i].peak)));
+      }  // else already all in flight at k1: the peak stays
+    } else {
+      d.peak = at(a.devices[i].peak, d.peak);
+    }
     if (d.peak > d.capacity && (worst == nullptr || static_cast<double>(d.peak) * static_cast<double>(worst->capacity) >
                                                         static_cast<double>(worst->peak) * static_cast<double>(d.capacity)))
       worst = &d;
@@ -111,9 +124,24 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
   return s;
 }
 
+/// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 3) and
+/// ceil(2 mp / 3) micro-batches, fewer than the stages. Stage s holds min(K, mp - s) micro-batches
+/// in flight (pipeline_schedule.cpp), so its peak is continued along that count, not along K; the
+/// step grows by nearly the steady-state time per micro-batch from about mp / 3 on. How nearly
+/// depends on the length: on Turing-NLG 530B these samples put 105-stage steps within 0.15% of
+/// a full simulation (peaks exact), while mp / 2 and mp put 21-stage steps (sequence
+/// parallelism) 0.8% off, so shorter pipelines keep mp and 2 mp (docs/projection.md).
+inline constexpr int kLongPipeline = 64;
+bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.schedule == Schedule::OneFOneB; }
+
 /// The micro-batch counts to simulate for an extrapolation to `s.micro`, or {0, 0} when the
-/// count is small enough to simulate directly.
+/// count is small enough to simulate directly (long 1F1B: when the two samples would not be
+/// fewer micro-batches than K itself).
 std::array<int, 2> extrapolation_points(const Strategy& s) {
+  if (long_one_f_one_b(s)) {
+    const std::array<int, 2> k{(s.mp + 2) / 3, (2 * s.mp + 2) / 3};
+    return s.micro > k[0] + k[1] ? k : std::array<int, 2>{0, 0};
+  }
   std::array<int, 2> k{1, 2};
   if (s.mp > 1 && s.pipelined()) k = s.schedule == Schedule::Interleaved ? std::array<int, 2>{2 * s.mp, 3 * s.mp}
                                                                           : std::array<int, 2>{s.mp, 2 * s.mp};
@@ -223,7 +251,9 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
       row.simulations = runs;
       return row;
     }
-    fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro), req);
+    fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro,
+                                      long_one_f_one_b(c.strategy) ? c.strategy.mp : 0),
+                     req);
     row.simulations = runs;
   } catch (const InputError& e) {
     row = PlanRow{};
