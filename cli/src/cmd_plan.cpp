@@ -21,6 +21,7 @@
 #include "parasim/strategies/planner.hpp"
 #include "parasim/strategies/projection.hpp"
 #include "plan_inputs.hpp"
+#include "text_table.hpp"
 
 namespace parasim::cli {
 
@@ -51,21 +52,6 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width(rows.front().size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      const std::string pad(width[c] - r[c].size(), ' ');
-      line += c == 1 ? r[c] + pad : pad + r[c];  // the strategy column left-aligned, numbers right
-      if (c + 1 < r.size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-}
 
 hardware::Cluster plan_cluster(const PlanOptions& o) {
   const std::string base = o.in.cluster.substr(0, o.in.cluster.find(':'));
@@ -111,7 +97,9 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
                     format_bytes(r.peak_memory), pct(r.memory_ratio()) + (r.feasible() ? "" : " OVER"),
                     fixed(r.epochs, 1), format_time(r.time_to_train)});
   }
-  print_table(out, rows);
+  std::vector<bool> right(rows.front().size(), true);
+  right[1] = false;  // the strategy column left-aligned, numbers right
+  print_table(out, rows, right);
   const PlanStats& s = plan.stats;
   out << "\n" << s.candidates << " configurations: " << s.feasible << " feasible, " << s.memory_bound
       << " over memory by parameters alone (not lowered), " << s.static_memory << " over memory after lowering, "

@@ -12,6 +12,7 @@
 #include "parasim/common/progress.hpp"
 #include "parasim/strategies/projection.hpp"
 #include "plan_inputs.hpp"
+#include "text_table.hpp"
 
 namespace parasim::cli {
 
@@ -32,21 +33,6 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& left) {
-  std::vector<std::size_t> width(rows.front().size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      const std::string pad(width[c] - r[c].size(), ' ');
-      line += left[c] ? r[c] + pad : pad + r[c];
-      if (c + 1 < r.size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << "\n";
-  }
-}
 
 std::vector<std::string> side_cells(const strategies::ProjectionSide& s) {
   if (!s.feasible) return {to_string(s.strategy) + " (infeasible)", "-", "-", "-", "-"};
@@ -67,7 +53,8 @@ void print_projection(std::ostream& out, const strategies::Projection& p) {
     rows.push_back(std::move(row));
   }
   out << "projection: " << a.model << " on " << a.cluster << "\n\n";
-  print_table(out, rows, {false, false, true, false, false, false, false, true, false, false, false, false, false});
+  // Numbers right-aligned; the two strategy columns left-aligned.
+  print_table(out, rows, {true, true, false, true, true, true, true, false, true, true, true, true, true});
   bool any_infeasible = false;
   for (const ProjectionRow& r : p.rows)
     for (const ProjectionSide* s : {&r.dp, &r.hybrid})

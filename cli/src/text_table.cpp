@@ -20,6 +20,7 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
       line += right_aligned ? pad + r[c] : (last ? r[c] : r[c] + pad);
       if (!last) line += "  ";
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();  // an empty last cell pads nothing
     out << line << "\n";
   }
 }

@@ -9,7 +9,7 @@ namespace parasim::cli {
 
 /// Prints `rows` as columns separated by two spaces, each as wide as its widest cell. Columns
 /// flagged in `right` are right-aligned (numbers); the others are left-aligned, and the last
-/// column of a row is never padded (no trailing blanks). Rows may be shorter than `right`.
+/// column of a row is never padded and no line ends in blanks. Rows may be shorter than `right`.
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
 
 }  // namespace parasim::cli
