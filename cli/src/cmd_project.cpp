@@ -9,7 +9,6 @@
 #include "commands.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
-#include "parasim/common/progress.hpp"
 #include "parasim/strategies/projection.hpp"
 #include "plan_inputs.hpp"
 #include "text_table.hpp"
@@ -81,36 +80,8 @@ void run_project(const ProjectOptions& o) {
   const models::Model model = load_planning_model(o.in);
   const auto costs = make_cost_model(o.in, model);
   const Dataset data = planning_dataset(o.in, model);
-  const PerDeviceBatch pdb = o.per_device_batch > 0 ? PerDeviceBatch{o.per_device_batch, "--per-device-batch"}
-                                                    : default_per_device_batch(model.name());
-  // Member by member: GCC 12 warns (maybe-uninitialized) on a designated initializer that leaves
-  // the SearchSpace's vectors to their defaults.
-  ProjectionRequest req;
-  req.model = &model;
-  req.cluster = o.in.cluster;
-  req.costs = costs.get();
-  req.optimizer = profiler::parse_optimizer(o.in.optimizer);
-  req.dtype = planning_dtype(o.in);
-  req.efficiency = planning_efficiency(o.in, model, data);
-  req.dataset = data;
-  req.per_device_batch = pdb.batch;
-  req.per_device_batch_source = pdb.source;
-  req.gpus = parse_gpu_counts(o.gpus);
-  req.granularity = planning_granularity(o.in);
-  req.threads = o.in.threads;
-  req.exact = o.in.exact;
-  apply_search_options(o.in, req.space);
-  req.space.max_model_parallel = o.max_model_parallel;
-  std::unique_ptr<ProgressBar> bar;
-  req.on_gpu_count = [&bar](int gpus, std::size_t candidates) {
-    if (bar) bar->finish();
-    bar = std::make_unique<ProgressBar>("project " + std::to_string(gpus) + " GPUs", candidates);
-  };
-  req.on_candidate_done = [&bar] {
-    if (bar) bar->advance();
-  };
-  const Projection p = run_projection(req);
-  if (bar) bar->finish();
+  const Projection p = run_planning_projection(o.in, model, *costs, data, o.gpus, o.per_device_batch,
+                                               o.max_model_parallel);
   if (o.json) std::cout << dump_json(projection_to_json(p));
   else if (o.csv) std::cout << projection_to_csv(p);
   else print_projection(std::cout, p);

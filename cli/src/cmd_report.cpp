@@ -95,35 +95,8 @@ ReportData project_for_report(const ReportArgs& a) {
   const models::Model model = load_planning_model(a.in);
   const auto costs = make_cost_model(a.in, model);
   const Dataset data = planning_dataset(a.in, model);
-  const PerDeviceBatch pdb = a.per_device_batch > 0 ? PerDeviceBatch{a.per_device_batch, "--per-device-batch"}
-                                                    : default_per_device_batch(model.name());
-  // Field by field: a designated initializer here trips a false GCC 12 -Wmaybe-uninitialized.
-  strategies::ProjectionRequest req;
-  req.model = &model;
-  req.cluster = a.in.cluster;
-  req.costs = costs.get();
-  req.optimizer = profiler::parse_optimizer(a.in.optimizer);
-  req.dtype = planning_dtype(a.in);
-  req.efficiency = planning_efficiency(a.in, model, data);
-  req.dataset = data;
-  req.per_device_batch = pdb.batch;
-  req.per_device_batch_source = pdb.source;
-  req.gpus = parse_gpu_counts(a.gpus);
-  req.granularity = planning_granularity(a.in);
-  req.threads = a.in.threads;
-  req.exact = a.in.exact;
-  apply_search_options(a.in, req.space);
-  req.space.max_model_parallel = a.max_model_parallel;
-  std::unique_ptr<ProgressBar> bar;
-  req.on_gpu_count = [&bar](int gpus, std::size_t candidates) {
-    if (bar) bar->finish();
-    bar = std::make_unique<ProgressBar>("project " + std::to_string(gpus) + " GPUs", candidates);
-  };
-  req.on_candidate_done = [&bar] {
-    if (bar) bar->advance();
-  };
-  const Projection p = run_projection(req);
-  if (bar) bar->finish();
+  const Projection p = run_planning_projection(a.in, model, *costs, data, a.gpus, a.per_device_batch,
+                                               a.max_model_parallel);
 
   ReportData d = results_from_json(projection_to_json(p), "projection");
   // The re-simulated winners carry every device's memory with its breakdown: better than the

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/progress.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
@@ -110,6 +111,44 @@ void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& spa
   space.max_mp = in.max_mp;
   space.max_tp = in.max_tp;
   space.all_mappings = in.all_mappings;
+}
+
+strategies::Projection run_planning_projection(const PlanningInputs& in, const models::Model& model,
+                                               const profiler::CostModel& costs, const strategies::Dataset& data,
+                                               const std::string& gpus, std::int64_t per_device_batch,
+                                               int max_model_parallel) {
+  using namespace strategies;
+  const PerDeviceBatch pdb = per_device_batch > 0 ? PerDeviceBatch{per_device_batch, "--per-device-batch"}
+                                                  : default_per_device_batch(model.name());
+  // Member by member: GCC 12 warns (maybe-uninitialized) on a designated initializer that leaves
+  // the SearchSpace's vectors to their defaults.
+  ProjectionRequest req;
+  req.model = &model;
+  req.cluster = in.cluster;
+  req.costs = &costs;
+  req.optimizer = profiler::parse_optimizer(in.optimizer);
+  req.dtype = planning_dtype(in);
+  req.efficiency = planning_efficiency(in, model, data);
+  req.dataset = data;
+  req.per_device_batch = pdb.batch;
+  req.per_device_batch_source = pdb.source;
+  req.gpus = parse_gpu_counts(gpus);
+  req.granularity = planning_granularity(in);
+  req.threads = in.threads;
+  req.exact = in.exact;
+  apply_search_options(in, req.space);
+  req.space.max_model_parallel = max_model_parallel;
+  std::unique_ptr<ProgressBar> bar;
+  req.on_gpu_count = [&bar](int count, std::size_t candidates) {
+    if (bar) bar->finish();
+    bar = std::make_unique<ProgressBar>("project " + std::to_string(count) + " GPUs", candidates);
+  };
+  req.on_candidate_done = [&bar] {
+    if (bar) bar->advance();
+  };
+  Projection p = run_projection(req);
+  if (bar) bar->finish();
+  return p;
 }
 
 }  // namespace parasim::cli

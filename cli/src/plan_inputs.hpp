@@ -21,6 +21,7 @@
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/efficiency.hpp"
 #include "parasim/strategies/lowering.hpp"
+#include "parasim/strategies/projection.hpp"
 #include "parasim/strategies/search_space.hpp"
 
 namespace parasim::cli {
@@ -59,5 +60,12 @@ strategies::StatisticalEfficiency planning_efficiency(const PlanningInputs& in, 
 std::optional<strategies::Granularity> planning_granularity(const PlanningInputs& in);
 /// Schedules, recompute, ZeRO, max mp/tp and mappings from the options (batch and GPU fields untouched).
 void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& space);
+/// `parasim project`'s projection (also what `parasim report --model` draws): `gpus` as --gpus,
+/// `per_device_batch` 0 for the model's default, `max_model_parallel` 0 for one node; a progress
+/// bar per GPU count on a terminal.
+strategies::Projection run_planning_projection(const PlanningInputs& in, const models::Model& model,
+                                               const profiler::CostModel& costs, const strategies::Dataset& data,
+                                               const std::string& gpus, std::int64_t per_device_batch,
+                                               int max_model_parallel);
 
 }  // namespace parasim::cli
