@@ -12,7 +12,7 @@
 // whose warm-up is longer; 1 and 2 without a pipeline) give every quantity at K exactly in
 // exact arithmetic; measured on Turing-NLG 530B configurations, the largest deviation from a full
 // simulation is 0.4% of the step (1F1B with sequence parallelism), peaks exact (docs/projection.md).
-// Long 1F1B pipelines are sampled earlier, at a third and two thirds of their stages, with peaks
+// Long 1F1B pipelines are sampled earlier, at a sixth and half of their stages, with peaks
 // continued along the micro-batches each stage holds in flight (extrapolation_points()).
 #include <algorithm>
 #include <array>
@@ -124,13 +124,14 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
   return s;
 }
 
-/// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 3) and
-/// ceil(2 mp / 3) micro-batches, fewer than the stages. Stage s holds min(K, mp - s) micro-batches
+/// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 6) and
+/// ceil(mp / 2) micro-batches, fewer than the stages. Stage s holds min(K, mp - s) micro-batches
 /// in flight (pipeline_schedule.cpp), so its peak is continued along that count, not along K; the
-/// step grows by nearly the steady-state time per micro-batch from about mp / 3 on. How nearly
-/// depends on the length: on Turing-NLG 530B these samples put 105-stage steps within 0.15% of
-/// a full simulation (peaks exact), while mp / 2 and mp put 21-stage steps (sequence
-/// parallelism) 0.8% off, so shorter pipelines keep mp and 2 mp (docs/projection.md).
+/// step grows by nearly the steady-state time per micro-batch from far below mp on. How nearly
+/// depends on the length: on Turing-NLG 530B these samples put 105-stage steps within 0.26% of
+/// a full simulation (peaks exact; mp / 3 and 2 mp / 3 gave 0.15%, mp / 9 and 2 mp / 9 0.88%),
+/// while mp / 2 and mp put 21-stage steps (sequence parallelism) 0.8% off, so shorter pipelines
+/// keep mp and 2 mp (docs/projection.md, bench/planner_accuracy.cpp).
 inline constexpr int kLongPipeline = 64;
 bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.schedule == Schedule::OneFOneB; }
 
@@ -139,7 +140,7 @@ bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.sch
 /// fewer micro-batches than K itself).
 std::array<int, 2> extrapolation_points(const Strategy& s) {
   if (long_one_f_one_b(s)) {
-    const std::array<int, 2> k{(s.mp + 2) / 3, (2 * s.mp + 2) / 3};
+    const std::array<int, 2> k{(s.mp + 5) / 6, (s.mp + 1) / 2};
     return s.micro > k[0] + k[1] ? k : std::array<int, 2>{0, 0};
   }
   std::array<int, 2> k{1, 2};

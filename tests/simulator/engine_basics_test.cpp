@@ -130,6 +130,57 @@ TEST(EngineBasics, CollectiveOccupiesTheCommStreamOfEveryMember) {
   EXPECT_EQ(r.critical_path, ids({busy, ar}));
 }
 
+TEST(EngineBasics, AMemberWithNothingButItsGroupsCollectivesIsStillCounted) {
+  // Device 1 only ever takes part in grp's allreduce (a TP rank a symmetric lowering does not
+  // simulate): the engine queues the collective on device 0 alone and fills in device 1's times.
+  auto cluster = star_cluster(2, 0, 10);
+  TaskGraphBuilder b(2);
+  const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
+  const TaskId a = b.add_compute({.device = 0, .duration = 1'000, .name = "a"});
+  const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce, .group = grp, .bytes = 3'000,
+                                      .algorithm = CollectiveAlgorithm::Ring, .name = "ar"});
+  const TaskId c = b.add_compute({.device = 0, .duration = 500, .name = "c"});
+  b.add_dependency(ar, a);
+  b.add_dependency(c, ar);
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  // Ring of 2 on a switch: 2 steps of 1500 B at 10 GB/s = 150 ns each.
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].start, 1'000);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 1'300);
+  EXPECT_EQ(r.step_time, 1'800);
+  EXPECT_EQ(r.devices[0].compute_busy, 1'500);
+  EXPECT_EQ(r.devices[0].comm_busy, 300);
+  EXPECT_EQ(r.devices[0].idle, 0);
+  EXPECT_EQ(r.devices[1].compute_busy, 0);
+  EXPECT_EQ(r.devices[1].comm_busy, 300);
+  EXPECT_EQ(r.devices[1].exposed_comm, 300);
+  EXPECT_EQ(r.devices[1].idle, 1'500);
+  EXPECT_EQ(r.critical_path, ids({a, ar, c}));
+}
+
+TEST(EngineBasics, CollectivesOfAGroupWithOnlyCollectivesStillRunOneAtATime) {
+  // Neither member has any other task; both allreduces are ready at 0 and must still take the
+  // comm stream one after the other, in id order.
+  auto cluster = star_cluster(3, 0, 10);
+  TaskGraphBuilder b(3);
+  const GroupId grp = b.add_group(std::vector<DeviceId>{1, 2});
+  const TaskId first = b.add_collective({.op = CollectiveOp::AllReduce, .group = grp, .bytes = 3'000,
+                                         .algorithm = CollectiveAlgorithm::Ring, .name = "first"});
+  const TaskId second = b.add_collective({.op = CollectiveOp::AllReduce, .group = grp, .bytes = 3'000,
+                                          .algorithm = CollectiveAlgorithm::Ring, .name = "second"});
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(first)].end, 300);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(second)].start, 300);
+  EXPECT_EQ(r.step_time, 600);
+  for (int d : {1, 2}) {
+    EXPECT_EQ(r.devices[static_cast<std::size_t>(d)].comm_busy, 600) << d;
+    EXPECT_EQ(r.devices[static_cast<std::size_t>(d)].idle, 0) << d;
+  }
+  EXPECT_EQ(r.devices[0].idle, 600);
+  EXPECT_EQ(r.critical_path, ids({first, second}));
+}
+
 TEST(EngineBasics, TooManyDevicesForTheClusterIsAnInputError) {
   auto cluster = star_cluster(2, 0, 10);
   TaskGraphBuilder b(3);
