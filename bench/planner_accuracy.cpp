@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   Worst worst;
   int verdicts_differ = 0, peaks_differ = 0, extrapolated = 0;
   double worst_peak = 0;
+  std::string worst_peak_row;
   for (const PlanRow& r : fast.plan.rows) {
     const auto it = rank_in_full.find(key_of(r));
     if (it == rank_in_full.end()) {
@@ -88,8 +89,13 @@ int main(int argc, char** argv) {
     if (r.sampled_micro[0] != 0) ++extrapolated;
     if (r.peak_memory != ref.peak_memory) {
       ++peaks_differ;
-      worst_peak = std::max(worst_peak, std::abs(relative(static_cast<double>(r.peak_memory),
-                                                          static_cast<double>(ref.peak_memory))));
+      const double e = std::abs(relative(static_cast<double>(r.peak_memory), static_cast<double>(ref.peak_memory)));
+      if (std::getenv("PEAKS")) std::fprintf(stderr, "%s %s sampled %d,%d fast %lld full %lld\n", key_of(r).c_str(), to_string(r.verdict).c_str(), r.sampled_micro[0], r.sampled_micro[1], (long long)r.peak_memory, (long long)ref.peak_memory);
+      if (e > worst_peak) {
+        worst_peak = e;
+        worst_peak_row = key_of(r) + " (simulated at " + std::to_string(r.sampled_micro[0]) + " and " +
+                         std::to_string(r.sampled_micro[1]) + " micro-batches)";
+      }
     }
     if (r.step_time <= 0 || ref.step_time <= 0) continue;
     const double e = std::abs(relative(static_cast<double>(r.step_time), static_cast<double>(ref.step_time)));
@@ -120,8 +126,8 @@ int main(int argc, char** argv) {
               full.seconds);
   std::printf("rows with a step time in both: %zu; differing: %d; max |error| %.4f%% (%s); median %.4f%%\n",
               step_errors.size(), differing, 100 * worst.error, worst.row.c_str(), 100 * median);
-  std::printf("peak memory differs in %d rows (max %.4f%%); verdicts differ in %d rows\n", peaks_differ,
-              100 * worst_peak, verdicts_differ);
+  std::printf("peak memory differs in %d rows (max %.4f%%%s%s); verdicts differ in %d rows\n", peaks_differ,
+              100 * worst_peak, worst_peak_row.empty() ? "" : ": ", worst_peak_row.c_str(), verdicts_differ);
   std::printf("ranking: the first %zu rows in the same order; %zu of %zu rows at another rank\n\n", same_prefix,
               displaced, fast.plan.rows.size());
   std::printf("| schedule, stages | max step error | row |\n|---|---|---|\n");

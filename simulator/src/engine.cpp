@@ -13,6 +13,9 @@
 // collectives are queued only on the group's other (waiting) members, and its busy time is the
 // sum of the group's collective durations, filled in at the end. Results are the same as queueing
 // on every member; the engine saves the per-member work (with tp = 8, seven of eight streams).
+// Stream and device state is kept for the other (local) devices only: a symmetric lowering of a
+// 5,128-GPU strategy simulates about a hundred of them, and the rest are reported at the end
+// (idle, or busy with their lane) without being allocated per run.
 #include "parasim/simulator/engine.hpp"
 
 #include <algorithm>
@@ -118,24 +121,16 @@ class Simulation {
         planner_(options.planner != nullptr ? *options.planner : *own_planner_),
         network_(cluster, planner_.routes(), options.record_timeline),
         streams_per_device_(static_cast<std::size_t>(graph.streams_per_device())),
-        streams_(static_cast<std::size_t>(graph.num_devices()) * streams_per_device_),
-        devices_(static_cast<std::size_t>(graph.num_devices())),
         remaining_(graph.size()),
         crit_pred_(graph.size(), kNoTask) {
     find_passive_devices();
+    streams_.resize(global_of_.size() * streams_per_device_);
+    devices_.resize(global_of_.size());
     if (options.record_timeline) {
       timeline_.assign(graph.size(), TaskTiming{});
       algorithms_.assign(graph.size(), CollectiveAlgorithm::Auto);
     }
-    for (DeviceId d = 0; d < graph.num_devices(); ++d) {
-      auto& dev = devices_[static_cast<std::size_t>(d)];
-      const StaticMemory& m = graph.static_memory(d);
-      dev.fixed = m;
-      dev.static_bytes = m.total();
-      dev.stats.capacity = cluster.device(d).memory;
-      dev.stats.peak_memory = m.total();
-      dev.stats.peak_breakdown = {m.params, m.grads, m.optimizer, 0, m.other};
-    }
+    for (std::size_t i = 0; i < global_of_.size(); ++i) init_device(devices_[i], global_of_[i]);
   }
 
   StepResult run() {
@@ -157,10 +152,22 @@ class Simulation {
   }
 
  private:
+  // Stream and device state are indexed by local device (local_of_); both orders agree, so
+  // sorting stream indices sorts by (device, stream) as before.
   std::size_t stream_index(DeviceId d, int s) const {
-    return static_cast<std::size_t>(d) * streams_per_device_ + static_cast<std::size_t>(s);
+    return static_cast<std::size_t>(local_of_[static_cast<std::size_t>(d)]) * streams_per_device_ +
+           static_cast<std::size_t>(s);
   }
-  DeviceState& dev(DeviceId d) { return devices_[static_cast<std::size_t>(d)]; }
+  DeviceState& dev(DeviceId d) { return devices_[static_cast<std::size_t>(local_of_[static_cast<std::size_t>(d)])]; }
+
+  void init_device(DeviceState& dev, DeviceId d) const {
+    const StaticMemory& m = g_.static_memory(d);
+    dev.fixed = m;
+    dev.static_bytes = m.total();
+    dev.stats.capacity = cluster_.device(d).memory;
+    dev.stats.peak_memory = m.total();
+    dev.stats.peak_breakdown = {m.params, m.grads, m.optimizer, 0, m.other};
+  }
 
   // (group, stream) of a collective: the index of its waiting members and its busy time.
   std::size_t lane_of(TaskId t) const {
@@ -173,7 +180,7 @@ class Simulation {
   // lane's collectives still queue in order somewhere.
   void find_passive_devices() {
     constexpr std::int64_t kUnused = -2, kActive = -1;
-    std::vector<std::int64_t> state(devices_.size(), kUnused);
+    std::vector<std::int64_t> state(static_cast<std::size_t>(g_.num_devices()), kUnused);
     const std::size_t lanes = static_cast<std::size_t>(g_.num_groups()) * streams_per_device_;
     std::vector<char> used(lanes, 0);
     for (TaskId t = 0; t < static_cast<TaskId>(g_.size()); ++t) {
@@ -206,8 +213,13 @@ class Simulation {
         waiting_[lane].push_back(members.front());
       }
     }
-    for (std::size_t d = 0; d < state.size(); ++d)
+    local_of_.assign(state.size(), -1);
+    for (std::size_t d = 0; d < state.size(); ++d) {
       if (state[d] >= 0) passive_.emplace_back(static_cast<DeviceId>(d), static_cast<std::size_t>(state[d]));
+      if (state[d] != kActive) continue;
+      local_of_[d] = static_cast<std::int32_t>(global_of_.size());
+      global_of_.push_back(static_cast<DeviceId>(d));
+    }
   }
 
   // ------------------------------------------------------------------ events
@@ -541,7 +553,7 @@ class Simulation {
       if (!streams_[s].queue.empty()) {
         const TaskId t = streams_[s].queue.front().task;
         where = " (stream " + std::to_string(s % streams_per_device_) + " of device " +
-                std::to_string(s / streams_per_device_) + " is blocked at task " + std::to_string(t) + " \"" +
+                std::to_string(global_of_[s / streams_per_device_]) + " is blocked at task " + std::to_string(t) + " \"" +
                 std::string(g_.name(t)) + "\")";
       }
     throw RuntimeError("simulation stalled with " + std::to_string(g_.size() - completed_) +
@@ -555,10 +567,20 @@ class Simulation {
     r.events = event_count_;
     r.collective_mode = options_.collectives;
     now_ = last_end_;
-    r.devices.reserve(devices_.size());
-    for (auto& d : devices_) {
-      touch(d);
-      r.devices.push_back(d.stats);
+    // Devices without local state: never touched (idle throughout) or passive (below).
+    r.devices.resize(static_cast<std::size_t>(g_.num_devices()));
+    for (DeviceId d = 0; d < g_.num_devices(); ++d) {
+      const std::int32_t local = local_of_[static_cast<std::size_t>(d)];
+      if (local >= 0) {
+        DeviceState& state = devices_[static_cast<std::size_t>(local)];
+        touch(state);
+        r.devices[static_cast<std::size_t>(d)] = state.stats;
+      } else {
+        DeviceState untouched;
+        init_device(untouched, d);
+        touch(untouched);
+        r.devices[static_cast<std::size_t>(d)] = untouched.stats;
+      }
     }
     for (const auto& [device, lane] : passive_) {  // only ever busy with their lane's collectives
       DeviceStats& s = r.devices[static_cast<std::size_t>(device)];
@@ -598,6 +620,8 @@ class Simulation {
   std::vector<std::vector<DeviceId>> waiting_;               // per lane: the members a collective queues on
   std::vector<TimeNs> lane_busy_, lane_start_;                // per lane: summed and current collective
   std::vector<std::pair<DeviceId, std::size_t>> passive_;   // device, its lane
+  std::vector<std::int32_t> local_of_;                      // per device: its local index, or -1
+  std::vector<DeviceId> global_of_;                         // per local index: the device
   std::unordered_map<PlanKey, const CollectivePlan*, PlanKeyHash> plans_;
   std::unordered_map<PlanKey, Resolved, PlanKeyHash> resolved_;
   TimeNs now_ = 0;

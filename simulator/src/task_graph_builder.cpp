@@ -134,12 +134,13 @@ void TaskGraphBuilder::add_dependency(TaskId task, TaskId depends_on) {
 void TaskGraphBuilder::set_memory(TaskId t, Bytes alloc_at_start, Bytes free_at_end, MemoryCategory category) {
   if (t < 0 || static_cast<std::size_t>(t) >= size())
     throw InputError("taskgraph: set_memory on task " + std::to_string(t) + ", which does not exist");
-  const std::string who = "task " + std::to_string(t) + " \"" + std::string(g_.name(t)) + "\"";
+  // The message is only built on the error path: lowerings call this for most of their tasks.
+  auto who = [&] { return "task " + std::to_string(t) + " \"" + std::string(g_.name(t)) + "\""; };
   if (alloc_at_start < 0 || free_at_end < 0)
-    throw InputError(who + ": allocated and freed bytes must be >= 0, found " + std::to_string(alloc_at_start) +
+    throw InputError(who() + ": allocated and freed bytes must be >= 0, found " + std::to_string(alloc_at_start) +
                      " and " + std::to_string(free_at_end));
   if (g_.kind(t) == TaskKind::Collective && (alloc_at_start != 0 || free_at_end != 0))
-    throw InputError(who + ": a collective has no single device to account memory on");
+    throw InputError(who() + ": a collective has no single device to account memory on");
   g_.alloc_[static_cast<std::size_t>(t)] = alloc_at_start;
   g_.free_[static_cast<std::size_t>(t)] = free_at_end;
   auto& meta = g_.meta_[static_cast<std::size_t>(t)];

@@ -38,23 +38,27 @@ Ref Emitter::transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std:
 }
 
 simulator::GroupId Emitter::tp_group(int replica, int slot) {
-  auto [it, fresh] = tp_groups_.try_emplace({replica, slot}, 0);
-  if (fresh) {
+  if (tp_groups_.empty()) tp_groups_.assign(static_cast<std::size_t>(p_.D) * static_cast<std::size_t>(p_.M), -1);
+  simulator::GroupId& g = tp_groups_[static_cast<std::size_t>(replica) * static_cast<std::size_t>(p_.M) +
+                                     static_cast<std::size_t>(slot)];
+  if (g < 0) {
     std::vector<simulator::DeviceId> devices;
     for (int t = 0; t < p_.T; ++t) devices.push_back(p_.device(replica, slot, t));
-    it->second = b_.add_group(devices);
+    g = b_.add_group(devices);
   }
-  return it->second;
+  return g;
 }
 
 simulator::GroupId Emitter::dp_group(int slot, int rank) {
-  auto [it, fresh] = dp_groups_.try_emplace({slot, rank}, 0);
-  if (fresh) {
+  if (dp_groups_.empty()) dp_groups_.assign(static_cast<std::size_t>(p_.M) * static_cast<std::size_t>(p_.T), -1);
+  simulator::GroupId& g = dp_groups_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(p_.T) +
+                                     static_cast<std::size_t>(rank)];
+  if (g < 0) {
     std::vector<simulator::DeviceId> devices;
     for (int r = 0; r < p_.D; ++r) devices.push_back(p_.device(r, slot, rank));
-    it->second = b_.add_group(devices);
+    g = b_.add_group(devices);
   }
-  return it->second;
+  return g;
 }
 
 Ref Emitter::tp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int model_op,

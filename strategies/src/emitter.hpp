@@ -6,7 +6,9 @@
 // between two per-rank refs connect rank t to rank t.
 #pragma once
 
+#include <array>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -27,7 +29,46 @@ struct Ref {
   bool per_rank = true;
   bool valid() const { return id != simulator::kNoTask; }
 };
-using Refs = std::vector<Ref>;
+/// A short list of Refs: the dependency lists the lowerings pass around per task, almost always 1
+/// to 4 long. They live inline up to four, on the heap beyond, so that lowering a graph of
+/// 100,000 tasks does not call malloc for every list. Appends at the end only.
+class Refs {
+ public:
+  Refs() = default;
+  Refs(std::initializer_list<Ref> refs) {
+    for (const Ref& r : refs) push_back(r);
+  }
+  void push_back(const Ref& r) {
+    if (size_ < kInline) {
+      inline_[size_++] = r;
+      return;
+    }
+    if (size_ == kInline) heap_.assign(inline_.begin(), inline_.end());
+    heap_.push_back(r);
+    ++size_;
+  }
+  template <typename It>
+  void insert(const Ref* at, It first, It last) {  // at == end(): the only place the lowerings insert
+    (void)at;
+    for (; first != last; ++first) push_back(*first);
+  }
+  const Ref* begin() const { return size_ <= kInline ? inline_.data() : heap_.data(); }
+  const Ref* end() const { return begin() + size_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Ref& back() const { return begin()[size_ - 1]; }
+  const Ref& operator[](std::size_t i) const { return begin()[i]; }
+  void clear() {
+    size_ = 0;
+    heap_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kInline = 4;
+  std::array<Ref, kInline> inline_{};
+  std::size_t size_ = 0;
+  std::vector<Ref> heap_;  // every element once size_ > kInline
+};
 
 /// Duration of a compute task on device kind `k`.
 using DurationFn = std::function<TimeNs(int kind)>;
@@ -62,8 +103,9 @@ class Emitter {
 
   const Prepared& p_;
   simulator::TaskGraphBuilder& b_;
-  std::map<std::pair<int, int>, simulator::GroupId> tp_groups_;
-  std::map<std::pair<int, int>, simulator::GroupId> dp_groups_;
+  // Group ids by replica x slot (TP) and slot x rank (DP), -1 until first used: looked up for
+  // every collective task.
+  std::vector<simulator::GroupId> tp_groups_, dp_groups_;
 };
 
 /// DP gradient reduction and optimizer update of one bucket, shared by both granularities. The

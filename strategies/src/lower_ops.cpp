@@ -60,7 +60,7 @@ class OpLowering : LoweringBase {
 
   /// One forward (or recompute) of op v with its TP collectives; returns {compute task, output ready}.
   std::pair<Ref, Ref> op_forward(int r, int mb, OpId v, Phase phase, const Refs& deps, Bytes alloc, Bytes free,
-                                 std::vector<Ref>& work) {
+                                 Refs& work) {
     const Variant& var = p_.variant(r, mb);
     const int slot = p_.op_slot[v];
     Refs d = deps;
@@ -111,7 +111,7 @@ class OpLowering : LoweringBase {
       }
       if (deps.empty()) deps.push_back(barrier_);
       const int chunk = p_.op_chunk[v];
-      std::vector<Ref>& work = item(mb, chunk, WorkKind::Forward);
+      Refs& work = item(mb, chunk, WorkKind::Forward);
       if (work.empty()) predict_weights(r, mb, chunk);
       const bool no_backward = !p_.has_bd[v] && !p_.has_bw[v];
       const Bytes alloc = var.fwd_alloc[v];
@@ -122,7 +122,7 @@ class OpLowering : LoweringBase {
   }
 
   /// Reruns segment `seg`'s forward once the gradients from outside the segment have arrived.
-  void recompute_segment(int r, int mb, int seg, std::vector<Ref>& work) {
+  void recompute_segment(int r, int mb, int seg, Refs& work) {
     const Variant& var = p_.variant(r, mb);
     const auto& ops = p_.segments[static_cast<std::size_t>(seg)];
     const std::set<OpId> members(ops.begin(), ops.end());
@@ -162,7 +162,7 @@ class OpLowering : LoweringBase {
         grad_in_[v] = grad_out.empty() ? fwd_ready_[v] : grad_out;
         continue;
       }
-      std::vector<Ref>& work = item(mb, p_.op_chunk[v], WorkKind::Backward);
+      Refs& work = item(mb, p_.op_chunk[v], WorkKind::Backward);
       Refs deps = grad_out;
       deps.push_back(fwd_task_[v]);
       const int seg = p_.segment[v];

@@ -179,7 +179,7 @@ class StageLowering : LoweringBase {
     grad_ready_.assign(static_cast<std::size_t>(p_.C), {});
     for (int c = p_.C; c-- > 0;) {
       const ChunkWork& w = work[static_cast<std::size_t>(c)];
-      std::vector<Ref>& items = item(mb, c, WorkKind::Backward);
+      Refs& items = item(mb, c, WorkKind::Backward);
       Refs deps{fwd_task_[static_cast<std::size_t>(c)]};
       for (const auto& [dst, bytes] : w.from_later) {
         if (slot(dst) == slot(c)) {

@@ -21,7 +21,7 @@ LoweringBase::LoweringBase(const Prepared& p, Emitter& e, LoweredStep& out)
 
 void LoweringBase::reset_items() {
   items_.assign(static_cast<std::size_t>(p_.K_sim),
-                std::vector<std::array<std::vector<Ref>, 2>>(static_cast<std::size_t>(p_.C)));
+                std::vector<std::array<Refs, 2>>(static_cast<std::size_t>(p_.C)));
 }
 
 void LoweringBase::predict_weights(int replica, int mb, int chunk) {

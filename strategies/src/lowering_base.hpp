@@ -18,7 +18,7 @@ class LoweringBase {
   LoweringBase(const Prepared& p, Emitter& e, LoweredStep& out);
 
   /// The compute tasks of (micro-batch, chunk, forward|backward), in the order they must run.
-  std::vector<Ref>& item(int mb, int chunk, WorkKind kind) {
+  Refs& item(int mb, int chunk, WorkKind kind) {
     return items_[static_cast<std::size_t>(mb)][static_cast<std::size_t>(chunk)][kind == WorkKind::Forward ? 0 : 1];
   }
   void reset_items();
@@ -45,7 +45,7 @@ class LoweringBase {
   std::vector<std::int64_t> chunk_params_;
 
  private:
-  std::vector<std::vector<std::array<std::vector<Ref>, 2>>> items_;
+  std::vector<std::vector<std::array<Refs, 2>>> items_;
   std::vector<Ref> microbatch_marker_;
   std::vector<int> last_backward_mb_;  // by chunk
 };

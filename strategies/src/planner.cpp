@@ -119,8 +119,8 @@ double estimated_work(const Candidate& c, bool extrapolate) {
     const double k1 = (s.mp + 5) / 6, k2 = (s.mp + 1) / 2;  // planner_evaluate.cpp: extrapolation_points()
     if (k > k1 + k2) k = k1 + k2;
   } else if (extrapolate && !s.asynchronous()) {
-    const double k1 = s.mp > 1 && s.pipelined() ? (s.schedule == Schedule::Interleaved ? 2.0 : 1.0) * s.mp : 1;
-    const double k2 = s.mp > 1 && s.pipelined() ? (s.schedule == Schedule::Interleaved ? 3.0 : 2.0) * s.mp : 2;
+    const double k1 = s.mp > 1 && s.pipelined() ? s.mp : 1;
+    const double k2 = s.mp > 1 && s.pipelined() ? 2.0 * s.mp : 2;
     if (k > k2) k = k1 + k2;
   }
   return chunks * k * (s.tp > 1 ? 2.0 : 1.0) + 64;  // + a fixed cost per simulation

@@ -8,12 +8,13 @@
 // once the steady state is reached; peak memory is affine too (flat for 1F1B / interleaving /
 // accumulation, whose in-flight micro-batches are bounded, linear for GPipe, which keeps all K).
 // Asynchronous schedules are already measured as K x the steady-state time per micro-batch.
-// So two simulations at K1 < K2 (K1 = mp, K2 = 2 mp for pipelines; 2 mp and 3 mp for interleaving,
-// whose warm-up is longer; 1 and 2 without a pipeline) give every quantity at K exactly in
-// exact arithmetic; measured on Turing-NLG 530B configurations, the largest deviation from a full
-// simulation is 0.4% of the step (1F1B with sequence parallelism), peaks exact (docs/projection.md).
-// Long 1F1B pipelines are sampled earlier, at a sixth and half of their stages, with peaks
-// continued along the micro-batches each stage holds in flight (extrapolation_points()).
+// So two simulations at K1 < K2 (K1 = mp, K2 = 2 mp for pipelines; 1 and 2 without a pipeline)
+// give every quantity at K exactly in exact arithmetic; measured on Turing-NLG 530B
+// configurations, the largest deviation from a full simulation is 0.4% of the step (1F1B with
+// sequence parallelism), peaks exact (docs/projection.md). Interleaving's warm-up is longer than
+// mp micro-batches, so its peaks (and those of long 1F1B pipelines, sampled earlier, at a sixth
+// and half of their stages) are continued along the chunk forwards each stage holds in flight
+// (InFlight, extrapolation_points()).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -87,9 +88,32 @@ StepSample sample_of(const StrategyResult& r) {
   return s;
 }
 
+/// How many chunk forwards stage `s` of a 1F1B or interleaved pipeline holds in flight at its
+/// peak with K micro-batches: its warm-up forwards plus one (pipeline_schedule.cpp: warm-up
+/// mp - s - 1 for 1F1B, 2 (mp - s - 1) + (V - 1) mp for Megatron's interleaving), at most all K V.
+/// Until then every forward precedes every backward and the peak grows by one micro-batch's
+/// activations per micro-batch; from then on it stays.
+struct InFlight {
+  int stages = 0;  // 0: not a 1F1B-like schedule (peaks continue along K)
+  int virtual_stages = 1;
+  int at(int stage, int micro) const {
+    const int warmup = virtual_stages == 1 ? stages - stage - 1
+                                           : 2 * (stages - stage - 1) + (virtual_stages - 1) * stages;
+    return std::min(micro * virtual_stages, warmup + 1);
+  }
+};
+
+InFlight in_flight_of(const Strategy& s) {
+  if (s.mp <= 1) return {};
+  if (s.schedule == Schedule::OneFOneB) return {s.mp, 1};
+  if (s.schedule == Schedule::Interleaved) return {s.mp, s.interleave};
+  return {};
+}
+
 /// Every quantity of `a` (at k1) and `b` (at k2) continued affinely to k. Peaks are affine in the
-/// micro-batches a device holds in flight: K, or with `stages` > 0 (1F1B) min(K, stages - stage).
-StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2, int k, int stages) {
+/// micro-batches a device holds in flight: K, or for 1F1B and interleaving the count `flight`
+/// gives, which stops growing once the warm-up is full.
+StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2, int k, const InFlight& flight) {
   const double t = static_cast<double>(k - k1) / static_cast<double>(k2 - k1);
   auto at = [t](std::int64_t x, std::int64_t y) {
     return static_cast<std::int64_t>(std::llround(static_cast<double>(x) + t * static_cast<double>(y - x)));
@@ -102,14 +126,13 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
     StepSample::Device& d = s.devices[i];
     d.compute = at(a.devices[i].compute, d.compute);
     d.exposed = at(a.devices[i].exposed, d.exposed);
-    if (stages > 0) {
-      auto in_flight = [&](int micro) { return std::min(micro, stages - d.stage); };
-      const int n1 = in_flight(k1), n2 = in_flight(k2);
+    if (flight.stages > 0) {
+      const int n1 = flight.at(d.stage, k1), n2 = flight.at(d.stage, k2);
       if (n2 > n1) {
-        const double u = static_cast<double>(in_flight(k) - n1) / static_cast<double>(n2 - n1);
+        const double u = static_cast<double>(flight.at(d.stage, k) - n1) / static_cast<double>(n2 - n1);
         d.peak = static_cast<Bytes>(std::llround(static_cast<double>(a.devices[i].peak) +
                                                  u * static_cast<double>(d.peak - a.devices[i].peak)));
-      }  // else already all in flight at k1: the peak stays
+      }  // else the warm-up was full at k1 already: the peak stays
     } else {
       d.peak = at(a.devices[i].peak, d.peak);
     }
@@ -144,8 +167,7 @@ std::array<int, 2> extrapolation_points(const Strategy& s) {
     return s.micro > k[0] + k[1] ? k : std::array<int, 2>{0, 0};
   }
   std::array<int, 2> k{1, 2};
-  if (s.mp > 1 && s.pipelined()) k = s.schedule == Schedule::Interleaved ? std::array<int, 2>{2 * s.mp, 3 * s.mp}
-                                                                          : std::array<int, 2>{s.mp, 2 * s.mp};
+  if (s.mp > 1 && s.pipelined()) k = {s.mp, 2 * s.mp};
   if (s.micro <= k[1]) return {0, 0};
   return k;
 }
@@ -239,7 +261,10 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
     }
     const StepSample first = simulate_at(k[0]);
     row.sampled_micro = k;
-    if (!first.simulated || !first.feasible) {
+    // A stage whose warm-up is not yet full at K1 holds more at K: its peak is only a lower bound.
+    const InFlight flight = in_flight_of(c.strategy);
+    const bool peak_still_grows = flight.stages > 0 && flight.at(0, k[0]) < flight.at(0, c.strategy.micro);
+    if (!first.simulated || (!first.feasible && !peak_still_grows)) {
       // More micro-batches of the same size never need less memory: infeasible at K as well.
       fill_from_sample(row, first, req);
       if (row.verdict == Verdict::PeakMemory) {
@@ -252,9 +277,9 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
       row.simulations = runs;
       return row;
     }
-    fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro,
-                                      long_one_f_one_b(c.strategy) ? c.strategy.mp : 0),
-                     req);
+    // Infeasible at K1 with the peak still growing: K2 gives the peak at K, and the step, as for
+    // a candidate that fits (--exact reports both too).
+    fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro, flight), req);
     row.simulations = runs;
   } catch (const InputError& e) {
     row = PlanRow{};

@@ -43,7 +43,8 @@ std::vector<int> partition_units(const Prepared& p, int& units) {
   return unit;
 }
 
-void place_layers(Prepared& p, const Variant& v0) {
+/// The optimal contiguous partition of the model's units into the C chunks (chunk per op).
+std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
   int units = 0;
   const std::vector<int> unit = partition_units(p, units);
   if (units < p.C)
@@ -104,8 +105,37 @@ void place_layers(Prepared& p, const Variant& v0) {
   for (int c = 0; c < p.C; ++c)
     for (int i = part.bounds[static_cast<std::size_t>(c)]; i < part.bounds[static_cast<std::size_t>(c) + 1]; ++i)
       chunk_of_unit[static_cast<std::size_t>(i)] = c;
+  std::vector<int> chunk_of_op(p.n);
+  for (OpId v = 0; v < p.n; ++v) chunk_of_op[v] = chunk_of_unit[static_cast<std::size_t>(unit[v])];
+  return chunk_of_op;
+}
+
+/// What the partition depends on: the model variant it was costed on (its micro-batch size and
+/// TP sharding), the chunks and slots, whether recomputation is charged and sequence parallelism
+/// shortens the replicated ops (make_variant), and the devices and
+/// device kinds of replica 0's slots (the cut times between them). Planners ask for the same
+/// partition for every dp, ZeRO stage and micro-batch count of one pipeline.
+StepCache::PartitionKey partition_key(const Prepared& p, const Variant& v0) {
+  StepCache::PartitionKey key{reinterpret_cast<std::intptr_t>(v0.model.get()),
+                              reinterpret_cast<std::intptr_t>(p.cluster),
+                              reinterpret_cast<std::intptr_t>(p.setup->costs),
+                              p.C,
+                              p.M,
+                              p.s.recompute != Recompute::None,
+                              p.sp};
+  for (int slot = 0; slot < p.M; ++slot) {
+    key.push_back(p.device(0, slot, 0));
+    key.push_back(p.kind_of(0, slot, 0));
+  }
+  return key;
+}
+
+void place_layers(Prepared& p, const Variant& v0) {
+  const StepCache::PartitionKey key = partition_key(p, v0);
+  std::shared_ptr<const std::vector<int>> chunk_of_op = p.cache->partition(key);
+  if (chunk_of_op == nullptr) chunk_of_op = p.cache->add_partition(key, partition_layers(p, v0));
   for (OpId v = 0; v < p.n; ++v) {
-    p.op_chunk[v] = chunk_of_unit[static_cast<std::size_t>(unit[v])];
+    p.op_chunk[v] = (*chunk_of_op)[v];
     p.op_slot[v] = p.op_chunk[v] % p.M;
   }
 }

@@ -29,7 +29,19 @@ std::shared_ptr<const models::Model> StepCache::model(const models::Model& base,
   } else if (batch == base.batch() && dtype == base.dtype()) {
     built = std::make_shared<const models::Model>(base);
   } else {
-    built = std::make_shared<const models::Model>(models::with_batch(base, batch, dtype));
+    std::shared_ptr<const nlohmann::json> doc;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = documents_.find(&base); it != documents_.end()) doc = it->second;
+    }
+    if (doc == nullptr) {
+      auto written = std::make_shared<const nlohmann::json>(models::model_to_json(base));
+      std::lock_guard lock(mu_);
+      doc = documents_.try_emplace(&base, std::move(written)).first->second;
+    }
+    // What models::with_batch() does, without writing the base model again for every batch.
+    built = std::make_shared<const models::Model>(
+        models::model_from_json(*doc, "model " + base.name(), models::LoadOptions{batch, dtype}));
   }
   std::lock_guard lock(mu_);
   return models_.try_emplace(key, std::move(built)).first->second;
@@ -64,6 +76,18 @@ std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std:
   }
   std::lock_guard lock(mu_);
   return costs_.try_emplace(key, std::move(out)).first->second;
+}
+
+std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key) const {
+  std::lock_guard lock(mu_);
+  const auto it = partitions_.find(key);
+  return it == partitions_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const std::vector<int>> StepCache::add_partition(const PartitionKey& key, std::vector<int> chunk_of_op) {
+  auto value = std::make_shared<const std::vector<int>>(std::move(chunk_of_op));
+  std::lock_guard lock(mu_);
+  return partitions_.try_emplace(key, std::move(value)).first->second;
 }
 
 std::int64_t StepCache::models_built() const {

@@ -276,6 +276,40 @@ TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromASixthAndHalfOfItsStages) {
   EXPECT_EQ(evaluate_candidate(req, facts, c, Granularity::Op, cache).sampled_micro, (std::array<int, 2>{0, 0}));
 }
 
+TEST(Planner, InterleavedPeakAtKIsContinuedFromItsSamplesEvenWhenTheFirstDoesNotFit) {
+  // mp = 2, V = 2, K = 8 is sampled at K1 = 2 and K2 = 4. Stage 0's warm-up holds
+  // 2 (2 - 1) + (2 - 1) 2 + 1 = 5 chunk forwards in flight, more than K1 V = 4: its peak at K1 is
+  // below its peak at K. With the capacity in between, the candidate fails at K1 but its row
+  // still reports the peak at K (from K2, where the warm-up is full) and the extrapolated step.
+  const models::Model model = chain_model(8, 256);
+  FakeCosts costs;
+  const Candidate c{.strategy = parse_strategy("dp=1,mp=2,schedule=interleaved,interleave=2,micro=8"), .global_batch = 8};
+  auto evaluate = [&](Bytes capacity, bool extrapolate, const Candidate& cand) {
+    const hardware::Cluster cluster = star(2, 0, 1e9, "V100-SXM2-32GB", capacity);
+    PlanRequest req = request(model, cluster, costs, SearchSpace{.gpus = 2, .global_batch = cand.global_batch});
+    req.extrapolate = extrapolate;
+    StepCache cache;
+    return evaluate_candidate(req, planner_model_facts(req), cand, Granularity::Op, cache);
+  };
+  const Bytes roomy = Bytes{1} << 40;
+  const PlanRow at_k = evaluate(roomy, false, c);
+  Candidate first = c;
+  first.strategy.micro = 2;
+  first.global_batch = 2;
+  const PlanRow at_k1 = evaluate(roomy, false, first);
+  ASSERT_LT(at_k1.peak_memory, at_k.peak_memory);
+  const Bytes capacity = (at_k1.peak_memory + at_k.peak_memory) / 2;
+  const PlanRow fast = evaluate(capacity, true, c);
+  const PlanRow full = evaluate(capacity, false, c);
+  EXPECT_EQ(fast.sampled_micro, (std::array<int, 2>{2, 4}));
+  EXPECT_EQ(fast.simulations, 2);
+  EXPECT_EQ(fast.verdict, Verdict::PeakMemory);
+  EXPECT_EQ(full.verdict, Verdict::PeakMemory);
+  EXPECT_EQ(fast.peak_memory, full.peak_memory);
+  EXPECT_EQ(fast.peak_memory, at_k.peak_memory);
+  EXPECT_EQ(fast.step_time, full.step_time);
+}
+
 TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
   // 4 layers of 2000 x 2000 with SGD: 122 MiB of weights and gradients per replica, so on 125 MiB
   // devices activations decide which micro-batch sizes fit without model parallelism.

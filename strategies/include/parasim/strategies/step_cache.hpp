@@ -1,11 +1,13 @@
 // What simulate_strategy() would otherwise redo for every configuration: the model rebuilt at a
-// micro-batch size (and sharded for tensor parallelism), and its per-op costs on a device kind.
+// micro-batch size (and sharded for tensor parallelism), its per-op costs on a device kind, and
+// the layer partition of a pipeline (the same for every dp, ZeRO stage and micro-batch count).
 // A planner sweeping thousands of strategies for one model keeps one StepCache and passes it in
 // StepSetup::cache; every entry is then computed once. Costs are also shared between ops with
 // the same Op::signature() (the 96 identical layers of GPT-3 cost one lookup).
 //
 // Thread-safe: planner threads may share one cache. Entries are keyed by the *address* of the
-// base model and cost model, so keep those alive (and unchanged) as long as the cache is used.
+// base model, cost model and cluster, so keep those alive (and unchanged) as long as the cache is
+// used.
 //
 // Example:
 //   StepCache cache;
@@ -25,6 +27,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
@@ -42,6 +46,12 @@ class StepCache {
                                                             const std::string& device_kind, profiler::Optimizer opt,
                                                             const profiler::CostModel& cost_model);
 
+  /// The layer partition memo: which chunk each op of `structure` goes to, for one key (the
+  /// partition's inputs: see prepare_placement.cpp). nullptr when not computed yet.
+  using PartitionKey = std::vector<std::int64_t>;
+  std::shared_ptr<const std::vector<int>> partition(const PartitionKey& key) const;
+  std::shared_ptr<const std::vector<int>> add_partition(const PartitionKey& key, std::vector<int> chunk_of_op);
+
   std::int64_t models_built() const;
   std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
 
@@ -51,8 +61,11 @@ class StepCache {
   mutable std::mutex mu_;
   std::map<ModelKey, std::shared_ptr<const models::Model>> models_;
   std::map<const models::Model*, std::shared_ptr<const TpPlan>> plans_;
+  // parasim.model/1 of each base model, written once: every batch variant is read back from it.
+  std::map<const models::Model*, std::shared_ptr<const nlohmann::json>> documents_;
   std::map<CostKey, std::shared_ptr<const std::vector<profiler::OpCost>>> costs_;
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
+  std::map<PartitionKey, std::shared_ptr<const std::vector<int>>> partitions_;
   std::int64_t cost_model_calls_ = 0;
 };
 
