@@ -167,6 +167,16 @@ void Cluster::validate_and_index() {
     adj_[static_cast<std::size_t>(fill[static_cast<std::size_t>(l.b)]++)] = directed(static_cast<LinkId>(i), true);
   }
 
+  dir_bandwidth_.assign(adj_.size(), 0);
+  total_link_latency_ = 0;
+  slowest_link_ = 0;
+  for (std::size_t i = 0; i < spec_.links.size(); ++i) {
+    const auto& l = spec_.links[i];
+    dir_bandwidth_[2 * i] = dir_bandwidth_[2 * i + 1] = l.bandwidth.value;
+    total_link_latency_ += static_cast<double>(l.alpha);
+    if (slowest_link_ == 0 || l.bandwidth.value < slowest_link_) slowest_link_ = l.bandwidth.value;
+  }
+
   cache_->reset(spec_.devices.size(), static_cast<std::size_t>(n_endpoints));
 }
 

@@ -638,11 +638,7 @@ class Simulation {
 /// all link latencies; bytes at the slowest link, a collective's times its group size.
 void check_fits_in_int64(const TaskGraph& g, const hardware::Cluster& c) {
   constexpr double kLimit = 4.611686018427387904e18;  // 2^62
-  double any_route_latency = 0, slowest = 0;
-  for (const auto& l : c.spec().links) {
-    any_route_latency += static_cast<double>(l.alpha);
-    if (slowest == 0 || l.bandwidth.value < slowest) slowest = l.bandwidth.value;
-  }
+  const double any_route_latency = c.total_link_latency(), slowest = c.slowest_link().value;
   const double per_byte = slowest > 0 ? 1.0 / slowest : 0.0;  // ns per byte (GB/s = B/ns)
   double time = 0, memory = 0;
   for (DeviceId d = 0; d < g.num_devices(); ++d) {

@@ -5,15 +5,53 @@
 
 namespace parasim::simulator {
 
+namespace {
+
+// One set of per-link arrays per thread: a thread runs one simulation at a time (a nested one
+// would find the pool empty and allocate its own).
+thread_local std::unique_ptr<FlowLinkArrays> pooled_arrays;
+
+std::unique_ptr<FlowLinkArrays> take_arrays(std::size_t links) {
+  std::unique_ptr<FlowLinkArrays> a = std::move(pooled_arrays);
+  if (a == nullptr || a->links.size() != links) {
+    a = std::make_unique<FlowLinkArrays>();
+    a->links.assign(links, FlowLinkState{});
+    a->link_stamp.assign(links, 0);
+    a->touched.assign(links, 0);
+    a->solver = MaxMinSolver(links);
+  }
+  return a;
+}
+
+}  // namespace
+
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
     : routes_(routes),
       record_(record_intervals),
-      capacity_(static_cast<std::size_t>(cluster.num_directed_links())),
-      links_(static_cast<std::size_t>(cluster.num_directed_links())),
-      link_stamp_(static_cast<std::size_t>(cluster.num_directed_links()), 0),
-      solver_(static_cast<std::size_t>(cluster.num_directed_links())) {
-  for (hardware::DirLinkId l = 0; l < cluster.num_directed_links(); ++l)
-    capacity_[static_cast<std::size_t>(l)] = cluster.dir_bandwidth(l).value;
+      arrays_(take_arrays(static_cast<std::size_t>(cluster.num_directed_links()))),
+      capacity_(cluster.dir_bandwidths()),
+      links_(arrays_->links),
+      link_stamp_(arrays_->link_stamp),
+      epoch_(arrays_->epoch),
+      solver_(arrays_->solver) {}
+
+FlowNetwork::~FlowNetwork() {
+  // Every flow has left its links by the end of a run; a run that threw may have left some, so
+  // the flow lists are cleared too.
+  for (hardware::DirLinkId l : arrays_->touched_list) {
+    links_[static_cast<std::size_t>(l)].flows.clear();
+    links_[static_cast<std::size_t>(l)].busy_since = links_[static_cast<std::size_t>(l)].busy = 0;
+    links_[static_cast<std::size_t>(l)].bytes = 0;
+    arrays_->touched[static_cast<std::size_t>(l)] = 0;
+  }
+  arrays_->touched_list.clear();
+  // Dirty marks of this run must not look current to the next one; the clock continues across
+  // networks, so restart it (clearing every stamp) long before it could wrap.
+  if (++epoch_ >= (1u << 31)) {
+    std::fill(link_stamp_.begin(), link_stamp_.end(), 0);
+    epoch_ = 1;
+  }
+  pooled_arrays = std::move(arrays_);
 }
 
 FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner) {
@@ -68,6 +106,10 @@ void FlowNetwork::join(FlowId f, TimeNs now) {
   fl.rate = 0;
   for (hardware::DirLinkId l : route_of(fl)) {
     auto& ls = links_[static_cast<std::size_t>(l)];
+    if (!arrays_->touched[static_cast<std::size_t>(l)]) {
+      arrays_->touched[static_cast<std::size_t>(l)] = 1;
+      arrays_->touched_list.push_back(l);
+    }
     if (ls.flows.empty()) ls.busy_since = now;
     ls.flows.push_back(f);
     ls.bytes += fl.bytes;
@@ -146,7 +188,8 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
 
 void FlowNetwork::collect(StepResult& r) const {
   r.links.assign(links_.size(), LinkStats{});
-  for (std::size_t l = 0; l < links_.size(); ++l) r.links[l] = {links_[l].busy, links_[l].bytes};
+  for (hardware::DirLinkId l : arrays_->touched_list)
+    r.links[static_cast<std::size_t>(l)] = {links_[static_cast<std::size_t>(l)].busy, links_[static_cast<std::size_t>(l)].bytes};
   if (record_) {
     r.link_timeline = intervals_;
     std::stable_sort(r.link_timeline.begin(), r.link_timeline.end(),

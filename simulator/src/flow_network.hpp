@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -36,9 +37,31 @@ struct Reschedule {
   TimeNs finish;
 };
 
+/// What a FlowNetwork keeps per directed link of the cluster. Tens of thousands of links on a
+/// 5,128-GPU cluster while a symmetric step touches a few hundred, so these arrays are allocated
+/// once per thread and handed from one FlowNetwork to the next: each returns them with only the
+/// links it touched reset (flow_network.cpp).
+struct FlowLinkState {
+  std::vector<FlowId> flows;
+  TimeNs busy_since = 0;
+  TimeNs busy = 0;
+  Bytes bytes = 0;
+};
+struct FlowLinkArrays {
+  std::vector<FlowLinkState> links;
+  std::vector<std::uint32_t> link_stamp;
+  std::uint32_t epoch = 1;                  // link_stamp's clock, continued across networks
+  std::vector<std::uint8_t> touched;        // links whose state a network must reset
+  std::vector<hardware::DirLinkId> touched_list;
+  MaxMinSolver solver{0};
+};
+
 class FlowNetwork {
  public:
   FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals);
+  ~FlowNetwork();
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
 
   FlowId add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner);
   Flow& flow(FlowId f) { return flows_[f]; }
@@ -54,12 +77,7 @@ class FlowNetwork {
   void collect(StepResult& r) const;
 
  private:
-  struct LinkState {
-    std::vector<FlowId> flows;
-    TimeNs busy_since = 0;
-    TimeNs busy = 0;
-    Bytes bytes = 0;
-  };
+  using LinkState = FlowLinkState;
   std::span<const hardware::DirLinkId> route_of(const Flow& f) const {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
@@ -68,20 +86,21 @@ class FlowNetwork {
 
   const RouteTable& routes_;
   bool record_;
-  std::vector<double> capacity_;
-  std::vector<LinkState> links_;
+  std::unique_ptr<FlowLinkArrays> arrays_;  // from the thread's pool; back to it on destruction
+  std::span<const double> capacity_;  // the cluster's dir_bandwidths()
+  std::vector<LinkState>& links_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_slots_;
   std::vector<hardware::DirLinkId> dirty_links_;
-  std::vector<std::uint32_t> link_stamp_;
+  std::vector<std::uint32_t>& link_stamp_;
   std::vector<std::uint32_t> flow_stamp_;
-  std::uint32_t epoch_ = 1;
+  std::uint32_t& epoch_;
   // settle() scratch
   std::vector<hardware::DirLinkId> bfs_;
   std::vector<FlowId> component_;
   std::vector<std::span<const hardware::DirLinkId>> spans_;
   std::vector<double> rates_;
-  MaxMinSolver solver_;
+  MaxMinSolver& solver_;
   std::vector<LinkInterval> intervals_;
 };
 

@@ -125,6 +125,13 @@ class Cluster {
   EndpointId dir_from(DirLinkId d) const { return (d & 1) ? link(link_of(d)).b : link(link_of(d)).a; }
   EndpointId dir_to(DirLinkId d) const { return (d & 1) ? link(link_of(d)).a : link(link_of(d)).b; }
   GBps dir_bandwidth(DirLinkId d) const { return link(link_of(d)).bandwidth; }
+  /// dir_bandwidth() of every directed link by id, as plain GB/s (= bytes/ns): what a flow
+  /// network solves over, kept here so that each simulation does not copy 30,000 of them.
+  std::span<const double> dir_bandwidths() const { return dir_bandwidth_; }
+  /// Sum of every link's latency (ns, as a double: it may exceed int64) and the slowest link's
+  /// bandwidth: bounds for sanity checks.
+  double total_link_latency() const { return total_link_latency_; }
+  GBps slowest_link() const { return GBps{slowest_link_}; }
   TimeNs dir_alpha(DirLinkId d) const { return link(link_of(d)).alpha; }
   /// "n0.gpu0->n0.gpu1 (nvlink)".
   std::string directed_link_name(DirLinkId d) const;
@@ -156,6 +163,9 @@ class Cluster {
   std::vector<DirLinkId> adj_;
   std::vector<std::int32_t> node_devices_offsets_;
   std::vector<DeviceId> node_devices_;
+  std::vector<double> dir_bandwidth_;
+  double total_link_latency_ = 0;
+  double slowest_link_ = 0;
   // Shortest-path trees per source device, computed on first use and kept when devices x
   // endpoints fits in kMaxPrecomputedTreeEntries (otherwise recomputed per call).
   std::unique_ptr<RouteCache> cache_;
