@@ -7,7 +7,9 @@
 
 namespace parasim::strategies {
 
-Partition partition_contiguous(int units, int parts, const ChunkCost& cost) {
+namespace {
+
+Partition solve(int units, int parts, const ChunkCost& cost, const ChunkCost* lower_bound) {
   if (parts < 1 || parts > units)
     throw RuntimeError("partition_contiguous: cannot cut " + std::to_string(units) + " units into " +
                        std::to_string(parts) + " non-empty chunks");
@@ -22,11 +24,14 @@ Partition partition_contiguous(int units, int parts, const ChunkCost& cost) {
     for (int j = p; j <= units - (parts - p); ++j) {
       TimeNs chosen = kInf;
       int at = p - 1;
-      for (int i = p - 1; i < j; ++i) {
+      // Widest chunk last: with a lower bound, stop once it alone is worse than the choice so far.
+      // Ties go to the earliest cut (the smallest i), as in the plain version.
+      for (int i = j - 1; i >= p - 1; --i) {
+        if (lower_bound != nullptr && chosen != kInf && (*lower_bound)(p - 1, i, j) > chosen) break;
         const TimeNs before = best[static_cast<std::size_t>(p - 1)][static_cast<std::size_t>(i)];
-        if (before == kInf || before >= chosen) continue;
+        if (before == kInf || before > chosen) continue;
         const TimeNs here = std::max(before, cost(p - 1, i, j));
-        if (here < chosen) {
+        if (here <= chosen) {
           chosen = here;
           at = i;
         }
@@ -43,6 +48,14 @@ Partition partition_contiguous(int units, int parts, const ChunkCost& cost) {
     out.bounds[static_cast<std::size_t>(p - 1)] =
         cut[static_cast<std::size_t>(p)][static_cast<std::size_t>(out.bounds[static_cast<std::size_t>(p)])];
   return out;
+}
+
+}  // namespace
+
+Partition partition_contiguous(int units, int parts, const ChunkCost& cost) { return solve(units, parts, cost, nullptr); }
+
+Partition partition_contiguous(int units, int parts, const ChunkCost& cost, const ChunkCost& lower_bound) {
+  return solve(units, parts, cost, &lower_bound);
 }
 
 }  // namespace parasim::strategies

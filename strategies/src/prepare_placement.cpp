@@ -94,13 +94,19 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
     if (t < 0) t = cut_time(part, at);
     return t;
   };
-  const Partition part = partition_contiguous(units, p.C, [&](int c, int begin, int end) {
+  auto compute = [&](int c, int begin, int end) {
     const auto& pre = prefix[static_cast<std::size_t>(c % p.M)];
-    TimeNs t = pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
-    if (begin > 0) t += cut_time_of(c - 1, begin);
-    if (end < units) t += cut_time_of(c, end);
-    return t;
-  });
+    return pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
+  };
+  const Partition part = partition_contiguous(
+      units, p.C,
+      [&](int c, int begin, int end) {
+        TimeNs t = compute(c, begin, end);
+        if (begin > 0) t += cut_time_of(c - 1, begin);
+        if (end < units) t += cut_time_of(c, end);
+        return t;
+      },
+      compute);  // the chunk's compute alone bounds its cost from below and grows with the chunk
   std::vector<int> chunk_of_unit(static_cast<std::size_t>(units));
   for (int c = 0; c < p.C; ++c)
     for (int i = part.bounds[static_cast<std::size_t>(c)]; i < part.bounds[static_cast<std::size_t>(c) + 1]; ++i)

@@ -56,6 +56,13 @@ TEST(LayerPartition, DynamicProgramIsOptimalAgainstBruteForce) {
     };
     const Partition p = partition_contiguous(units, parts, cost);
     EXPECT_EQ(p.bottleneck, brute_force(units, parts, cost)) << "trial " << trial;
+    // With the compute as a lower bound the program prunes, and must cut at the same places.
+    const ChunkCost compute = [&](int c, int b, int e) {
+      return std::accumulate(w.begin() + b, w.begin() + e, TimeNs{0}) * (1 + c % 2);
+    };
+    const Partition pruned = partition_contiguous(units, parts, cost, compute);
+    EXPECT_EQ(pruned.bounds, p.bounds) << "trial " << trial;
+    EXPECT_EQ(pruned.bottleneck, p.bottleneck) << "trial " << trial;
     TimeNs worst = 0;
     for (int c = 0; c < parts; ++c) worst = std::max(worst, cost(c, p.bounds[static_cast<std::size_t>(c)], p.bounds[static_cast<std::size_t>(c) + 1]));
     EXPECT_EQ(worst, p.bottleneck);

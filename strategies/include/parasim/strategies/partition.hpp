@@ -33,4 +33,11 @@ using ChunkCost = std::function<TimeNs(int part, int begin, int end)>;
 /// earliest cut). Requires 1 <= parts <= units (callers check and explain).
 Partition partition_contiguous(int units, int parts, const ChunkCost& cost);
 
+/// The same partition, faster: `lower_bound(part, begin, end)` must never exceed cost(part,
+/// begin, end) and must not shrink as the chunk grows to the left (begin decreasing), e.g. the
+/// chunk's compute without its cut times. The program then stops widening a chunk once that bound
+/// alone is worse than the best choice so far (O(parts x units x chunk width) evaluations for
+/// balanced cuts). Same bounds and bottleneck as the plain version.
+Partition partition_contiguous(int units, int parts, const ChunkCost& cost, const ChunkCost& lower_bound);
+
 }  // namespace parasim::strategies
