@@ -2,6 +2,8 @@
 #include "parasim/models/model_json.hpp"
 
 #include "model_json_attrs.hpp"
+#include "parasim/models/builder.hpp"
+#include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 
 namespace parasim::models {
@@ -82,7 +84,19 @@ Model load_model_file(const std::filesystem::path& path, const LoadOptions& opti
 }
 
 Model with_batch(const Model& model, std::int64_t batch, std::optional<DType> dtype) {
-  return model_from_json(model_to_json(model), "model " + model.name(), LoadOptions{batch, dtype});
+  // What loading model_to_json(model) with LoadOptions{batch, dtype} gives (tests compare the
+  // two for every zoo model), without writing and parsing the document: the same ops, in the
+  // same order, through the same builder; only input and reshape shapes carry the batch.
+  if (batch < 1) throw InputError("model " + model.name() + ": batch override must be >= 1, found " + std::to_string(batch));
+  ModelBuilder b(model.name(), batch, dtype.value_or(model.dtype()));
+  b.set_dataset(model.dataset());
+  for (OpId v = 0; v < model.num_ops(); ++v) {
+    Op op = model.op(v);
+    const bool shape_is_input = op.kind == OpKind::Input || op.kind == OpKind::Reshape;
+    if (shape_is_input && !op.output_shape.empty() && op.output_shape[0] == model.batch()) op.output_shape[0] = batch;
+    b.add_op(std::move(op), model.inputs_of(v));
+  }
+  return b.finish();
 }
 
 }  // namespace parasim::models

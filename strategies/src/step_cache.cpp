@@ -29,19 +29,7 @@ std::shared_ptr<const models::Model> StepCache::model(const models::Model& base,
   } else if (batch == base.batch() && dtype == base.dtype()) {
     built = std::make_shared<const models::Model>(base);
   } else {
-    std::shared_ptr<const nlohmann::json> doc;
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = documents_.find(&base); it != documents_.end()) doc = it->second;
-    }
-    if (doc == nullptr) {
-      auto written = std::make_shared<const nlohmann::json>(models::model_to_json(base));
-      std::lock_guard lock(mu_);
-      doc = documents_.try_emplace(&base, std::move(written)).first->second;
-    }
-    // What models::with_batch() does, without writing the base model again for every batch.
-    built = std::make_shared<const models::Model>(
-        models::model_from_json(*doc, "model " + base.name(), models::LoadOptions{batch, dtype}));
+    built = std::make_shared<const models::Model>(models::with_batch(base, batch, dtype));
   }
   std::lock_guard lock(mu_);
   return models_.try_emplace(key, std::move(built)).first->second;

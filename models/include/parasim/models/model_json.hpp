@@ -43,8 +43,9 @@ Model model_from_json(const nlohmann::json& doc, const std::string& file, const 
 Model load_model_file(const std::filesystem::path& path, const LoadOptions& options = {});
 /// Writes atomically (temporary file + rename). RuntimeError if the file cannot be written.
 void save_model_file(const Model& model, const std::filesystem::path& path);
-/// The same model at another batch size (or dtype), re-inferred through the JSON loader.
-/// Works for any model, zoo or file; for zoo models build_zoo_model gives the same result.
+/// The same model at another batch size (or dtype), re-inferred op by op through the builder:
+/// equal to loading model_to_json(model) with LoadOptions{batch, dtype}. Works for any model,
+/// zoo or file; for zoo models build_zoo_model gives the same result.
 Model with_batch(const Model& model, std::int64_t batch, std::optional<DType> dtype = std::nullopt);
 
 }  // namespace parasim::models

@@ -27,8 +27,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
@@ -61,8 +59,6 @@ class StepCache {
   mutable std::mutex mu_;
   std::map<ModelKey, std::shared_ptr<const models::Model>> models_;
   std::map<const models::Model*, std::shared_ptr<const TpPlan>> plans_;
-  // parasim.model/1 of each base model, written once: every batch variant is read back from it.
-  std::map<const models::Model*, std::shared_ptr<const nlohmann::json>> documents_;
   std::map<CostKey, std::shared_ptr<const std::vector<profiler::OpCost>>> costs_;
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
   std::map<PartitionKey, std::shared_ptr<const std::vector<int>>> partitions_;
