@@ -1,5 +1,7 @@
 #include "parasim/strategies/lowering.hpp"
 
+#include <algorithm>
+
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/memory_model.hpp"
 #include "emitter.hpp"
@@ -46,6 +48,12 @@ LoweredStep lower_step(const StepSetup& setup) {
   const std::unique_ptr<detail::Prepared> pp = detail::prepare_step(setup);
   const detail::Prepared& p = *pp;
   simulator::TaskGraphBuilder builder(p.mapping->devices_used(), kStreamsPerDevice);
+  // About what the lowerings add (a stage-granularity 1F1B step with TP: ~10 tasks and ~16
+  // dependencies per chunk and micro-batch), so that the arrays do not grow by copying.
+  const std::size_t units = static_cast<std::size_t>(setup.granularity == Granularity::Stage && p.layered() ? p.C : p.n);
+  const std::size_t estimate = units * static_cast<std::size_t>(p.K_sim) * static_cast<std::size_t>(p.sim_replicas.size()) *
+                               static_cast<std::size_t>(p.sim_tp) * 10;
+  builder.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 24), std::min<std::size_t>(estimate * 2, std::size_t{1} << 25));
   detail::Emitter emitter(p, builder);
   LoweredStep out;
   out.granularity = setup.granularity == Granularity::Stage && p.layered() ? Granularity::Stage : Granularity::Op;

@@ -59,13 +59,19 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
     for (OpId w : p.consumers[u]) last = std::max(last, unit[w]);
     for (int i = unit[u] + 1; i <= last; ++i) crossing[static_cast<std::size_t>(i)] += v0.xfer_bytes[u];
   }
-  std::vector<std::vector<TimeNs>> prefix(static_cast<std::size_t>(p.M), std::vector<TimeNs>(static_cast<std::size_t>(units) + 1, 0));
+  // Prefix sums of the units' work per device kind (slots of one kind share them).
+  std::vector<std::vector<TimeNs>> prefix_of_kind(p.kinds.size());
+  std::vector<const std::vector<TimeNs>*> prefix(static_cast<std::size_t>(p.M));
   for (int slot = 0; slot < p.M; ++slot) {
     const int k = p.kind_of(0, slot, 0);
-    auto& pre = prefix[static_cast<std::size_t>(slot)];
-    for (OpId v = 0; v < p.n; ++v)
-      if (p.has_fwd[v]) pre[static_cast<std::size_t>(unit[v]) + 1] += work(p, v0, k, v);
-    for (std::size_t i = 1; i < pre.size(); ++i) pre[i] += pre[i - 1];
+    auto& pre = prefix_of_kind[static_cast<std::size_t>(k)];
+    if (pre.empty()) {
+      pre.assign(static_cast<std::size_t>(units) + 1, 0);
+      for (OpId v = 0; v < p.n; ++v)
+        if (p.has_fwd[v]) pre[static_cast<std::size_t>(unit[v]) + 1] += work(p, v0, k, v);
+      for (std::size_t i = 1; i < pre.size(); ++i) pre[i] += pre[i - 1];
+    }
+    prefix[static_cast<std::size_t>(slot)] = &pre;
   }
   // The routes between the devices of consecutive chunks (slot s -> s + 1 and back), looked up
   // once: route queries are not free on clusters of thousands of devices.
@@ -95,7 +101,7 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
     return t;
   };
   auto compute = [&](int c, int begin, int end) {
-    const auto& pre = prefix[static_cast<std::size_t>(c % p.M)];
+    const auto& pre = *prefix[static_cast<std::size_t>(c % p.M)];
     return pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
   };
   const Partition part = partition_contiguous(
