@@ -308,6 +308,16 @@ class Simulation {
           }
           case TaskKind::Collective: {
             const auto members = waiting(lane_of(t));
+            if (members.size() == 1) {  // one waiting member (the rest passive): like a compute task
+              const std::size_t s = stream_index(members[0], g_.stream(t));
+              StreamState& st = streams_[s];
+              if (st.running == kNoTask && st.queue.empty()) {
+                st.running = t;
+                remaining_[static_cast<std::size_t>(t)] = 0;
+                start_collective(t);
+                break;
+              }
+            }
             remaining_[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(members.size());  // now: arrivals
             for (DeviceId d : members) {
               const std::size_t s = stream_index(d, g_.stream(t));
