@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "parasim/common/allocator.hpp"
 #include "turing_plan.hpp"
 
 namespace {
@@ -47,6 +48,7 @@ double relative(double a, double b) { return b != 0 ? (a - b) / b : (a == 0 ? 0 
 }  // namespace
 
 int main(int argc, char** argv) {
+  parasim::keep_freed_memory_for_reuse();
   bool every_schedule = false;
   int threads = 0;
   for (int i = 1; i < argc; ++i) {
@@ -90,7 +92,6 @@ int main(int argc, char** argv) {
     if (r.peak_memory != ref.peak_memory) {
       ++peaks_differ;
       const double e = std::abs(relative(static_cast<double>(r.peak_memory), static_cast<double>(ref.peak_memory)));
-      if (std::getenv("PEAKS")) std::fprintf(stderr, "%s %s sampled %d,%d fast %lld full %lld\n", key_of(r).c_str(), to_string(r.verdict).c_str(), r.sampled_micro[0], r.sampled_micro[1], (long long)r.peak_memory, (long long)ref.peak_memory);
       if (e > worst_peak) {
         worst_peak = e;
         worst_peak_row = key_of(r) + " (simulated at " + std::to_string(r.sampled_micro[0]) + " and " +

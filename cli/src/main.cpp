@@ -7,10 +7,12 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "parasim/common/allocator.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/progress.hpp"
 
 int main(int argc, char** argv) {
+  parasim::keep_freed_memory_for_reuse();
   CLI::App app{
       "parasim: how to split a DNN training job across GPUs, how long it will take, and proof.\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad input."};
