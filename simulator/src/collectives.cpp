@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 
 #include "parasim/common/error.hpp"
@@ -53,7 +54,16 @@ struct CollectivePlanner::RingCache {
 
 struct CollectivePlanner::PlanMemo {
   using Key = std::tuple<std::vector<DeviceId>, int, int, Bytes>;
-  std::map<Key, std::unique_ptr<const CollectivePlan>> plans;
+  // Hashed: engine runs look plans up for every group they simulate, thousands per plan.
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(std::get<1>(k)) << 8) ^
+                        static_cast<std::uint64_t>(std::get<2>(k)) ^ (static_cast<std::uint64_t>(std::get<3>(k)) << 17);
+      for (DeviceId d : std::get<0>(k)) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001B3ull;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  std::unordered_map<Key, std::unique_ptr<const CollectivePlan>, KeyHash> plans;
   std::size_t bytes = 0;  // held by `plans` (keys, patterns, idle flows), roughly
 };
 
