@@ -116,7 +116,7 @@ double estimated_work(const Candidate& c, bool extrapolate) {
   const double chunks = static_cast<double>(s.mp) * (s.schedule == Schedule::Interleaved ? s.interleave : 1);
   double k = s.asynchronous() ? s.micro + s.mp : s.micro;
   if (extrapolate && s.mp >= 64 && s.schedule == Schedule::OneFOneB) {  // long 1F1B pipelines
-    const double k1 = (s.mp + 5) / 6, k2 = (s.mp + 1) / 2;  // planner_evaluate.cpp: extrapolation_points()
+    const double k1 = (s.mp + 11) / 12, k2 = (s.mp + 1) / 2;  // planner_evaluate.cpp: extrapolation_points()
     if (k > k1 + k2) k = k1 + k2;
   } else if (extrapolate && !s.asynchronous()) {
     const double k1 = s.mp > 1 && s.pipelined() ? s.mp : 1;

@@ -12,7 +12,7 @@
 // give every quantity at K exactly in exact arithmetic; measured on Turing-NLG 530B
 // configurations, the largest deviation from a full simulation is 0.4% of the step (1F1B with
 // sequence parallelism), peaks exact (docs/projection.md). Interleaving's warm-up is longer than
-// mp micro-batches, so its peaks (and those of long 1F1B pipelines, sampled earlier, at a sixth
+// mp micro-batches, so its peaks (and those of long 1F1B pipelines, sampled earlier, at a twelfth
 // and half of their stages) are continued along the chunk forwards each stage holds in flight
 // (InFlight, extrapolation_points()).
 #include <algorithm>
@@ -147,14 +147,15 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
   return s;
 }
 
-/// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 6) and
+/// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 12) and
 /// ceil(mp / 2) micro-batches, fewer than the stages. Stage s holds min(K, mp - s) micro-batches
-/// in flight (pipeline_schedule.cpp), so its peak is continued along that count, not along K; the
-/// step grows by nearly the steady-state time per micro-batch from far below mp on. How nearly
-/// depends on the length: on Turing-NLG 530B these samples put 105-stage steps within 0.26% of
-/// a full simulation (peaks exact; mp / 3 and 2 mp / 3 gave 0.15%, mp / 9 and 2 mp / 9 0.88%),
-/// while mp / 2 and mp put 21-stage steps (sequence parallelism) 0.8% off, so shorter pipelines
-/// keep mp and 2 mp (docs/projection.md, bench/planner_accuracy.cpp).
+/// in flight (pipeline_schedule.cpp), so its peak is continued along that count (InFlight), not
+/// along K; the step grows by nearly the steady-state time per micro-batch from far below mp on.
+/// How nearly depends on the length and mostly on the second sample: on Turing-NLG 530B these
+/// samples put 105-stage steps within 0.29% of a full simulation (peaks exact; mp / 3 and
+/// 2 mp / 3 gave 0.15%, mp / 6 and mp / 2 0.25%, mp / 6 and mp / 3 0.34%, mp / 9 and 2 mp / 9
+/// 0.88%), while mp / 2 and mp put 21-stage steps (sequence parallelism) 0.8% off, so shorter
+/// pipelines keep mp and 2 mp (docs/projection.md, bench/planner_accuracy.cpp).
 inline constexpr int kLongPipeline = 64;
 bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.schedule == Schedule::OneFOneB; }
 
@@ -163,7 +164,7 @@ bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.sch
 /// fewer micro-batches than K itself).
 std::array<int, 2> extrapolation_points(const Strategy& s) {
   if (long_one_f_one_b(s)) {
-    const std::array<int, 2> k{(s.mp + 5) / 6, (s.mp + 1) / 2};
+    const std::array<int, 2> k{(s.mp + 11) / 12, (s.mp + 1) / 2};
     return s.micro > k[0] + k[1] ? k : std::array<int, 2>{0, 0};
   }
   std::array<int, 2> k{1, 2};

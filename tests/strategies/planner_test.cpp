@@ -248,8 +248,8 @@ TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
   EXPECT_GT(extrapolated, 10);
 }
 
-TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromASixthAndHalfOfItsStages) {
-  // 64 equal stages: 1F1B is sampled at ceil(64 / 6) = 11 and 64 / 2 = 32 micro-batches,
+TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromATwelfthAndHalfOfItsStages) {
+  // 64 equal stages: 1F1B is sampled at ceil(64 / 12) = 6 and 64 / 2 = 32 micro-batches,
   // fewer than the stages, so stage s's peak is continued along min(K, 64 - s) micro-batches in
   // flight, not along K; step and every peak agree with the full simulation at K = 128.
   const models::Model model = chain_model(64, 64);
@@ -262,16 +262,16 @@ TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromASixthAndHalfOfItsStages) {
   const PlanRow fast = evaluate_candidate(req, facts, c, Granularity::Op, cache);
   req.extrapolate = false;
   const PlanRow full = evaluate_candidate(req, facts, c, Granularity::Op, cache);
-  EXPECT_EQ(fast.sampled_micro, (std::array<int, 2>{11, 32}));
+  EXPECT_EQ(fast.sampled_micro, (std::array<int, 2>{6, 32}));
   EXPECT_EQ(fast.simulations, 2);
   ASSERT_TRUE(full.feasible());
   EXPECT_EQ(fast.verdict, full.verdict);
   EXPECT_EQ(fast.step_time, full.step_time);
   EXPECT_EQ(fast.peak_memory, full.peak_memory);
   EXPECT_EQ(fast.compute, full.compute);
-  // 43 micro-batches (not more than 11 + 32) are simulated directly.
-  c.strategy.micro = 43;
-  c.global_batch = 43;
+  // 38 micro-batches (not more than 6 + 32) are simulated directly.
+  c.strategy.micro = 38;
+  c.global_batch = 38;
   req.extrapolate = true;
   EXPECT_EQ(evaluate_candidate(req, facts, c, Granularity::Op, cache).sampled_micro, (std::array<int, 2>{0, 0}));
 }
