@@ -31,8 +31,9 @@ void index_structure(Prepared& p) {
   p.has_bw.assign(p.n, 0);
   p.has_update.assign(p.n, 0);
   p.is_input.assign(p.n, 0);
-  p.inputs.assign(p.n, {});
-  p.consumers.assign(p.n, {});
+  p.links = p.cache->op_links(m);
+  p.inputs = OpLists(&p.links->inputs);
+  p.consumers = OpLists(&p.links->consumers);
   p.params.assign(p.n, 0);
   p.selective.assign(p.n, 0);
   for (OpId v = 0; v < p.n; ++v) {
@@ -43,13 +44,6 @@ void index_structure(Prepared& p) {
     p.has_update[v] = profiler::op_has_phase(op, profiler::Phase::Update);
     p.is_input[v] = op.kind == models::OpKind::Input;
     p.params[v] = op.params;
-    for (OpId u : m.inputs_of(v)) {
-      if (u >= v)
-        throw RuntimeError("model " + m.name() + ": op " + op.name + " is stored before its input " + m.op(u).name +
-                           "; lowering needs ops in topological order (load it through the model loader)");
-      if (std::find(p.inputs[v].begin(), p.inputs[v].end(), u) == p.inputs[v].end()) p.inputs[v].push_back(u);
-    }
-    p.consumers[v] = m.consumers_of(v);
     if (p.s.recompute == Recompute::Selective && op.kind == models::OpKind::Attention && op.input_shapes.size() == 1)
       p.selective[v] = 1;
     if (!op.attrs.shares_weights_with.empty())

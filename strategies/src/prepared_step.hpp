@@ -51,6 +51,17 @@ struct Tie {
   OpId owner = 0;  // the op that owns it (token embedding)
 };
 
+/// Per-op lists owned elsewhere (StepCache::OpLinks), indexed like a vector of vectors.
+class OpLists {
+ public:
+  OpLists() = default;
+  explicit OpLists(const std::vector<std::vector<OpId>>* lists) : lists_(lists) {}
+  const std::vector<OpId>& operator[](std::size_t v) const { return (*lists_)[v]; }
+
+ private:
+  const std::vector<std::vector<OpId>>* lists_ = nullptr;
+};
+
 struct Prepared {
   const StepSetup* setup = nullptr;
   const hardware::Cluster* cluster = nullptr;
@@ -73,7 +84,8 @@ struct Prepared {
   const models::Model* structure = nullptr;
   std::size_t n = 0;
   std::vector<char> has_fwd, has_bd, has_bw, has_update, is_input;
-  std::vector<std::vector<OpId>> inputs, consumers;  // distinct, in order
+  std::shared_ptr<const StepCache::OpLinks> links;   // the structure's, from the cache
+  OpLists inputs, consumers;                          // distinct, in order: links' lists
   std::vector<std::int64_t> params;                   // per op (one TP rank)
   std::vector<int> op_chunk, op_slot;
   std::vector<std::vector<OpId>> chunk_ops;           // ops with a forward task, per chunk, in order

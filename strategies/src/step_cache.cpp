@@ -1,5 +1,8 @@
 #include "parasim/strategies/step_cache.hpp"
 
+#include <algorithm>
+
+#include "parasim/common/error.hpp"
 #include "parasim/models/model_json.hpp"
 
 namespace parasim::strategies {
@@ -23,9 +26,10 @@ std::shared_ptr<const models::Model> StepCache::model(const models::Model& base,
   }
   std::shared_ptr<const models::Model> built;
   if (tp > 1) {
+    // Sharded straight from the base model at the batch: the unsharded model at that batch is
+    // only built when something asks for it.
     const auto plan = tp_plan(base);
-    const auto unsharded = model(base, batch, dtype, 1);
-    built = std::make_shared<const models::Model>(shard_for_tensor_parallel(*unsharded, *plan, tp));
+    built = std::make_shared<const models::Model>(shard_for_tensor_parallel(base, *plan, tp, batch, dtype));
   } else if (batch == base.batch() && dtype == base.dtype()) {
     built = std::make_shared<const models::Model>(base);
   } else {
@@ -64,6 +68,29 @@ std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std:
   }
   std::lock_guard lock(mu_);
   return costs_.try_emplace(key, std::move(out)).first->second;
+}
+
+std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Model& m) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = links_.find(&m); it != links_.end()) return it->second;
+  }
+  auto links = std::make_shared<OpLinks>();
+  const std::size_t n = m.num_ops();
+  links->inputs.assign(n, {});
+  links->consumers.assign(n, {});
+  for (models::OpId v = 0; v < n; ++v) {
+    for (models::OpId u : m.inputs_of(v)) {
+      if (u >= v)
+        throw RuntimeError("model " + m.name() + ": op " + m.op(v).name + " is stored before its input " + m.op(u).name +
+                           "; lowering needs ops in topological order (load it through the model loader)");
+      auto& in = links->inputs[v];
+      if (std::find(in.begin(), in.end(), u) == in.end()) in.push_back(u);
+    }
+    links->consumers[v] = m.consumers_of(v);
+  }
+  std::lock_guard lock(mu_);
+  return links_.try_emplace(&m, std::move(links)).first->second;
 }
 
 std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key) const {

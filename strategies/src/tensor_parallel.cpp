@@ -5,6 +5,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
+#include "parasim/models/model_json.hpp"
 
 namespace parasim::strategies {
 
@@ -123,8 +124,13 @@ TpPlan plan_tensor_parallel(const Model& m) {
 
 Model shard_for_tensor_parallel(const Model& m, const TpPlan& plan, int tp) {
   if (tp == 1) return m;
+  return shard_for_tensor_parallel(m, plan, tp, m.batch(), m.dtype());
+}
+
+Model shard_for_tensor_parallel(const Model& m, const TpPlan& plan, int tp, std::int64_t batch, models::DType dtype) {
+  if (tp == 1) return models::with_batch(m, batch, dtype);
   auto ceil_div = [&](std::int64_t x) { return (x + tp - 1) / tp; };
-  models::ModelBuilder b(m.name(), m.batch(), m.dtype());
+  models::ModelBuilder b(m.name(), batch, dtype);
   b.set_dataset(m.dataset());
   for (OpId v = 0; v < m.num_ops(); ++v) {
     const Op& src = m.op(v);
@@ -133,7 +139,11 @@ Model shard_for_tensor_parallel(const Model& m, const TpPlan& plan, int tp) {
     op.kind = src.kind;
     op.attrs = src.attrs;
     op.block = src.block;
-    if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) op.output_shape = src.output_shape;
+    if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) {
+      op.output_shape = src.output_shape;
+      // The batch override of models::with_batch().
+      if (!op.output_shape.empty() && op.output_shape[0] == m.batch()) op.output_shape[0] = batch;
+    }
     if (op.kind == OpKind::Linear) op.attrs.in_features = 0;  // re-inferred from the (maybe split) input
     switch (plan.role[v]) {
       case TpRole::Column: op.attrs.out_features = ceil_div(src.attrs.out_features); break;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "lowering_fixtures.hpp"
+#include "parasim/models/model_json.hpp"
 #include "parasim/models/transformer.hpp"
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
@@ -41,6 +42,18 @@ TEST(TensorParallel, RolesOfAGptBlock) {
   EXPECT_EQ(role("lm_head"), TpRole::Column);
   EXPECT_EQ(role("wte"), TpRole::VocabEmbedding);
   EXPECT_EQ(role("wpe"), TpRole::Replicated);
+}
+
+TEST(TensorParallel, ShardingAtAnotherBatchEqualsShardingTheRebatchedModel) {
+  const models::Model m = tiny_gpt();
+  const TpPlan plan = plan_tensor_parallel(m);
+  for (int tp : {1, 2, 4})
+    for (const auto& [batch, dtype] : std::vector<std::pair<std::int64_t, models::DType>>{{3, models::DType::F32},
+                                                                                        {8, models::DType::BF16}}) {
+      SCOPED_TRACE("tp " + std::to_string(tp) + " batch " + std::to_string(batch));
+      EXPECT_TRUE(shard_for_tensor_parallel(m, plan, tp, batch, dtype) ==
+                  shard_for_tensor_parallel(models::with_batch(m, batch, dtype), plan, tp));
+    }
 }
 
 TEST(TensorParallel, PerRankMacsAndParamsAreDividedByT) {

@@ -44,6 +44,14 @@ class StepCache {
                                                             const std::string& device_kind, profiler::Optimizer opt,
                                                             const profiler::CostModel& cost_model);
 
+  /// Each op's distinct inputs (in input order) and its consumers, for a model this cache built
+  /// (the lowerings index a structure model once, not per candidate). RuntimeError when an op is
+  /// stored before one of its inputs.
+  struct OpLinks {
+    std::vector<std::vector<models::OpId>> inputs, consumers;
+  };
+  std::shared_ptr<const OpLinks> op_links(const models::Model& model);
+
   /// The layer partition memo: which chunk each op of `structure` goes to, for one key (the
   /// partition's inputs: see prepare_placement.cpp). nullptr when not computed yet.
   using PartitionKey = std::vector<std::int64_t>;
@@ -62,6 +70,7 @@ class StepCache {
   std::map<CostKey, std::shared_ptr<const std::vector<profiler::OpCost>>> costs_;
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
   std::map<PartitionKey, std::shared_ptr<const std::vector<int>>> partitions_;
+  std::map<const models::Model*, std::shared_ptr<const OpLinks>> links_;
   std::int64_t cost_model_calls_ = 0;
 };
 

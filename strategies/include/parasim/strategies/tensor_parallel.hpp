@@ -58,6 +58,11 @@ TpPlan plan_tensor_parallel(const models::Model& model);
 /// bytes, parameters and activation bytes are the per-rank values. Same op ids and names.
 /// InputError when T does not divide the attention heads of a TP block or the split features.
 models::Model shard_for_tensor_parallel(const models::Model& model, const TpPlan& plan, int tp);
+/// The same at another batch size and dtype in one pass: equal to
+/// shard_for_tensor_parallel(models::with_batch(model, batch, dtype), plan, tp) (a planner needs
+/// the sharded model of many batch sizes, not the unsharded one in between).
+models::Model shard_for_tensor_parallel(const models::Model& model, const TpPlan& plan, int tp, std::int64_t batch,
+                                        models::DType dtype);
 
 std::string to_string(TpRole r);
 
