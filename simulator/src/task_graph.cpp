@@ -51,6 +51,14 @@ bool parse(std::string_view s, MemoryCategory& out) { return parse_name(s, out, 
 StringTable::StringTable() : offsets_{0}, slots_(16, 0) { intern(""); }
 
 std::uint32_t StringTable::intern(std::string_view s) {
+  Recent& recent = recent_[(reinterpret_cast<std::uintptr_t>(s.data()) >> 4) % recent_.size()];
+  if (recent.data == s.data() && recent.size == s.size() && get(recent.id) == s) return recent.id;
+  const std::uint32_t id = intern_hashed(s);
+  recent = {s.data(), static_cast<std::uint32_t>(s.size()), id};
+  return id;
+}
+
+std::uint32_t StringTable::intern_hashed(std::string_view s) {
   if (slots_.empty()) grow();  // the index was dropped: rebuild it
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = hash_string(s) & mask;; i = (i + 1) & mask) {
@@ -86,7 +94,8 @@ void StringTable::drop_index() {
 }
 
 std::size_t StringTable::memory_bytes() const {
-  return chars_.capacity() + offsets_.capacity() * sizeof(std::uint32_t) + slots_.capacity() * sizeof(std::uint32_t);
+  return chars_.capacity() + offsets_.capacity() * sizeof(std::uint32_t) + slots_.capacity() * sizeof(std::uint32_t) +
+         sizeof(recent_);
 }
 
 // ------------------------------------------------------------------------------ TaskGraph

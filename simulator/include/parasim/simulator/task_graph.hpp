@@ -36,6 +36,7 @@
 //   TaskGraph g = std::move(b).build();   // InputError on a cycle or a missing task
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -131,9 +132,18 @@ class StringTable {
 
  private:
   void grow();
+  std::uint32_t intern_hashed(std::string_view s);
   std::vector<char> chars_;
   std::vector<std::uint32_t> offsets_;  // size() + 1 entries
   std::vector<std::uint32_t> slots_;    // open addressing: id + 1, 0 = empty
+  // Recently interned strings by their caller's address: lowerings name every task from a
+  // handful of long-lived strings, and a pointer match plus one compare beats hashing.
+  struct Recent {
+    const char* data = nullptr;
+    std::uint32_t size = 0;
+    std::uint32_t id = 0;
+  };
+  std::array<Recent, 16> recent_{};
 };
 
 class TaskGraph {
