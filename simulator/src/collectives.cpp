@@ -54,17 +54,45 @@ struct CollectivePlanner::RingCache {
 
 struct CollectivePlanner::PlanMemo {
   using Key = std::tuple<std::vector<DeviceId>, int, int, Bytes>;
-  // Hashed: engine runs look plans up for every group they simulate, thousands per plan.
+  // What a lookup brings: the group as a span, so that a hit allocates nothing.
+  struct Query {
+    std::span<const DeviceId> group;
+    int op, algo;
+    Bytes bytes;
+  };
+  static std::size_t hash(std::span<const DeviceId> group, int op, int algo, Bytes bytes) {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(op) << 8) ^ static_cast<std::uint64_t>(algo) ^
+                      (static_cast<std::uint64_t>(bytes) << 17);
+    for (DeviceId d : group) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001B3ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  // Hashed, with heterogeneous lookup: engine runs look plans up for every group they simulate,
+  // thousands per plan.
   struct KeyHash {
+    using is_transparent = void;
     std::size_t operator()(const Key& k) const {
-      std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(std::get<1>(k)) << 8) ^
-                        static_cast<std::uint64_t>(std::get<2>(k)) ^ (static_cast<std::uint64_t>(std::get<3>(k)) << 17);
-      for (DeviceId d : std::get<0>(k)) h = (h ^ static_cast<std::uint64_t>(d)) * 0x100000001B3ull;
-      return static_cast<std::size_t>(h ^ (h >> 29));
+      return hash(std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k));
+    }
+    std::size_t operator()(const Query& q) const { return hash(q.group, q.op, q.algo, q.bytes); }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(const Key& a, const Key& b) const { return a == b; }
+    bool operator()(const Query& q, const Key& k) const {
+      return q.op == std::get<1>(k) && q.algo == std::get<2>(k) && q.bytes == std::get<3>(k) &&
+             std::equal(q.group.begin(), q.group.end(), std::get<0>(k).begin(), std::get<0>(k).end());
+    }
+    bool operator()(const Key& k, const Query& q) const { return (*this)(q, k); }
+  };
+  std::unordered_map<Key, std::unique_ptr<const CollectivePlan>, KeyHash, KeyEqual> plans;
+  // analytic_time() per (plan, bytes): the engine asks for every distinct collective size.
+  struct TimeKeyHash {
+    std::size_t operator()(const std::pair<const CollectivePlan*, Bytes>& k) const {
+      return std::hash<const void*>{}(k.first) ^ (static_cast<std::size_t>(k.second) * 0x9E3779B97F4A7C15ull);
     }
   };
-  std::unordered_map<Key, std::unique_ptr<const CollectivePlan>, KeyHash> plans;
-  std::size_t bytes = 0;  // held by `plans` (keys, patterns, idle flows), roughly
+  std::unordered_map<std::pair<const CollectivePlan*, Bytes>, TimeNs, TimeKeyHash> times;
+  std::size_t bytes = 0;  // held by `plans` (keys, patterns, idle flows) and `times`, roughly
 };
 
 CollectivePlanner::CollectivePlanner(const hardware::Cluster& cluster)
@@ -384,15 +412,23 @@ TimeNs CollectivePlanner::analytic_time(std::span<const DeviceId> group, Collect
 const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> group, CollectiveOp op,
                                                      CollectiveAlgorithm algo, Bytes bytes) {
   const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto;
-  PlanMemo::Key key{std::vector<DeviceId>(group.begin(), group.end()), static_cast<int>(op), static_cast<int>(algo),
-                    sized ? bytes : 0};
-  auto it = memo_->plans.find(key);
-  if (it != memo_->plans.end()) return *it->second;
+  const PlanMemo::Query query{group, static_cast<int>(op), static_cast<int>(algo), sized ? bytes : 0};
+  if (auto it = memo_->plans.find(query); it != memo_->plans.end()) return *it->second;
+  PlanMemo::Key key{std::vector<DeviceId>(group.begin(), group.end()), query.op, query.algo, query.bytes};
   auto p = std::make_unique<const CollectivePlan>(plan(group, op, algo, bytes));
   std::size_t b = 2 * group.size() * sizeof(DeviceId) + 256;
   for (const auto& pattern : p->patterns) b += pattern.size() * (sizeof(DevicePair) + sizeof(IdleFlow));
   memo_->bytes += b;
   return *memo_->plans.emplace(std::move(key), std::move(p)).first->second;
+}
+
+TimeNs CollectivePlanner::cached_time(const CollectivePlan& plan, Bytes bytes) {
+  const auto [it, fresh] = memo_->times.try_emplace({&plan, bytes}, 0);
+  if (fresh) {
+    it->second = plan.analytic_time(bytes);
+    memo_->bytes += 48;
+  }
+  return it->second;
 }
 
 std::size_t CollectivePlanner::memo_bytes() const {
@@ -402,6 +438,7 @@ std::size_t CollectivePlanner::memo_bytes() const {
 void CollectivePlanner::trim(std::size_t max_bytes) {
   if (memo_bytes() <= max_bytes) return;
   memo_->plans.clear();
+  memo_->times.clear();
   memo_->bytes = 0;
   ring_cache_->orders.clear();
   ring_cache_->order_bytes = 0;

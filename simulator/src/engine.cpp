@@ -431,12 +431,12 @@ class Simulation {
     Resolved r;
     if (g_.algorithm(t) != CollectiveAlgorithm::Auto) {
       r.plan = &plan_of(group, op, g_.algorithm(t), bytes);
-      r.time = r.plan->analytic_time(bytes);
+      r.time = planner_.cached_time(*r.plan, bytes);
     } else {
       for (CollectiveAlgorithm c : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
         const CollectivePlan& p = plan_of(group, op, c, bytes);
         if (p.algorithm != c && c != CollectiveAlgorithm::Ring) continue;  // not applicable here
-        const TimeNs time = p.analytic_time(bytes);
+        const TimeNs time = planner_.cached_time(p, bytes);
         if (!r.plan || time < r.time) {
           r.plan = &p;
           r.time = time;

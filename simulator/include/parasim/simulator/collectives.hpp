@@ -98,6 +98,8 @@ class CollectivePlanner {
   /// across Engine runs (EngineOptions::planner) plans each DP/TP group once for many task graphs.
   const CollectivePlan& cached_plan(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo,
                                     Bytes bytes);
+  /// plan.analytic_time(bytes) of a cached_plan(), memoised the same way (until trim()).
+  TimeNs cached_time(const CollectivePlan& plan, Bytes bytes);
   /// Forgets memoised plans, ring orders and routes once they hold more than about `max_bytes`
   /// (they are recomputed on demand, identically). Invalidates cached_plan() references.
   void trim(std::size_t max_bytes);
