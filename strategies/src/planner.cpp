@@ -116,8 +116,8 @@ double estimated_work(const Candidate& c, bool extrapolate) {
   const double chunks = static_cast<double>(s.mp) * (s.schedule == Schedule::Interleaved ? s.interleave : 1);
   double k = s.asynchronous() ? s.micro + s.mp : s.micro;
   if (extrapolate && s.mp >= 64 && s.schedule == Schedule::OneFOneB) {  // long 1F1B pipelines
-    const double k1 = (s.mp + 11) / 12, k2 = (s.mp + 1) / 2;  // planner_evaluate.cpp: extrapolation_points()
-    if (k > k1 + k2) k = k1 + k2;
+    const double k1 = (s.mp + 11) / 12, k2 = std::min((s.mp + 1) / 2, (s.micro + 1) / 2);  // extrapolation_points()
+    if (k2 >= 2 * k1 && k > k1 + k2) k = k1 + k2;
   } else if (extrapolate && !s.asynchronous()) {
     const double k1 = s.mp > 1 && s.pipelined() ? s.mp : 1;
     const double k2 = s.mp > 1 && s.pipelined() ? 2.0 * s.mp : 2;

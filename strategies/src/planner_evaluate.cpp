@@ -148,7 +148,8 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
 }
 
 /// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 12) and
-/// ceil(mp / 2) micro-batches, fewer than the stages. Stage s holds min(K, mp - s) micro-batches
+/// ceil(mp / 2) micro-batches (or ceil(K / 2) when smaller, as long as that is at least twice the
+/// first), fewer than the stages. Stage s holds min(K, mp - s) micro-batches
 /// in flight (pipeline_schedule.cpp), so its peak is continued along that count (InFlight), not
 /// along K; the step grows by nearly the steady-state time per micro-batch from far below mp on.
 /// How nearly depends on the length and mostly on the second sample: on Turing-NLG 530B these
@@ -164,8 +165,10 @@ bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.sch
 /// fewer micro-batches than K itself).
 std::array<int, 2> extrapolation_points(const Strategy& s) {
   if (long_one_f_one_b(s)) {
-    const std::array<int, 2> k{(s.mp + 11) / 12, (s.mp + 1) / 2};
-    return s.micro > k[0] + k[1] ? k : std::array<int, 2>{0, 0};
+    // The second sample is at most half of K itself, so that a K between the samples' sum and
+    // mp is extrapolated too (over a factor of two at most), not simulated in full.
+    const int k1 = (s.mp + 11) / 12, k2 = std::min((s.mp + 1) / 2, (s.micro + 1) / 2);
+    return k2 >= 2 * k1 && s.micro > k1 + k2 ? std::array<int, 2>{k1, k2} : std::array<int, 2>{0, 0};
   }
   std::array<int, 2> k{1, 2};
   if (s.mp > 1 && s.pipelined()) k = {s.mp, 2 * s.mp};

@@ -249,7 +249,7 @@ TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
 }
 
 TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromATwelfthAndHalfOfItsStages) {
-  // 64 equal stages: 1F1B is sampled at ceil(64 / 12) = 6 and 64 / 2 = 32 micro-batches,
+  // 64 equal stages: 1F1B is sampled at ceil(64 / 12) = 6 and min(64 / 2, K / 2) micro-batches,
   // fewer than the stages, so stage s's peak is continued along min(K, 64 - s) micro-batches in
   // flight, not along K; step and every peak agree with the full simulation at K = 128.
   const models::Model model = chain_model(64, 64);
@@ -269,9 +269,19 @@ TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromATwelfthAndHalfOfItsStages) 
   EXPECT_EQ(fast.step_time, full.step_time);
   EXPECT_EQ(fast.peak_memory, full.peak_memory);
   EXPECT_EQ(fast.compute, full.compute);
-  // 38 micro-batches (not more than 6 + 32) are simulated directly.
-  c.strategy.micro = 38;
-  c.global_batch = 38;
+  // Below 2 x 32 micro-batches the second sample is half of K (40: 6 and 20), still exact here;
+  // 22 (a second sample of 11, less than twice the first) is simulated directly.
+  c.strategy.micro = 40;
+  c.global_batch = 40;
+  req.extrapolate = true;
+  const PlanRow mid = evaluate_candidate(req, facts, c, Granularity::Op, cache);
+  req.extrapolate = false;
+  const PlanRow mid_full = evaluate_candidate(req, facts, c, Granularity::Op, cache);
+  EXPECT_EQ(mid.sampled_micro, (std::array<int, 2>{6, 20}));
+  EXPECT_EQ(mid.step_time, mid_full.step_time);
+  EXPECT_EQ(mid.peak_memory, mid_full.peak_memory);
+  c.strategy.micro = 22;
+  c.global_batch = 22;
   req.extrapolate = true;
   EXPECT_EQ(evaluate_candidate(req, facts, c, Granularity::Op, cache).sampled_micro, (std::array<int, 2>{0, 0}));
 }
