@@ -55,6 +55,12 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--max-tp", in.max_tp, "Widest tensor parallelism to try (0: the GPUs of one node)")
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--even-stages", in.even_stages,
+                "Only pipeline depths that divide the transformer layers (Calculon, Megatron-LM's even split)");
+  cmd->add_option("--max-micro-per-stage", in.max_micro_per_stage,
+                  "Pipelined schedules try micro-batch counts up to this x stages (0: every divisor of the replica batch)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--all-mappings", in.all_mappings,
                 "Also try every order of the tp/mp/dp axes over the devices (default: tp-mp-dp, TP innermost)");
   cmd->add_flag("--exact", in.exact,
@@ -110,6 +116,8 @@ void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& spa
   space.zeros = strategies::parse_zero_list(in.zero, "--zero");
   space.max_mp = in.max_mp;
   space.max_tp = in.max_tp;
+  space.even_stages = in.even_stages;
+  space.max_micro_per_stage = in.max_micro_per_stage > 0 ? in.max_micro_per_stage : 1 << 20;
   space.all_mappings = in.all_mappings;
 }
 

@@ -40,6 +40,8 @@ struct PlanningInputs {
   std::string zero = "0,1";
   int max_mp = 0;
   int max_tp = 0;
+  bool even_stages = false;      // mp divides the transformer layers (Calculon, Megatron-LM)
+  int max_micro_per_stage = 8;   // pipelined: K <= this x mp; 0: every divisor of the replica batch
   bool all_mappings = false;
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   int threads = 0;

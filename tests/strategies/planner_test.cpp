@@ -10,6 +10,7 @@
 #include "lowering_fixtures.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/models/zoo.hpp"
 #include "parasim/simulator/collectives.hpp"
 #include "parasim/strategies/planner.hpp"
 
@@ -116,6 +117,26 @@ TEST(SearchSpace, BatchRules) {
   space.max_accumulation = 1;
   EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)),
             (std::vector<std::string>{"dp=2,mp=2 B=6", "mp=4 B=6"}));
+}
+
+TEST(SearchSpace, EvenStagesKeepsPipelineDepthsThatDivideTheLayers) {
+  // GPT-2's 12 transformer layers on 8 GPUs: mp 1..8 without the rule; with it only 1, 2, 3, 4
+  // and 6 (Calculon's and Megatron-LM's even split).
+  const ModelFacts facts = model_facts(models::build_zoo_model("gpt2"), 8);
+  ASSERT_EQ(facts.layers, 12);
+  SearchSpace space{.gpus = 8, .allow_fewer = true, .max_batch = 8};
+  space.schedules = {Schedule::OneFOneB};
+  space.recomputes = {Recompute::None};
+  space.zeros = {0};
+  space.max_tp = 1;
+  auto depths = [&] {
+    std::set<int> mps;
+    for (const Candidate& c : enumerate_candidates(space, facts)) mps.insert(c.strategy.mp);
+    return mps;
+  };
+  EXPECT_EQ(depths(), (std::set<int>{1, 2, 3, 4, 5, 6, 7, 8}));
+  space.even_stages = true;
+  EXPECT_EQ(depths(), (std::set<int>{1, 2, 3, 4, 6}));
 }
 
 TEST(SearchSpace, ParsesLists) {
