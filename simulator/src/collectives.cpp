@@ -42,14 +42,11 @@ TimeNs CollectivePlan::analytic_time(Bytes total) const {
 
 struct CollectivePlanner::RingCache {
   explicit RingCache(const hardware::Cluster& c)
-      : solver(static_cast<std::size_t>(c.num_directed_links())), capacity(static_cast<std::size_t>(c.num_directed_links())) {
-    for (hardware::DirLinkId l = 0; l < c.num_directed_links(); ++l)
-      capacity[static_cast<std::size_t>(l)] = c.dir_bandwidth(l).value;
-  }
+      : solver(static_cast<std::size_t>(c.num_directed_links())), capacity(c.dir_bandwidths()) {}
   std::map<std::vector<DeviceId>, std::vector<DeviceId>> orders;
   std::size_t order_bytes = 0;  // held by `orders`, roughly
   MaxMinSolver solver;
-  std::vector<double> capacity;
+  std::span<const double> capacity;  // the cluster's dir_bandwidths()
 };
 
 struct CollectivePlanner::PlanMemo {
