@@ -114,16 +114,11 @@ std::vector<std::vector<std::size_t>> memory_families(const std::vector<Candidat
 double estimated_work(const Candidate& c, bool extrapolate) {
   const Strategy& s = c.strategy;
   const double chunks = static_cast<double>(s.mp) * (s.schedule == Schedule::Interleaved ? s.interleave : 1);
-  double k = s.asynchronous() ? s.micro + s.mp : s.micro;
-  if (extrapolate && s.mp >= 64 && s.schedule == Schedule::OneFOneB) {  // long 1F1B pipelines
-    const double k1 = (s.mp + 11) / 12, k2 = std::min((s.mp + 1) / 2, (s.micro + 1) / 2);  // extrapolation_points()
-    if (k2 >= 2 * k1 && k > k1 + k2) k = k1 + k2;
-  } else if (extrapolate && !s.asynchronous()) {
-    const double k1 = s.mp > 1 && s.pipelined() ? s.mp : 1;
-    const double k2 = s.mp > 1 && s.pipelined() ? 2.0 * s.mp : 2;
-    if (k > k2) k = k1 + k2;
-  }
-  return chunks * k * (s.tp > 1 ? 2.0 : 1.0) + 64;  // + a fixed cost per simulation
+  // Asynchronous schedules simulate mp micro-batches more than they count (the warm-up).
+  const double extra = s.asynchronous() ? s.mp : 0;
+  const std::array<int, 2> k = extrapolate ? extrapolation_points(s) : std::array<int, 2>{0, 0};
+  const double simulated = k[0] == 0 ? s.micro + extra : k[0] + k[1] + 2 * extra;
+  return chunks * simulated * (s.tp > 1 ? 2.0 : 1.0) + 64;  // + a fixed cost per simulation
 }
 
 PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {

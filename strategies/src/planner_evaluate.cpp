@@ -147,6 +147,8 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
   return s;
 }
 
+}  // namespace
+
 /// Long 1F1B pipelines (at least kLongPipeline stages) are sampled at ceil(mp / 12) and
 /// ceil(mp / 2) micro-batches (or ceil(K / 2) when smaller, as long as that is at least twice the
 /// first), fewer than the stages. Stage s holds min(K, mp - s) micro-batches
@@ -160,9 +162,6 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
 inline constexpr int kLongPipeline = 64;
 bool long_one_f_one_b(const Strategy& s) { return s.mp >= kLongPipeline && s.schedule == Schedule::OneFOneB; }
 
-/// The micro-batch counts to simulate for an extrapolation to `s.micro`, or {0, 0} when the
-/// count is small enough to simulate directly (long 1F1B: when the two samples would not be
-/// fewer micro-batches than K itself).
 std::array<int, 2> extrapolation_points(const Strategy& s) {
   if (long_one_f_one_b(s)) {
     // The second sample is at most half of K itself, so that a K between the samples' sum and
@@ -175,6 +174,8 @@ std::array<int, 2> extrapolation_points(const Strategy& s) {
   if (s.micro <= k[1]) return {0, 0};
   return k;
 }
+
+namespace {
 
 void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req) {
   const StepSample::Device* full = nullptr;

@@ -165,6 +165,11 @@ PlanRow evaluate_candidate(const PlanRequest& request, const ModelFacts& facts, 
                            Granularity granularity, StepCache& cache, std::string* cost_source = nullptr,
                            simulator::CollectivePlanner* collectives = nullptr);
 
+/// The micro-batch counts evaluate_candidate() simulates to extrapolate a step to `s.micro` (an
+/// evenly split batch, PlanRequest::extrapolate on), or {0, 0} when it simulates s.micro itself
+/// (long 1F1B: when the two samples would not be fewer micro-batches than K).
+std::array<int, 2> extrapolation_points(const Strategy& s);
+
 /// The model facts run_planner enumerates with (devices per node from the cluster's node 0).
 ModelFacts planner_model_facts(const PlanRequest& request);
 
