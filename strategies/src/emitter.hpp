@@ -57,11 +57,6 @@ class Refs {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const Ref& back() const { return begin()[size_ - 1]; }
-  const Ref& operator[](std::size_t i) const { return begin()[i]; }
-  void clear() {
-    size_ = 0;
-    heap_.clear();
-  }
 
  private:
   static constexpr std::size_t kInline = 4;
