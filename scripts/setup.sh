@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   nlohmann-json3-dev libboost-graph-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev gnuplot-nox
+  libdnnl-dev ocl-icd-opencl-dev gnuplot-nox
   clang libclang-rt-14-dev
 )
 
