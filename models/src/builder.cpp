@@ -181,9 +181,10 @@ OpId ModelBuilder::batched_matmul(const std::string& name, OpId a, OpId b) {
   return add_op(make_op(OpKind::BatchedMatmul, name), {a, b});
 }
 
-OpId ModelBuilder::attention(const std::string& name, OpId qkv, std::int64_t heads) {
+OpId ModelBuilder::attention(const std::string& name, OpId qkv, std::int64_t heads, double dropout) {
   Op op = make_op(OpKind::Attention, name);
   op.attrs.heads = heads;
+  op.attrs.p = dropout;
   return add_op(std::move(op), {qkv});
 }
 

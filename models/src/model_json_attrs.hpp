@@ -21,7 +21,7 @@ inline std::vector<std::string> json_attr_names(OpKind kind) {
     case OpKind::Concat: return {"axis"};
     case OpKind::Dropout: return {"p"};
     case OpKind::SampledSoftmax: return {"vocab", "num_sampled"};
-    case OpKind::Attention: return {"heads", "additive"};
+    case OpKind::Attention: return {"heads", "additive", "p"};
     default: return {};
   }
 }

@@ -147,6 +147,10 @@ void read_attrs(Record& r) {
     case OpKind::Attention:
       req_int("heads", 1, a.heads);
       opt_bool("additive", a.additive);
+      if (auto v = f.find("p")) {  // dropout on the attention probabilities
+        a.p = v->as_double(0.0, 1.0);
+        if (a.p >= 1.0) v->fail("a probability in [0, 1)");
+      }
       break;
     default: break;
   }

@@ -107,7 +107,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
     // Attention sub-block.
     OpId a = c.pre_layer_norm ? b.layer_norm(p + ".ln_1", x) : x;
     a = b.linear(p + ".attn.c_attn", a, h, 3 * h);
-    a = b.attention(p + ".attn.core", a, c.heads);
+    a = b.attention(p + ".attn.core", a, c.heads, c.dropout);
     a = b.linear(p + ".attn.c_proj", a, h, h);
     a = b.dropout(p + ".attn.dropout", a, c.dropout);
     x = b.add(p + ".add_1", {x, a});

@@ -13,6 +13,14 @@ namespace parasim::profiler {
 using models::Op;
 using models::OpKind;
 
+std::string to_string(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "unfused"; }
+
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
+  if (s == "unfused") return AttentionKernel::Unfused;
+  if (s == "flash") return AttentionKernel::Flash;
+  return std::nullopt;
+}
+
 std::string to_string(KernelClass c) {
   switch (c) {
     case KernelClass::Conv: return "conv";
@@ -52,22 +60,50 @@ KernelWork mem(double bytes, std::int64_t count = 1) { return {KernelClass::Memo
 KernelWork gemm(double macs, double bytes, std::int64_t count = 1) { return {KernelClass::Gemm, count, 2.0 * macs, bytes}; }
 KernelWork conv(double macs, double bytes) { return {KernelClass::Conv, 1, 2.0 * macs, bytes}; }
 
+KernelWork shaped(KernelWork k, std::int64_t m, std::int64_t n, std::int64_t kk, std::int64_t batch = 1) {
+  k.gemm = {m, n, kk, batch};
+  return k;
+}
+
+std::int64_t idim(const models::Shape& s, std::size_t i) { return i < s.size() ? s[i] : 1; }
+
 double dim(const models::Shape& s, std::size_t i, double fallback = 1) {
   return i < s.size() ? static_cast<double>(s[i]) : fallback;
 }
 
+/// Convolutions as implicit GEMMs (cuDNN): forward M = N*P*Q output pixels, N = K/g output
+/// channels, K = C/g*R*S; backward-data and backward-weight transpose the roles. FP32 3x3 stride-1
+/// convolutions run as Winograd F(2x2,3x3) (Lavin and Gray 2016: 2.25x fewer multiplies), paying
+/// the transforms as extra traffic; tensor-core paths use implicit GEMM.
 std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
+  const auto& a = op.attrs;
+  const models::Shape& x = op.input_shapes.empty() ? op.output_shape : op.input_shapes.front();
+  const models::Shape& y = op.output_shape;
+  const std::int64_t g = std::max<std::int64_t>(1, a.groups);
+  const std::int64_t n = idim(x, 0), c = idim(x, 1), h = idim(x, 2), w = idim(x, 3);
+  const std::int64_t k = idim(y, 1), p = idim(y, 2), q = idim(y, 3);
+  const std::int64_t rs = std::max<std::int64_t>(1, a.kernel_h) * std::max<std::int64_t>(1, a.kernel_w);
+  const bool winograd = op.dtype == models::DType::F32 && a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 &&
+                        a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 && g == 1;
+  // Winograd: the K dimension shrinks by 2.25; the transformed tiles (4x4 per 2x2 outputs) add
+  // about four times the input and output traffic.
+  const std::int64_t rs_eff = winograd ? 4 : rs;
+  const double transform = winograd ? 4.0 * (b.in + b.out) : 0.0;
   switch (phase) {
     case Phase::Forward: {
-      std::vector<KernelWork> k{conv(static_cast<double>(op.macs_fwd), b.rw)};
-      if (op.attrs.bias) k.push_back(mem(2 * b.out));  // separate bias-add kernel
-      return k;
+      std::vector<KernelWork> kw{shaped(conv(static_cast<double>(op.macs_fwd), b.rw + transform), n * p * q, k / g,
+                                        c / g * rs_eff, g)};
+      if (op.attrs.bias) kw.push_back(mem(2 * b.out));  // separate bias-add kernel
+      return kw;
     }
-    case Phase::BackwardData: return {conv(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in)};
+    case Phase::BackwardData:
+      return {shaped(conv(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in + transform), n * h * w,
+                     c / g, k / g * rs_eff, g)};
     case Phase::BackwardWeight: {
-      std::vector<KernelWork> k{conv(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights)};
-      if (op.attrs.bias) k.push_back(mem(b.out));  // bias gradient: reduce dY over N, H, W
-      return k;
+      std::vector<KernelWork> kw{shaped(conv(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights + transform),
+                                        k / g, c / g * rs_eff, n * p * q, g)};
+      if (op.attrs.bias) kw.push_back(mem(b.out));  // bias gradient: reduce dY over N, H, W
+      return kw;
     }
     case Phase::Update: break;
   }
@@ -75,11 +111,14 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
 }
 
 std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b) {
+  const std::int64_t in = std::max<std::int64_t>(1, op.attrs.in_features), out = std::max<std::int64_t>(1, op.attrs.out_features);
+  const std::int64_t rows = op.input_shapes.empty() ? 1 : std::max<std::int64_t>(1, models::num_elements(op.input_shapes[0]) / in);
   switch (phase) {
-    case Phase::Forward: return {gemm(static_cast<double>(op.macs_fwd), b.rw)};  // addmm fuses the bias
-    case Phase::BackwardData: return {gemm(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in)};
+    case Phase::Forward: return {shaped(gemm(static_cast<double>(op.macs_fwd), b.rw), rows, out, in)};  // addmm fuses the bias
+    case Phase::BackwardData:
+      return {shaped(gemm(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in), rows, in, out)};
     case Phase::BackwardWeight: {
-      std::vector<KernelWork> k{gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights)};
+      std::vector<KernelWork> k{shaped(gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights), out, in, rows)};
       if (op.attrs.bias) k.push_back(mem(b.out));
       return k;
     }
@@ -91,10 +130,16 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
 /// C = A B: backward computes dA = dC B^T and dB = A^T dC, one GEMM each for every operand that
 /// needs a gradient (macs_bwd_data is macs_fwd per such operand).
 std::vector<KernelWork> matmul_work(const Op& op, Phase phase, const OpBytes& b) {
-  if (phase == Phase::Forward) return {gemm(static_cast<double>(op.macs_fwd), b.rw)};
+  const models::Shape& out = op.output_shape;
+  const std::int64_t n = out.empty() ? 1 : out.back();
+  const std::int64_t m = out.size() >= 2 ? out[out.size() - 2] : 1;
+  const std::int64_t kk = op.input_shapes.empty() || op.input_shapes[0].empty() ? 1 : op.input_shapes[0].back();
+  const std::int64_t batch = std::max<std::int64_t>(1, models::num_elements(out) / std::max<std::int64_t>(1, m * n));
+  if (phase == Phase::Forward) return {shaped(gemm(static_cast<double>(op.macs_fwd), b.rw), m, n, kk, batch)};
   if (phase == Phase::BackwardData) {
-    const std::int64_t n = std::max<std::int64_t>(1, op.macs_bwd_data / std::max<std::int64_t>(op.macs_fwd, 1));
-    return {gemm(static_cast<double>(op.macs_bwd_data) / static_cast<double>(n), b.rw, n)};
+    const std::int64_t count = std::max<std::int64_t>(1, op.macs_bwd_data / std::max<std::int64_t>(op.macs_fwd, 1));
+    // dA = dC B^T (m x k over n); dB = A^T dC (k x n over m): the same FLOPs, priced as the first.
+    return {shaped(gemm(static_cast<double>(op.macs_bwd_data) / static_cast<double>(count), b.rw, count), m, kk, n, batch)};
   }
   return {};
 }
@@ -133,22 +178,32 @@ std::vector<KernelWork> attention_work(const Op& op, Phase phase, const OpBytes&
   const double scores = a.batch * a.heads * a.tq * a.tk * b.s;
   const double big = a.batch * a.tq * a.tk * a.d * b.s;  // additive only
   const double score_macs = a.batch * a.tq * a.tk * a.d, context_macs = a.batch * a.tq * a.tk * a.dv;
+  // Per head: S = Q_h K_h^T is [tq x tk] over d/h, O_h = P V_h is [tq x dv/h] over tk.
+  const auto bh = static_cast<std::int64_t>(a.batch * a.heads);
+  const auto tq = static_cast<std::int64_t>(a.tq), tk = static_cast<std::int64_t>(a.tk);
+  const auto dh = static_cast<std::int64_t>(a.d / a.heads), dvh = static_cast<std::int64_t>(a.dv / a.heads);
+  const bool dot = !op.attrs.additive;
+  auto sh = [&](KernelWork kw, std::int64_t m, std::int64_t n, std::int64_t kk) { return dot ? shaped(kw, m, n, kk, bh) : kw; };
   if (phase == Phase::Forward) {
     std::vector<KernelWork> w;
     if (op.attrs.additive) w = {mem(q + k + big), mem(2 * big), gemm(score_macs, big + scores)};
-    else w = {gemm(score_macs, q + k + scores)};
+    else w = {sh(gemm(score_macs, q + k + scores), tq, tk, dh)};
     w.push_back(mem(2 * scores));
-    w.push_back(gemm(context_macs, scores + v + o));
+    // Dropout on the probabilities (GPT, BERT, Megatron-LM): read P, write P' and a byte mask.
+    if (op.attrs.p > 0) w.push_back(mem(2 * scores + scores / b.s));
+    w.push_back(sh(gemm(context_macs, scores + v + o), tq, dvh, tk));
     return w;
   }
   if (phase == Phase::BackwardData) {
-    std::vector<KernelWork> w{gemm(context_macs, o + v + scores), gemm(context_macs, scores + o + v), mem(3 * scores)};
+    std::vector<KernelWork> w{sh(gemm(context_macs, o + v + scores), tk, dvh, tq), sh(gemm(context_macs, scores + o + v), tq, tk, dvh),
+                              mem(3 * scores)};
+    if (op.attrs.p > 0) w.push_back(mem(2 * scores + scores / b.s));  // dropout backward: dP' and the mask
     if (op.attrs.additive) {
       w.push_back(gemm(score_macs, scores + big));  // d(tanh) = dS x v
       w.push_back(mem(3 * big));                   // tanh backward
       w.push_back(mem(big + q + k));               // reduce to dq and dk
     } else {
-      w.push_back(gemm(score_macs, scores + k + q, 2));  // dQ = dS K, dK = dS^T Q
+      w.push_back(sh(gemm(score_macs, scores + k + q, 2), tq, dh, tk));  // dQ = dS K, dK = dS^T Q
     }
     return w;
   }
@@ -174,11 +229,14 @@ std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
   const double gates = batch * 4 * hidden * b.s;  // one timestep's gate pre-activations
   const double state = batch * hidden * b.s;      // one timestep's h or c
   const auto n = static_cast<std::int64_t>(steps);
+  // GEMM shapes: the input projection [B*T x 4H] over `in`, the recurrent step [B x 4H] over proj.
+  const auto ib = static_cast<std::int64_t>(batch), bt = static_cast<std::int64_t>(batch * steps);
+  const auto h4 = static_cast<std::int64_t>(4 * hidden), ip = static_cast<std::int64_t>(proj);
   auto split = [&](std::int64_t macs, double gate_bytes_per_step) {
     const double total = static_cast<double>(macs);
     return std::vector<KernelWork>{
-        gemm(total * (1 - recurrent_share), b.in + w_input + steps * gates),
-        gemm(total * recurrent_share / steps, w_recurrent + batch * proj * b.s + gates, n),
+        shaped(gemm(total * (1 - recurrent_share), b.in + w_input + steps * gates), bt, h4, static_cast<std::int64_t>(in)),
+        shaped(gemm(total * recurrent_share / steps, w_recurrent + batch * proj * b.s + gates, n), ib, h4, ip),
         mem(gate_bytes_per_step, n)};
   };
   switch (phase) {
@@ -189,8 +247,8 @@ std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
     case Phase::BackwardWeight: {
       // dW_ih = sum_t d(gates)^T x and dW_hh = sum_t d(gates)^T h: one GEMM each over all steps.
       const double total = static_cast<double>(op.macs_bwd_weight);
-      return {gemm(total * (1 - recurrent_share), b.in + steps * gates + w_input),
-              gemm(total * recurrent_share, steps * (gates + batch * proj * b.s) + w_recurrent)};
+      return {shaped(gemm(total * (1 - recurrent_share), b.in + steps * gates + w_input), h4, static_cast<std::int64_t>(in), bt),
+              shaped(gemm(total * recurrent_share, steps * (gates + batch * proj * b.s) + w_recurrent), h4, ip, bt)};
     }
     case Phase::Update: break;
   }
@@ -216,7 +274,10 @@ std::vector<KernelWork> sampled_softmax_work(const Op& op, Phase phase, const Op
   const double w = sampled * d * b.s, h = rows * d * b.s, logits = rows * sampled * b.s;
   switch (phase) {
     case Phase::Forward:
-      return {mem(2 * w), gemm(static_cast<double>(op.macs_fwd), h + w + logits), mem(2 * logits)};
+      return {mem(2 * w),
+              shaped(gemm(static_cast<double>(op.macs_fwd), h + w + logits), static_cast<std::int64_t>(rows),
+                     static_cast<std::int64_t>(sampled), static_cast<std::int64_t>(d)),
+              mem(2 * logits)};
     case Phase::BackwardData: return {mem(3 * logits), gemm(static_cast<double>(op.macs_bwd_data), logits + w + h)};
     case Phase::BackwardWeight:
       return {gemm(static_cast<double>(op.macs_bwd_weight), logits + h + w), mem(b.weights), mem(3 * w)};
@@ -245,6 +306,28 @@ std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes&
     return {mem((b.rw + b.saved + extra) / static_cast<double>(kernels), kernels)};
   }
   return {};
+}
+
+// FlashAttention-2 on A100 runs its forward at 50-73% of the tensor-core peak (Dao 2023, abstract);
+// the midpoint prices the forward. The backward does 2.5x the forward's FLOPs (five matrix products
+// instead of two, S recomputed) and runs slower; 0.5 is assumed.
+constexpr double kFlashForwardFraction = 0.6;
+constexpr double kFlashBackwardFraction = 0.5;
+
+/// One fused kernel per direction: Q, K, V (and O, dO, dQ, dK, dV backward) cross HBM once.
+double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d) {
+  const AttentionDims a = attention_dims(op);
+  const double s = models::dtype_size(op.dtype);
+  const double fwd_flops = 2.0 * (a.batch * a.tq * a.tk * a.d + a.batch * a.tq * a.tk * a.dv);
+  const double qkv = a.batch * (a.tq * a.d + a.tk * a.d + a.tk * a.dv) * s, o = a.batch * a.tq * a.dv * s;
+  const double peak = d.peak_flops_per_ns(op.dtype);
+  if (phase == Phase::Forward)
+    return std::max(fwd_flops / (peak * kFlashForwardFraction), (qkv + o) / d.spec.mem_bandwidth.value) +
+           d.launch_overhead_ns;
+  if (phase == Phase::BackwardData)
+    return std::max(2.5 * fwd_flops / (peak * kFlashBackwardFraction), 2 * (qkv + o) / d.spec.mem_bandwidth.value) +
+           d.launch_overhead_ns;
+  return 0;
 }
 
 }  // namespace
@@ -288,6 +371,12 @@ double RooflineDevice::f_half(KernelClass c, models::DType dtype) const {
 }
 
 double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype) const {
+  if (kernels && k.cls == KernelClass::Memory) {
+    // Elementwise arithmetic (optimizer, gates) runs on the plain FP32 units.
+    const double compute = k.flops > 0 ? k.flops / (spec.peak_tflops(models::DType::F32) * 1e3) : 0.0;
+    return std::max(compute, kernels->memory_time_ns(k.bytes)) + launch_overhead_ns;
+  }
+  if (kernels && k.gemm.known()) return kernels->gemm_time_ns(k.gemm, dtype, k.bytes) + launch_overhead_ns;
   double compute = 0;
   if (k.flops > 0) {
     if (k.cls == KernelClass::Memory) {
@@ -303,6 +392,11 @@ double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype) 
 }
 
 RooflineCostModel::RooflineCostModel() = default;
+
+void RooflineCostModel::set_kernel_scales(double matrix, double memory) {
+  matrix_scale_ = matrix;
+  memory_scale_ = memory;
+}
 
 void RooflineCostModel::add_device(RooflineDevice device) {
   std::lock_guard lock(mu_);
@@ -322,10 +416,16 @@ const RooflineDevice& RooflineCostModel::device(const std::string& device_kind) 
   throw InputError("roofline: unknown device kind \"" + device_kind + "\"; known kinds: " + known + "cpu");
 }
 
+void RooflineCostModel::set_attention_kernel(AttentionKernel kernel) { attention_ = kernel; }
+
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
+  if (attention_ == AttentionKernel::Flash && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
+      op_has_phase(op, phase))
+    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device) * matrix_scale_));
   double t = 0;
   for (const KernelWork& k : phase_work(op, phase, opt))
-    t += static_cast<double>(k.count) * device.kernel_time_ns(k, op.dtype);
+    t += static_cast<double>(k.count) * device.kernel_time_ns(k, op.dtype) *
+         (k.cls == KernelClass::Memory ? memory_scale_ : matrix_scale_);
   return static_cast<TimeNs>(std::llround(t));
 }
 
@@ -338,7 +438,8 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
 }
 
 std::string RooflineCostModel::describe() const {
-  return "roofline (datasheet peaks x efficiency curve: conv 0.65, GEMM 0.75, memory 0.80, 5 us per kernel on GPUs)";
+  return "GPU kernel model (GEMM/conv tiles and waves at measured achievable fractions of peak, HBM by kernel "
+         "size, 5 us per kernel launch, " + to_string(attention_) + " attention; docs/fidelity.md); CPU roofline";
 }
 
 }  // namespace parasim::profiler

@@ -18,6 +18,10 @@ RooflineDevice gpu_roofline_device(const hardware::DeviceSpec& spec) {
   d.eff_gemm = 0.75;
   d.eff_mem = 0.80;
   d.is_cpu = false;
+  d.kernels = hardware::kernel_model(spec);
+  // Shapeless GEMMs/convolutions run at the best-shape fraction, like the model's large tiles.
+  d.eff_gemm = d.kernels->tensor_core_fraction;
+  d.eff_conv = d.kernels->tensor_core_fraction;
   return d;
 }
 

@@ -82,7 +82,8 @@ class ModelBuilder {
   OpId matmul(const std::string& name, OpId a, OpId b);
   OpId batched_matmul(const std::string& name, OpId a, OpId b);
   /// Self-attention core over a packed [B, T, 3D] q|k|v tensor.
-  OpId attention(const std::string& name, OpId qkv, std::int64_t heads);
+  /// `dropout`: probability of the dropout on the attention probabilities (0 = none).
+  OpId attention(const std::string& name, OpId qkv, std::int64_t heads, double dropout = 0.0);
   /// Attention core over separate q [B, Tq, D], k [B, Tk, D], v [B, Tk, Dv]; `additive` = Bahdanau.
   OpId attention(const std::string& name, OpId q, OpId k, OpId v, std::int64_t heads, bool additive = false);
 

@@ -18,14 +18,24 @@
 
 #include <unordered_map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasim/hardware/device_spec.hpp"
+#include "parasim/hardware/kernel_model.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
 namespace parasim::profiler {
+
+/// How a GPU runs dot-product attention: Unfused materialises the score matrix (GEMM, softmax,
+/// dropout, GEMM: what eager PyTorch and 2021-era Megatron-LM run); Flash is one fused kernel per
+/// direction that never writes it (FlashAttention-2, Dao 2023), recomputing it in the backward.
+enum class AttentionKernel : std::uint8_t { Unfused, Flash };
+std::string to_string(AttentionKernel a);                              // "unfused", "flash"
+std::optional<AttentionKernel> parse_attention_kernel(std::string_view s);
 
 /// What bounds a kernel's time.
 enum class KernelClass : std::uint8_t {
@@ -41,6 +51,7 @@ struct KernelWork {
   std::int64_t count = 1;
   double flops = 0;  // per launch
   double bytes = 0;  // per launch (device memory read + written)
+  hardware::GemmShape gemm{};  // Gemm/Conv: the (implicit) matrix product, when the op's shapes give it
 };
 
 /// What one phase of one op does, kernel by kernel. Empty when the phase does nothing.
@@ -55,6 +66,10 @@ struct RooflineDevice {
   double eff_gemm = 0;             // eff_max of GEMMs
   double eff_mem = 0;              // achieved fraction of memory bandwidth
   bool is_cpu = false;
+  /// GPUs: the shape-based kernel model (tiles, waves, achievable HBM curve). When set, it prices
+  /// every kernel whose GEMM shape is known and every memory-bound kernel; the flat efficiencies
+  /// above then only price GEMMs of unknown shape.
+  std::optional<hardware::KernelModel> kernels;
 
   double peak_flops_per_ns(models::DType dtype) const { return spec.peak_tflops(dtype) * 1e3; }
   double eff_max(KernelClass c) const;
@@ -107,11 +122,18 @@ class RooflineCostModel final : public CostModel {
   /// when unknown.
   const RooflineDevice& device(const std::string& device_kind) const;
 
+  /// Calibration: time multipliers for GEMM/convolution kernels and for bandwidth-bound kernels
+  /// (parasim calibrate); 1 and 1 by default.
+  void set_kernel_scales(double matrix, double memory);
+  /// GPU attention kernels (CPUs always run the unfused decomposition).
+  void set_attention_kernel(AttentionKernel kernel);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
   std::string describe() const override;
 
  private:
+  double matrix_scale_ = 1.0, memory_scale_ = 1.0;
+  AttentionKernel attention_ = AttentionKernel::Unfused;
   mutable std::mutex mu_;
   // By the kind string asked for (aliases included). Node-based, so references stay valid.
   mutable std::unordered_map<std::string, RooflineDevice> devices_;

@@ -1,0 +1,77 @@
+// A performance model of one GPU's kernels, from the shape of the work rather than flat
+// efficiencies: matrix products are cut into CTA tiles that run in waves over the SMs (tile and
+// wave quantization, split-K when there are too few tiles), at a measured achievable fraction of
+// the tensor-core or CUDA-core peak; memory-bound kernels run at an achievable HBM bandwidth that
+// grows with the bytes a kernel moves. docs/fidelity.md derives each term and names every source.
+//
+// Example:
+//   const DeviceSpec& a100 = device_spec("a100");
+//   const KernelModel km = kernel_model(a100);
+//   double ns = km.gemm_time_ns({.m = 8192, .n = 8192, .k = 8192}, models::DType::F16);  // ~4.1 ms
+//   double mem = km.memory_time_ns(256e6);                                          // 256 MB at 90% of 2039 GB/s
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parasim/hardware/device_spec.hpp"
+
+namespace parasim::hardware {
+
+/// C[batch][m][n] = A[batch][m][k] x B[batch][k][n].
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t batch = 1;
+  bool known() const { return m > 0 && n > 0 && k > 0 && batch > 0; }
+};
+
+/// One CTA tile shape the GEMM library may choose, and its throughput relative to the largest.
+struct GemmTile {
+  std::int64_t m = 128, n = 128;
+  double relative_rate = 1.0;
+};
+
+/// How a GEMM was priced (for tests and docs): the tile chosen, waves, split-K and the bound.
+struct GemmEstimate {
+  double time_ns = 0;
+  GemmTile tile;
+  std::int64_t tiles = 0;      // CTAs launched (after split-K)
+  std::int64_t waves = 0;
+  std::int64_t split_k = 1;
+  bool tensor_cores = false;
+  bool memory_bound = false;
+};
+
+struct KernelModel {
+  std::string kind;              // device kind it describes
+  int sm_count = 1;
+  DeviceSpec spec;
+  double tensor_core_fraction = 0.8;  // achievable fraction of the tensor-core peak, best shape
+  double cuda_core_fraction = 0.9;    // achievable fraction of the FP32 (CUDA-core) peak, best shape
+  std::string matrix_source;          // where the two fractions come from
+  /// Achievable fraction of HBM bandwidth by bytes moved per kernel: (bytes, fraction) points,
+  /// interpolated linearly in bytes, constant past the last point.
+  std::vector<std::pair<double, double>> hbm_curve;
+  std::string hbm_source;
+  double kernel_fill_ns = 2000;  // pipeline fill and tail of one GEMM kernel (prologue/epilogue)
+  std::vector<GemmTile> tiles;   // largest first
+
+  /// Whether a GEMM in `dtype` runs on tensor cores (Volta+ for fp16, Ampere+ for bf16).
+  bool uses_tensor_cores(models::DType dtype) const;
+  /// Time of one GEMM kernel (launch overhead not included).
+  GemmEstimate gemm(const GemmShape& shape, models::DType dtype, double bytes_moved) const;
+  double gemm_time_ns(const GemmShape& shape, models::DType dtype, double bytes_moved = 0) const {
+    return gemm(shape, dtype, bytes_moved).time_ns;
+  }
+  /// Achievable HBM bandwidth fraction for a kernel moving `bytes`.
+  double hbm_fraction(double bytes) const;
+  /// Time of a bandwidth-bound kernel moving `bytes` (launch overhead not included).
+  double memory_time_ns(double bytes) const;
+};
+
+/// The model of a datasheet device: tensor-core and CUDA-core fractions per architecture, the
+/// HBM curve and the tile set (docs/fidelity.md lists the numbers and their sources).
+KernelModel kernel_model(const DeviceSpec& spec);
+
+}  // namespace parasim::hardware

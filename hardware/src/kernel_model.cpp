@@ -1,0 +1,121 @@
+// GEMM and memory-kernel times from shape; the derivation and sources are in docs/fidelity.md.
+#include "parasim/hardware/kernel_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace parasim::hardware {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Measured best-shape matmul throughput (BF16, no sparsity) over the datasheet peak: the "Maximum
+// Achievable Matmul FLOPS" table of stas00/ml-engineering (compute/accelerator/README.md):
+// A100 SXM 267.9 of 312 TFLOP/s (85.9%), H100 SXM 792.1 of 989 (80.1%), CUDA 12.1.
+constexpr double kA100TensorFraction = 267.9 / 312.0;
+constexpr double kH100TensorFraction = 792.1 / 989.0;
+// Volta and Pascal have no such measurement in that table: assumed 0.83 (between the two measured
+// ratios) for V100 tensor cores and 0.90 for FP32 SGEMM on CUDA cores (cuBLAS SGEMM runs close to
+// peak: no tensor-core pipeline to starve).
+constexpr double kAssumedVoltaTensorFraction = 0.83;
+constexpr double kAssumedCudaCoreFraction = 0.90;
+
+}  // namespace
+
+bool KernelModel::uses_tensor_cores(models::DType dtype) const {
+  if (dtype == models::DType::F32) return false;  // frameworks default to FP32 math for FP32 GEMMs
+  if (dtype == models::DType::BF16) return spec.bf16_tflops > spec.fp32_tflops;
+  return spec.fp16_tflops > 2 * spec.fp32_tflops;  // Volta+ tensor cores (Pascal FP16 is no faster)
+}
+
+double KernelModel::hbm_fraction(double bytes) const {
+  if (hbm_curve.empty()) return 1.0;
+  if (bytes <= hbm_curve.front().first) return hbm_curve.front().second;
+  for (std::size_t i = 1; i < hbm_curve.size(); ++i) {
+    const auto [b1, f1] = hbm_curve[i];
+    if (bytes <= b1) {
+      const auto [b0, f0] = hbm_curve[i - 1];
+      return f0 + (f1 - f0) * (bytes - b0) / (b1 - b0);
+    }
+  }
+  return hbm_curve.back().second;
+}
+
+double KernelModel::memory_time_ns(double bytes) const {
+  if (bytes <= 0) return 0;
+  return bytes / (spec.mem_bandwidth.value * hbm_fraction(bytes));
+}
+
+GemmEstimate KernelModel::gemm(const GemmShape& s, models::DType dtype, double bytes_moved) const {
+  GemmEstimate best;
+  best.time_ns = std::numeric_limits<double>::infinity();
+  best.tensor_cores = uses_tensor_cores(dtype);
+  const double peak = (best.tensor_cores ? spec.peak_tflops(dtype) : spec.fp32_tflops) * 1e3;  // FLOP/ns
+  const double fraction = best.tensor_cores ? tensor_core_fraction : cuda_core_fraction;
+  // Tensor cores need the leading dimensions in multiples of 16 bytes (8 fp16 elements); cuBLAS
+  // pads or falls back to slower kernels otherwise (NVIDIA, "Matrix Multiplication Background").
+  const bool aligned = !best.tensor_cores || (s.k % 8 == 0 && s.n % 8 == 0);
+  const double sm_rate = peak * fraction * (aligned ? 1.0 : 0.5) / static_cast<double>(sm_count);
+  for (const GemmTile& tile : tiles) {
+    const std::int64_t output_tiles = ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n) * s.batch;
+    // Split-K: too few output tiles to fill the SMs -> cut K so that every SM gets one, never
+    // below 256 per split (cuBLAS's heuristics; the partial sums add one pass over C).
+    std::int64_t split = 1;
+    if (output_tiles < sm_count) split = std::clamp<std::int64_t>(sm_count / output_tiles, 1, std::max<std::int64_t>(1, s.k / 256));
+    const std::int64_t ctas = output_tiles * split;
+    const std::int64_t waves = ceil_div(ctas, sm_count);
+    const double k_per_cta = static_cast<double>(ceil_div(s.k, split));
+    const double cta_ns = 2.0 * static_cast<double>(tile.m * tile.n) * k_per_cta / (sm_rate * tile.relative_rate);
+    // Each wave ends by storing its C tiles (fp32 partials under split-K); with one large CTA per
+    // SM nothing else runs meanwhile, so the store adds to the wave (docs/fidelity.md).
+    const double out_bytes = split > 1 ? 4.0 : static_cast<double>(models::dtype_size(dtype));
+    const double wave_store =
+        static_cast<double>(std::min<std::int64_t>(ctas, sm_count) * tile.m * tile.n) * out_bytes;
+    double t = static_cast<double>(waves) * (cta_ns + memory_time_ns(wave_store)) + kernel_fill_ns;
+    if (split > 1) t += memory_time_ns(2.0 * static_cast<double>(s.m * s.n * s.batch) * 4.0 * static_cast<double>(split));
+    if (t < best.time_ns) {
+      best.time_ns = t;
+      best.tile = tile;
+      best.tiles = ctas;
+      best.waves = waves;
+      best.split_k = split;
+    }
+  }
+  const double memory = memory_time_ns(bytes_moved);
+  if (memory > best.time_ns) {
+    best.time_ns = memory;
+    best.memory_bound = true;
+  }
+  return best;
+}
+
+KernelModel kernel_model(const DeviceSpec& spec) {
+  KernelModel k;
+  k.kind = spec.kind;
+  k.spec = spec;
+  k.sm_count = std::max(1, spec.sm_count);
+  if (spec.arch == "ampere") {
+    k.tensor_core_fraction = kA100TensorFraction;
+    k.matrix_source = "tensor cores: 85.9% of peak (A100 SXM, measured MAMF, stas00/ml-engineering); CUDA cores 90% (assumed)";
+  } else if (spec.arch == "hopper") {
+    k.tensor_core_fraction = kH100TensorFraction;
+    k.matrix_source = "tensor cores: 80.1% of peak (H100 SXM, measured MAMF, stas00/ml-engineering); CUDA cores 90% (assumed)";
+  } else {
+    k.tensor_core_fraction = kAssumedVoltaTensorFraction;
+    k.matrix_source = "tensor cores 83%, CUDA cores 90% of peak (assumed; no published best-shape measurement)";
+  }
+  k.cuda_core_fraction = kAssumedCudaCoreFraction;
+  // Achievable HBM bandwidth by bytes per kernel: Calculon's measured-efficiency table for A100 and
+  // H100 ("mem1" MB_efficiency in systems/a100_80g.json and h100_80g_nvl8.json, Apache-2.0):
+  // 0.3 near 0, 0.6 at 1 MB, 0.75 at 10 MB, 0.9 from 100 MB.
+  k.hbm_curve = {{0.0, 0.3}, {1e6, 0.6}, {1e7, 0.75}, {1e8, 0.9}};
+  k.hbm_source = "achievable HBM fraction by kernel size: Calculon systems/a100_80g.json mem1 (0.3 / 0.6 @1 MB / 0.75 @10 MB / 0.9 @100 MB)";
+  // CTA tiles of the CUTLASS/cuBLAS kernel families; smaller tiles reuse each loaded element fewer
+  // times, so they run below the best-shape rate (assumed 0.9 and 0.75).
+  k.tiles = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 1.0}, {128, 64, 0.9}, {64, 128, 0.9}, {64, 64, 0.75}};
+  return k;
+}
+
+}  // namespace parasim::hardware

@@ -1,0 +1,105 @@
+// The GPU kernel model on hand-computed cases: tile and wave quantization, split-K, the tensor-core
+// alignment rule and the HBM curve.
+#include "parasim/hardware/kernel_model.hpp"
+
+#include <gtest/gtest.h>
+
+namespace parasim::hardware {
+namespace {
+
+using models::DType;
+
+// A100: 312 TFLOP/s FP16 at 267.9/312 of it over 108 SMs -> FLOP per ns per SM.
+double a100_sm_rate() { return 312.0e3 * (267.9 / 312.0) / 108.0; }
+
+// The store of one wave's C tiles: `ctas` tiles of tm x tn elements of `bytes` each.
+double store(const KernelModel& km, double ctas, double tm, double tn, double bytes) {
+  return km.memory_time_ns(ctas * tm * tn * bytes);
+}
+
+TEST(KernelModel, LargeAlignedGemmRunsInFullWavesAtTheMeasuredFraction) {
+  const KernelModel km = kernel_model(device_spec("a100"));
+  // 8192^3: 256x128 tiles -> 32 x 64 = 2048 CTAs -> ceil(2048 / 108) = 19 waves.
+  const GemmEstimate e = km.gemm({.m = 8192, .n = 8192, .k = 8192}, DType::F16, 0);
+  EXPECT_TRUE(e.tensor_cores);
+  EXPECT_EQ(e.tile.m, 256);
+  EXPECT_EQ(e.tile.n, 128);
+  EXPECT_EQ(e.tiles, 2048);
+  EXPECT_EQ(e.waves, 19);
+  EXPECT_EQ(e.split_k, 1);
+  const double cta = 2.0 * 256 * 128 * 8192 / a100_sm_rate();
+  EXPECT_DOUBLE_EQ(e.time_ns, 19 * (cta + store(km, 108, 256, 128, 2)) + 2000.0);
+}
+
+TEST(KernelModel, OneTileTooManyCostsAPartialWave) {
+  const KernelModel km = kernel_model(device_spec("a100"));
+  const double t = 2.0 * 128 * 128 * 4096 / a100_sm_rate();  // one 128x128 CTA over K = 4096
+  // 12 x 9 = 108 tiles of 128x128: exactly one wave.
+  const GemmEstimate full = km.gemm({.m = 1536, .n = 1152, .k = 4096}, DType::F16, 0);
+  EXPECT_EQ(full.tile.m, 128);
+  EXPECT_EQ(full.waves, 1);
+  EXPECT_DOUBLE_EQ(full.time_ns, t + store(km, 108, 128, 128, 2) + 2000.0);
+  // One more row: 13 x 9 = 117 tiles of 128x128 need two waves (2t), as do the 256-wide tiles;
+  // 128x64 tiles (13 x 18 = 234 CTAs: 3 waves of half-size CTAs at 0.9 of the rate) and 64x64
+  // tiles (450 CTAs: 5 waves of quarter-size CTAs at 0.75) both compute for 5/3 t; the 64x64
+  // waves store less each and win.
+  const GemmEstimate over = km.gemm({.m = 1537, .n = 1152, .k = 4096}, DType::F16, 0);
+  EXPECT_EQ(over.tile.n, 64);
+  EXPECT_EQ(over.waves, 5);
+  EXPECT_NEAR(over.time_ns, 5 * (t / 4 / 0.75 + store(km, 108, 64, 64, 2)) + 2000.0, 1e-9 * t);
+  EXPECT_LT(over.time_ns, 3 * (t / 2 / 0.9 + store(km, 108, 128, 64, 2)) + 2000.0);
+}
+
+TEST(KernelModel, FewOutputTilesSplitK) {
+  const KernelModel km = kernel_model(device_spec("a100"));
+  // One 128x128 output tile over K = 65536 would leave 107 SMs idle: split-K fills them.
+  const GemmEstimate e = km.gemm({.m = 128, .n = 128, .k = 65536}, DType::F16, 0);
+  EXPECT_GT(e.split_k, 1);
+  EXPECT_LE(e.waves, 1);
+  EXPECT_LT(e.time_ns, 2.0 * 128 * 128 * 65536 / a100_sm_rate() / 10);
+}
+
+TEST(KernelModel, UnalignedTensorCoreGemmRunsAtHalfRate) {
+  const KernelModel km = kernel_model(device_spec("a100"));
+  const GemmEstimate aligned = km.gemm({.m = 1536, .n = 1152, .k = 4096}, DType::F16, 0);
+  const GemmEstimate odd = km.gemm({.m = 1536, .n = 1152, .k = 4095}, DType::F16, 0);  // k % 8 != 0
+  const double s = store(km, 108, 128, 128, 2);
+  EXPECT_NEAR(odd.time_ns - 2000.0 - s, 2.0 * (aligned.time_ns - 2000.0 - s) * 4095.0 / 4096.0, 1e-6 * aligned.time_ns);
+}
+
+TEST(KernelModel, Fp32UsesCudaCoresAndBf16NeedsAmpere) {
+  const KernelModel v100 = kernel_model(device_spec("v100"));
+  EXPECT_FALSE(v100.uses_tensor_cores(DType::F32));
+  EXPECT_TRUE(v100.uses_tensor_cores(DType::F16));
+  EXPECT_FALSE(v100.uses_tensor_cores(DType::BF16));  // Volta has no BF16 path
+  EXPECT_TRUE(kernel_model(device_spec("h100")).uses_tensor_cores(DType::BF16));
+  // V100 FP32: 15.7 TFLOP/s at 0.9 over 80 SMs; 8192^2 x 4096 in 256x128 tiles: 2048 CTAs in
+  // 26 waves, each storing 80 tiles of FP32 (128x128 tiles: 52 waves of half the work, which
+  // store twice as often).
+  const GemmEstimate e = v100.gemm({.m = 8192, .n = 8192, .k = 4096}, DType::F32, 0);
+  EXPECT_FALSE(e.tensor_cores);
+  EXPECT_EQ(e.waves, 26);
+  EXPECT_NEAR(e.time_ns, 26 * (2.0 * 256 * 128 * 4096 / (15.7e3 * 0.9 / 80) + store(v100, 80, 256, 128, 4)) + 2000.0,
+              1e-6);
+}
+
+TEST(KernelModel, HbmCurveInterpolatesCalculonsTable) {
+  const KernelModel km = kernel_model(device_spec("a100"));
+  EXPECT_DOUBLE_EQ(km.hbm_fraction(0), 0.3);
+  EXPECT_DOUBLE_EQ(km.hbm_fraction(5e5), 0.45);
+  EXPECT_DOUBLE_EQ(km.hbm_fraction(1e6), 0.6);
+  EXPECT_DOUBLE_EQ(km.hbm_fraction(5.5e6), 0.675);
+  EXPECT_DOUBLE_EQ(km.hbm_fraction(1e9), 0.9);
+  EXPECT_DOUBLE_EQ(km.memory_time_ns(2.56e8), 2.56e8 / (2039.0 * 0.9));
+}
+
+TEST(KernelModel, MemoryBoundGemmIsPricedByItsBytes) {
+  const KernelModel km = kernel_model(device_spec("a100"));
+  // A skinny GEMM moving 1 GB: the HBM time dominates.
+  const GemmEstimate e = km.gemm({.m = 8, .n = 8, .k = 8}, DType::F16, 1e9);
+  EXPECT_TRUE(e.memory_bound);
+  EXPECT_DOUBLE_EQ(e.time_ns, 1e9 / (2039.0 * 0.9));
+}
+
+}  // namespace
+}  // namespace parasim::hardware
