@@ -2,12 +2,14 @@
 #include "parasim/simulator/collectives.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <unordered_map>
 #include <tuple>
 
 #include "parasim/common/error.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "max_min.hpp"
 #include "route_table.hpp"
 
@@ -20,6 +22,107 @@ bool parse(std::string_view s, CollectiveMode& out) {
   else if (s == "analytic") out = CollectiveMode::Analytic;
   else return false;
   return true;
+}
+
+std::string_view to_string(CollectiveCosts c) { return c == CollectiveCosts::Nccl ? "nccl" : "links"; }
+
+std::string_view to_string(CollectiveProtocol p) {
+  switch (p) {
+    case CollectiveProtocol::LL: return "LL";
+    case CollectiveProtocol::LL128: return "LL128";
+    case CollectiveProtocol::Simple: return "Simple";
+  }
+  return "?";
+}
+
+namespace {
+
+// NCCL's latency model (src/graph/tuning.cc, NCCL 2.x): base latency per algorithm and protocol,
+// and per-step latency per hardware class, in microseconds. Rows: tree, ring; columns: LL, LL128,
+// Simple. NVLink SHARP (NVLS) from the same file's later versions: 25 us per collective.
+constexpr double kBaseLatUs[2][3] = {{4.4, 4.4, 0.0}, {3.6, 10.0, 8.4}};
+constexpr double kHwLatUs[3][2][3] = {
+    {{0.52, 1.2, 28.0}, {0.47, 1.9, 3.4}},  // NVLink
+    {{1.0, 1.9, 28.0}, {1.0, 2.5, 5.7}},    // PCI
+    {{5.0, 8.5, 50.0}, {2.7, 4.0, 9.6}},    // network
+};
+constexpr double kNvlsLatUs = 25.0;
+// Payload share of the link rate: NVLink's protocol overhead is about 20% ("450 GB/s is the line
+// rate; with the protocol overhead (~20%) NCCL gets an effective NVLink bandwidth of 370 GB/s",
+// NCCL maintainer, NVIDIA/nccl-tests#212); InfiniBand reaches 96% (nccl-tests#119: 96 of
+// 100 GB/s). PCIe links in the presets already carry the rate copies reach.
+constexpr double kNvlinkPayload = 0.80;
+constexpr double kNetPayload = 0.96;
+// NVLS all-reduce on 8 H100s peaks at algbw ~275 GB/s over 450 GB/s NVLink4 ports (nccl-tests#212).
+constexpr double kNvlsAlgbwFraction = 275.0 / 450.0;
+
+TimeNs us(double v) { return static_cast<TimeNs>(std::llround(v * 1000.0)); }
+
+}  // namespace
+
+bool CollectivePlan::protocol_enabled(CollectiveProtocol protocol) const {
+  if (nvls) return protocol == CollectiveProtocol::Simple;
+  if (protocol == CollectiveProtocol::LL128) return ll128;
+  return true;
+}
+
+TimeNs CollectivePlan::base_latency(CollectiveProtocol protocol) const {
+  if (nvls) return 0;
+  const int a = algorithm == CollectiveAlgorithm::Tree ? 0 : 1;
+  return us(kBaseLatUs[a][static_cast<int>(protocol)]);
+}
+
+TimeNs CollectivePlan::step_latency(const CollectivePhase& phase, CollectiveProtocol protocol) const {
+  if (nvls) return us(kNvlsLatUs);
+  const int a = algorithm == CollectiveAlgorithm::Tree ? 0 : 1;
+  double lat = kHwLatUs[static_cast<int>(phase.hop)][a][static_cast<int>(protocol)];
+  // LL's flag polling is slower when the proxy also drives the network (tuning.cc: x1.8).
+  if (multi_node && protocol == CollectiveProtocol::LL && phase.hop != HopClass::Net) lat *= 1.8;
+  return us(lat);
+}
+
+double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, CollectiveProtocol protocol) const {
+  if (nvls) return kNvlsAlgbwFraction;
+  const double payload = phase.hop == HopClass::NVLink ? kNvlinkPayload : phase.hop == HopClass::Net ? kNetPayload : 1.0;
+  double proto = 1.0;
+  const bool tree = algorithm == CollectiveAlgorithm::Tree;
+  if (protocol == CollectiveProtocol::LL)
+    proto = tree ? 1.0 / 3.8 : (multi_node || op == CollectiveOp::AllReduce ? 0.25 : 1.0 / 3.0);
+  else if (protocol == CollectiveProtocol::LL128)
+    proto = tree ? (multi_node ? 0.915 : 7.0 / 9.0) : 0.92;
+  return payload * proto * (tree ? 0.9 : 1.0);
+}
+
+TimeNs CollectiveCost::scaled(double intra, double inter) const {
+  if (intra == 1.0 && inter == 1.0) return time;
+  return static_cast<TimeNs>(std::llround(static_cast<double>(time - net_time) * intra + static_cast<double>(net_time) * inter));
+}
+
+CollectiveCost CollectivePlan::cost(Bytes total, CollectiveCosts costs, CollectiveProtocol protocol) const {
+  if (costs == CollectiveCosts::Links) return {analytic_time(total), CollectiveProtocol::Simple, 0};
+  if (total <= 0) return {0, protocol, 0};
+  TimeNs t = base_latency(protocol), net = 0;
+  for (const auto& ph : phases) {
+    const double b = static_cast<double>(flow_bytes(ph, total)) / bandwidth_factor(ph, protocol);
+    double slowest = 0;
+    for (const auto& f : idle[ph.pattern]) slowest = std::max(slowest, b / f.rate);
+    const TimeNs phase_time =
+        (step_latency(ph, protocol) + static_cast<TimeNs>(std::ceil(slowest))) * static_cast<TimeNs>(ph.repeats);
+    t += phase_time;
+    if (ph.hop == HopClass::Net) net += phase_time;
+  }
+  return {t, protocol, net};
+}
+
+CollectiveCost CollectivePlan::cost(Bytes total, CollectiveCosts costs) const {
+  if (costs == CollectiveCosts::Links) return {analytic_time(total), CollectiveProtocol::Simple, 0};
+  CollectiveCost best{std::numeric_limits<TimeNs>::max(), CollectiveProtocol::Simple, 0};
+  for (CollectiveProtocol p : {CollectiveProtocol::LL, CollectiveProtocol::LL128, CollectiveProtocol::Simple}) {
+    if (!protocol_enabled(p)) continue;
+    const CollectiveCost c = cost(total, costs, p);
+    if (c.time < best.time) best = c;
+  }
+  return best;
 }
 
 std::int64_t CollectivePlan::steps() const {
@@ -89,6 +192,7 @@ struct CollectivePlanner::PlanMemo {
     }
   };
   std::unordered_map<std::pair<const CollectivePlan*, Bytes>, TimeNs, TimeKeyHash> times;
+  std::unordered_map<std::pair<const CollectivePlan*, Bytes>, CollectiveCost, TimeKeyHash> costs;  // Nccl costs
   std::size_t bytes = 0;  // held by `plans` (keys, patterns, idle flows) and `times`, roughly
 };
 
@@ -278,6 +382,7 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
   std::vector<RouteRef> refs;
   std::vector<std::span<const hardware::DirLinkId>> flows;
   std::vector<double> rates;
+  std::vector<HopClass> pattern_hops;
   for (const auto& pattern : p.patterns) {
     refs.clear();
     flows.clear();
@@ -288,7 +393,35 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     std::vector<IdleFlow> idle(pattern.size());
     for (std::size_t i = 0; i < pattern.size(); ++i) idle[i] = {refs[i].latency, rates[i]};
     p.idle.push_back(std::move(idle));
+    // NCCL's hardware class of the pattern: the slowest class any of its messages crosses.
+    HopClass hop = HopClass::NVLink;
+    for (const auto& links : flows)
+      for (hardware::DirLinkId l : links) {
+        const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
+        if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) hop = HopClass::Net;
+        else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && hop == HopClass::NVLink) hop = HopClass::PCI;
+      }
+    pattern_hops.push_back(hop);
   }
+  for (auto& ph : p.phases) ph.hop = pattern_hops[ph.pattern];
+  p.multi_node = node_segments(cluster_, p.order).size() > 1;
+  // LL128 is on by default only where the GPUs talk over NVLink (tuning.cc).
+  p.ll128 = std::any_of(p.phases.begin(), p.phases.end(), [](const CollectivePhase& ph) { return ph.hop == HopClass::NVLink; });
+}
+
+bool CollectivePlanner::nvls_capable(const std::vector<DeviceId>& order) {
+  // NVLink SHARP needs third-generation NVSwitch (Hopper): every member a Hopper GPU whose route
+  // to its ring successor goes through an NVSwitch.
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto spec = hardware::find_device_spec(cluster_.device(order[i]).kind);
+    if (!spec || spec->arch != "hopper") return false;
+    const RouteRef r = routes_->get(order[i], order[(i + 1) % order.size()]);
+    bool via_switch = false;
+    for (hardware::DirLinkId l : routes_->links(r))
+      via_switch = via_switch || cluster_.link(hardware::Cluster::link_of(l)).kind == hardware::LinkKind::NVSwitch;
+    if (!via_switch) return false;
+  }
+  return true;
 }
 
 CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op,
@@ -309,6 +442,14 @@ CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order,
         break;
       }
       const auto segs = node_segments(cluster_, order);
+      if (algo == CollectiveAlgorithm::Nvls && segs.size() == 1 && nvls_capable(order)) {
+        // Every GPU pushes its buffer into the switch, which reduces and multicasts the result:
+        // one step over each GPU's switch port (its ring successor's route crosses the same port).
+        p.algorithm = CollectiveAlgorithm::Nvls;
+        p.nvls = true;
+        add_phase(p, ring_pattern(order), 1, 1);
+        break;
+      }
       const std::size_t m = segs.front().second - segs.front().first;
       const bool uniform = std::all_of(segs.begin(), segs.end(), [&](const auto& s) { return s.second - s.first == m; });
       if (algo == CollectiveAlgorithm::Hierarchical && segs.size() >= 2 && uniform) {
@@ -419,6 +560,16 @@ const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> g
   return *memo_->plans.emplace(std::move(key), std::move(p)).first->second;
 }
 
+CollectiveCost CollectivePlanner::cached_cost(const CollectivePlan& plan, Bytes bytes, CollectiveCosts costs) {
+  if (costs == CollectiveCosts::Links) return {cached_time(plan, bytes), CollectiveProtocol::Simple, 0};
+  const auto [it, fresh] = memo_->costs.try_emplace({&plan, bytes}, CollectiveCost{});
+  if (fresh) {
+    it->second = plan.cost(bytes, costs);
+    memo_->bytes += 48;
+  }
+  return it->second;
+}
+
 TimeNs CollectivePlanner::cached_time(const CollectivePlan& plan, Bytes bytes) {
   const auto [it, fresh] = memo_->times.try_emplace({&plan, bytes}, 0);
   if (fresh) {
@@ -436,6 +587,7 @@ void CollectivePlanner::trim(std::size_t max_bytes) {
   if (memo_bytes() <= max_bytes) return;
   memo_->plans.clear();
   memo_->times.clear();
+  memo_->costs.clear();
   memo_->bytes = 0;
   ring_cache_->orders.clear();
   ring_cache_->order_bytes = 0;

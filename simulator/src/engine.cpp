@@ -19,6 +19,7 @@
 #include "parasim/simulator/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -87,6 +88,7 @@ struct CollectiveRun {
   std::uint32_t phase = 0;
   std::uint32_t repeat = 0;
   std::uint32_t pending = 0;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
 };
 
 struct PlanKey {
@@ -109,6 +111,7 @@ struct PlanKeyHash {
 struct Resolved {
   const CollectivePlan* plan = nullptr;
   TimeNs time = 0;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
 };
 
 class Simulation {
@@ -431,15 +434,22 @@ class Simulation {
     Resolved r;
     if (g_.algorithm(t) != CollectiveAlgorithm::Auto) {
       r.plan = &plan_of(group, op, g_.algorithm(t), bytes);
-      r.time = planner_.cached_time(*r.plan, bytes);
+      const CollectiveCost c = planner_.cached_cost(*r.plan, bytes, options_.costs);
+      r.time = c.scaled(options_.intra_node_comm_scale, options_.inter_node_comm_scale);
+      r.protocol = c.protocol;
     } else {
-      for (CollectiveAlgorithm c : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
-        const CollectivePlan& p = plan_of(group, op, c, bytes);
-        if (p.algorithm != c && c != CollectiveAlgorithm::Ring) continue;  // not applicable here
-        const TimeNs time = planner_.cached_time(p, bytes);
+      const bool nccl = options_.costs == CollectiveCosts::Nccl;
+      for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
+                                    CollectiveAlgorithm::Nvls}) {
+        if (a == CollectiveAlgorithm::Nvls && !nccl) continue;  // NVLS is part of the NCCL cost model
+        const CollectivePlan& p = plan_of(group, op, a, bytes);
+        if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;  // not applicable here
+        const CollectiveCost c = planner_.cached_cost(p, bytes, options_.costs);
+        const TimeNs time = c.scaled(options_.intra_node_comm_scale, options_.inter_node_comm_scale);
         if (!r.plan || time < r.time) {
           r.plan = &p;
           r.time = time;
+          r.protocol = c.protocol;
         }
       }
     }
@@ -475,7 +485,7 @@ class Simulation {
       r = static_cast<std::uint32_t>(runs_.size());
       runs_.emplace_back();
     }
-    runs_[r] = CollectiveRun{t, &plan, 0, 0, 0};
+    runs_[r] = CollectiveRun{t, &plan, 0, 0, 0, resolved.protocol};
     start_step(r);
   }
 
@@ -483,8 +493,24 @@ class Simulation {
     CollectiveRun& run = runs_[r];
     const CollectivePhase& ph = run.plan->phases[run.phase];
     const auto& pattern = run.plan->patterns[ph.pattern];
-    const Bytes b = CollectivePlan::flow_bytes(ph, g_.bytes(run.task));
+    Bytes b = CollectivePlan::flow_bytes(ph, g_.bytes(run.task));
     run.pending = static_cast<std::uint32_t>(pattern.size());
+    if (options_.costs == CollectiveCosts::Nccl) {
+      // The protocol's payload share stretches every message; NCCL's step latency replaces the
+      // route's, and the collective's base latency rides on its first step.
+      const double scale =
+          ph.hop == HopClass::Net ? options_.inter_node_comm_scale : options_.intra_node_comm_scale;
+      b = static_cast<Bytes>(std::ceil(static_cast<double>(b) * scale / run.plan->bandwidth_factor(ph, run.protocol)));
+      TimeNs latency = run.plan->step_latency(ph, run.protocol);
+      if (run.phase == 0 && run.repeat == 0) latency += run.plan->base_latency(run.protocol);
+      latency = static_cast<TimeNs>(std::llround(static_cast<double>(latency) * scale));
+      for (const DevicePair& p : pattern) {
+        RouteRef route = planner_.routes().get(p.src, p.dst);
+        route.latency = latency;
+        begin_flow(route, b, kOwnerCollective, r);
+      }
+      return;
+    }
     for (const DevicePair& p : pattern) begin_flow(planner_.routes().get(p.src, p.dst), b, kOwnerCollective, r);
   }
 

@@ -46,6 +46,23 @@ enum class CollectiveMode : std::uint8_t { Expanded, Analytic };
 std::string_view to_string(CollectiveMode m);  // "expanded", "analytic"
 bool parse(std::string_view s, CollectiveMode& out);
 
+/// What a collective step costs beyond moving bytes over the links.
+///   Links: each step costs its route latency plus bytes at the links' rate (pure alpha-beta).
+///   Nccl:  NCCL's cost model (src/graph/tuning.cc): a base latency per algorithm and protocol,
+///          a per-step latency per hardware class (NVLink, PCI, network), the protocol's share of
+///          the bandwidth (LL 1/4, LL128 120/128, Simple 1), the payload share of the link rate
+///          (NVLink ~80%, InfiniBand 96%), the best protocol per message size, and NVLink SHARP
+///          all-reduce on Hopper NVSwitch nodes. docs/fidelity.md gives every constant's source.
+enum class CollectiveCosts : std::uint8_t { Links, Nccl };
+std::string_view to_string(CollectiveCosts c);  // "links", "nccl"
+
+/// NCCL's protocols, lowest latency first.
+enum class CollectiveProtocol : std::uint8_t { LL, LL128, Simple };
+std::string_view to_string(CollectiveProtocol p);  // "LL", "LL128", "Simple"
+
+/// NCCL's hardware classes for per-step latency.
+enum class HopClass : std::uint8_t { NVLink, PCI, Net };
+
 class RouteTable;
 
 struct DevicePair {
@@ -58,6 +75,16 @@ struct CollectivePhase {
   std::uint32_t pattern = 0;
   std::uint32_t repeats = 0;
   std::int64_t divisor = 1;
+  HopClass hop = HopClass::NVLink;  // the slowest class its messages cross (Nccl costs)
+};
+
+/// A collective's time under a cost model, and the protocol it used (Simple under Links).
+struct CollectiveCost {
+  TimeNs time = 0;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
+  TimeNs net_time = 0;  // the part spent in network phases (Nccl costs)
+  /// time with the intra-node part scaled by `intra` and the network part by `inter` (calibration).
+  TimeNs scaled(double intra, double inter) const;
 };
 
 /// One message of a pattern on an idle network: its route latency and max-min fair rate.
@@ -73,11 +100,24 @@ struct CollectivePlan {
   std::vector<std::vector<DevicePair>> patterns;
   std::vector<std::vector<IdleFlow>> idle;                    // per pattern, per pair
   std::vector<CollectivePhase> phases;
+  bool nvls = false;      // NVLink SHARP all-reduce: one step, the switch reduces and multicasts
+  bool multi_node = false;
+  bool ll128 = false;     // NCCL enables LL128 by default only on NVLink systems
 
   static Bytes flow_bytes(const CollectivePhase& p, Bytes total) { return (total + p.divisor - 1) / p.divisor; }
   std::int64_t steps() const;
-  /// Closed-form time on an idle network: sum over phases of repeats x the slowest message.
+  /// Closed-form time on an idle network: sum over phases of repeats x the slowest message
+  /// (Links costs).
   TimeNs analytic_time(Bytes total) const;
+  /// Closed-form time under `costs`; Nccl picks the fastest protocol for `total`.
+  CollectiveCost cost(Bytes total, CollectiveCosts costs) const;
+  CollectiveCost cost(Bytes total, CollectiveCosts costs, CollectiveProtocol protocol) const;
+  /// Nccl costs: latency once per collective, latency of one step of `phase`, and the fraction of
+  /// the link rate the protocol's payload gets on that phase.
+  TimeNs base_latency(CollectiveProtocol protocol) const;
+  TimeNs step_latency(const CollectivePhase& phase, CollectiveProtocol protocol) const;
+  double bandwidth_factor(const CollectivePhase& phase, CollectiveProtocol protocol) const;
+  bool protocol_enabled(CollectiveProtocol protocol) const;
 };
 
 class CollectivePlanner {
@@ -100,6 +140,8 @@ class CollectivePlanner {
                                     Bytes bytes);
   /// plan.analytic_time(bytes) of a cached_plan(), memoised the same way (until trim()).
   TimeNs cached_time(const CollectivePlan& plan, Bytes bytes);
+  /// plan.cost(bytes, costs), memoised the same way.
+  CollectiveCost cached_cost(const CollectivePlan& plan, Bytes bytes, CollectiveCosts costs);
   /// Forgets memoised plans, ring orders and routes once they hold more than about `max_bytes`
   /// (they are recomputed on demand, identically). Invalidates cached_plan() references.
   void trim(std::size_t max_bytes);
@@ -112,6 +154,7 @@ class CollectivePlanner {
  private:
   CollectivePlan plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
   void add_idle_stats(CollectivePlan& p);
+  bool nvls_capable(const std::vector<DeviceId>& order);
 
   const hardware::Cluster& cluster_;
   std::unique_ptr<RouteTable> routes_;

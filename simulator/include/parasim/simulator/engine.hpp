@@ -32,6 +32,12 @@ namespace parasim::simulator {
 
 struct EngineOptions {
   CollectiveMode collectives = CollectiveMode::Expanded;
+  /// Links: pure alpha-beta steps over the routes; Nccl: NCCL's protocols and latencies (what
+  /// `simulate`, `plan` and `project` use; collectives.hpp).
+  CollectiveCosts costs = CollectiveCosts::Links;
+  /// Calibration of Nccl costs: time multipliers of intra-node and network collective steps.
+  double intra_node_comm_scale = 1.0;
+  double inter_node_comm_scale = 1.0;
   bool record_timeline = false;  // per-task start/end and link busy intervals (for traces)
   /// Optional: a CollectivePlanner of the same cluster kept across runs, so that collective plans,
   /// ring orders and routes are worked out once for many task graphs (a planner sweeping thousands

@@ -61,13 +61,13 @@ inline constexpr std::int64_t kMaxDependencies = std::int64_t{4'000'000'000};
 enum class TaskKind : std::uint8_t { Compute, Transfer, Collective, Marker };
 enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update, Recompute, Other };
 enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
-enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical };
+enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls };
 enum class MemoryCategory : std::uint8_t { Activations, Other };
 
 std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
 std::string_view to_string(Phase p);                 // "forward", "backward_data", ...
 std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
-std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical"
+std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls"
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
 bool parse(std::string_view s, TaskKind& out);
 bool parse(std::string_view s, Phase& out);
