@@ -133,6 +133,7 @@ void run_plan(const PlanOptions& o) {
   req.objective = parse_objective(o.objective);
   req.granularity = planning_granularity(o.in);
   req.threads = o.in.threads;
+  req.calibration = planning_calibration(o.in);
   req.extrapolate = !o.in.exact;
   req.prune_dominated = !o.in.exact;
   SearchSpace& space = req.space;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "validate_runs.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
@@ -201,7 +202,24 @@ void register_validate(CLI::App& app) {
                   "working set exceeds the last-level cache")->capture_default_str();
   cmd->add_option("--trace-dir", args->trace_dir, "Write the projected and measured timelines there (Chrome traces)");
   cmd->add_option("-o,--output", args->output, "Also write the output (table or JSON) to this file");
-  cmd->callback([args, cmd] {
+  auto runs = std::make_shared<ValidateRunsArgs>();
+  cmd->add_option("--runs", runs->file,
+                  "Recorded runs (published-runs/1 JSON): project each and put it next to its measured step time; "
+                  "nothing is executed");
+  cmd->add_option("--calibration", runs->calibration, "With --runs: a calibration file (parasim calibrate) to apply");
+  cmd->callback([args, cmd, runs] {
+    if (!runs->file.empty()) {
+      for (const char* opt : {"--backend", "--model", "--batch", "--strategy", "--reps", "--warmup", "--profile-reps",
+                              "--optimizer", "--suite", "--priority", "--profile-cache", "--trace-dir"})
+        if (cmd->count(opt) > 0)
+          throw InputError(std::string("validate --runs: ") + opt +
+                           " does not apply (recorded runs carry their own model, strategy and cluster)");
+      runs->json = args->json;
+      runs->output = args->output;
+      run_validate_runs(*runs);
+      return;
+    }
+    if (!runs->calibration.empty()) throw InputError("validate: --calibration applies only with --runs");
     args->reps_given = cmd->count("--reps") > 0;
     args->warmup_given = cmd->count("--warmup") > 0;
     args->profile_reps_given = cmd->count("--profile-reps") > 0;

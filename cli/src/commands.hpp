@@ -15,5 +15,6 @@ void register_plan(CLI::App& app);
 void register_project(CLI::App& app);
 void register_report(CLI::App& app);
 void register_validate(CLI::App& app);
+void register_calibrate(CLI::App& app);
 
 }  // namespace parasim::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   parasim::cli::register_project(app);
   parasim::cli::register_report(app);
   parasim::cli::register_validate(app);
+  parasim::cli::register_calibrate(app);
 
   app.parse_complete_callback([&] {
     if (no_progress) parasim::ProgressBar::set_global_enabled(false);

@@ -67,6 +67,12 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
                 "Simulate every micro-batch and every candidate (no extrapolation along the micro-batch count, no "
                 "memory-dominance pruning; slower)");
   cmd->add_option("--threads", in.threads, "Worker threads (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--calibration", in.calibration,
+                  "Calibration file from `parasim calibrate` (kernel, link and per-step factors fitted to measured runs)");
+  cmd->add_option("--attention", in.attention,
+                  "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash (fused, "
+                  "FlashAttention-2)")
+      ->capture_default_str();
 }
 
 models::DType planning_dtype(const PlanningInputs& in) {
@@ -86,8 +92,20 @@ models::Model load_planning_model(const PlanningInputs& in) {
   return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype});
 }
 
+Calibration planning_calibration(const PlanningInputs& in) {
+  return in.calibration.empty() ? Calibration{} : load_calibration(in.calibration);
+}
+
 std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model) {
-  if (in.profile.empty()) return std::make_unique<profiler::RooflineCostModel>();
+  const auto attention = profiler::parse_attention_kernel(in.attention);
+  if (!attention) throw InputError("--attention: expected unfused or flash, found \"" + in.attention + "\"");
+  if (in.profile.empty()) {
+    auto roofline = std::make_unique<profiler::RooflineCostModel>();
+    const Calibration cal = planning_calibration(in);
+    roofline->set_kernel_scales(cal.matrix, cal.memory);
+    roofline->set_attention_kernel(*attention);
+    return roofline;
+  }
   auto costs = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(in.profile));
   costs->check_matches(model);
   return costs;
@@ -143,6 +161,7 @@ strategies::Projection run_planning_projection(const PlanningInputs& in, const m
   req.gpus = parse_gpu_counts(gpus);
   req.granularity = planning_granularity(in);
   req.threads = in.threads;
+  req.calibration = planning_calibration(in);
   req.exact = in.exact;
   apply_search_options(in, req.space);
   req.space.max_model_parallel = max_model_parallel;

@@ -44,6 +44,8 @@ struct PlanningInputs {
   int max_micro_per_stage = 8;   // pipelined: K <= this x mp; 0: every divisor of the replica batch
   bool all_mappings = false;
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
+  std::string calibration;         // parasim.calibration/1 file; empty: none
+  std::string attention = "unfused";  // GPU attention kernels: unfused or flash
   int threads = 0;
 };
 
@@ -52,7 +54,10 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in);
 /// The model at batch 1 in the requested dtype (the planner rebuilds it at each micro-batch).
 models::Model load_planning_model(const PlanningInputs& in);
 models::DType planning_dtype(const PlanningInputs& in);
-/// RooflineCostModel, or a ProfileCostModel (checked against the model) when --profile is given.
+/// The --calibration file, or the default (no calibration).
+Calibration planning_calibration(const PlanningInputs& in);
+/// RooflineCostModel (with --attention and the calibration's kernel factors), or a
+/// ProfileCostModel (checked against the model) when --profile is given.
 std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model);
 /// --dataset, else the model's default training dataset.
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model);

@@ -118,6 +118,8 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--granularity", o.granularity,
                  "Model mode: op (every op a task) or stage (one task per pipeline chunk and micro-batch)")
       ->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "Model mode: a calibration file from `parasim calibrate`");
+  cmd.add_option("--attention", o.attention, "Model mode: GPU attention kernels, unfused or flash")->capture_default_str();
   cmd.add_flag("--all-devices", o.all_devices,
                "Model mode: simulate every replica and TP rank instead of one representative");
 }
@@ -141,9 +143,15 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   const hardware::Cluster cluster = load_cluster(common, strategy.devices());
   const profiler::Optimizer optimizer = profiler::parse_optimizer(o.optimizer);
 
+  const Calibration calibration = o.calibration.empty() ? Calibration{} : load_calibration(o.calibration);
+  const auto attention = profiler::parse_attention_kernel(o.attention);
+  if (!attention) throw InputError("--attention: expected unfused or flash, found \"" + o.attention + "\"");
   std::unique_ptr<profiler::CostModel> costs;
   if (o.profile.empty()) {
-    costs = std::make_unique<profiler::RooflineCostModel>();
+    auto roofline = std::make_unique<profiler::RooflineCostModel>();
+    roofline->set_kernel_scales(calibration.matrix, calibration.memory);
+    roofline->set_attention_kernel(*attention);
+    costs = std::move(roofline);
   } else {
     auto measured = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(o.profile));
     measured->check_matches(model);
@@ -157,7 +165,8 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
                               .optimizer = optimizer,
                               .dtype = dtype,
                               .granularity = strategies::parse_granularity(o.granularity),
-                              .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor};
+                              .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor,
+                              .calibration = calibration};
   const StrategyResult r =
       strategies::simulate_strategy(setup, {.collectives = mode, .record_timeline = !common.trace.empty()});
   if (!common.trace.empty() && r.simulated)

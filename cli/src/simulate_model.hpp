@@ -22,6 +22,8 @@ struct SimulateModelOptions {
   std::string profile;             // parasim.profile/1 file; empty: roofline
   std::string granularity = "op";
   bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
+  std::string calibration;         // parasim.calibration/1 file; empty: none
+  std::string attention = "unfused";
 };
 
 /// The options `simulate` shares between its modes (owned by cmd_simulate.cpp).

@@ -272,7 +272,9 @@ void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std
                     .granularity = plan.granularity,
                     .symmetry = Symmetry::DataAndTensor,
                     .cache = &cache,
-                    .simulate_infeasible = false};
+                    .simulate_infeasible = false,
+                    .collective_costs = req.collective_costs,
+                    .calibration = req.calibration};
     const StrategyResult r =
         simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .record_timeline = true});
     const simulator::TaskGraph& g = r.lowered.graph;

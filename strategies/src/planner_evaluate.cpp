@@ -243,7 +243,9 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
                     .granularity = granularity,
                     .symmetry = Symmetry::DataAndTensor,
                     .cache = &cache,
-                    .simulate_infeasible = false};
+                    .simulate_infeasible = false,
+                    .collective_costs = req.collective_costs,
+                    .calibration = req.calibration};
     if (micro != c.strategy.micro) {
       // Same micro-batch size, fewer of them: the global batch shrinks with the count.
       setup.global_batch = c.global_batch / c.strategy.micro * micro;

@@ -191,6 +191,7 @@ Projection run_projection(const ProjectionRequest& req) {
                          .objective = Objective::TimeToTrain,
                          .granularity = req.granularity,
                          .collectives = req.collectives,
+                         .calibration = req.calibration,
                          .threads = req.threads,
                          .extrapolate = !req.exact,
                          .prune_dominated = !req.exact,

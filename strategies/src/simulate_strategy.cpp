@@ -1,5 +1,6 @@
 #include "parasim/strategies/simulate_strategy.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <cstdio>
 
@@ -64,6 +65,7 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   r.optimizer = setup.optimizer;
   r.collectives = options.collectives;
   r.cost_source = r.lowered.cost_source;
+  if (!setup.calibration.is_default()) r.cost_source += "; calibrated: " + setup.calibration.describe();
   r.cost_counts = r.lowered.cost_counts;
   const LoweredStep& step = r.lowered;
   const hardware::Cluster& cluster = *setup.cluster;
@@ -81,6 +83,9 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   }
 
   simulator::EngineOptions engine_options = options;
+  engine_options.costs = setup.collective_costs;
+  engine_options.intra_node_comm_scale = setup.calibration.intra_node_comm;
+  engine_options.inter_node_comm_scale = setup.calibration.inter_node_comm;
   const bool async = !step.microbatch_done.empty();
   if (async) engine_options.record_timeline = true;  // the steady state is measured between markers
   r.result = simulator::Engine(cluster, engine_options).run(step.graph);
@@ -100,6 +105,9 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   } else {
     r.step_time = r.result.step_time;
   }
+  // A calibrated per-step overhead (framework, launches, logging) idles every device once.
+  const auto overhead = static_cast<TimeNs>(std::llround(setup.calibration.step_overhead_ms * 1e6));
+  r.step_time += overhead;
   auto scaled = [&](TimeNs t) { return static_cast<TimeNs>(static_cast<double>(t) * scale + 0.5); };
   TimeNs busiest = 0;
   for (hardware::DeviceId d : step.simulated_devices) {
@@ -108,7 +116,7 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     rep.compute = scaled(s.compute_busy);
     rep.comm = scaled(s.comm_busy);
     rep.exposed_comm = scaled(s.exposed_comm);
-    rep.idle = async ? std::max<TimeNs>(0, r.step_time - rep.compute - rep.exposed_comm) : s.idle;
+    rep.idle = async ? std::max<TimeNs>(0, r.step_time - rep.compute - rep.exposed_comm) : s.idle + overhead;
     rep.peak_memory = s.peak_memory;
     rep.breakdown = s.peak_breakdown;
     busiest = std::max(busiest, rep.compute + rep.exposed_comm);

@@ -28,6 +28,7 @@ StrategyResult run(const std::string& strategy, Symmetry symmetry = Symmetry::Da
                   .costs = &costs,
                   .optimizer = profiler::Optimizer::Adam,
                   .symmetry = symmetry};
+  setup.collective_costs = simulator::CollectiveCosts::Links;  // hand-computed on the pure link model
   return simulate_strategy(setup);
 }
 
@@ -99,6 +100,7 @@ TEST(DataParallel, UnevenBatchNeedsSplitSpeed) {
   static const hardware::Cluster cluster = star(3, 0, 1.0);
   FakeCosts costs;
   StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3"), .global_batch = 8, .costs = &costs};
+  setup.collective_costs = simulator::CollectiveCosts::Links;
   EXPECT_EQ(input_error([&] { lower_step(setup); }),
             "global batch 8 is not divisible by dp=3; use a multiple of 3 or split=speed");
   setup.strategy = parse_strategy("dp=3,split=speed");

@@ -29,6 +29,8 @@ PlanRequest request(const models::Model& model, const hardware::Cluster& cluster
                      .dataset_samples = 1000,
                      .space = std::move(space),
                      .objective = Objective::TimeToTrain,
+                     // The hand-computed times below use the pure link model.
+                     .collective_costs = simulator::CollectiveCosts::Links,
                      .threads = 1};
 }
 

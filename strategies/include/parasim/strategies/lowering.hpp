@@ -36,9 +36,11 @@
 #include <string>
 #include <vector>
 
+#include "parasim/common/calibration.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
+#include "parasim/simulator/collectives.hpp"
 #include "parasim/simulator/task_graph.hpp"
 #include "parasim/strategies/step_cache.hpp"
 #include "parasim/strategies/strategy.hpp"
@@ -79,6 +81,12 @@ struct StepSetup {
   /// simulate_strategy(): false skips the simulation when some device's static memory (weights,
   /// gradients, optimizer state) alone exceeds its capacity - the answer is "infeasible" anyway.
   bool simulate_infeasible = true;
+  /// How collectives are priced (simulator/collectives.hpp): NCCL's protocols and latencies by
+  /// default; Links for the pure alpha-beta link model.
+  simulator::CollectiveCosts collective_costs = simulator::CollectiveCosts::Nccl;
+  /// Communication factors and the per-step overhead of a calibration (parasim calibrate); its
+  /// kernel factors belong to the cost model (RooflineCostModel::set_kernel_scales).
+  Calibration calibration{};
 };
 
 /// One rank of the strategy and where it runs.

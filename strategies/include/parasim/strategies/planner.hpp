@@ -44,6 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parasim/common/calibration.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -133,6 +134,10 @@ struct PlanRequest {
   /// nullopt: Stage for models with transformer layers or more than 2,000 ops, else Op.
   std::optional<Granularity> granularity{};
   simulator::CollectiveMode collectives = simulator::CollectiveMode::Analytic;
+  /// NCCL-like collective costs, or the pure link model (tests of planner logic on toy clusters).
+  simulator::CollectiveCosts collective_costs = simulator::CollectiveCosts::Nccl;
+  /// Communication factors and per-step overhead of a calibration (parasim calibrate).
+  Calibration calibration{};
   int threads = 0;  // 0: std::thread::hardware_concurrency()
   /// Large micro-batch counts: simulate two smaller counts of the same micro-batch size and
   /// continue affinely (planner_evaluate.cpp says why that holds); false: simulate every one.

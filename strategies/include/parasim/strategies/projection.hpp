@@ -67,6 +67,7 @@ struct ProjectionRequest {
   SearchSpace space{};
   std::optional<Granularity> granularity{};
   simulator::CollectiveMode collectives = simulator::CollectiveMode::Analytic;
+  Calibration calibration{};  // communication factors and per-step overhead (parasim calibrate)
   int threads = 0;
   bool exact = false;  // PlanRequest::extrapolate and prune_dominated off
   std::function<void()> on_candidate_done{};

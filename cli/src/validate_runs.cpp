@@ -1,0 +1,85 @@
+#include "validate_runs.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "parasim/common/calibration.hpp"
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/common/progress.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/validation/recorded_runs.hpp"
+#include "text_table.hpp"
+
+namespace parasim::cli {
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string signed_pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+  return buf;
+}
+
+void print_report(std::ostream& out, const validation::RunsReport& r, const std::string& cost_model) {
+  out << "parasim validate --runs " << r.path << "\n"
+      << "cost model: " << cost_model << "\n\n";
+  std::vector<std::vector<std::string>> rows{{"run", "GPUs", "strategy", "measured s", "projected s", "error",
+                                              "compute s", "exposed comm s", "bubble s"}};
+  for (const auto& o : r.outcomes) {
+    if (!o.scored) continue;
+    rows.push_back({o.run.id, std::to_string(o.run.gpus), strategies::to_string(o.run.strategy),
+                    fixed(o.run.measured_step_s, 3), fixed(o.projected_step_s, 3), signed_pct(o.error_pct),
+                    fixed(o.compute_s, 3), fixed(o.exposed_comm_s, 3), fixed(o.bubble_s, 3)});
+  }
+  print_table(out, rows, {false, true, false, true, true, true, true, true, true});
+  out << "\n" << r.scored << " of " << r.outcomes.size() << " runs scored";
+  if (r.scored > 0)
+    out << ": median |error| " << fixed(r.median_abs_error_pct, 1) << "%, max " << fixed(r.max_abs_error_pct, 1)
+        << "% (" << r.worst_id << ")";
+  out << "\n";
+  bool header = false;
+  for (const auto& o : r.outcomes) {
+    if (o.note.empty()) continue;
+    if (!header) out << "\nnot scored or approximate:\n", header = true;
+    out << "  - " << o.run.id << ": " << o.note << "\n";
+  }
+  header = false;
+  for (const auto& o : r.outcomes) {
+    if (!o.scored || o.run.caveats.empty()) continue;
+    if (!header) out << "\ncaveats (differences parasim does not model):\n", header = true;
+    for (const auto& c : o.run.caveats) out << "  - " << o.run.id << ": " << c << "\n";
+  }
+}
+
+}  // namespace
+
+void run_validate_runs(const ValidateRunsArgs& args) {
+  const validation::RunsFile runs = validation::load_runs_file(args.file);
+  const Calibration calibration = args.calibration.empty() ? Calibration{} : load_calibration(args.calibration);
+  const profiler::RooflineCostModel roofline;
+  const std::string model = roofline.describe() + "; NCCL collective costs; calibration: " + calibration.describe();
+  ProgressBar bar("validate runs", runs.runs.size());
+  const validation::RunsReport report = validation::evaluate_runs(
+      runs, {.calibration = calibration, .progress = [&bar](std::size_t, std::size_t) { bar.advance(); }});
+  bar.finish();
+  nlohmann::json j = validation::runs_report_to_json(report);
+  j["cost_model"] = model;
+  std::ostringstream text;
+  print_report(text, report, model);
+  const std::string body = args.json ? dump_json(j) : text.str();
+  if (!args.output.empty()) {
+    write_file_atomic(args.output, body);
+    std::cerr << "wrote " << args.output << "\n";
+  }
+  if (args.output.empty() || !args.json) std::cout << text.str();
+}
+
+}  // namespace parasim::cli

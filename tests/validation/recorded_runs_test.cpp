@@ -1,0 +1,138 @@
+// Reading published-runs/1 files: what is expressed, what is skipped and why, what is rejected.
+#include "parasim/validation/recorded_runs.hpp"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "parasim/common/error.hpp"
+
+namespace parasim::validation {
+namespace {
+
+nlohmann::json megatron_row() {
+  return nlohmann::json::parse(R"json({
+    "id": "gpt-small", "source": "test",
+    "model": {"zoo_name": null, "layers": 2, "hidden": 256, "heads": 4, "seq_len": 128, "vocab": 1000, "ffn": 1024,
+              "arch": "GPT"},
+    "hardware": {"gpus_per_node": 8, "parasim_preset": "dgx-a100 (note)"},
+    "gpus": 16,
+    "config": {"dp": 2, "tp": 4, "pp": 2, "micro_batch": 4, "micro_batches_per_step": 8, "global_batch": 64,
+               "interleave": 1, "schedule": "1F1B (PipeDream-flush)", "recompute": "full (--checkpoint-activations)",
+               "sequence_parallel": false, "zero": 0, "precision": "fp16 (--fp16)", "ddp_impl": "local"},
+    "measured": {"metric": "tflops_per_gpu", "value": 100},
+    "derived_step_seconds": 0.5
+  })json");
+}
+
+nlohmann::json file_of(std::vector<nlohmann::json> rows) {
+  return {{"schema", "published-runs/1"}, {"rows", rows}};
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    (void)parse_runs(doc, "runs.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RecordedRuns, ReadsAMegatronRowIntoAStrategy) {
+  const RunsFile f = parse_runs(file_of({megatron_row()}), "runs.json");
+  ASSERT_EQ(f.runs.size(), 1u);
+  const RecordedRun& r = f.runs[0];
+  EXPECT_EQ(r.skip_reason, "");
+  EXPECT_EQ(r.preset, "dgx-a100");
+  EXPECT_EQ(strategies::to_string(r.strategy), "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,recompute=full,overlap=off");
+  EXPECT_EQ(r.global_batch, 64);
+  EXPECT_EQ(r.dtype, models::DType::F16);
+  EXPECT_EQ(r.transformer.layers, 2);
+  EXPECT_EQ(r.transformer.ffn, 1024);
+  EXPECT_DOUBLE_EQ(r.measured_step_s, 0.5);
+  EXPECT_EQ(r.measured_from, "derived_step_seconds");
+}
+
+TEST(RecordedRuns, ConvertsThroughputToAStepTime) {
+  nlohmann::json row = megatron_row();
+  row.erase("derived_step_seconds");
+  row["measured"] = {{"metric", "sequences_per_s"}, {"value", 128}};
+  const RunsFile f = parse_runs(file_of({row}), "runs.json");
+  EXPECT_DOUBLE_EQ(f.runs[0].measured_step_s, 0.5);  // 64 / 128
+}
+
+TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
+  nlohmann::json unknown_micro = megatron_row();
+  unknown_micro["id"] = "a";
+  unknown_micro["config"]["micro_batch"] = nullptr;
+  nlohmann::json mismatch = megatron_row();
+  mismatch["id"] = "b";
+  mismatch["gpus"] = 32;
+  nlohmann::json zero3 = megatron_row();
+  zero3["id"] = "c";
+  zero3["config"]["zero"] = "FSDP-style sharding";
+  nlohmann::json tokens = megatron_row();
+  tokens["id"] = "d";
+  tokens.erase("derived_step_seconds");
+  tokens["measured"] = {{"metric", "tokens_per_s"}, {"value", 1000}};
+  const RunsFile f = parse_runs(file_of({unknown_micro, mismatch, zero3, tokens}), "runs.json");
+  EXPECT_EQ(f.runs[0].skip_reason, "config.micro_batch is unknown");
+  EXPECT_EQ(f.runs[1].skip_reason, "dp x tp x pp = 16 is not gpus = 32");
+  EXPECT_EQ(f.runs[2].skip_reason, "config.zero \"FSDP-style sharding\": parasim models ZeRO stages 0 and 1");
+  EXPECT_EQ(f.runs[3].skip_reason,
+            "measured.tokens_per_s has no step-time conversion (give derived_step_seconds)");
+  const RunsReport report = evaluate_runs(f, {});
+  EXPECT_EQ(report.scored, 0);
+  EXPECT_EQ(report.outcomes[0].note, "skipped: config.micro_batch is unknown");
+}
+
+TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
+  nlohmann::json bad_gpus = megatron_row();
+  bad_gpus["gpus"] = -4;
+  EXPECT_EQ(error_of(file_of({bad_gpus})), "runs.json: $.rows[0].gpus: expected an integer in [1, 4194304], found number -4");
+  nlohmann::json no_hidden = megatron_row();
+  no_hidden["model"].erase("hidden");
+  EXPECT_EQ(error_of(file_of({no_hidden})), "runs.json: $.rows[0].model: missing required field \"hidden\"");
+  nlohmann::json bad_preset = megatron_row();
+  bad_preset["hardware"]["parasim_preset"] = "dgx-z9000";
+  EXPECT_NE(error_of(file_of({bad_preset})).find("runs.json: $.rows[0].hardware.parasim_preset: expected a cluster preset"),
+            std::string::npos);
+  EXPECT_NE(error_of(file_of({megatron_row(), megatron_row()})).find("$.rows[1].id: expected an id not used by an earlier row"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"schema", "published-runs/2"}, {"rows", nlohmann::json::array()}}).find("schema"), std::string::npos);
+}
+
+TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {
+  const RunsFile f = parse_runs(file_of({megatron_row()}), "runs.json");
+  const RunsReport report = evaluate_runs(f, {});
+  ASSERT_EQ(report.scored, 1);
+  const RunOutcome& o = report.outcomes[0];
+  EXPECT_TRUE(o.scored) << o.note;
+  EXPECT_GT(o.projected_step_s, 0);
+  EXPECT_DOUBLE_EQ(o.error_pct, 100.0 * (o.projected_step_s - 0.5) / 0.5);
+  EXPECT_DOUBLE_EQ(report.median_abs_error_pct, std::fabs(o.error_pct));
+  EXPECT_EQ(report.worst_id, "gpt-small");
+  // A calibration's per-step overhead lands on the step one for one.
+  Calibration c;
+  c.step_overhead_ms = 250;
+  const RunOutcome slower = evaluate_run(f.runs[0], {.calibration = c, .progress = {}});
+  EXPECT_NEAR(slower.projected_step_s - o.projected_step_s, 0.25, 1e-9);
+}
+
+TEST(RecordedRuns, MedianOfAnEvenCountAveragesTheMiddlePair) {
+  RunsReport r;
+  for (double e : {-4.0, 1.0, 3.0, -10.0}) {
+    RunOutcome o;
+    o.scored = true;
+    o.error_pct = e;
+    o.run.id = std::to_string(e);
+    r.outcomes.push_back(o);
+  }
+  summarise(r);
+  EXPECT_EQ(r.scored, 4);
+  EXPECT_DOUBLE_EQ(r.median_abs_error_pct, 3.5);
+  EXPECT_DOUBLE_EQ(r.max_abs_error_pct, 10.0);
+}
+
+}  // namespace
+}  // namespace parasim::validation

@@ -1,0 +1,103 @@
+// Recorded runs: measured step times of real training runs (papers, vendor tables, a user's own
+// cluster) and parasim's projection of each, side by side. No execution: this is how parasim is
+// checked against runs at a scale no test machine has. The file format is the one of
+// shared/data/published_runs.json ("schema": "published-runs/1"); docs/fidelity.md describes it.
+//
+// Example:
+//   RunsFile runs = load_runs_file("published_runs.json");       // InputError naming file and field
+//   RunsReport report = evaluate_runs(runs, {});                     // the default model
+//   for (const RunOutcome& o : report.outcomes) std::cout << o.run.id << " " << o.error_pct << "\n";
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parasim/common/calibration.hpp"
+#include "parasim/common/units.hpp"
+#include "parasim/models/graph.hpp"
+#include "parasim/models/transformer.hpp"
+#include "parasim/profiler/cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/strategy.hpp"
+
+namespace parasim::validation {
+
+/// One recorded run, as parasim can express it. `skip_reason` is set when some field the run
+/// depends on is unknown or names something parasim does not model; such runs are listed, never
+/// scored.
+struct RecordedRun {
+  std::string id;
+  std::string source;
+  std::optional<std::string> zoo_model;        // a zoo name, or else `transformer`
+  models::TransformerConfig transformer;       // hyperparameters when no zoo model is named
+  std::int64_t seq_len = 0;                    // 0: the model's default
+  std::string preset;                          // cluster preset (first word of parasim_preset)
+  int gpus = 0;
+  int gpus_per_node = 8;
+  strategies::Strategy strategy;
+  std::int64_t global_batch = 0;
+  models::DType dtype = models::DType::F16;
+  profiler::Optimizer optimizer = profiler::Optimizer::Adam;
+  profiler::AttentionKernel attention = profiler::AttentionKernel::Unfused;  // config.attention
+  double measured_step_s = 0;                  // the measured figure, as a step time
+  std::string measured_from;                   // how: "derived_step_seconds", "global_batch / sequences_per_s"
+  std::vector<std::string> caveats;            // differences parasim does not model, stated
+  std::string skip_reason;
+};
+
+struct RunsFile {
+  std::string path;
+  std::vector<RecordedRun> runs;
+};
+
+/// Reads a published-runs/1 file. Free-text fields (schedule, recompute, precision) are matched by
+/// keyword; numeric fields are checked. InputError naming the file, the JSON path and what was
+/// expected on anything malformed.
+RunsFile load_runs_file(const std::string& path);
+RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin);
+
+/// What parasim projects for one run.
+struct RunOutcome {
+  RecordedRun run;
+  bool scored = false;          // false: skipped (run.skip_reason) or infeasible (note says why)
+  double projected_step_s = 0;
+  double error_pct = 0;         // 100 (projected - measured) / measured
+  double compute_s = 0;         // busiest simulated device
+  double exposed_comm_s = 0;
+  double bubble_s = 0;
+  std::string cost_source;
+  std::string note;
+};
+
+struct RunsReport {
+  std::string path;
+  std::vector<RunOutcome> outcomes;
+  int scored = 0;
+  double median_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+  std::string worst_id;
+};
+
+struct EvaluateOptions {
+  /// Applied on top of the default GPU kernel model and NCCL collective costs.
+  Calibration calibration{};
+  /// Called after each run (for a progress bar); may be empty.
+  std::function<void(std::size_t done, std::size_t total)> progress;
+};
+
+/// Projects one run's step (stage granularity, analytic collectives, one representative replica
+/// and TP rank: the planner's setting).
+RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options);
+RunsReport evaluate_runs(const RunsFile& runs, const EvaluateOptions& options);
+
+/// Median and max |error| over the scored outcomes (fills the summary fields).
+void summarise(RunsReport& report);
+
+nlohmann::json runs_report_to_json(const RunsReport& report);
+
+}  // namespace parasim::validation

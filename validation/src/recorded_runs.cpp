@@ -1,0 +1,329 @@
+// Reading published-runs/1 files and projecting each run. Field meanings and the keyword rules for
+// free-text fields are in docs/fidelity.md.
+#include "parasim/validation/recorded_runs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/models/zoo.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+
+namespace parasim::validation {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return lower(haystack).find(needle) != std::string::npos;
+}
+
+/// A positive integer field, or nullopt when absent or null (unknown). Anything else is an error.
+std::optional<std::int64_t> optional_count(const JsonField& parent, const std::string& key) {
+  auto f = parent.find(key);
+  if (!f || f->raw().is_null()) return std::nullopt;
+  if (f->raw().is_string()) return std::nullopt;  // free text ("16M tokens ..."): unknown as a count
+  return f->as_int(1, std::int64_t{1} << 40);
+}
+
+std::string optional_text(const JsonField& parent, const std::string& key) {
+  auto f = parent.find(key);
+  if (!f || f->raw().is_null()) return "";
+  if (f->raw().is_string()) return f->as_string();
+  if (f->raw().is_number() || f->raw().is_boolean()) return f->raw().dump();
+  f->fail("a string, number or null");
+}
+
+void skip(RecordedRun& r, const std::string& why) {
+  if (r.skip_reason.empty()) r.skip_reason = why;
+}
+
+void read_model(RecordedRun& r, const JsonField& m) {
+  if (auto zoo = m.find("zoo_name"); zoo && !zoo->raw().is_null()) {
+    r.zoo_model = zoo->as_string();
+    if (!models::is_zoo_model(*r.zoo_model)) zoo->fail("a zoo model name (parasim models)");
+    if (auto s = m.find("seq_len"); s && s->raw().is_number_integer()) r.seq_len = s->as_int(1, 1 << 24);
+    return;
+  }
+  models::TransformerConfig& t = r.transformer;
+  t.name = r.id;
+  t.layers = m.at("layers").as_int(1, 100000);
+  t.hidden = m.at("hidden").as_int(1, 1 << 20);
+  t.heads = m.at("heads").as_int(1, 1 << 16);
+  if (t.hidden % t.heads != 0) m.at("heads").fail("a divisor of hidden (" + std::to_string(t.hidden) + ")");
+  t.vocab = m.at("vocab").as_int(1, std::int64_t{1} << 24);
+  t.ffn = m.has("ffn") ? m.at("ffn").as_int(1, std::int64_t{1} << 24) : 4 * t.hidden;
+  t.seq_len = m.at("seq_len").as_int(1, 1 << 24);
+  t.max_positions = t.seq_len;
+  r.seq_len = t.seq_len;
+  const std::string arch = optional_text(m, "arch");
+  if (auto kv = m.find("kv_heads"); kv && !kv->raw().is_null() && kv->as_int(1, 1 << 16) != t.heads)
+    skip(r, "grouped-query attention (kv_heads " + std::to_string(kv->as_int()) + " of " + std::to_string(t.heads) +
+                " heads) is not in the transformer builder yet");
+  if (contains(arch, "swiglu")) skip(r, "SwiGLU MLP is not in the transformer builder yet");
+  if (contains(arch, "squared-relu") || contains(arch, "squared relu"))
+    skip(r, "squared-ReLU MLP is not in the transformer builder yet");
+  if (contains(arch, "untied")) t.tied_embeddings = false;
+  if (contains(arch, "alibi"))
+    r.caveats.push_back("ALiBi has no position table: modelled with a learned one (" +
+                        std::to_string(t.seq_len * t.hidden) + " extra parameters, a gather per step)");
+}
+
+void read_config(RecordedRun& r, const JsonField& c) {
+  const auto dp = optional_count(c, "dp"), tp = optional_count(c, "tp"), pp = optional_count(c, "pp");
+  if (!dp || !tp || !pp) return skip(r, "config.dp, tp and pp must all be known");
+  r.strategy.dp = static_cast<int>(*dp);
+  r.strategy.tp = static_cast<int>(*tp);
+  r.strategy.mp = static_cast<int>(*pp);
+  if (*dp * *tp * *pp != r.gpus)
+    return skip(r, "dp x tp x pp = " + std::to_string(*dp * *tp * *pp) + " is not gpus = " + std::to_string(r.gpus));
+
+  const auto mb = optional_count(c, "micro_batch");
+  auto k = optional_count(c, "micro_batches_per_step");
+  const auto gb = optional_count(c, "global_batch");
+  if (!gb) return skip(r, "config.global_batch is not a number of samples");
+  r.global_batch = *gb;
+  if (!mb) return skip(r, "config.micro_batch is unknown");
+  if (!k) {
+    if (*gb % (*dp * *mb) != 0) return skip(r, "global_batch is not a multiple of dp x micro_batch");
+    k = *gb / (*dp * *mb);
+  }
+  if (*dp * *mb * *k != *gb)
+    return skip(r, "dp x micro_batch x micro_batches_per_step = " + std::to_string(*dp * *mb * *k) +
+                       " is not global_batch = " + std::to_string(*gb));
+  r.strategy.micro = static_cast<int>(*k);
+
+  const std::string schedule = optional_text(c, "schedule");
+  const std::string interleave = optional_text(c, "interleave");
+  if (*pp == 1) {
+    r.strategy.schedule = strategies::Schedule::None;
+  } else if (contains(schedule, "interleav")) {
+    r.strategy.schedule = strategies::Schedule::Interleaved;
+  } else if (contains(schedule, "1f1b") || contains(schedule, "pipedream-flush")) {
+    r.strategy.schedule = strategies::Schedule::OneFOneB;
+  } else if (contains(schedule, "gpipe")) {
+    r.strategy.schedule = strategies::Schedule::GPipe;
+  } else {
+    return skip(r, "config.schedule \"" + schedule + "\" names no pipeline schedule parasim knows");
+  }
+  if (auto il = c.find("interleave"); il && il->raw().is_number_integer()) {
+    r.strategy.interleave = static_cast<int>(il->as_int(1, 1024));
+    if (r.strategy.interleave > 1 && r.strategy.schedule == strategies::Schedule::OneFOneB)
+      r.strategy.schedule = strategies::Schedule::Interleaved;
+  } else if (!interleave.empty() && r.strategy.schedule != strategies::Schedule::None) {
+    return skip(r, "config.interleave \"" + interleave + "\" is not a number of virtual stages");
+  }
+  if (r.strategy.schedule == strategies::Schedule::Interleaved && r.strategy.interleave < 2)
+    return skip(r, "an interleaved schedule needs config.interleave >= 2");
+
+  const std::string recompute = optional_text(c, "recompute");
+  if (recompute.empty() || contains(recompute, "none")) r.strategy.recompute = strategies::Recompute::None;
+  else if (contains(recompute, "selective")) r.strategy.recompute = strategies::Recompute::Selective;
+  else if (contains(recompute, "full") || contains(recompute, "checkpoint")) r.strategy.recompute = strategies::Recompute::Full;
+  else return skip(r, "config.recompute \"" + recompute + "\" is unknown");
+
+  const std::string sp = optional_text(c, "sequence_parallel");
+  const bool parasim_sp = r.strategy.tp > 1 && r.strategy.recompute == strategies::Recompute::Selective;
+  if (sp == "true" && !parasim_sp)
+    r.caveats.push_back("sequence parallelism: parasim models it only with selective recomputation; run as plain TP");
+  if (sp == "unknown") return skip(r, "config.sequence_parallel is unknown");
+
+  const std::string zero = optional_text(c, "zero");
+  if (zero.empty() || zero == "0") r.strategy.zero = 0;
+  else if (zero[0] == '1' || contains(zero, "zero-1")) r.strategy.zero = r.strategy.dp > 1 ? 1 : 0;
+  else return skip(r, "config.zero \"" + zero + "\": parasim models ZeRO stages 0 and 1");
+
+  const std::string precision = optional_text(c, "precision");
+  if (contains(precision, "bf16")) r.dtype = models::DType::BF16;
+  else if (contains(precision, "fp16") || contains(precision, "amp") || contains(precision, "mixed")) r.dtype = models::DType::F16;
+  else if (contains(precision, "fp32") || contains(precision, "tf32")) r.dtype = models::DType::F32;
+  else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16 or bf16");
+
+  // Megatron-LM's "local" DDP and BERT's allreduce_post_accumulation reduce gradients after the
+  // whole backward pass; PyTorch DDP overlaps bucketed all-reduces with it.
+  const std::string ddp = optional_text(c, "ddp_impl"), allreduce = optional_text(c, "allreduce");
+  if (contains(ddp, "local") || contains(allreduce, "after accumulation") || contains(allreduce, "post_accumulation"))
+    r.strategy.overlap = false;
+
+  // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
+  const std::string attention = optional_text(c, "attention");
+  if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha"))
+    r.attention = contains(attention, "unfused") ? profiler::AttentionKernel::Unfused : profiler::AttentionKernel::Flash;
+
+  const std::string opt = optional_text(c, "optimizer");
+  if (contains(opt, "lamb"))
+    r.caveats.push_back("LAMB modelled as Adam (same state; LAMB adds a per-tensor norm pass)");
+  else if (contains(opt, "sgd")) r.optimizer = profiler::Optimizer::Sgd;
+  else if (contains(opt, "momentum")) r.optimizer = profiler::Optimizer::Momentum;
+}
+
+void read_measured(RecordedRun& r, const JsonField& row) {
+  if (auto d = row.find("derived_step_seconds"); d && !d->raw().is_null()) {
+    r.measured_step_s = d->as_double(1e-9, 1e9);
+    r.measured_from = "derived_step_seconds";
+    return;
+  }
+  const JsonField m = row.at("measured");
+  const std::string metric = m.at("metric").as_string();
+  const double value = m.at("value").as_double(1e-12, 1e15);
+  if (metric == "step_seconds") {
+    r.measured_step_s = value;
+    r.measured_from = "measured.value (step_seconds)";
+  } else if ((metric == "sequences_per_s" || metric == "samples_per_s") && r.global_batch > 0) {
+    r.measured_step_s = static_cast<double>(r.global_batch) / value;
+    r.measured_from = "global_batch / measured.value (" + metric + ")";
+  } else {
+    skip(r, "measured." + metric + " has no step-time conversion (give derived_step_seconds)");
+  }
+}
+
+}  // namespace
+
+RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
+  const JsonField root{doc, origin, "$"};
+  root.expect_schema("published-runs/1");
+  RunsFile file;
+  file.path = origin;
+  for (const JsonField& row : root.at("rows").items_of_array()) {
+    RecordedRun r;
+    r.id = row.at("id").as_string();
+    if (r.id.empty()) row.at("id").fail("a non-empty string");
+    for (const RecordedRun& seen : file.runs)
+      if (seen.id == r.id) row.at("id").fail("an id not used by an earlier row");
+    r.source = optional_text(row, "source");
+    const JsonField hw = row.at("hardware");
+    std::string preset = hw.at("parasim_preset").as_string();
+    preset = preset.substr(0, preset.find_first_of(" ("));
+    if (preset.empty()) hw.at("parasim_preset").fail("a cluster preset name");
+    r.preset = preset;
+    if (auto g = hw.find("gpus_per_node"); g && !g->raw().is_null()) r.gpus_per_node = static_cast<int>(g->as_int(1, 1024));
+    r.gpus = static_cast<int>(row.at("gpus").as_int(1, 1 << 22));
+    read_model(r, row.at("model"));
+    read_config(r, row.at("config"));
+    read_measured(r, row);
+    if (r.skip_reason.empty()) {
+      try {
+        (void)hardware::make_cluster_preset_spec(r.preset, 1);
+      } catch (const InputError& e) {
+        hw.at("parasim_preset").fail(std::string("a cluster preset (") + e.what() + ")");
+      }
+    }
+    file.runs.push_back(std::move(r));
+  }
+  return file;
+}
+
+RunsFile load_runs_file(const std::string& path) { return parse_runs(read_json_file(path), path); }
+
+RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) {
+  RunOutcome out;
+  out.run = run;
+  if (!run.skip_reason.empty()) {
+    out.note = "skipped: " + run.skip_reason;
+    return out;
+  }
+  const models::ModelOptions mo{.batch = 1, .dtype = run.dtype, .seq_len = run.seq_len};
+  const models::Model model =
+      run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
+  const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
+  const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
+  profiler::RooflineCostModel costs;
+  costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
+  costs.set_attention_kernel(run.attention);
+  strategies::StepSetup setup{.model = &model,
+                              .cluster = &cluster,
+                              .strategy = run.strategy,
+                              .global_batch = run.global_batch,
+                              .costs = &costs,
+                              .optimizer = run.optimizer,
+                              .dtype = run.dtype,
+                              .granularity = strategies::Granularity::Stage,
+                              .symmetry = strategies::Symmetry::DataAndTensor,
+                              .calibration = options.calibration};
+  const strategies::StrategyResult r =
+      strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+  out.cost_source = r.cost_source;
+  if (!r.simulated) {
+    out.note = "not simulated: " + r.infeasible_reason;
+    return out;
+  }
+  out.scored = true;
+  out.projected_step_s = static_cast<double>(r.step_time) * 1e-9;
+  out.error_pct = 100.0 * (out.projected_step_s - run.measured_step_s) / run.measured_step_s;
+  TimeNs compute = 0, exposed = 0;
+  for (const auto& d : r.devices)
+    if (d.compute + d.exposed_comm > compute + exposed) compute = d.compute, exposed = d.exposed_comm;
+  out.compute_s = static_cast<double>(compute) * 1e-9;
+  out.exposed_comm_s = static_cast<double>(exposed) * 1e-9;
+  out.bubble_s = static_cast<double>(r.bubble_time) * 1e-9;
+  if (!r.feasible) out.note = "projected as if it fit: " + r.infeasible_reason;
+  return out;
+}
+
+void summarise(RunsReport& report) {
+  std::vector<double> errors;
+  report.worst_id.clear();
+  report.max_abs_error_pct = 0;
+  for (const RunOutcome& o : report.outcomes) {
+    if (!o.scored) continue;
+    const double e = std::fabs(o.error_pct);
+    errors.push_back(e);
+    if (report.worst_id.empty() || e > report.max_abs_error_pct) report.max_abs_error_pct = e, report.worst_id = o.run.id;
+  }
+  report.scored = static_cast<int>(errors.size());
+  report.median_abs_error_pct = 0;
+  if (errors.empty()) return;
+  std::sort(errors.begin(), errors.end());
+  const std::size_t n = errors.size();
+  report.median_abs_error_pct = n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+}
+
+RunsReport evaluate_runs(const RunsFile& runs, const EvaluateOptions& options) {
+  RunsReport report;
+  report.path = runs.path;
+  for (std::size_t i = 0; i < runs.runs.size(); ++i) {
+    report.outcomes.push_back(evaluate_run(runs.runs[i], options));
+    if (options.progress) options.progress(i + 1, runs.runs.size());
+  }
+  summarise(report);
+  return report;
+}
+
+nlohmann::json runs_report_to_json(const RunsReport& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const RunOutcome& o : report.outcomes) {
+    nlohmann::json j{{"id", o.run.id}, {"scored", o.scored}, {"measured_step_s", o.run.measured_step_s},
+                     {"measured_from", o.run.measured_from}, {"gpus", o.run.gpus},
+                     {"strategy", strategies::to_string(o.run.strategy)}, {"global_batch", o.run.global_batch},
+                     {"cluster", o.run.preset}, {"dtype", models::to_string(o.run.dtype)},
+                     {"attention", profiler::to_string(o.run.attention)}};
+    if (o.scored) {
+      j["projected_step_s"] = o.projected_step_s;
+      j["error_pct"] = o.error_pct;
+      j["compute_s"] = o.compute_s;
+      j["exposed_comm_s"] = o.exposed_comm_s;
+      j["bubble_s"] = o.bubble_s;
+      j["cost_source"] = o.cost_source;
+    }
+    if (!o.note.empty()) j["note"] = o.note;
+    j["caveats"] = o.run.caveats;
+    rows.push_back(std::move(j));
+  }
+  return {{"schema", "parasim.runs-validation/1"},
+          {"runs_file", report.path},
+          {"scored", report.scored},
+          {"median_abs_error_pct", report.median_abs_error_pct},
+          {"max_abs_error_pct", report.max_abs_error_pct},
+          {"worst", report.worst_id},
+          {"rows", rows}};
+}
+
+}  // namespace parasim::validation
