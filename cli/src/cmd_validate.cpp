@@ -16,7 +16,7 @@
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
-#include "parasim/executor/validate.hpp"
+#include "parasim/validation/validate.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
 namespace parasim::cli {

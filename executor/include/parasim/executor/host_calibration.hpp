@@ -34,7 +34,7 @@
 // The cluster: devices "cpu0".."cpuN-1" joined in a star through an endpoint "host-memory"
 // (links kind qpi: a memory interconnect; full duplex), each link with half the transfer's
 // fitted latency (a route has two hops) and the fitted bandwidth. Devices use a placeholder
-// device kind because the hardware table has no CPU entry; HostCostModel (host_cost_model.hpp)
+// device kind because the hardware table has no CPU entry; HostCostModel (validation/host_cost_model.hpp)
 // answers every op cost from the host profile whatever kind it is asked for.
 //
 // Example:

@@ -1,5 +1,5 @@
 // Host profile costs for any device kind, plus the runtime's per-task dispatch cost.
-#include "parasim/executor/host_cost_model.hpp"
+#include "parasim/validation/host_cost_model.hpp"
 
 #include <cmath>
 

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "parasim/executor/cpu_runtime.hpp"
-#include "parasim/executor/validate.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/profiler/roofline.hpp"
+#include "parasim/validation/validate.hpp"
 
 namespace parasim::executor {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "parasim/common/error.hpp"
-#include "parasim/executor/validate.hpp"
+#include "parasim/validation/validate.hpp"
 
 namespace parasim::executor {
 namespace {

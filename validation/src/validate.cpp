@@ -1,5 +1,5 @@
 // One validation: profile, calibrate, simulate, execute, compare (see validate.hpp).
-#include "parasim/executor/validate.hpp"
+#include "parasim/validation/validate.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -19,7 +19,6 @@
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
-#include "parasim/executor/host_cost_model.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/cpu_profiler.hpp"
@@ -30,6 +29,7 @@
 #include "parasim/simulator/chrome_trace.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 #include "parasim/strategies/step_cache.hpp"
+#include "parasim/validation/host_cost_model.hpp"
 
 namespace parasim::executor {
 

@@ -1,4 +1,4 @@
-// The cpu-host projection's host effects (executor/src/contention.hpp): busy threads during
+// The cpu-host projection's host effects (validation/src/contention.hpp): busy threads during
 // compute tasks and real-time throttling stalls in the median step.
 #include <gtest/gtest.h>
 
