@@ -19,6 +19,7 @@
 
 #include "cpu_sync.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_collectives.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/profiler/kernel_backend.hpp"
@@ -76,7 +77,6 @@ namespace {
 
 using detail::now_ns;
 
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
 std::optional<profiler::Phase> kernel_phase(simulator::Phase p) {

@@ -12,6 +12,7 @@
 
 #include "cuda_communicators.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/profiler/cuda_check.hpp"
 #include "parasim/profiler/cuda_kernel_backend.hpp"
@@ -40,7 +41,6 @@ using simulator::CollectiveOp;
 using simulator::DeviceId;
 using simulator::TaskKind;
 
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
 bool kernel_phase(simulator::Phase p, profiler::Phase& out) {

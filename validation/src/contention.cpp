@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parasim/common/index.hpp"
+
 namespace parasim::executor::detail {
 
 using simulator::TaskId;
 using simulator::TaskKind;
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 // The busy-thread count as a step function: breakpoints and the integral up to each.
 class BusyProfile {

@@ -16,6 +16,7 @@
 
 #include "contention.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
@@ -55,8 +56,6 @@ double error_percent(TimeNs projected, TimeNs measured) {
 }
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 constexpr int kContentionRounds = 4;
 
