@@ -58,9 +58,11 @@ std::string to_string(Granularity g);
 Granularity parse_granularity(const std::string& s);  // "op" | "stage"; InputError otherwise
 std::string to_string(Symmetry s);
 
-/// Streams of every device in the lowered graph.
-inline constexpr int kComputeStream = 0;
-inline constexpr int kDataParallelStream = 1;
+/// Streams of every device in the lowered graph. Compute and the first communication stream are
+/// the simulator's (kComputeStream 0, kCommStream 1): data-parallel gradients travel on stream 1,
+/// as a hand-written parasim.taskgraph/1 file's transfers and collectives do by default.
+using simulator::kComputeStream;
+inline constexpr int kDataParallelStream = simulator::kCommStream;
 inline constexpr int kPipelineStream = 2;
 inline constexpr int kTensorParallelStream = 3;
 inline constexpr int kStreamsPerDevice = 4;
