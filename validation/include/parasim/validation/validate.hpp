@@ -1,17 +1,15 @@
 // `parasim validate`: the projection next to the measurement, for one strategy or a fixed suite.
 //
-// One validation:
-//   1. the model (zoo) at the global batch; the strategy lowered once on the roofline to learn
-//      the micro-batch sizes the lowering uses (its StepCache keeps those model builds);
-//   2. every micro-batch build profiled on the same backend that will execute it (the CPU
-//      profiler: oneDNN, 1 thread; cuda: the GPU profiler);
-//   3. a cluster describing this machine: cpu -> calibrate_cpu_host() and the "cpu-host" star
-//      (costs through HostCostModel); cuda -> the GPUs' measured copy/NCCL numbers
-//      (profiler::probe_links + cluster_spec_from_probe);
-//   4. simulate_strategy() with those costs, every device simulated (Symmetry::None), with the
-//      timeline, whose per-task durations fix the executor's stream order;
-//   5. run_steps() on the same TaskGraph (warm-up, repetitions) and the comparison:
-//      error_pct = (projected - measured) / measured x 100 with measured = the median step.
+// One validation, in the order validate.cpp runs it (one function per step):
+//   1. machine_cluster: this machine as a cluster: cpu -> calibrate_cpu_host() and the
+//      "cpu-host" star; cuda -> the GPUs' measured copy/NCCL numbers (profiler::probe_links);
+//   2. the strategy lowered once on the roofline to learn the micro-batch sizes (cpu:
+//      size_up_cpu_host picks warm or cold profiles and refits the links to the graph's
+//      communication), then profile_microbatches on the backend that will execute them;
+//   3. project: simulate_strategy() with those costs (HostCostModel on cpu, with contention
+//      slowdowns), every device simulated (Symmetry::None), with the timeline;
+//   4. measure: run_steps() on the same TaskGraph, stream order fixed by the simulated durations;
+//   5. compare: error_pct = (projected - measured) / measured x 100, measured = the median step.
 //
 // Example:
 //   ValidationRequest req{.backend = Backend::Cpu, .model = "tiny_cnn", .batch = 8, .strategy = "dp=2"};
