@@ -1,7 +1,7 @@
 // Internal: everything lower_step() works out before it emits a single task - device mapping,
 // batch split, the model at each micro-batch size with per-op times on each device kind,
 // placement (op -> chunk -> device slot), recompute segments, gradient buckets and symmetry.
-// The emitters (emit_ops.cpp, emit_stages.cpp) only read it.
+// The emitters (lower_ops.cpp, lower_stages.cpp) only read it.
 #pragma once
 
 #include <map>
@@ -66,12 +66,12 @@ struct Prepared {
   const StepSetup* setup = nullptr;
   const hardware::Cluster* cluster = nullptr;
   Strategy s;
-  int replicas = 1;          // dp
-  int stages = 1;            // mp: pipeline stages (device slots per replica)
-  int tp_ranks = 1;          // tp
-  int chunks_per_stage = 1;  // interleave for interleaved schedules, else 1
-  int chunks = 1;            // stages x chunks_per_stage
-  int micro_batches = 1;     // K, per replica and step
+  int replicas = 1;                 // dp
+  int stages = 1;                   // mp: pipeline stages (device slots per replica)
+  int tp_ranks = 1;                 // tp
+  int chunks_per_stage = 1;         // interleave for interleaved schedules, else 1
+  int chunks = 1;                   // stages x chunks_per_stage
+  int micro_batches = 1;            // K, per replica and step
   int simulated_micro_batches = 1;  // K, or K + stages for asynchronous schedules (their warm-up)
   bool async = false;
   models::DType dtype = models::DType::F32;
