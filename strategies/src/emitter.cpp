@@ -38,7 +38,8 @@ Ref Emitter::transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std:
 }
 
 simulator::GroupId Emitter::tp_group(int replica, int slot) {
-  if (tp_groups_.empty()) tp_groups_.assign(static_cast<std::size_t>(p_.replicas) * static_cast<std::size_t>(p_.stages), -1);
+  if (tp_groups_.empty())
+    tp_groups_.assign(static_cast<std::size_t>(p_.replicas) * static_cast<std::size_t>(p_.stages), -1);
   simulator::GroupId& g = tp_groups_[static_cast<std::size_t>(replica) * static_cast<std::size_t>(p_.stages) +
                                      static_cast<std::size_t>(slot)];
   if (g < 0) {
@@ -50,7 +51,8 @@ simulator::GroupId Emitter::tp_group(int replica, int slot) {
 }
 
 simulator::GroupId Emitter::dp_group(int slot, int rank) {
-  if (dp_groups_.empty()) dp_groups_.assign(static_cast<std::size_t>(p_.stages) * static_cast<std::size_t>(p_.tp_ranks), -1);
+  if (dp_groups_.empty())
+    dp_groups_.assign(static_cast<std::size_t>(p_.stages) * static_cast<std::size_t>(p_.tp_ranks), -1);
   simulator::GroupId& g = dp_groups_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(p_.tp_ranks) +
                                      static_cast<std::size_t>(rank)];
   if (g < 0) {

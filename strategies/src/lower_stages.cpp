@@ -33,7 +33,8 @@ struct ChunkWork {
 class StageLowering : LoweringBase {
  public:
   StageLowering(const Prepared& p, Emitter& e, LoweredStep& out) : LoweringBase(p, e, out) {
-    for (int c = 0; c < p.chunks; ++c) names_.push_back("stage" + std::to_string(c % p.stages) + ".chunk" + std::to_string(c));
+    for (int c = 0; c < p.chunks; ++c)
+      names_.push_back("stage" + std::to_string(c % p.stages) + ".chunk" + std::to_string(c));
     for (OpId u = 0; u < p.n; ++u) {
       if (p.is_input[u]) continue;
       std::set<int> to;

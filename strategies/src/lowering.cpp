@@ -32,8 +32,7 @@ namespace {
 /// Weights, gradients, optimizer state and (PipeDream) stashed weight versions of one device.
 simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slot) {
   const std::int64_t params = p.slot_params[static_cast<std::size_t>(slot)];
-  simulator::StaticMemory m =
-      static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero == 1 ? p.replicas : 1);
+  simulator::StaticMemory m = static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero == 1 ? p.replicas : 1);
   if (p.s.schedule == Schedule::PipeDream) {
     // Stage i has M - i micro-batches in flight, each needing the weights it ran forward with:
     // the live weights plus M - i - 1 stashed versions.
@@ -50,9 +49,11 @@ LoweredStep lower_step(const StepSetup& setup) {
   simulator::TaskGraphBuilder builder(p.mapping->devices_used(), kStreamsPerDevice);
   // About what the lowerings add (a stage-granularity 1F1B step with TP: ~10 tasks and ~16
   // dependencies per chunk and micro-batch), so that the arrays do not grow by copying.
-  const std::size_t units = static_cast<std::size_t>(setup.granularity == Granularity::Stage && p.layered() ? p.chunks : p.n);
-  const std::size_t estimate = units * static_cast<std::size_t>(p.simulated_micro_batches) * static_cast<std::size_t>(p.sim_replicas.size()) *
-                               static_cast<std::size_t>(p.sim_tp) * 10;
+  const std::size_t units =
+      static_cast<std::size_t>(setup.granularity == Granularity::Stage && p.layered() ? p.chunks : p.n);
+  const std::size_t estimate = units * static_cast<std::size_t>(p.simulated_micro_batches) *
+                               static_cast<std::size_t>(p.sim_replicas.size()) * static_cast<std::size_t>(p.sim_tp) *
+                               10;
   builder.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 24), std::min<std::size_t>(estimate * 2, std::size_t{1} << 25));
   detail::Emitter emitter(p, builder);
   LoweredStep out;

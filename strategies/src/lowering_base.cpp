@@ -15,7 +15,8 @@ LoweringBase::LoweringBase(const Prepared& p, Emitter& e, LoweredStep& out)
   last_backward_mb_.assign(static_cast<std::size_t>(p.chunks), p.simulated_micro_batches - 1);
   if (p.layered())
     for (int slot = 0; slot < p.stages; ++slot)
-      for (const WorkItem& w : pipeline_order(p.s.schedule, p.stages, p.chunks_per_stage, p.simulated_micro_batches, slot))
+      for (const WorkItem& w :
+           pipeline_order(p.s.schedule, p.stages, p.chunks_per_stage, p.simulated_micro_batches, slot))
         if (w.kind == WorkKind::Backward) last_backward_mb_[static_cast<std::size_t>(w.chunk)] = w.microbatch;
 }
 
@@ -38,7 +39,8 @@ void LoweringBase::chain_schedule(int replica) {
   if (!p_.layered()) return;
   for (int slot = 0; slot < p_.stages; ++slot) {
     Ref previous;
-    for (const WorkItem& w : pipeline_order(p_.s.schedule, p_.stages, p_.chunks_per_stage, p_.simulated_micro_batches, slot)) {
+    for (const WorkItem& w :
+         pipeline_order(p_.s.schedule, p_.stages, p_.chunks_per_stage, p_.simulated_micro_batches, slot)) {
       for (const Ref& t : item(w.microbatch, w.chunk, w.kind)) {
         e_.after(t, previous);
         previous = t;

@@ -98,7 +98,8 @@ void split_batch(Prepared& p, const Variant& v0) {
                        " micro-batches");
     if (p.s.split == BatchSplit::Even && rb % p.micro_batches != 0)
       throw InputError(to_string(p.s) + ": the per-replica batch " + std::to_string(rb) +
-                       " is not divisible by micro=" + std::to_string(p.micro_batches) + "; choose micro dividing it or split=speed");
+                       " is not divisible by micro=" + std::to_string(p.micro_batches) +
+                       "; choose micro dividing it or split=speed");
     p.micro.push_back(split_near_equal(rb, p.micro_batches));
   }
 }
@@ -206,7 +207,8 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
   resolve_kinds(p);
 
   // The micro-batch of an even split drives placement and the speed split.
-  const std::int64_t micro0 = std::max<std::int64_t>(1, setup.global_batch / (static_cast<std::int64_t>(p.replicas) * p.micro_batches));
+  const std::int64_t micro0 =
+      std::max<std::int64_t>(1, setup.global_batch / (static_cast<std::int64_t>(p.replicas) * p.micro_batches));
   Variant v0 = make_variant(p, micro0);
   p.structure = v0.model.get();
   index_structure(p);

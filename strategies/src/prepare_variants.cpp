@@ -64,7 +64,8 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
     const TpRole role = p.tp->role[op];
     const bool sharded_output = role == TpRole::Column || role == TpRole::Split;
     // Megatron's scatter/gather optimisation: each TP rank sends 1/T of a replicated activation.
-    v.xfer_bytes[op] = p.tp_ranks > 1 && !sharded_output ? (v.out_full[op] + p.tp_ranks - 1) / p.tp_ranks : v.out_full[op];
+    v.xfer_bytes[op] =
+        p.tp_ranks > 1 && !sharded_output ? (v.out_full[op] + p.tp_ranks - 1) / p.tp_ranks : v.out_full[op];
     Bytes act = o.activation_bytes;
     if (p.sp && p.tp->in_tp_block[op] && role == TpRole::Replicated) act = (act + p.tp_ranks - 1) / p.tp_ranks;
     v.bwd_free[op] = act;

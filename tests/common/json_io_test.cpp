@@ -38,7 +38,8 @@ TEST(JsonIo, FieldErrorsNameThePathAndWhatWasExpected) {
   EXPECT_EQ(input_error([&] { op.at("stride").as_int(1, 64); }),
             "m.json: $.ops[0].stride: expected an integer in [1, 64], found number -1");
   EXPECT_EQ(input_error([&] { op.at("kind"); }), "m.json: $.ops[0]: missing required field \"kind\"");
-  EXPECT_EQ(input_error([&] { op.at("name").as_int(); }), "m.json: $.ops[0].name: expected an integer, found string \"c\"");
+  EXPECT_EQ(input_error([&] { op.at("name").as_int(); }),
+            "m.json: $.ops[0].name: expected an integer, found string \"c\"");
   EXPECT_EQ(input_error([&] { root.expect_schema("parasim.cluster/1"); }),
             "m.json: $.schema: expected \"parasim.cluster/1\", found string \"parasim.model/1\"");
 }
@@ -52,7 +53,8 @@ TEST(JsonIo, IntegersMustBeIntegral) {
 }
 
 TEST(JsonIo, MissingFileIsInputError) {
-  EXPECT_EQ(input_error([] { read_json_file("/nonexistent/parasim.json"); }), "/nonexistent/parasim.json: no such file");
+  EXPECT_EQ(input_error([] { read_json_file("/nonexistent/parasim.json"); }),
+            "/nonexistent/parasim.json: no such file");
 }
 
 TEST(JsonIo, AtomicWriteReplacesWholeFileAndLeavesNoTemp) {

@@ -216,12 +216,14 @@ hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices,
     return cpu_host_cluster_spec(devices, it->second);
   }
   if (!cuda_backend_built())
-    throw RuntimeError("--backend cuda: this parasim was built without CUDA (configure with the CUDA toolkit under "
-                       "/usr/local/cuda, or -DPARASIM_CUDA=ON); --backend cpu runs the same validation on this host");
+    throw RuntimeError(
+        "--backend cuda: this parasim was built without CUDA (configure with the CUDA toolkit under "
+        "/usr/local/cuda, or -DPARASIM_CUDA=ON); --backend cpu runs the same validation on this host");
   const int visible = visible_cuda_devices();
   if (visible == 0)
-    throw RuntimeError("--backend cuda: no CUDA GPU is visible (the cuda backend needs an NVIDIA GPU and its driver); "
-                       "--backend cpu runs the same validation on this host");
+    throw RuntimeError(
+        "--backend cuda: no CUDA GPU is visible (the cuda backend needs an NVIDIA GPU and its driver); "
+        "--backend cpu runs the same validation on this host");
   if (visible < devices)
     throw RuntimeError("--backend cuda: strategy " + out.strategy + " needs " + std::to_string(devices) + " GPUs, " +
                        std::to_string(visible) + " visible (parasim does not emulate GPUs on a shared GPU)");
@@ -244,8 +246,9 @@ void size_up_cpu_host(const ValidationRequest& req, const models::Model& base, c
   out.working_set = working_set;
   out.last_level_cache = profiler::detect_host_cpu().last_level_cache;
   using PC = ValidationRequest::ProfileCache;
-  out.cold_cache_profile = req.profile_cache == PC::Cold ||
-                           (req.profile_cache == PC::Auto && out.last_level_cache > 0 && working_set > out.last_level_cache);
+  out.cold_cache_profile =
+      req.profile_cache == PC::Cold ||
+      (req.profile_cache == PC::Auto && out.last_level_cache > 0 && working_set > out.last_level_cache);
   if (devices > 1) {
     double transfers = 0, collectives = 0;
     for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(dry.size()); ++t) {
@@ -436,7 +439,8 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
   if (strategy.asynchronous())
     throw InputError("--strategy: " + req.strategy +
-                     ": asynchronous schedules (pipedream, spectrain) have no step boundary to measure; validate runs synchronous ones");
+                     ": asynchronous schedules (pipedream, spectrain) have no step boundary to measure; validate runs "
+                     "synchronous ones");
   if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
   if (req.repetitions < 1 || req.warmup < 0 || req.profile_repetitions < 1 || req.profile_warmup < 0)
     throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
@@ -457,8 +461,13 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   // The strategy lowered once on the roofline: the micro-batch sizes to profile.
   strategies::StepCache steps;
   profiler::RooflineCostModel roofline;
-  strategies::StepSetup setup{.model = &base, .cluster = &*cluster, .strategy = strategy, .global_batch = req.batch,
-                              .costs = &roofline, .optimizer = req.optimizer, .symmetry = strategies::Symmetry::None,
+  strategies::StepSetup setup{.model = &base,
+                              .cluster = &*cluster,
+                              .strategy = strategy,
+                              .global_batch = req.batch,
+                              .costs = &roofline,
+                              .optimizer = req.optimizer,
+                              .symmetry = strategies::Symmetry::None,
                               .cache = &steps};
   const strategies::LoweredStep dry = strategies::lower_step(setup);
   if (req.backend == Backend::Cpu) {

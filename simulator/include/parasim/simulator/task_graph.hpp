@@ -163,16 +163,18 @@ class TaskGraph {
   CollectiveAlgorithm algorithm(TaskId t) const {
     return static_cast<CollectiveAlgorithm>((meta_[checked(t)] >> 16) & 0x3u);
   }
-  MemoryCategory memory_category(TaskId t) const { return static_cast<MemoryCategory>((meta_[checked(t)] >> 18) & 0x1u); }
+  MemoryCategory memory_category(TaskId t) const {
+    return static_cast<MemoryCategory>((meta_[checked(t)] >> 18) & 0x1u);
+  }
 
   /// Compute: its device. Transfer: the source (whose stream runs it). Marker: a device for
   /// display, or -1. Collective: -1 (see group()).
   DeviceId device(TaskId t) const { return device_[checked(t)]; }
   DeviceId src(TaskId t) const { return device_[checked(t)]; }
-  DeviceId dst(TaskId t) const { return peer_[checked(t)]; }          // transfers
-  GroupId group(TaskId t) const { return peer_[checked(t)]; }         // collectives
-  TimeNs duration(TaskId t) const { return amount_[checked(t)]; }     // compute
-  Bytes bytes(TaskId t) const { return amount_[checked(t)]; }         // transfer, collective
+  DeviceId dst(TaskId t) const { return peer_[checked(t)]; }       // transfers
+  GroupId group(TaskId t) const { return peer_[checked(t)]; }      // collectives
+  TimeNs duration(TaskId t) const { return amount_[checked(t)]; }  // compute
+  Bytes bytes(TaskId t) const { return amount_[checked(t)]; }      // transfer, collective
   std::int32_t op(TaskId t) const { return op_[checked(t)]; }
   std::int32_t microbatch(TaskId t) const { return microbatch_[checked(t)]; }
   std::string_view name(TaskId t) const { return strings_.get(name_[checked(t)]); }
