@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "enum_args.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
@@ -135,14 +136,14 @@ void emit(const ValidateArgs& a, const nlohmann::json& j, const std::string& tex
 
 void run_validate(const ValidateArgs& a) {
   ValidationRequest req;
-  req.backend = parse_backend(a.backend);
+  req.backend = backend_arg(a.backend);
   req.model = a.model;
   req.batch = a.batch;
   req.strategy = a.strategy;
   req.repetitions = a.reps;
   req.warmup = a.warmup;
   req.profile_repetitions = a.profile_reps;
-  req.optimizer = profiler::parse_optimizer(a.optimizer);
+  req.optimizer = optimizer_arg(a.optimizer);
   req.trace_dir = a.trace_dir;
   if (a.priority == "default") req.priority = CpuRuntimeOptions::Priority::Default;
   else if (a.priority == "boosted") req.priority = CpuRuntimeOptions::Priority::Boosted;

@@ -20,7 +20,7 @@ std::string to_string(DType t) {
   return "fp32";
 }
 
-std::optional<DType> parse_dtype(const std::string& s) {
+std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "fp32" || s == "f32" || s == "float32") return DType::F32;
   if (s == "fp16" || s == "f16" || s == "half" || s == "float16") return DType::F16;
   if (s == "bf16" || s == "bfloat16") return DType::BF16;

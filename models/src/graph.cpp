@@ -52,7 +52,7 @@ std::string to_string(OpKind k) {
   return "unknown";
 }
 
-std::optional<OpKind> parse_op_kind(const std::string& s) {
+std::optional<OpKind> parse_op_kind(std::string_view s) {
   for (const auto& [kind, name] : kKindNames)
     if (s == name) return kind;
   return std::nullopt;

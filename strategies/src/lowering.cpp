@@ -12,10 +12,10 @@ namespace parasim::strategies {
 
 std::string to_string(Granularity g) { return g == Granularity::Op ? "op" : "stage"; }
 
-Granularity parse_granularity(const std::string& s) {
+std::optional<Granularity> parse_granularity(std::string_view s) {
   if (s == "op") return Granularity::Op;
   if (s == "stage") return Granularity::Stage;
-  throw InputError("--granularity: expected op or stage, found \"" + s + "\"");
+  return std::nullopt;
 }
 
 std::string to_string(Symmetry s) {

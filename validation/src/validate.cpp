@@ -44,10 +44,10 @@ std::shared_ptr<ValidationCache> make_validation_cache() { return std::make_shar
 
 std::string to_string(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda"; }
 
-Backend parse_backend(const std::string& s) {
+std::optional<Backend> parse_backend(std::string_view s) {
   if (s == "cpu") return Backend::Cpu;
   if (s == "cuda") return Backend::Cuda;
-  throw InputError("--backend: " + s + ": expected cpu or cuda");
+  return std::nullopt;
 }
 
 double error_percent(TimeNs projected, TimeNs measured) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace parasim {
 
@@ -18,6 +19,6 @@ enum class DType : std::uint8_t { F32, F16, BF16 };
 int dtype_size(DType t);
 std::string to_string(DType t);
 /// Parses "fp32"/"f32"/"float32", "fp16"/"f16"/"half", "bf16"/"bfloat16"; nullopt otherwise.
-std::optional<DType> parse_dtype(const std::string& s);
+std::optional<DType> parse_dtype(std::string_view s);
 
 }  // namespace parasim

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -66,7 +67,7 @@ enum class OpKind : std::uint8_t {
 };
 
 std::string to_string(OpKind k);
-std::optional<OpKind> parse_op_kind(const std::string& s);
+std::optional<OpKind> parse_op_kind(std::string_view s);
 /// Every kind, in declaration order (for "known kinds: ..." messages).
 std::vector<OpKind> all_op_kinds();
 

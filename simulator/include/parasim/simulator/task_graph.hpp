@@ -38,6 +38,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,11 +71,12 @@ std::string_view to_string(Phase p);                 // "forward", "backward_dat
 std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
 std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical"
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
-bool parse(std::string_view s, TaskKind& out);
-bool parse(std::string_view s, Phase& out);
-bool parse(std::string_view s, CollectiveOp& out);
-bool parse(std::string_view s, CollectiveAlgorithm& out);
-bool parse(std::string_view s, MemoryCategory& out);
+// Inverses of to_string; nullopt for anything else.
+std::optional<TaskKind> parse_task_kind(std::string_view s);
+std::optional<Phase> parse_phase(std::string_view s);
+std::optional<CollectiveOp> parse_collective_op(std::string_view s);
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s);
+std::optional<MemoryCategory> parse_memory_category(std::string_view s);
 
 /// Bytes resident on a device for the whole step, by label.
 struct StaticMemory {

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasim/hardware/cluster.hpp"
@@ -55,7 +56,7 @@ enum class Symmetry : std::uint8_t {
   DataAndTensor,  // replica 0, TP rank 0 only; TP collectives over the real TP groups
 };
 std::string to_string(Granularity g);
-Granularity parse_granularity(const std::string& s);  // "op" | "stage"; InputError otherwise
+std::optional<Granularity> parse_granularity(std::string_view s);  // "op" | "stage"; nullopt otherwise
 std::string to_string(Symmetry s);
 
 /// Streams of every device in the lowered graph. Compute and the first communication stream are

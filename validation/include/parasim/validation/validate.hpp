@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,7 +37,7 @@ namespace parasim::executor {
 
 enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string to_string(Backend b);  // "cpu", "cuda"
-Backend parse_backend(const std::string& s);  // InputError otherwise
+std::optional<Backend> parse_backend(std::string_view s);  // "cpu", "cuda"; nullopt otherwise
 
 struct ValidationRequest {
   Backend backend = Backend::Cpu;
