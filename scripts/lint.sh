@@ -2,7 +2,7 @@
 # Quick source checks, run by scripts/test.sh as the "lint" stage (a few seconds):
 #
 #   citations  a comment in a C++, CMake or shell file that names one of our source files
-#              (foo.cpp, foo.hpp, foo.cu, foo.cuh, parasim/x/foo.hpp, dir/foo.cpp) names a file
+#              (<name>.cpp, .hpp, .cu or .cuh, parasim/<component>/<name>.hpp, <dir>/<name>.cpp) names a file
 #              that exists, so comments do not point at code that moved or was renamed
 #   format     lines added since BASE follow .clang-format (clang-format-diff) and are at most
 #              120 columns. BASE is $PARASIM_LINT_BASE, else the merge base with main; on main
