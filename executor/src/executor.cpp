@@ -54,7 +54,7 @@ TimeNs exposed_length(std::vector<std::pair<TimeNs, TimeNs>> a, std::vector<std:
 
 OpResolver ops_of_model(const models::Model& model) {
   return [&model](const TaskGraph& g, TaskId t) -> const models::Op* {
-    const std::int32_t op = g.op(t);
+    const std::int32_t op = g.model_op(t);
     if (op < 0 || ix(op) >= model.num_ops()) return nullptr;
     return &model.op(static_cast<models::OpId>(op));
   };

@@ -103,8 +103,8 @@ std::size_t StringTable::memory_bytes() const {
 
 std::size_t TaskGraph::memory_bytes() const {
   auto v = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-  return v(meta_) + v(device_) + v(peer_) + v(op_) + v(microbatch_) + v(name_) + v(amount_) + v(alloc_) + v(free_) +
-         v(dep_offsets_) + v(deps_) + v(succ_offsets_) + v(succs_) + v(group_offsets_) + v(group_devices_) +
+  return v(meta_) + v(device_) + v(peer_) + v(model_op_) + v(microbatch_) + v(name_) + v(amount_) + v(alloc_) +
+         v(free_) + v(dep_offsets_) + v(deps_) + v(succ_offsets_) + v(succs_) + v(group_offsets_) + v(group_devices_) +
          v(static_memory_) + strings_.memory_bytes();
 }
 

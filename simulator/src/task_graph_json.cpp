@@ -123,7 +123,7 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
                             .stream = stream_of(kComputeStream),
                             .duration = t.at("duration_ns").as_int(0),
                             .name = c.name,
-                            .op = c.op,
+                            .model_op = c.op,
                             .microbatch = c.microbatch,
                             .phase = c.phase});
         break;
@@ -137,7 +137,7 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
                              .bytes = t.at("bytes").as_int(0),
                              .stream = stream_of(kCommStream),
                              .name = c.name,
-                             .op = c.op,
+                             .model_op = c.op,
                              .microbatch = c.microbatch,
                              .phase = c.phase});
         break;
@@ -239,7 +239,7 @@ nlohmann::json taskgraph_to_json(const TaskGraph& g) {
         break;
     }
     if (kind != TaskKind::Marker) {
-      if (g.op(t) >= 0) o["op"] = g.op(t);
+      if (g.model_op(t) >= 0) o["op"] = g.model_op(t);
       if (g.microbatch(t) >= 0) o["microbatch"] = g.microbatch(t);
       o["phase"] = std::string(to_string(g.phase(t)));
     }

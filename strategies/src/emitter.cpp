@@ -12,7 +12,7 @@ Ref Emitter::compute(int replica, int slot, const DurationFn& duration, std::str
                                       .stream = kComputeStream,
                                       .duration = duration(p_.kind_of(replica, slot, t)),
                                       .name = name,
-                                      .op = op,
+                                      .model_op = op,
                                       .microbatch = mb,
                                       .phase = phase});
     if (t == 0) first = Ref{id, true};
@@ -29,7 +29,7 @@ Ref Emitter::transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std:
                                        .bytes = bytes,
                                        .stream = kPipelineStream,
                                        .name = name,
-                                       .op = op,
+                                       .model_op = op,
                                        .microbatch = mb,
                                        .phase = phase});
     if (t == 0) first = Ref{id, true};

@@ -84,7 +84,7 @@ std::map<std::string, double> contention_slowdown(const simulator::TaskGraph& gr
   const std::vector<double> busy = busy_threads_during_compute(graph, timeline);
   std::map<std::string, std::pair<double, double>> acc;  // name -> (sum of weight x slowdown, sum of weights)
   for (TaskId t = 0; t < static_cast<TaskId>(graph.size()); ++t) {
-    if (graph.kind(t) != TaskKind::Compute || graph.op(t) < 0) continue;
+    if (graph.kind(t) != TaskKind::Compute || graph.model_op(t) < 0) continue;
     const double w = static_cast<double>(std::max<TimeNs>(timeline[ix(t)].end - timeline[ix(t)].start, 1));
     auto& a = acc[op_name(t)];
     a.first += w / concurrent_speed(calibration, busy[ix(t)]);

@@ -304,7 +304,7 @@ strategies::StrategyResult project(const ValidationRequest& req, const models::M
   std::map<std::string, double> slowdown;
   std::optional<strategies::StrategyResult> result;
   const auto op_name = [&base](const simulator::TaskGraph& g, simulator::TaskId t) {
-    const std::int32_t op = g.op(t);
+    const std::int32_t op = g.model_op(t);
     return op >= 0 && ix(op) < base.num_ops() ? base.op(static_cast<models::OpId>(op)).name : std::string();
   };
   // Threads whose step fits in the last-level cache (the op profiles were taken warm for the same
@@ -365,7 +365,7 @@ ExecutionResult measure(const ValidationRequest& req, const strategies::LoweredS
                         const std::map<std::int64_t, std::shared_ptr<const models::Model>>& builds,
                         const std::vector<TimeNs>& durations, ValidationResult& out) {
   OpResolver ops = [&](const simulator::TaskGraph& g, simulator::TaskId t) -> const models::Op* {
-    const std::int32_t op = g.op(t);
+    const std::int32_t op = g.model_op(t);
     if (op < 0) return nullptr;
     const auto& role = lowered.roles[ix(g.device(t))];
     const auto& mbs = lowered.microbatches[ix(role.replica)];

@@ -1,7 +1,7 @@
 // The TaskGraph: the contract between strategies (which produce it), the simulator and the
 // executor (which both consume it). One training step as tasks on device streams.
 //
-//   Compute     runs `duration` ns on (device, stream); stands for op `op` of microbatch `mb`
+//   Compute     runs `duration` ns on (device, stream); stands for model op `model_op` of microbatch `mb`
 //               in `phase` (forward, backward_data, ...).
 //   Transfer    moves `bytes` from `src` to `dst` over the cluster's route; it runs on the
 //               source device's stream `stream` (the comm stream by default), like a
@@ -93,7 +93,7 @@ struct ComputeTask {
   int stream = kComputeStream;
   TimeNs duration = 0;
   std::string_view name{};
-  std::int32_t op = -1;          // op index in the model graph, -1 none
+  std::int32_t model_op = -1;    // op index in the model graph, -1 none
   std::int32_t microbatch = -1;  // -1: not tied to a microbatch
   Phase phase = Phase::Other;
 };
@@ -104,7 +104,7 @@ struct TransferTask {
   Bytes bytes = 0;
   int stream = kCommStream;      // a stream of `src`
   std::string_view name{};
-  std::int32_t op = -1;
+  std::int32_t model_op = -1;  // op index in the model graph (e.g. the activation's producer), -1 none
   std::int32_t microbatch = -1;
   Phase phase = Phase::Other;
 };
@@ -177,7 +177,7 @@ class TaskGraph {
   GroupId group(TaskId t) const { return peer_[checked(t)]; }      // collectives
   TimeNs duration(TaskId t) const { return amount_[checked(t)]; }  // compute
   Bytes bytes(TaskId t) const { return amount_[checked(t)]; }      // transfer, collective
-  std::int32_t op(TaskId t) const { return op_[checked(t)]; }
+  std::int32_t model_op(TaskId t) const { return model_op_[checked(t)]; }
   std::int32_t microbatch(TaskId t) const { return microbatch_[checked(t)]; }
   std::string_view name(TaskId t) const { return strings_.get(name_[checked(t)]); }
   Bytes alloc_bytes(TaskId t) const { return alloc_[checked(t)]; }
@@ -225,7 +225,7 @@ class TaskGraph {
   std::vector<std::uint32_t> meta_;
   std::vector<DeviceId> device_;
   std::vector<std::int32_t> peer_;
-  std::vector<std::int32_t> op_;
+  std::vector<std::int32_t> model_op_;
   std::vector<std::int32_t> microbatch_;
   std::vector<std::uint32_t> name_;
   std::vector<std::int64_t> amount_;
