@@ -25,6 +25,7 @@ namespace parasim::cli {
 namespace {
 
 using namespace parasim::executor;
+using namespace parasim::validation;
 
 struct ValidateArgs {
   std::string backend = "cpu";

@@ -23,8 +23,8 @@ inline strategies::Granularity granularity_arg(const std::string& s) {
   throw InputError("--granularity: expected op or stage, found \"" + s + "\"");
 }
 
-inline executor::Backend backend_arg(const std::string& s) {
-  if (const auto b = executor::parse_backend(s)) return *b;
+inline validation::Backend backend_arg(const std::string& s) {
+  if (const auto b = validation::parse_backend(s)) return *b;
   throw InputError("--backend: " + s + ": expected cpu or cuda");
 }
 

@@ -4,7 +4,7 @@
 
 #include "contention.hpp"
 
-namespace parasim::executor::detail {
+namespace parasim::validation::detail {
 namespace {
 
 constexpr TimeNs kMs = 1'000'000;
@@ -49,4 +49,4 @@ TEST(BusyThreads, ConcurrentComputeAndCollectivesCount) {
 }
 
 }  // namespace
-}  // namespace parasim::executor::detail
+}  // namespace parasim::validation::detail

@@ -6,7 +6,7 @@
 
 #include "parasim/common/index.hpp"
 
-namespace parasim::executor::detail {
+namespace parasim::validation::detail {
 
 using simulator::TaskId;
 using simulator::TaskKind;
@@ -79,7 +79,7 @@ std::vector<double> busy_threads_during_compute(const simulator::TaskGraph& grap
 
 std::map<std::string, double> contention_slowdown(const simulator::TaskGraph& graph,
                                                   const std::vector<simulator::TaskTiming>& timeline,
-                                                  const HostCalibration& calibration,
+                                                  const executor::HostCalibration& calibration,
                                                   const std::function<std::string(TaskId)>& op_name) {
   const std::vector<double> busy = busy_threads_during_compute(graph, timeline);
   std::map<std::string, std::pair<double, double>> acc;  // name -> (sum of weight x slowdown, sum of weights)
@@ -111,4 +111,4 @@ TimeNs rt_throttle_stall(TimeNs step, const std::vector<TimeNs>& core_busy, Time
   return worst;
 }
 
-}  // namespace parasim::executor::detail
+}  // namespace parasim::validation::detail

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-namespace parasim::executor {
+namespace parasim::validation {
 
 HostCostModel::HostCostModel(const profiler::CostModel& inner, std::string host_kind, TimeNs per_task_ns,
                              std::map<std::string, double> slowdown)
@@ -24,4 +24,4 @@ std::string HostCostModel::describe() const {
   return d;
 }
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation

@@ -32,7 +32,9 @@
 #include "parasim/strategies/step_cache.hpp"
 #include "parasim/validation/host_cost_model.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
+
+using namespace parasim::executor;  // runtimes, calibration, run_steps
 
 struct ValidationCache {
   std::map<int, HostCalibration> calibrations;                           // by device count
@@ -538,4 +540,4 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   return j;
 }
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation

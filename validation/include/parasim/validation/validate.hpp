@@ -33,7 +33,7 @@
 #include "parasim/executor/host_calibration.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
 
 enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string to_string(Backend b);  // "cpu", "cuda"
@@ -54,7 +54,7 @@ struct ValidationRequest {
   profiler::Optimizer optimizer = profiler::Optimizer::Sgd;
   /// CPU: the priority of the profiling thread and of the workers (CpuRuntimeOptions::priority),
   /// so that other processes on a shared machine disturb the measurements less; best effort.
-  CpuRuntimeOptions::Priority priority = CpuRuntimeOptions::Priority::Fifo;
+  executor::CpuRuntimeOptions::Priority priority = executor::CpuRuntimeOptions::Priority::Fifo;
   /// CPU: profile every op with warm caches (repeated back to back), with caches evicted before
   /// every timed run (cold), or Auto: cold when the step's working set (weights, gradients and
   /// optimizer state of every device plus the activations) exceeds the last-level cache, as
@@ -112,7 +112,7 @@ struct ValidationResult {
   TimeNs simulated = 0;              // the simulator's step time, before rt_throttle
   std::string runtime;         // the executor runtime's description
   std::vector<std::string> notes;  // oversubscription, unrunnable kernels, calibration caveats
-  std::optional<HostCalibration> calibration;  // cpu backend
+  std::optional<executor::HostCalibration> calibration;  // cpu backend
 
   double projected_ms() const { return ns_to_ms(projected); }
   double measured_ms() const { return ns_to_ms(measured); }
@@ -164,4 +164,4 @@ SuiteResult run_suite(const std::vector<SuiteCase>& cases, const ValidationReque
 
 nlohmann::json suite_to_json(const SuiteResult& s);
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation
