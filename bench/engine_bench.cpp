@@ -29,9 +29,12 @@ TaskGraph random_dag(std::int64_t n, std::uint32_t seed) {
     const std::uint64_t kind = rng() % 1000;
     TaskId t;
     if (kind < 900) {
-      t = b.add_compute({.device = dev, .stream = static_cast<int>(rng() % 4 == 0 ? 2 : 0),
-                         .duration = static_cast<TimeNs>(2'000 + rng() % 100'000), .name = "kernel",
-                         .op = static_cast<std::int32_t>(i % 500), .phase = Phase::Forward});
+      t = b.add_compute({.device = dev,
+                         .stream = static_cast<int>(rng() % 4 == 0 ? 2 : 0),
+                         .duration = static_cast<TimeNs>(2'000 + rng() % 100'000),
+                         .name = "kernel",
+                         .model_op = static_cast<std::int32_t>(i % 500),
+                         .phase = Phase::Forward});
       b.set_memory(t, static_cast<Bytes>(rng() % (4 * MiB)), static_cast<Bytes>(rng() % (2 * MiB)));
     } else if (kind < 995) {
       t = b.add_transfer({.src = dev, .dst = static_cast<DeviceId>((dev + 1 + rng() % (kDevices - 1)) % kDevices),

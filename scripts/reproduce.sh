@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the checked-in reproductions under reports/ (each folder's README says what it is):
+# Regenerates the checked-in reproductions under reproductions/ (each folder's README says what it is):
 #
 #   bash scripts/reproduce.sh pal2019      Pal et al. 2019: DP vs hybrid DP x MP, 8-1,024 V100s
 #   bash scripts/reproduce.sh spectrain    SpecTrain (Chen et al. 2018): pipelines vs DP on 4 PCIe GPUs
@@ -44,7 +44,7 @@ clean_report() {
 # ------------------------------------------------------------------ Pal et al. 2019
 # The flags of docs/pal2019.md: synchronous schedules only, no ZeRO, no recomputation.
 pal2019() {
-  local root=reports/pal2019
+  local root=reproductions/pal2019
   local flags=(--cluster dgx1-v100 --gpus 8-1024 --schedules none,gpipe,1f1b,interleaved --zero 0 --recompute none
                --no-timeline)
   local runs=(
@@ -92,7 +92,7 @@ pal2019() {
 # One simulated step per schedule on a 4-GPU PCIe workstation (pcie-4gpu.cluster.json), global
 # batch 128, momentum SGD; DP first, so every speed-up in the report is over DP.
 spectrain() {
-  local root=reports/spectrain
+  local root=reproductions/spectrain
   local cluster=$root/pcie-4gpu.cluster.json
   local strategies=(dp=4 dp=1 mp=4 "mp=4,schedule=gpipe,micro=8" "mp=4,schedule=1f1b,micro=8"
                     "mp=4,schedule=pipedream" "mp=4,schedule=spectrain")
@@ -126,7 +126,7 @@ spectrain() {
 # host): one TITAN X (dp=1 uses device 0), both TITAN X, and all three with an even and a
 # speed-proportional split. split=even needs dp to divide the batch: 126 = 3 x 42 (see README).
 hetero_dp() {
-  local dir=reports/hetero-dp inputs=() i=0
+  local dir=reproductions/hetero-dp inputs=() i=0
   clean_report "$dir"
   rm -rf "$dir/runs"
   mkdir -p "$dir/runs"
@@ -152,4 +152,4 @@ for what in "$@"; do
     all) pal2019; spectrain; hetero_dp ;;
   esac
 done
-echo "done; open reports/<name>/**/index.html" >&2
+echo "done; open reproductions/<name>/**/index.html" >&2

@@ -3,6 +3,7 @@
 #
 # Stages, each timed:
 #   setup      Debian packages (scripts/setup.sh)
+#   lint       stale file names in comments, format of added lines (scripts/lint.sh, seconds)
 #   build      Release build in ./build (CUDA when the toolkit is there), -Werror
 #   test       ctest on ./build
 #   sanitize   the whole suite again under ASan + UBSan in ./build-asan (scripts/sanitize.sh)
@@ -35,6 +36,7 @@ ctest_counts() {
 }
 
 run_stage setup bash scripts/setup.sh || exit 1
+run_stage lint bash scripts/lint.sh
 run_stage build bash scripts/build.sh -DPARASIM_WERROR=ON || { echo "0 passed, 1 failed"; exit 1; }
 run_stage test ctest --test-dir build --output-on-failure -j"$jobs"
 run_stage sanitize bash scripts/sanitize.sh

@@ -20,6 +20,7 @@
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/strategies/planner.hpp"
 #include "parasim/strategies/projection.hpp"
+#include "enum_args.hpp"
 #include "plan_inputs.hpp"
 #include "text_table.hpp"
 
@@ -126,7 +127,7 @@ void run_plan(const PlanOptions& o) {
   req.model = &model;
   req.cluster = &cluster;
   req.costs = costs.get();
-  req.optimizer = profiler::parse_optimizer(o.in.optimizer);
+  req.optimizer = optimizer_arg(o.in.optimizer);
   req.dtype = planning_dtype(o.in);
   req.efficiency = planning_efficiency(o.in, model, data);
   req.dataset_samples = data.samples;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "enum_args.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
@@ -170,7 +171,7 @@ void run_profile(const ProfileArgs& a) {
   if (a.threads < 1) throw InputError("--threads: expected an integer >= 1, found " + std::to_string(a.threads));
   if (a.backend != "cpu" && a.backend != "cuda")
     throw InputError("--backend: expected cpu or cuda, found \"" + a.backend + "\"");
-  const Optimizer optimizer = parse_optimizer(a.optimizer);
+  const Optimizer optimizer = optimizer_arg(a.optimizer);
   const models::Model model = load_model(a);
   LazyProgress progress("profile " + model.name());
   Profile p;

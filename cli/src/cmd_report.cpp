@@ -31,6 +31,7 @@
 #include "parasim/reports/step_adapters.hpp"
 #include "parasim/strategies/projection.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
+#include "enum_args.hpp"
 #include "plan_inputs.hpp"
 #else
 #define PARASIM_REPORT_WITH_PROJECTION 0
@@ -75,7 +76,7 @@ ReportData simulate_winner(const strategies::ProjectionSide& side, const strateg
                                     .strategy = side.strategy,
                                     .global_batch = side.global_batch,
                                     .costs = &costs,
-                                    .optimizer = profiler::parse_optimizer(a.in.optimizer),
+                                    .optimizer = optimizer_arg(a.in.optimizer),
                                     .dtype = planning_dtype(a.in),
                                     .granularity = granularity};
   const strategies::StrategyResult r = strategies::simulate_strategy(setup, {.record_timeline = timeline});
@@ -102,7 +103,7 @@ ReportData project_for_report(const ReportArgs& a) {
   // The re-simulated winners carry every device's memory with its breakdown: better than the
   // projection's fullest device alone.
   d.memory.clear();
-  const Granularity granularity = parse_granularity(p.assumptions.granularity);
+  const Granularity granularity = granularity_arg(p.assumptions.granularity);
   ProgressBar detail("simulate winners", 2 * p.rows.size());
   for (std::size_t i = 0; i < p.rows.size(); ++i) {
     const ProjectionRow& row = p.rows[i];

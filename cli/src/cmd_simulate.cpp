@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "enum_args.hpp"
 #include "simulate_model.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -55,12 +56,6 @@ hardware::Cluster cluster_from_options(const SimulateOptions& o, int devices_nee
   int nodes = o.nodes;
   if (nodes == 0) nodes = std::max(1, (devices_needed + 7) / 8);
   return hardware::make_cluster_preset(kDefaultPreset, nodes);
-}
-
-CollectiveMode collective_mode(const std::string& s) {
-  CollectiveMode m{};
-  if (!parse(s, m)) throw InputError("simulate: --collectives must be expanded or analytic, found \"" + s + "\"");
-  return m;
 }
 
 // ------------------------------------------------------------------ report
@@ -132,7 +127,7 @@ void print_report(std::ostream& out, const StepResult& r, const TaskGraph& g, co
 // ------------------------------------------------------------------ the command
 
 void run_simulate(const SimulateOptions& o) {
-  const CollectiveMode mode = collective_mode(o.collectives);
+  const CollectiveMode mode = collective_mode_arg(o.collectives);
   const TaskGraph graph = taskgraph_from_options(o);
   const hardware::Cluster cluster = cluster_from_options(o, graph.num_devices());
   const Engine engine(cluster, {.collectives = mode, .record_timeline = !o.trace.empty()});

@@ -12,12 +12,13 @@
 #include <string>
 
 #include "commands.hpp"
+#include "enum_args.hpp"
 #include "validate_runs.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
-#include "parasim/executor/validate.hpp"
+#include "parasim/validation/validate.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
 namespace parasim::cli {
@@ -25,6 +26,7 @@ namespace parasim::cli {
 namespace {
 
 using namespace parasim::executor;
+using namespace parasim::validation;
 
 struct ValidateArgs {
   std::string backend = "cpu";
@@ -136,14 +138,14 @@ void emit(const ValidateArgs& a, const nlohmann::json& j, const std::string& tex
 
 void run_validate(const ValidateArgs& a) {
   ValidationRequest req;
-  req.backend = parse_backend(a.backend);
+  req.backend = backend_arg(a.backend);
   req.model = a.model;
   req.batch = a.batch;
   req.strategy = a.strategy;
   req.repetitions = a.reps;
   req.warmup = a.warmup;
   req.profile_repetitions = a.profile_reps;
-  req.optimizer = profiler::parse_optimizer(a.optimizer);
+  req.optimizer = optimizer_arg(a.optimizer);
   req.trace_dir = a.trace_dir;
   if (a.priority == "default") req.priority = CpuRuntimeOptions::Priority::Default;
   else if (a.priority == "boosted") req.priority = CpuRuntimeOptions::Priority::Boosted;

@@ -1,3 +1,4 @@
+#include "enum_args.hpp"
 #include "plan_inputs.hpp"
 
 #include <algorithm>
@@ -125,7 +126,7 @@ strategies::StatisticalEfficiency planning_efficiency(const PlanningInputs& in, 
 
 std::optional<strategies::Granularity> planning_granularity(const PlanningInputs& in) {
   if (in.granularity == "auto") return std::nullopt;
-  return strategies::parse_granularity(in.granularity);
+  return granularity_arg(in.granularity);
 }
 
 void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& space) {
@@ -152,7 +153,7 @@ strategies::Projection run_planning_projection(const PlanningInputs& in, const m
   req.model = &model;
   req.cluster = in.cluster;
   req.costs = &costs;
-  req.optimizer = profiler::parse_optimizer(in.optimizer);
+  req.optimizer = optimizer_arg(in.optimizer);
   req.dtype = planning_dtype(in);
   req.efficiency = planning_efficiency(in, model, data);
   req.dataset = data;

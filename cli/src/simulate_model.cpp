@@ -1,3 +1,4 @@
+#include "enum_args.hpp"
 #include "simulate_model.hpp"
 
 #include <algorithm>
@@ -132,16 +133,14 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
     dtype = models::parse_dtype(o.dtype);
     if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
   }
-  simulator::CollectiveMode mode{};
-  if (!simulator::parse(common.collectives, mode))
-    throw InputError("simulate: --collectives must be expanded or analytic, found \"" + common.collectives + "\"");
+  const simulator::CollectiveMode mode = collective_mode_arg(common.collectives);
   // A grammar string may end in ".json" itself (placement=FILE.json): only a bare path is a file.
   const strategies::Strategy strategy = o.strategy.find('=') != std::string::npos
                                             ? strategies::parse_strategy(o.strategy)
                                             : strategies::load_strategy(o.strategy);
   const models::Model model = load_model(o.model, dtype);
   const hardware::Cluster cluster = load_cluster(common, strategy.devices());
-  const profiler::Optimizer optimizer = profiler::parse_optimizer(o.optimizer);
+  const profiler::Optimizer optimizer = optimizer_arg(o.optimizer);
 
   const Calibration calibration = o.calibration.empty() ? Calibration{} : load_calibration(o.calibration);
   const auto attention = profiler::parse_attention_kernel(o.attention);
@@ -157,16 +156,17 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
     measured->check_matches(model);
     costs = std::move(measured);
   }
-  strategies::StepSetup setup{.model = &model,
-                              .cluster = &cluster,
-                              .strategy = strategy,
-                              .global_batch = o.batch,
-                              .costs = costs.get(),
-                              .optimizer = optimizer,
-                              .dtype = dtype,
-                              .granularity = strategies::parse_granularity(o.granularity),
-                              .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor,
-                              .calibration = calibration};
+  strategies::StepSetup setup{
+      .model = &model,
+      .cluster = &cluster,
+      .strategy = strategy,
+      .global_batch = o.batch,
+      .costs = costs.get(),
+      .optimizer = optimizer,
+      .dtype = dtype,
+      .granularity = granularity_arg(o.granularity),
+      .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor,
+      .calibration = calibration};
   const StrategyResult r =
       strategies::simulate_strategy(setup, {.collectives = mode, .record_timeline = !common.trace.empty()});
   if (!common.trace.empty() && r.simulated)

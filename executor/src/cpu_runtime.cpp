@@ -18,7 +18,9 @@
 #include <thread>
 
 #include "cpu_sync.hpp"
+#include "kernel_phase.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_collectives.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/profiler/kernel_backend.hpp"
@@ -76,20 +78,9 @@ namespace {
 
 using detail::now_ns;
 
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
-std::optional<profiler::Phase> kernel_phase(simulator::Phase p) {
-  switch (p) {
-    case simulator::Phase::Forward:
-    case simulator::Phase::Recompute: return profiler::Phase::Forward;
-    case simulator::Phase::BackwardData: return profiler::Phase::BackwardData;
-    case simulator::Phase::BackwardWeight: return profiler::Phase::BackwardWeight;
-    case simulator::Phase::Update: return profiler::Phase::Update;
-    case simulator::Phase::Other: break;
-  }
-  return std::nullopt;
-}
+using detail::kernel_phase;
 
 /// How long a ring collective's rank spins at a barrier before it sleeps.
 constexpr TimeNs kCollectiveSpinNs = 50'000;

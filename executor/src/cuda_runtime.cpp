@@ -11,7 +11,9 @@
 #include <string>
 
 #include "cuda_communicators.hpp"
+#include "kernel_phase.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/profiler/cuda_check.hpp"
 #include "parasim/profiler/cuda_kernel_backend.hpp"
@@ -40,20 +42,9 @@ using simulator::CollectiveOp;
 using simulator::DeviceId;
 using simulator::TaskKind;
 
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
-bool kernel_phase(simulator::Phase p, profiler::Phase& out) {
-  switch (p) {
-    case simulator::Phase::Forward:
-    case simulator::Phase::Recompute: out = profiler::Phase::Forward; return true;
-    case simulator::Phase::BackwardData: out = profiler::Phase::BackwardData; return true;
-    case simulator::Phase::BackwardWeight: out = profiler::Phase::BackwardWeight; return true;
-    case simulator::Phase::Update: out = profiler::Phase::Update; return true;
-    case simulator::Phase::Other: break;
-  }
-  return false;
-}
+using detail::kernel_phase;
 
 /// Device memory that frees itself.
 class DeviceBuffer {
@@ -181,10 +172,10 @@ class CudaRuntime final : public StreamRuntime {
     StreamState& st = streams_[ix(s)];
     PARASIM_CUDA_CHECK(cudaSetDevice(st.cuda_device));
     PARASIM_CUDA_CHECK(cudaEventRecord(timing_start(t, 0), st.stream));
-    profiler::Phase phase = profiler::Phase::Forward;
     auto it = st.kernels.find(op_[ix(t)]);
-    if (it != st.kernels.end() && kernel_phase(graph_->phase(t), phase)) {
-      it->second->run(phase);
+    const std::optional<profiler::Phase> phase = kernel_phase(graph_->phase(t));
+    if (it != st.kernels.end() && phase) {
+      it->second->run(*phase);
     } else {
       PARASIM_CUDA_CHECK(cuda_detail::launch_spin_kernel(graph_->duration(t), st.stream));
     }
@@ -368,8 +359,7 @@ class CudaRuntime final : public StreamRuntime {
       for (TaskId t : plan.stream_order[ix(s)]) {
         if (g.kind(t) != TaskKind::Compute) continue;
         const models::Op* op = resolve_ ? resolve_(g, t) : nullptr;
-        profiler::Phase phase;
-        if (!op || !kernel_phase(g.phase(t), phase)) {
+        if (!op || !kernel_phase(g.phase(t))) {
           ++synthetic;
           continue;
         }

@@ -4,14 +4,14 @@
 #include <algorithm>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
+#include "parasim/common/median.hpp"
 
 namespace parasim::executor {
 
 using simulator::TaskKind;
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 // Total length of the union of intervals.
 TimeNs union_length(std::vector<std::pair<TimeNs, TimeNs>>& v) {
@@ -54,17 +54,10 @@ TimeNs exposed_length(std::vector<std::pair<TimeNs, TimeNs>> a, std::vector<std:
 
 OpResolver ops_of_model(const models::Model& model) {
   return [&model](const TaskGraph& g, TaskId t) -> const models::Op* {
-    const std::int32_t op = g.op(t);
+    const std::int32_t op = g.model_op(t);
     if (op < 0 || ix(op) >= model.num_ops()) return nullptr;
     return &model.op(static_cast<models::OpId>(op));
   };
-}
-
-TimeNs median_of(std::vector<TimeNs> values) {
-  if (values.empty()) return 0;
-  const std::size_t mid = (values.size() - 1) / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  return values[mid];
 }
 
 std::vector<DeviceBusy> device_busy(const TaskGraph& graph, const std::vector<TaskTiming>& timeline) {
@@ -127,8 +120,8 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
     r.step_times.push_back(last - first);
     timelines.push_back(std::move(timeline));
   }
-  r.launch_latency_median = median_of(launches);
-  r.step_median = median_of(r.step_times);
+  r.launch_latency_median = lower_median_ns(launches);
+  r.step_median = lower_median_ns(r.step_times);
   r.step_min = *std::min_element(r.step_times.begin(), r.step_times.end());
   r.step_max = *std::max_element(r.step_times.begin(), r.step_times.end());
 
@@ -141,7 +134,7 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
       starts.push_back(tl[t].start);
       ends.push_back(tl[t].end);
     }
-    r.timeline[t] = {median_of(starts), median_of(ends)};
+    r.timeline[t] = {lower_median_ns(starts), lower_median_ns(ends)};
   }
   std::vector<std::vector<DeviceBusy>> per_rep;
   for (const auto& tl : timelines) per_rep.push_back(device_busy(graph, tl));
@@ -153,7 +146,7 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
       m.push_back(rep[d].comm_busy);
       x.push_back(rep[d].exposed_comm);
     }
-    r.devices[d] = {median_of(c), median_of(m), median_of(x)};
+    r.devices[d] = {lower_median_ns(c), lower_median_ns(m), lower_median_ns(x)};
   }
   if (options.keep_timelines) r.timelines = std::move(timelines);
   return r;

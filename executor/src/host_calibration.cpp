@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
+#include "parasim/common/median.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/executor.hpp"
 #include "parasim/hardware/device_spec.hpp"
@@ -23,8 +25,6 @@ namespace parasim::executor {
 using namespace parasim::simulator;
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 TimeNs now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -56,7 +56,7 @@ TimeNs measure_transfer(Bytes bytes, const CalibrationOptions& o) {
   const ExecutionResult r = run(g, o);
   std::vector<TimeNs> v;
   for (const auto& tl : r.timelines) v.push_back(tl[ix(c)].start - tl[ix(a)].end);
-  return median_of(v);
+  return lower_median_ns(v);
 }
 
 TimeNs measure_allreduce(int devices, Bytes bytes, const CalibrationOptions& o) {
@@ -80,9 +80,9 @@ TimeNs measure_allreduce(int devices, Bytes bytes, const CalibrationOptions& o) 
     for (TaskId t : before) ready = std::max(ready, tl[ix(t)].end);
     std::vector<TimeNs> starts;
     for (TaskId t : after) starts.push_back(tl[ix(t)].start - ready);
-    v.push_back(median_of(starts));
+    v.push_back(lower_median_ns(starts));
   }
-  return median_of(v);
+  return lower_median_ns(v);
 }
 
 TimeNs measure_wakeup(const CalibrationOptions& o) {
@@ -99,7 +99,7 @@ TimeNs measure_wakeup(const CalibrationOptions& o) {
   const ExecutionResult r = run(g, o);
   std::vector<TimeNs> v;
   for (const auto& tl : r.timelines) v.push_back((tl[ix(prev)].start - tl[ix(first)].end) / kHops);
-  return median_of(v);
+  return lower_median_ns(v);
 }
 
 TimeNs measure_dispatch(const CalibrationOptions& o) {
@@ -116,7 +116,7 @@ TimeNs measure_dispatch(const CalibrationOptions& o) {
   const ExecutionResult r = run(g, o);
   std::vector<TimeNs> v;
   for (const auto& tl : r.timelines) v.push_back((tl[ix(prev)].end - tl[ix(lead)].end) / kTasks);
-  return median_of(v);
+  return lower_median_ns(v);
 }
 
 TimeNs measure_step_start(const CalibrationOptions& o) {

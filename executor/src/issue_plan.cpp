@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 
 namespace parasim::executor {
 
@@ -38,8 +39,6 @@ std::vector<TimeNs> default_order_durations(const TaskGraph& graph) {
 }
 
 namespace {
-
-std::size_t ix(TaskId t) { return static_cast<std::size_t>(t); }
 
 // ---------------------------------------------------------------------------- stream order
 // Virtual-time list scheduling with the engine's rules; returns tasks (markers included) in the

@@ -8,14 +8,13 @@
 #include <unordered_map>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 
 namespace parasim::executor {
 
 using simulator::TaskKind;
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 std::string describe(const TaskGraph& g, TaskId t) {
   return "task " + std::to_string(t) + " \"" + std::string(g.name(t)) + "\"";

@@ -59,11 +59,11 @@ std::vector<DeviceSpec> make_specs() {
 
 }  // namespace
 
-double DeviceSpec::peak_tflops(models::DType dtype) const {
+double DeviceSpec::peak_tflops(DType dtype) const {
   switch (dtype) {
-    case models::DType::F32: return fp32_tflops;
-    case models::DType::F16: return std::max(fp16_tflops, fp32_tflops);
-    case models::DType::BF16: return bf16_tflops > 0 ? bf16_tflops : fp32_tflops;
+    case DType::F32: return fp32_tflops;
+    case DType::F16: return std::max(fp16_tflops, fp32_tflops);
+    case DType::BF16: return bf16_tflops > 0 ? bf16_tflops : fp32_tflops;
   }
   return fp32_tflops;
 }

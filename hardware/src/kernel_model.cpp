@@ -24,9 +24,9 @@ constexpr double kAssumedCudaCoreFraction = 0.90;
 
 }  // namespace
 
-bool KernelModel::uses_tensor_cores(models::DType dtype) const {
-  if (dtype == models::DType::F32) return false;  // frameworks default to FP32 math for FP32 GEMMs
-  if (dtype == models::DType::BF16) return spec.bf16_tflops > spec.fp32_tflops;
+bool KernelModel::uses_tensor_cores(DType dtype) const {
+  if (dtype == DType::F32) return false;  // frameworks default to FP32 math for FP32 GEMMs
+  if (dtype == DType::BF16) return spec.bf16_tflops > spec.fp32_tflops;
   return spec.fp16_tflops > 2 * spec.fp32_tflops;  // Volta+ tensor cores (Pascal FP16 is no faster)
 }
 
@@ -48,7 +48,7 @@ double KernelModel::memory_time_ns(double bytes) const {
   return bytes / (spec.mem_bandwidth.value * hbm_fraction(bytes));
 }
 
-GemmEstimate KernelModel::gemm(const GemmShape& s, models::DType dtype, double bytes_moved) const {
+GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_moved) const {
   GemmEstimate best;
   best.time_ns = std::numeric_limits<double>::infinity();
   best.tensor_cores = uses_tensor_cores(dtype);
@@ -70,7 +70,7 @@ GemmEstimate KernelModel::gemm(const GemmShape& s, models::DType dtype, double b
     const double cta_ns = 2.0 * static_cast<double>(tile.m * tile.n) * k_per_cta / (sm_rate * tile.relative_rate);
     // Each wave ends by storing its C tiles (fp32 partials under split-K); with one large CTA per
     // SM nothing else runs meanwhile, so the store adds to the wave (docs/fidelity.md).
-    const double out_bytes = split > 1 ? 4.0 : static_cast<double>(models::dtype_size(dtype));
+    const double out_bytes = split > 1 ? 4.0 : static_cast<double>(dtype_size(dtype));
     const double wave_store =
         static_cast<double>(std::min<std::int64_t>(ctas, sm_count) * tile.m * tile.n) * out_bytes;
     double t = static_cast<double>(waves) * (cta_ns + memory_time_ns(wave_store)) + kernel_fill_ns;

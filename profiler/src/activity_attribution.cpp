@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/median.hpp"
 #include "parasim/profiler/cupti_activity.hpp"
 
 namespace parasim::profiler {
@@ -59,18 +60,6 @@ ScopedExternalId::~ScopedExternalId() {
     source_.pop_external_id();
   } catch (...) {
   }
-}
-
-TimeNs median_of(std::vector<TimeNs> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  if (n % 2 == 1) return values[n / 2];
-  // Even count: mean of the two middle values, halves rounded up, exactly as the profile format's
-  // summarize() does for CPU profiles (written without overflow: lo <= hi).
-  const TimeNs lo = values[n / 2 - 1];
-  const TimeNs hi = values[n / 2];
-  return lo + (hi - lo + 1) / 2;
 }
 
 std::uint64_t ActivityAttributor::register_range(const RangeKey& key) {
@@ -184,8 +173,8 @@ PhaseStatistics ActivityAttributor::statistics(std::uint32_t op, Phase phase) co
   const auto [mn, mx] = std::minmax_element(device.begin(), device.end());
   s.min_ns = *mn;
   s.max_ns = *mx;
-  s.median_ns = median_of(device);
-  s.median_span_ns = median_of(span);
+  s.median_ns = median_ns(device);
+  s.median_span_ns = median_ns(span);
   return s;
 }
 

@@ -16,7 +16,7 @@ std::string to_string(Phase p) {
   return "?";
 }
 
-std::optional<Phase> parse_phase(const std::string& s) {
+std::optional<Phase> parse_phase(std::string_view s) {
   for (Phase p : kPhases)
     if (to_string(p) == s) return p;
   return std::nullopt;
@@ -80,7 +80,7 @@ std::string to_string(CostSource s) {
   return "?";
 }
 
-std::optional<CostSource> parse_cost_source(const std::string& s) {
+std::optional<CostSource> parse_cost_source(std::string_view s) {
   for (CostSource c : {CostSource::MeasuredGpu, CostSource::MeasuredCpu, CostSource::Imported,
                        CostSource::MeasuredScaled, CostSource::Roofline})
     if (to_string(c) == s) return c;
@@ -98,10 +98,10 @@ std::string to_string(Optimizer o) {
   return "?";
 }
 
-Optimizer parse_optimizer(const std::string& s) {
+std::optional<Optimizer> parse_optimizer(std::string_view s) {
   for (Optimizer o : {Optimizer::Sgd, Optimizer::Momentum, Optimizer::Adam})
     if (to_string(o) == s) return o;
-  throw InputError("unknown optimizer \"" + s + "\"; expected sgd, momentum or adam");
+  return std::nullopt;
 }
 
 Bytes optimizer_state_bytes_per_param(Optimizer o) {

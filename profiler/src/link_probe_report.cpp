@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/median.hpp"
 #include "parasim/profiler/alpha_beta.hpp"
 #include "parasim/profiler/link_probe.hpp"
 
@@ -47,13 +48,6 @@ std::string format_fixed(double v, int decimals) {
 
 std::string pad_left(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

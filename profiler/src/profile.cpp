@@ -267,8 +267,9 @@ Profile profile_from_json(const json& j, const std::string& origin) {
   p.dtype = *dt;
   const JsonField opt = root.at("optimizer");
   const std::string opt_name = opt.as_string();
-  if (opt_name != "sgd" && opt_name != "momentum" && opt_name != "adam") opt.fail("sgd, momentum or adam");
-  p.optimizer = parse_optimizer(opt_name);
+  const std::optional<Optimizer> optimizer = parse_optimizer(opt_name);
+  if (!optimizer) opt.fail("sgd, momentum or adam");
+  p.optimizer = *optimizer;
   p.repetitions = root.at("repetitions").as_int(0);
   p.warmup = root.at("warmup").as_int(0);
   std::unordered_map<std::string, std::string> seen;  // signature -> path of first entry

@@ -80,7 +80,7 @@ std::string task_args(const TaskGraph& g, TaskId t) {
     a += ",\"name\":";
     append_escaped(a, g.name(t));
   }
-  if (g.op(t) >= 0) a += ",\"op\":" + std::to_string(g.op(t));
+  if (g.model_op(t) >= 0) a += ",\"op\":" + std::to_string(g.model_op(t));
   if (g.microbatch(t) >= 0) a += ",\"microbatch\":" + std::to_string(g.microbatch(t));
   if (g.kind(t) != TaskKind::Marker) a += ",\"phase\":\"" + std::string(to_string(g.phase(t))) + "\"";
   return a;

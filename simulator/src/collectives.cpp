@@ -17,11 +17,10 @@ namespace parasim::simulator {
 
 std::string_view to_string(CollectiveMode m) { return m == CollectiveMode::Analytic ? "analytic" : "expanded"; }
 
-bool parse(std::string_view s, CollectiveMode& out) {
-  if (s == "expanded") out = CollectiveMode::Expanded;
-  else if (s == "analytic") out = CollectiveMode::Analytic;
-  else return false;
-  return true;
+std::optional<CollectiveMode> parse_collective_mode(std::string_view s) {
+  if (s == "expanded") return CollectiveMode::Expanded;
+  if (s == "analytic") return CollectiveMode::Analytic;
+  return std::nullopt;
 }
 
 std::string_view to_string(CollectiveCosts c) { return c == CollectiveCosts::Nccl ? "nccl" : "links"; }

@@ -15,13 +15,10 @@ std::string_view name_of(E e, const std::array<std::string_view, N>& names) {
 }
 
 template <typename E, std::size_t N>
-bool parse_name(std::string_view s, E& out, const std::array<std::string_view, N>& names) {
+std::optional<E> parse_name(std::string_view s, const std::array<std::string_view, N>& names) {
   for (std::size_t i = 0; i < N; ++i)
-    if (names[i] == s) {
-      out = static_cast<E>(i);
-      return true;
-    }
-  return false;
+    if (names[i] == s) return static_cast<E>(i);
+  return std::nullopt;
 }
 
 constexpr std::array<std::string_view, 4> kKinds{"compute", "transfer", "collective", "marker"};
@@ -40,11 +37,15 @@ std::string_view to_string(Phase p) { return name_of(p, kPhases); }
 std::string_view to_string(CollectiveOp op) { return name_of(op, kOps); }
 std::string_view to_string(CollectiveAlgorithm a) { return name_of(a, kAlgorithms); }
 std::string_view to_string(MemoryCategory c) { return name_of(c, kMemoryCategories); }
-bool parse(std::string_view s, TaskKind& out) { return parse_name(s, out, kKinds); }
-bool parse(std::string_view s, Phase& out) { return parse_name(s, out, kPhases); }
-bool parse(std::string_view s, CollectiveOp& out) { return parse_name(s, out, kOps); }
-bool parse(std::string_view s, CollectiveAlgorithm& out) { return parse_name(s, out, kAlgorithms); }
-bool parse(std::string_view s, MemoryCategory& out) { return parse_name(s, out, kMemoryCategories); }
+std::optional<TaskKind> parse_task_kind(std::string_view s) { return parse_name<TaskKind>(s, kKinds); }
+std::optional<Phase> parse_phase(std::string_view s) { return parse_name<Phase>(s, kPhases); }
+std::optional<CollectiveOp> parse_collective_op(std::string_view s) { return parse_name<CollectiveOp>(s, kOps); }
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s) {
+  return parse_name<CollectiveAlgorithm>(s, kAlgorithms);
+}
+std::optional<MemoryCategory> parse_memory_category(std::string_view s) {
+  return parse_name<MemoryCategory>(s, kMemoryCategories);
+}
 
 // ------------------------------------------------------------------------------ StringTable
 
@@ -102,8 +103,8 @@ std::size_t StringTable::memory_bytes() const {
 
 std::size_t TaskGraph::memory_bytes() const {
   auto v = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
-  return v(meta_) + v(device_) + v(peer_) + v(op_) + v(microbatch_) + v(name_) + v(amount_) + v(alloc_) + v(free_) +
-         v(dep_offsets_) + v(deps_) + v(succ_offsets_) + v(succs_) + v(group_offsets_) + v(group_devices_) +
+  return v(meta_) + v(device_) + v(peer_) + v(model_op_) + v(microbatch_) + v(name_) + v(amount_) + v(alloc_) +
+         v(free_) + v(dep_offsets_) + v(deps_) + v(succ_offsets_) + v(succs_) + v(group_offsets_) + v(group_devices_) +
          v(static_memory_) + strings_.memory_bytes();
 }
 

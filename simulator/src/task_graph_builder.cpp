@@ -32,7 +32,7 @@ void TaskGraphBuilder::reserve(std::size_t tasks, std::size_t dependencies) {
   g_.meta_.reserve(tasks);
   g_.device_.reserve(tasks);
   g_.peer_.reserve(tasks);
-  g_.op_.reserve(tasks);
+  g_.model_op_.reserve(tasks);
   g_.microbatch_.reserve(tasks);
   g_.name_.reserve(tasks);
   g_.amount_.reserve(tasks);
@@ -69,7 +69,7 @@ TaskId TaskGraphBuilder::push(TaskKind kind, Phase phase, int stream, DeviceId d
                      (static_cast<std::uint32_t>(stream) << 5) | extra_meta);
   g_.device_.push_back(device);
   g_.peer_.push_back(peer);
-  g_.op_.push_back(op);
+  g_.model_op_.push_back(op);
   g_.microbatch_.push_back(microbatch);
   g_.name_.push_back(g_.strings_.intern(name));
   g_.amount_.push_back(amount);
@@ -98,7 +98,7 @@ TaskId TaskGraphBuilder::add_compute(const ComputeTask& t) {
   check_stream(t.stream, t.name);
   if (t.duration < 0)
     throw InputError(describe(t.name) + ": duration must be >= 0 ns, found " + std::to_string(t.duration));
-  return push(TaskKind::Compute, t.phase, t.stream, t.device, -1, t.op, t.microbatch, t.name, t.duration, 0);
+  return push(TaskKind::Compute, t.phase, t.stream, t.device, -1, t.model_op, t.microbatch, t.name, t.duration, 0);
 }
 
 TaskId TaskGraphBuilder::add_transfer(const TransferTask& t) {
@@ -106,7 +106,7 @@ TaskId TaskGraphBuilder::add_transfer(const TransferTask& t) {
   check_device(t.dst, "destination device", t.name);
   check_stream(t.stream, t.name);
   if (t.bytes < 0) throw InputError(describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes));
-  return push(TaskKind::Transfer, t.phase, t.stream, t.src, t.dst, t.op, t.microbatch, t.name, t.bytes, 0);
+  return push(TaskKind::Transfer, t.phase, t.stream, t.src, t.dst, t.model_op, t.microbatch, t.name, t.bytes, 0);
 }
 
 TaskId TaskGraphBuilder::add_collective(const CollectiveTask& t) {

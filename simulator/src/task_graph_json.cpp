@@ -15,10 +15,11 @@ constexpr std::int64_t kMaxDevices = 1'048'576;
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
 template <typename E>
-E enum_field(const JsonField& f, const std::string& choices) {
-  E out{};
-  if (!f.raw().is_string() || !parse(f.raw().get<std::string>(), out)) f.fail("one of " + choices);
-  return out;
+E enum_field(const JsonField& f, std::optional<E> (*parse)(std::string_view), const std::string& choices) {
+  std::optional<E> out;
+  if (f.raw().is_string()) out = parse(f.raw().get<std::string>());
+  if (!out) f.fail("one of " + choices);
+  return *out;
 }
 
 std::int64_t index_field(const JsonField& f, std::int64_t count, const std::string& what) {
@@ -58,7 +59,7 @@ Common common_fields(const JsonField& t, const char* op_key) {
   if (auto f = t.find("name")) c.name = f->as_string();
   if (auto f = t.find(op_key)) c.op = static_cast<std::int32_t>(f->as_int(-1, kInt32Max));
   if (auto f = t.find("microbatch")) c.microbatch = static_cast<std::int32_t>(f->as_int(-1, kInt32Max));
-  if (auto f = t.find("phase")) c.phase = enum_field<Phase>(*f, kPhaseChoices);
+  if (auto f = t.find("phase")) c.phase = enum_field(*f, parse_phase, kPhaseChoices);
   return c;
 }
 
@@ -107,7 +108,7 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
   b.reserve(static_cast<std::size_t>(n), static_cast<std::size_t>(n) * 2);
   for (const auto& t : tasks.items_of_array()) {
     if (!t.is_object()) t.fail("a task object");
-    const auto kind = enum_field<TaskKind>(t.at("kind"), kKindChoices);
+    const auto kind = enum_field(t.at("kind"), parse_task_kind, kKindChoices);
     auto stream_of = [&](int fallback) {
       auto f = t.find("stream");
       return f ? static_cast<int>(index_field(*f, streams, "a stream index")) : fallback;
@@ -122,7 +123,7 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
                             .stream = stream_of(kComputeStream),
                             .duration = t.at("duration_ns").as_int(0),
                             .name = c.name,
-                            .op = c.op,
+                            .model_op = c.op,
                             .microbatch = c.microbatch,
                             .phase = c.phase});
         break;
@@ -136,7 +137,7 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
                              .bytes = t.at("bytes").as_int(0),
                              .stream = stream_of(kCommStream),
                              .name = c.name,
-                             .op = c.op,
+                             .model_op = c.op,
                              .microbatch = c.microbatch,
                              .phase = c.phase});
         break;
@@ -146,8 +147,8 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
                                   "microbatch", "phase", "deps"});
         const Common c = common_fields(t, "op");
         CollectiveAlgorithm algo = CollectiveAlgorithm::Auto;
-        if (auto f = t.find("algorithm")) algo = enum_field<CollectiveAlgorithm>(*f, kAlgoChoices);
-        id = b.add_collective({.op = enum_field<CollectiveOp>(t.at("collective"), kOpChoices),
+        if (auto f = t.find("algorithm")) algo = enum_field(*f, parse_collective_algorithm, kAlgoChoices);
+        id = b.add_collective({.op = enum_field(t.at("collective"), parse_collective_op, kOpChoices),
                                .group = static_cast<GroupId>(index_field(t.at("group"), num_groups, "a group index")),
                                .bytes = t.at("bytes").as_int(0),
                                .algorithm = algo,
@@ -174,7 +175,7 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
       MemoryCategory cat = MemoryCategory::Activations;
       if (auto f = t.find("alloc_bytes")) alloc = f->as_int(0);
       if (auto f = t.find("free_bytes")) freed = f->as_int(0);
-      if (auto f = t.find("memory_category")) cat = enum_field<MemoryCategory>(*f, kMemChoices);
+      if (auto f = t.find("memory_category")) cat = enum_field(*f, parse_memory_category, kMemChoices);
       if (alloc != 0 || freed != 0 || cat != MemoryCategory::Activations) b.set_memory(id, alloc, freed, cat);
     }
     if (auto deps = t.find("deps"))
@@ -238,7 +239,7 @@ nlohmann::json taskgraph_to_json(const TaskGraph& g) {
         break;
     }
     if (kind != TaskKind::Marker) {
-      if (g.op(t) >= 0) o["op"] = g.op(t);
+      if (g.model_op(t) >= 0) o["op"] = g.model_op(t);
       if (g.microbatch(t) >= 0) o["microbatch"] = g.microbatch(t);
       o["phase"] = std::string(to_string(g.phase(t)));
     }

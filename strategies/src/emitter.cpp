@@ -12,7 +12,7 @@ Ref Emitter::compute(int replica, int slot, const DurationFn& duration, std::str
                                       .stream = kComputeStream,
                                       .duration = duration(p_.kind_of(replica, slot, t)),
                                       .name = name,
-                                      .op = op,
+                                      .model_op = op,
                                       .microbatch = mb,
                                       .phase = phase});
     if (t == 0) first = Ref{id, true};
@@ -29,7 +29,7 @@ Ref Emitter::transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std:
                                        .bytes = bytes,
                                        .stream = kPipelineStream,
                                        .name = name,
-                                       .op = op,
+                                       .model_op = op,
                                        .microbatch = mb,
                                        .phase = phase});
     if (t == 0) first = Ref{id, true};
@@ -38,24 +38,26 @@ Ref Emitter::transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std:
 }
 
 simulator::GroupId Emitter::tp_group(int replica, int slot) {
-  if (tp_groups_.empty()) tp_groups_.assign(static_cast<std::size_t>(p_.D) * static_cast<std::size_t>(p_.M), -1);
-  simulator::GroupId& g = tp_groups_[static_cast<std::size_t>(replica) * static_cast<std::size_t>(p_.M) +
+  if (tp_groups_.empty())
+    tp_groups_.assign(static_cast<std::size_t>(p_.replicas) * static_cast<std::size_t>(p_.stages), -1);
+  simulator::GroupId& g = tp_groups_[static_cast<std::size_t>(replica) * static_cast<std::size_t>(p_.stages) +
                                      static_cast<std::size_t>(slot)];
   if (g < 0) {
     std::vector<simulator::DeviceId> devices;
-    for (int t = 0; t < p_.T; ++t) devices.push_back(p_.device(replica, slot, t));
+    for (int t = 0; t < p_.tp_ranks; ++t) devices.push_back(p_.device(replica, slot, t));
     g = b_.add_group(devices);
   }
   return g;
 }
 
 simulator::GroupId Emitter::dp_group(int slot, int rank) {
-  if (dp_groups_.empty()) dp_groups_.assign(static_cast<std::size_t>(p_.M) * static_cast<std::size_t>(p_.T), -1);
-  simulator::GroupId& g = dp_groups_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(p_.T) +
+  if (dp_groups_.empty())
+    dp_groups_.assign(static_cast<std::size_t>(p_.stages) * static_cast<std::size_t>(p_.tp_ranks), -1);
+  simulator::GroupId& g = dp_groups_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(p_.tp_ranks) +
                                      static_cast<std::size_t>(rank)];
   if (g < 0) {
     std::vector<simulator::DeviceId> devices;
-    for (int r = 0; r < p_.D; ++r) devices.push_back(p_.device(r, slot, rank));
+    for (int r = 0; r < p_.replicas; ++r) devices.push_back(p_.device(r, slot, rank));
     g = b_.add_group(devices);
   }
   return g;
@@ -114,7 +116,7 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
 
 Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
                         const std::vector<Update>& updates) {
-  const bool reduce = p_.D > 1 && bytes > 0;
+  const bool reduce = p_.replicas > 1 && bytes > 0;
   const bool zero = reduce && p_.s.zero == 1;
   const auto key = std::make_tuple(slot, bucket, mb);
   Refs done;

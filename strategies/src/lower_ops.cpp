@@ -27,7 +27,7 @@ class OpLowering : LoweringBase {
       reset_items();
       barrier_ = Ref{};
       grad_all_.assign(p_.n, {});
-      for (int mb = 0; mb < p_.K_sim; ++mb) {
+      for (int mb = 0; mb < p_.simulated_micro_batches; ++mb) {
         reset_state();
         if (p_.async) grad_all_.assign(p_.n, {});
         forward(r, mb);
@@ -64,7 +64,7 @@ class OpLowering : LoweringBase {
     const Variant& var = p_.variant(r, mb);
     const int slot = p_.op_slot[v];
     Refs d = deps;
-    if (p_.T > 1 && p_.sp && role(v) == TpRole::Column) {
+    if (p_.tp_ranks > 1 && p_.sp && role(v) == TpRole::Column) {
       const Ref gather = e_.tp_collective(r, slot, CollectiveOp::AllGather, var.in_full[v], "tp_allgather",
                                           static_cast<int>(v), mb, phase);
       e_.after(gather, d);
@@ -77,7 +77,7 @@ class OpLowering : LoweringBase {
     e_.memory(task, alloc, free);
     work.push_back(task);
     Ref ready = task;
-    if (p_.T > 1 && (role(v) == TpRole::Row || role(v) == TpRole::VocabEmbedding)) {
+    if (p_.tp_ranks > 1 && (role(v) == TpRole::Row || role(v) == TpRole::VocabEmbedding)) {
       ready = e_.tp_collective(r, slot, reduction(), var.out_full[v], p_.sp ? "tp_reduce_scatter" : "tp_allreduce",
                                static_cast<int>(v), mb, phase);
       e_.after(ready, task);
@@ -179,7 +179,7 @@ class OpLowering : LoweringBase {
         work.push_back(again);
         deps = {again};
       }
-      if (p_.T > 1 && p_.sp && role(v) == TpRole::Row) {
+      if (p_.tp_ranks > 1 && p_.sp && role(v) == TpRole::Row) {
         const Ref gather = e_.tp_collective(r, slot, CollectiveOp::AllGather, var.out_full[v], "tp_allgather",
                                             static_cast<int>(v), mb, Phase::BackwardData);
         e_.after(gather, deps);
@@ -205,7 +205,7 @@ class OpLowering : LoweringBase {
       e_.memory(last, 0, var.bwd_free[v]);
       grad_done_[v] = last;
       grad_all_[v].push_back(last);
-      if (bd && p_.T > 1 && role(v) == TpRole::Column) {
+      if (bd && p_.tp_ranks > 1 && role(v) == TpRole::Column) {
         const Ref reduce = e_.tp_collective(r, slot, reduction(), var.in_full[v],
                                             p_.sp ? "tp_reduce_scatter" : "tp_allreduce", static_cast<int>(v), mb,
                                             Phase::BackwardData);
@@ -221,7 +221,7 @@ class OpLowering : LoweringBase {
     const Variant& var = p_.variant(r, mb);
     const Bytes per_param = models::dtype_size(p_.dtype);
     Refs done_all;
-    for (int slot = 0; slot < p_.M; ++slot) {
+    for (int slot = 0; slot < p_.stages; ++slot) {
       const auto& buckets = p_.slot_buckets[static_cast<std::size_t>(slot)];
       for (std::size_t b = 0; b < buckets.size(); ++b) {
         Refs ready;

@@ -33,7 +33,8 @@ struct ChunkWork {
 class StageLowering : LoweringBase {
  public:
   StageLowering(const Prepared& p, Emitter& e, LoweredStep& out) : LoweringBase(p, e, out) {
-    for (int c = 0; c < p.C; ++c) names_.push_back("stage" + std::to_string(c % p.M) + ".chunk" + std::to_string(c));
+    for (int c = 0; c < p.chunks; ++c)
+      names_.push_back("stage" + std::to_string(c % p.stages) + ".chunk" + std::to_string(c));
     for (OpId u = 0; u < p.n; ++u) {
       if (p.is_input[u]) continue;
       std::set<int> to;
@@ -46,12 +47,12 @@ class StageLowering : LoweringBase {
   void run() {
     for (int r : p_.sim_replicas) {
       reset_items();
-      pieces_.assign(static_cast<std::size_t>(p_.C), {});
-      backward_all_.assign(static_cast<std::size_t>(p_.C), {});
-      for (int mb = 0; mb < p_.K_sim; ++mb) {
+      pieces_.assign(static_cast<std::size_t>(p_.chunks), {});
+      backward_all_.assign(static_cast<std::size_t>(p_.chunks), {});
+      for (int mb = 0; mb < p_.simulated_micro_batches; ++mb) {
         if (p_.async) {
-          pieces_.assign(static_cast<std::size_t>(p_.C), {});
-          backward_all_.assign(static_cast<std::size_t>(p_.C), {});
+          pieces_.assign(static_cast<std::size_t>(p_.chunks), {});
+          backward_all_.assign(static_cast<std::size_t>(p_.chunks), {});
         }
         forward(r, mb);
         backward(r, mb);
@@ -63,14 +64,14 @@ class StageLowering : LoweringBase {
 
  private:
   CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
-  int slot(int chunk) const { return chunk % p_.M; }
+  int slot(int chunk) const { return chunk % p_.stages; }
 
   const std::vector<ChunkWork>& work_of(std::int64_t micro) {
     auto [it, fresh] = work_.try_emplace(micro);
     if (!fresh) return it->second;
     const Variant& var = p_.variants.at(micro);
     const std::size_t kinds = p_.kinds.size();
-    for (int c = 0; c < p_.C; ++c) {
+    for (int c = 0; c < p_.chunks; ++c) {
       ChunkWork w;
       w.fwd.assign(kinds, 0);
       w.rec.assign(kinds, 0);
@@ -87,7 +88,7 @@ class StageLowering : LoweringBase {
         w.fwd_alloc += var.fwd_alloc[v];
         if (recomputed) segment_bytes[p_.segment[v]] += var.rec_alloc[v];
         else w.rec_alloc += var.rec_alloc[v];
-        if (p_.T == 1) continue;
+        if (p_.tp_ranks == 1) continue;
         const TpRole role = p_.tp->role[v];
         const Bytes gather = p_.sp && role == TpRole::Column ? var.in_full[v] : 0;
         const Bytes reduce = role == TpRole::Row || role == TpRole::VocabEmbedding ? var.out_full[v] : 0;
@@ -146,9 +147,9 @@ class StageLowering : LoweringBase {
   void forward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
-    fwd_ready_.assign(static_cast<std::size_t>(p_.C), {});
-    fwd_task_.assign(static_cast<std::size_t>(p_.C), {});
-    for (int c = 0; c < p_.C; ++c) {
+    fwd_ready_.assign(static_cast<std::size_t>(p_.chunks), {});
+    fwd_task_.assign(static_cast<std::size_t>(p_.chunks), {});
+    for (int c = 0; c < p_.chunks; ++c) {
       const ChunkWork& w = work[static_cast<std::size_t>(c)];
       Refs deps;
       for (const auto& [src, bytes] : w.from_earlier) {
@@ -176,8 +177,8 @@ class StageLowering : LoweringBase {
   void backward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
-    grad_ready_.assign(static_cast<std::size_t>(p_.C), {});
-    for (int c = p_.C; c-- > 0;) {
+    grad_ready_.assign(static_cast<std::size_t>(p_.chunks), {});
+    for (int c = p_.chunks; c-- > 0;) {
       const ChunkWork& w = work[static_cast<std::size_t>(c)];
       Refs& items = item(mb, c, WorkKind::Backward);
       Refs deps{fwd_task_[static_cast<std::size_t>(c)]};
@@ -229,7 +230,7 @@ class StageLowering : LoweringBase {
     const auto& work = work_of(var.micro);
     const Bytes per_param = models::dtype_size(p_.dtype);
     Refs done_all;
-    for (int c = 0; c < p_.C; ++c) {
+    for (int c = 0; c < p_.chunks; ++c) {
       const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];
       for (std::size_t b = 0; b < buckets.size(); ++b) {
         Refs ready = backward_all_[static_cast<std::size_t>(c)];

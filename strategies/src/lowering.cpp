@@ -12,10 +12,10 @@ namespace parasim::strategies {
 
 std::string to_string(Granularity g) { return g == Granularity::Op ? "op" : "stage"; }
 
-Granularity parse_granularity(const std::string& s) {
+std::optional<Granularity> parse_granularity(std::string_view s) {
   if (s == "op") return Granularity::Op;
   if (s == "stage") return Granularity::Stage;
-  throw InputError("--granularity: expected op or stage, found \"" + s + "\"");
+  return std::nullopt;
 }
 
 std::string to_string(Symmetry s) {
@@ -32,12 +32,11 @@ namespace {
 /// Weights, gradients, optimizer state and (PipeDream) stashed weight versions of one device.
 simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slot) {
   const std::int64_t params = p.slot_params[static_cast<std::size_t>(slot)];
-  simulator::StaticMemory m =
-      static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero == 1 ? p.D : 1);
+  simulator::StaticMemory m = static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero == 1 ? p.replicas : 1);
   if (p.s.schedule == Schedule::PipeDream) {
     // Stage i has M - i micro-batches in flight, each needing the weights it ran forward with:
     // the live weights plus M - i - 1 stashed versions.
-    m.other += static_cast<Bytes>(p.M - slot - 1) * params * models::dtype_size(p.dtype);
+    m.other += static_cast<Bytes>(p.stages - slot - 1) * params * models::dtype_size(p.dtype);
   }
   return m;
 }
@@ -50,9 +49,11 @@ LoweredStep lower_step(const StepSetup& setup) {
   simulator::TaskGraphBuilder builder(p.mapping->devices_used(), kStreamsPerDevice);
   // About what the lowerings add (a stage-granularity 1F1B step with TP: ~10 tasks and ~16
   // dependencies per chunk and micro-batch), so that the arrays do not grow by copying.
-  const std::size_t units = static_cast<std::size_t>(setup.granularity == Granularity::Stage && p.layered() ? p.C : p.n);
-  const std::size_t estimate = units * static_cast<std::size_t>(p.K_sim) * static_cast<std::size_t>(p.sim_replicas.size()) *
-                               static_cast<std::size_t>(p.sim_tp) * 10;
+  const std::size_t units =
+      static_cast<std::size_t>(setup.granularity == Granularity::Stage && p.layered() ? p.chunks : p.n);
+  const std::size_t estimate = units * static_cast<std::size_t>(p.simulated_micro_batches) *
+                               static_cast<std::size_t>(p.sim_replicas.size()) * static_cast<std::size_t>(p.sim_tp) *
+                               10;
   builder.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 24), std::min<std::size_t>(estimate * 2, std::size_t{1} << 25));
   detail::Emitter emitter(p, builder);
   LoweredStep out;
@@ -61,14 +62,14 @@ LoweredStep lower_step(const StepSetup& setup) {
   else detail::lower_ops(p, emitter, out);
 
   out.roles.resize(static_cast<std::size_t>(p.mapping->devices_used()));
-  for (int r = 0; r < p.D; ++r)
-    for (int slot = 0; slot < p.M; ++slot)
-      for (int t = 0; t < p.T; ++t) {
+  for (int r = 0; r < p.replicas; ++r)
+    for (int slot = 0; slot < p.stages; ++slot)
+      for (int t = 0; t < p.tp_ranks; ++t) {
         const hardware::DeviceId d = p.device(r, slot, t);
         out.roles[static_cast<std::size_t>(d)] = DeviceRole{d, r, slot, t, false};
       }
   for (int r : p.sim_replicas)
-    for (int slot = 0; slot < p.M; ++slot)
+    for (int slot = 0; slot < p.stages; ++slot)
       for (int t = 0; t < p.sim_tp; ++t) {
         const hardware::DeviceId d = p.device(r, slot, t);
         out.roles[static_cast<std::size_t>(d)].simulated = true;

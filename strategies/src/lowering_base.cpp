@@ -5,29 +5,30 @@
 namespace parasim::strategies::detail {
 
 LoweringBase::LoweringBase(const Prepared& p, Emitter& e, LoweredStep& out)
-    : p_(p), e_(e), out_(out), sync_(p, e), chunk_params_(static_cast<std::size_t>(p.C), 0) {
+    : p_(p), e_(e), out_(out), sync_(p, e), chunk_params_(static_cast<std::size_t>(p.chunks), 0) {
   for (OpId v = 0; v < p.n; ++v) chunk_params_[static_cast<std::size_t>(p.op_chunk[v])] += p.params[v];
   if (p.async) {
-    microbatch_marker_.resize(static_cast<std::size_t>(p.K_sim));
-    out_.microbatch_done.assign(static_cast<std::size_t>(p.K_sim), simulator::kNoTask);
+    microbatch_marker_.resize(static_cast<std::size_t>(p.simulated_micro_batches));
+    out_.microbatch_done.assign(static_cast<std::size_t>(p.simulated_micro_batches), simulator::kNoTask);
   }
-  out_.simulated_microbatches = p.K_sim;
-  last_backward_mb_.assign(static_cast<std::size_t>(p.C), p.K_sim - 1);
+  out_.simulated_microbatches = p.simulated_micro_batches;
+  last_backward_mb_.assign(static_cast<std::size_t>(p.chunks), p.simulated_micro_batches - 1);
   if (p.layered())
-    for (int slot = 0; slot < p.M; ++slot)
-      for (const WorkItem& w : pipeline_order(p.s.schedule, p.M, p.V, p.K_sim, slot))
+    for (int slot = 0; slot < p.stages; ++slot)
+      for (const WorkItem& w :
+           pipeline_order(p.s.schedule, p.stages, p.chunks_per_stage, p.simulated_micro_batches, slot))
         if (w.kind == WorkKind::Backward) last_backward_mb_[static_cast<std::size_t>(w.chunk)] = w.microbatch;
 }
 
 void LoweringBase::reset_items() {
-  items_.assign(static_cast<std::size_t>(p_.K_sim),
-                std::vector<std::array<Refs, 2>>(static_cast<std::size_t>(p_.C)));
+  items_.assign(static_cast<std::size_t>(p_.simulated_micro_batches),
+                std::vector<std::array<Refs, 2>>(static_cast<std::size_t>(p_.chunks)));
 }
 
 void LoweringBase::predict_weights(int replica, int mb, int chunk) {
   if (p_.s.schedule != Schedule::SpecTrain) return;
   const std::int64_t params = chunk_params_[static_cast<std::size_t>(chunk)];
-  const int slot = chunk % p_.M;
+  const int slot = chunk % p_.stages;
   const Ref t = e_.compute(
       replica, slot, [&](int kind) { return weight_prediction_time(p_, kind, params); }, "weight_prediction", -1, mb,
       Phase::Other);
@@ -36,9 +37,10 @@ void LoweringBase::predict_weights(int replica, int mb, int chunk) {
 
 void LoweringBase::chain_schedule(int replica) {
   if (!p_.layered()) return;
-  for (int slot = 0; slot < p_.M; ++slot) {
+  for (int slot = 0; slot < p_.stages; ++slot) {
     Ref previous;
-    for (const WorkItem& w : pipeline_order(p_.s.schedule, p_.M, p_.V, p_.K_sim, slot)) {
+    for (const WorkItem& w :
+         pipeline_order(p_.s.schedule, p_.stages, p_.chunks_per_stage, p_.simulated_micro_batches, slot)) {
       for (const Ref& t : item(w.microbatch, w.chunk, w.kind)) {
         e_.after(t, previous);
         previous = t;

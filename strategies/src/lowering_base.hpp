@@ -31,7 +31,7 @@ class LoweringBase {
   void mark_microbatch_done(int mb, const Refs& done);
   /// Whether gradients are reduced and weights updated after micro-batch mb's backward: every
   /// micro-batch for asynchronous schedules, once after the last one otherwise.
-  bool final_microbatch(int mb) const { return p_.async || mb == p_.K_sim - 1; }
+  bool final_microbatch(int mb) const { return p_.async || mb == p_.simulated_micro_batches - 1; }
   /// Whether micro-batch mb's backward of `chunk` is the one that completes the gradients (the
   /// last backward of the chunk in its device's schedule: micro-batch 0 for GPipe, K-1 for 1F1B).
   bool completes_gradients(int mb, int chunk) const {

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "gib.hpp"
 #include "parasim/strategies/planner.hpp"
 
 namespace parasim::strategies {
@@ -31,7 +32,7 @@ std::string num(double v, int decimals = 1) {
   return buf;
 }
 
-std::string gib(Bytes b) { return num(static_cast<double>(b) / static_cast<double>(GiB)) + " GiB"; }
+using detail::gib;
 
 double share(TimeNs part, TimeNs whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;

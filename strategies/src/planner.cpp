@@ -133,6 +133,39 @@ PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {
   return row;
 }
 
+/// Evaluates one memory family in order of increasing memory, skipping a member that needs at
+/// least the memory of an earlier member that did not fit (when pruning). Rows and errors go to
+/// the candidate's own slot; `first_source` keeps the cost source of the lowest-index candidate
+/// simulated (one per worker, merged in a fixed order afterwards).
+void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std::vector<Candidate>& candidates,
+                     const std::vector<std::size_t>& family, Granularity granularity, StepCache& cache,
+                     simulator::CollectivePlanner& collectives, std::vector<PlanRow>& rows,
+                     std::vector<std::exception_ptr>& errors, std::pair<std::size_t, std::string>& first_source) {
+  std::vector<std::size_t> misses;  // members that did not fit, in evaluation order
+  for (std::size_t i : family) {
+    try {
+      const std::size_t* by = nullptr;
+      if (req.prune_dominated)
+        for (const std::size_t& j : misses)
+          if (needs_at_least_memory_of(candidates[i], candidates[j])) {
+            by = &j;
+            break;
+          }
+      if (by != nullptr) {
+        rows[i] = dominated_row(candidates[i], rows[*by]);
+      } else {
+        std::string source;
+        rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache, &source, &collectives);
+        if (!source.empty() && i < first_source.first) first_source = {i, std::move(source)};
+        if (rows[i].verdict == Verdict::StaticMemory || rows[i].verdict == Verdict::PeakMemory) misses.push_back(i);
+      }
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+    if (req.on_candidate_done) req.on_candidate_done();
+  }
+}
+
 void check_request(const PlanRequest& req) {
   if (req.model == nullptr || req.cluster == nullptr || req.costs == nullptr)
     throw InputError("planner: a model, a cluster and a cost model are required");
@@ -191,33 +224,9 @@ PlanResult run_planner(const PlanRequest& req) {
                                                            {candidates.size(), std::string()});
   auto work = [&](int worker) {
     simulator::CollectivePlanner collectives(*req.cluster);  // plans and routes kept across this worker's candidates
-    for (std::size_t n = next.fetch_add(1); n < families.size(); n = next.fetch_add(1)) {
-      std::vector<std::size_t> misses;  // members that did not fit, in evaluation order
-      for (std::size_t i : families[order[n]]) {
-        try {
-          const std::size_t* by = nullptr;
-          if (req.prune_dominated)
-            for (const std::size_t& j : misses)
-              if (needs_at_least_memory_of(candidates[i], candidates[j])) {
-                by = &j;
-                break;
-              }
-          if (by != nullptr) {
-            out.rows[i] = dominated_row(candidates[i], out.rows[*by]);
-          } else {
-            std::string source;
-            out.rows[i] = evaluate_candidate(req, facts, candidates[i], out.granularity, cache, &source, &collectives);
-            auto& mine = sources[static_cast<std::size_t>(worker)];
-            if (!source.empty() && i < mine.first) mine = {i, std::move(source)};
-            if (out.rows[i].verdict == Verdict::StaticMemory || out.rows[i].verdict == Verdict::PeakMemory)
-              misses.push_back(i);
-          }
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-        if (req.on_candidate_done) req.on_candidate_done();
-      }
-    }
+    for (std::size_t n = next.fetch_add(1); n < families.size(); n = next.fetch_add(1))
+      evaluate_family(req, facts, candidates, families[order[n]], out.granularity, cache, collectives, out.rows, errors,
+                      sources[static_cast<std::size_t>(worker)]);
   };
   std::vector<std::thread> pool;
   for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);

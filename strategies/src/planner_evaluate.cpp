@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gib.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/memory_model.hpp"
 #include "parasim/strategies/planner.hpp"
@@ -29,11 +30,7 @@ namespace parasim::strategies {
 
 namespace {
 
-std::string gib(Bytes b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / static_cast<double>(GiB));
-  return buf;
-}
+using detail::gib;
 
 /// The least parameter memory the fullest device of the candidate must hold: weights, gradients
 /// and (ZeRO-sharded) optimizer state of the larger of

@@ -47,8 +47,8 @@ std::vector<int> partition_units(const Prepared& p, int& units) {
 std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
   int units = 0;
   const std::vector<int> unit = partition_units(p, units);
-  if (units < p.C)
-    throw InputError(to_string(p.s) + " cuts model " + p.structure->name() + " into " + std::to_string(p.C) +
+  if (units < p.chunks)
+    throw InputError(to_string(p.s) + " cuts model " + p.structure->name() + " into " + std::to_string(p.chunks) +
                      " pipeline chunks, but it has only " + std::to_string(units) +
                      " units to place (ops, or whole transformer layers); use fewer stages");
   // Bytes crossing the cut before unit i (forward activations; gradients cross back the same amount).
@@ -61,8 +61,8 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
   }
   // Prefix sums of the units' work per device kind (slots of one kind share them).
   std::vector<std::vector<TimeNs>> prefix_of_kind(p.kinds.size());
-  std::vector<const std::vector<TimeNs>*> prefix(static_cast<std::size_t>(p.M));
-  for (int slot = 0; slot < p.M; ++slot) {
+  std::vector<const std::vector<TimeNs>*> prefix(static_cast<std::size_t>(p.stages));
+  for (int slot = 0; slot < p.stages; ++slot) {
     const int k = p.kind_of(0, slot, 0);
     auto& pre = prefix_of_kind[static_cast<std::size_t>(k)];
     if (pre.empty()) {
@@ -78,34 +78,34 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
   struct Hop {
     hardware::RouteSummary forward, backward;
   };
-  std::vector<Hop> hops(static_cast<std::size_t>(p.M));
-  for (int a = 0; a < p.M && p.M > 1; ++a) {
-    const int b = (a + 1) % p.M;
+  std::vector<Hop> hops(static_cast<std::size_t>(p.stages));
+  for (int a = 0; a < p.stages && p.stages > 1; ++a) {
+    const int b = (a + 1) % p.stages;
     hops[static_cast<std::size_t>(a)] = {p.cluster->route_summary(p.device(0, a, 0), p.device(0, b, 0)),
                                          p.cluster->route_summary(p.device(0, b, 0), p.device(0, a, 0))};
   }
   // Time to move the cut's tensors forward and their gradients back between chunk `part` and the next.
   auto cut_time = [&](int part, int at) -> TimeNs {
     const Bytes bytes = crossing[static_cast<std::size_t>(at)];
-    if (bytes <= 0 || p.M == 1) return 0;
-    const Hop& h = hops[static_cast<std::size_t>(part % p.M)];
+    if (bytes <= 0 || p.stages == 1) return 0;
+    const Hop& h = hops[static_cast<std::size_t>(part % p.stages)];
     return transfer_time(h.forward.latency, bytes, h.forward.bottleneck) +
            transfer_time(h.backward.latency, bytes, h.backward.bottleneck);
   };
   // cut_time() memoised per (slot, cut position): the partition asks for each many times.
-  std::vector<TimeNs> cut_memo(static_cast<std::size_t>(p.M) * (static_cast<std::size_t>(units) + 1), -1);
+  std::vector<TimeNs> cut_memo(static_cast<std::size_t>(p.stages) * (static_cast<std::size_t>(units) + 1), -1);
   auto cut_time_of = [&](int part, int at) {
-    TimeNs& t = cut_memo[static_cast<std::size_t>(part % p.M) * (static_cast<std::size_t>(units) + 1) +
+    TimeNs& t = cut_memo[static_cast<std::size_t>(part % p.stages) * (static_cast<std::size_t>(units) + 1) +
                          static_cast<std::size_t>(at)];
     if (t < 0) t = cut_time(part, at);
     return t;
   };
   auto compute = [&](int c, int begin, int end) {
-    const auto& pre = *prefix[static_cast<std::size_t>(c % p.M)];
+    const auto& pre = *prefix[static_cast<std::size_t>(c % p.stages)];
     return pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
   };
   const Partition part = partition_contiguous(
-      units, p.C,
+      units, p.chunks,
       [&](int c, int begin, int end) {
         TimeNs t = compute(c, begin, end);
         if (begin > 0) t += cut_time_of(c - 1, begin);
@@ -114,7 +114,7 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
       },
       compute);  // the chunk's compute alone bounds its cost from below and grows with the chunk
   std::vector<int> chunk_of_unit(static_cast<std::size_t>(units));
-  for (int c = 0; c < p.C; ++c)
+  for (int c = 0; c < p.chunks; ++c)
     for (int i = part.bounds[static_cast<std::size_t>(c)]; i < part.bounds[static_cast<std::size_t>(c) + 1]; ++i)
       chunk_of_unit[static_cast<std::size_t>(i)] = c;
   std::vector<int> chunk_of_op(p.n);
@@ -131,11 +131,11 @@ StepCache::PartitionKey partition_key(const Prepared& p, const Variant& v0) {
   StepCache::PartitionKey key{reinterpret_cast<std::intptr_t>(v0.model.get()),
                               reinterpret_cast<std::intptr_t>(p.cluster),
                               reinterpret_cast<std::intptr_t>(p.setup->costs),
-                              p.C,
-                              p.M,
+                              p.chunks,
+                              p.stages,
                               p.s.recompute != Recompute::None,
                               p.sp};
-  for (int slot = 0; slot < p.M; ++slot) {
+  for (int slot = 0; slot < p.stages; ++slot) {
     key.push_back(p.device(0, slot, 0));
     key.push_back(p.kind_of(0, slot, 0));
   }
@@ -148,7 +148,7 @@ void place_layers(Prepared& p, const Variant& v0) {
   if (chunk_of_op == nullptr) chunk_of_op = p.cache->add_partition(key, partition_layers(p, v0));
   for (OpId v = 0; v < p.n; ++v) {
     p.op_chunk[v] = (*chunk_of_op)[v];
-    p.op_slot[v] = p.op_chunk[v] % p.M;
+    p.op_slot[v] = p.op_chunk[v] % p.stages;
   }
 }
 
@@ -174,7 +174,7 @@ void place_passive_ops(Prepared& p) {
 void place_ops(Prepared& p, const Variant& v0) {
   p.op_chunk.assign(p.n, -1);
   p.op_slot.assign(p.n, -1);
-  if (p.M == 1 && p.V == 1) {
+  if (p.stages == 1 && p.chunks_per_stage == 1) {
     std::fill(p.op_chunk.begin(), p.op_chunk.end(), 0);
     std::fill(p.op_slot.begin(), p.op_slot.end(), 0);
   } else if (p.s.placement == Placement::Layers) {
@@ -182,12 +182,12 @@ void place_ops(Prepared& p, const Variant& v0) {
   } else {
     std::vector<int> slot;
     if (p.s.placement == Placement::Branches) {
-      std::vector<std::vector<TimeNs>> cost(static_cast<std::size_t>(p.M), std::vector<TimeNs>(p.n, 0));
-      for (int d = 0; d < p.M; ++d)
+      std::vector<std::vector<TimeNs>> cost(static_cast<std::size_t>(p.stages), std::vector<TimeNs>(p.n, 0));
+      for (int d = 0; d < p.stages; ++d)
         for (OpId v = 0; v < p.n; ++v) cost[static_cast<std::size_t>(d)][v] = work(p, v0, p.kind_of(0, d, 0), v);
-      slot = place_branches(*p.structure, cost, p.M);
+      slot = place_branches(*p.structure, cost, p.stages);
     } else {
-      slot = load_placement_file(p.s.placement_file, *p.structure, p.M);
+      slot = load_placement_file(p.s.placement_file, *p.structure, p.stages);
     }
     for (OpId v = 0; v < p.n; ++v) {
       const bool passive = !p.has_fwd[v];
@@ -196,10 +196,10 @@ void place_ops(Prepared& p, const Variant& v0) {
     }
   }
   place_passive_ops(p);
-  p.chunk_ops.assign(static_cast<std::size_t>(p.C), {});
+  p.chunk_ops.assign(static_cast<std::size_t>(p.chunks), {});
   for (OpId v = 0; v < p.n; ++v)
     if (p.has_fwd[v]) p.chunk_ops[static_cast<std::size_t>(p.op_chunk[v])].push_back(v);
-  for (int c = 0; c < p.C; ++c)
+  for (int c = 0; c < p.chunks; ++c)
     if (p.chunk_ops[static_cast<std::size_t>(c)].empty())
       throw InputError(to_string(p.s) + ": " + (p.layered() ? "pipeline chunk " : "device ") + std::to_string(c) +
                        " of model " + p.structure->name() + " gets no ops; use fewer devices");

@@ -53,9 +53,9 @@ void index_structure(Prepared& p) {
 
 void resolve_kinds(Prepared& p) {
   p.kind_index.assign(static_cast<std::size_t>(p.mapping->devices_used()), 0);
-  for (int r = 0; r < p.D; ++r)
-    for (int slot = 0; slot < p.M; ++slot)
-      for (int t = 0; t < p.T; ++t) {
+  for (int r = 0; r < p.replicas; ++r)
+    for (int slot = 0; slot < p.stages; ++slot)
+      for (int t = 0; t < p.tp_ranks; ++t) {
         const hardware::DeviceId d = p.device(r, slot, t);
         const std::string& kind = p.cluster->device(d).kind;
         if (!p.kinds.empty() && p.kinds.front() == kind) continue;  // kind_index[d] is 0 already
@@ -72,14 +72,14 @@ void resolve_kinds(Prepared& p) {
 void split_batch(Prepared& p, const Variant& v0) {
   const std::int64_t b = p.setup->global_batch;
   if (p.s.split == BatchSplit::Even) {
-    if (b % p.D != 0)
-      throw InputError("global batch " + std::to_string(b) + " is not divisible by dp=" + std::to_string(p.D) +
-                       "; use a multiple of " + std::to_string(p.D) + " or split=speed");
-    p.replica_batch.assign(static_cast<std::size_t>(p.D), b / p.D);
+    if (b % p.replicas != 0)
+      throw InputError("global batch " + std::to_string(b) + " is not divisible by dp=" + std::to_string(p.replicas) +
+                       "; use a multiple of " + std::to_string(p.replicas) + " or split=speed");
+    p.replica_batch.assign(static_cast<std::size_t>(p.replicas), b / p.replicas);
   } else {
     // Each replica's speed: samples per ns of its own devices on this model (forward + backward).
     std::vector<double> speed;
-    for (int r = 0; r < p.D; ++r) {
+    for (int r = 0; r < p.replicas; ++r) {
       double t = 0;
       for (OpId v = 0; v < p.n; ++v) {
         if (!p.has_fwd[v]) continue;
@@ -90,16 +90,17 @@ void split_batch(Prepared& p, const Variant& v0) {
     }
     p.replica_batch = split_proportional(b, speed);
   }
-  for (int r = 0; r < p.D; ++r) {
+  for (int r = 0; r < p.replicas; ++r) {
     const std::int64_t rb = p.replica_batch[static_cast<std::size_t>(r)];
-    if (rb < p.K)
+    if (rb < p.micro_batches)
       throw InputError(to_string(p.s) + " with global batch " + std::to_string(b) + ": replica " + std::to_string(r) +
-                       " gets " + std::to_string(rb) + " samples, fewer than micro=" + std::to_string(p.K) +
+                       " gets " + std::to_string(rb) + " samples, fewer than micro=" + std::to_string(p.micro_batches) +
                        " micro-batches");
-    if (p.s.split == BatchSplit::Even && rb % p.K != 0)
+    if (p.s.split == BatchSplit::Even && rb % p.micro_batches != 0)
       throw InputError(to_string(p.s) + ": the per-replica batch " + std::to_string(rb) +
-                       " is not divisible by micro=" + std::to_string(p.K) + "; choose micro dividing it or split=speed");
-    p.micro.push_back(split_near_equal(rb, p.K));
+                       " is not divisible by micro=" + std::to_string(p.micro_batches) +
+                       "; choose micro dividing it or split=speed");
+    p.micro.push_back(split_near_equal(rb, p.micro_batches));
   }
 }
 
@@ -110,12 +111,12 @@ void choose_symmetry(Prepared& p) {
   p.symmetry = homogeneous ? wanted : Symmetry::None;
   p.sim_replicas.clear();
   if (p.symmetry == Symmetry::None) {
-    p.sim_replicas.resize(static_cast<std::size_t>(p.D));
+    p.sim_replicas.resize(static_cast<std::size_t>(p.replicas));
     std::iota(p.sim_replicas.begin(), p.sim_replicas.end(), 0);
   } else {
     p.sim_replicas = {0};
   }
-  p.sim_tp = p.symmetry == Symmetry::DataAndTensor ? 1 : p.T;
+  p.sim_tp = p.symmetry == Symmetry::DataAndTensor ? 1 : p.tp_ranks;
 }
 
 /// DDP-style buckets: gradients in the order backward produces them (reverse op order), a
@@ -148,8 +149,8 @@ void form_buckets(Prepared& p) {
   const Bytes cap = static_cast<Bytes>(p.s.bucket_mb * static_cast<double>(MiB));
   const Bytes per_param = models::dtype_size(p.dtype);
   if (p.setup->granularity == Granularity::Op || !p.layered()) {
-    p.slot_buckets.assign(static_cast<std::size_t>(p.M), {});
-    for (int slot = 0; slot < p.M; ++slot) {
+    p.slot_buckets.assign(static_cast<std::size_t>(p.stages), {});
+    for (int slot = 0; slot < p.stages; ++slot) {
       std::vector<OpId> ops;
       for (OpId v = 0; v < p.n; ++v)
         if (p.has_fwd[v] && p.op_slot[v] == slot) ops.push_back(v);
@@ -159,15 +160,15 @@ void form_buckets(Prepared& p) {
     // Stage granularity: at most kMaxStageBuckets per chunk (the bucket grows), so that a 530B
     // chunk holding gigabytes of gradients stays a handful of tasks.
     constexpr std::int64_t kMaxStageBuckets = 4;
-    p.chunk_buckets.assign(static_cast<std::size_t>(p.C), {});
-    for (int c = 0; c < p.C; ++c) {
+    p.chunk_buckets.assign(static_cast<std::size_t>(p.chunks), {});
+    for (int c = 0; c < p.chunks; ++c) {
       const auto& ops = p.chunk_ops[static_cast<std::size_t>(c)];
       Bytes total = 0;
       for (OpId v : ops) total += p.params[v] * per_param;
       p.chunk_buckets[static_cast<std::size_t>(c)] = make_buckets(p, ops, std::max(cap, (total + kMaxStageBuckets - 1) / kMaxStageBuckets));
     }
   }
-  p.slot_params.assign(static_cast<std::size_t>(p.M), 0);
+  p.slot_params.assign(static_cast<std::size_t>(p.stages), 0);
   for (OpId v = 0; v < p.n; ++v) p.slot_params[static_cast<std::size_t>(p.op_slot[v])] += p.params[v];
   // A tied op on another device keeps its own copy of the shared weight (Megatron's embedding copy
   // on the last stage).
@@ -185,28 +186,29 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
   p.setup = &setup;
   p.cluster = setup.cluster;
   p.s = setup.strategy;
-  p.D = p.s.dp;
-  p.M = p.s.mp;
-  p.T = p.s.tp;
-  p.V = p.s.schedule == Schedule::Interleaved ? p.s.interleave : 1;
-  p.C = p.M * p.V;
-  p.K = p.s.micro;
+  p.replicas = p.s.dp;
+  p.stages = p.s.mp;
+  p.tp_ranks = p.s.tp;
+  p.chunks_per_stage = p.s.schedule == Schedule::Interleaved ? p.s.interleave : 1;
+  p.chunks = p.stages * p.chunks_per_stage;
+  p.micro_batches = p.s.micro;
   p.async = p.s.asynchronous();
-  p.K_sim = p.async ? p.K + p.M : p.K;
+  p.simulated_micro_batches = p.async ? p.micro_batches + p.stages : p.micro_batches;
   p.dtype = setup.dtype.value_or(setup.model->dtype());
   p.mapping = std::make_unique<DeviceMapping>(p.s, *p.cluster);
   if (setup.cache == nullptr) p.own_cache = std::make_unique<StepCache>();
   p.cache = setup.cache != nullptr ? setup.cache : p.own_cache.get();
   p.tp = p.cache->tp_plan(*setup.model);
-  if (p.T > 1 && !p.tp->any())
+  if (p.tp_ranks > 1 && !p.tp->any())
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +
                      " has no transformer layers to split; tensor parallelism (tp > 1) applies to blocks with "
                      "self-attention");
-  p.sp = p.T > 1 && p.s.recompute == Recompute::Selective;
+  p.sp = p.tp_ranks > 1 && p.s.recompute == Recompute::Selective;
   resolve_kinds(p);
 
   // The micro-batch of an even split drives placement and the speed split.
-  const std::int64_t micro0 = std::max<std::int64_t>(1, setup.global_batch / (static_cast<std::int64_t>(p.D) * p.K));
+  const std::int64_t micro0 =
+      std::max<std::int64_t>(1, setup.global_batch / (static_cast<std::int64_t>(p.replicas) * p.micro_batches));
   Variant v0 = make_variant(p, micro0);
   p.structure = v0.model.get();
   index_structure(p);

@@ -22,11 +22,11 @@ Bytes attention_probs_bytes(const models::Op& op) {
 Variant make_variant(const Prepared& p, std::int64_t micro) {
   Variant v;
   v.micro = micro;
-  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.T);
+  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks);
   if (p.structure != nullptr && v.model->num_ops() != p.n)
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
-  const bool zero = p.s.zero == 1 && p.D > 1;
+  const bool zero = p.s.zero == 1 && p.replicas > 1;
   for (const std::string& kind : p.kinds) {
     const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);
     std::vector<OpTimes> times(v.model->num_ops());
@@ -36,11 +36,11 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       t = {c.fwd, c.bwd_data, c.bwd_weight, c.update};
       if (p.sp && p.tp->in_tp_block[op] && p.tp->role[op] == TpRole::Replicated) {
         // Sequence parallelism: LayerNorm, dropout and residual adds run on 1/T of the sequence.
-        t.fwd = ceil_div(t.fwd, p.T);
-        t.bwd_data = ceil_div(t.bwd_data, p.T);
-        t.bwd_weight = ceil_div(t.bwd_weight, p.T);
+        t.fwd = ceil_div(t.fwd, p.tp_ranks);
+        t.bwd_data = ceil_div(t.bwd_data, p.tp_ranks);
+        t.bwd_weight = ceil_div(t.bwd_weight, p.tp_ranks);
       }
-      if (zero) t.update = ceil_div(t.update, p.D);  // each DP rank updates its 1/D shard
+      if (zero) t.update = ceil_div(t.update, p.replicas);  // each DP rank updates its 1/D shard
     }
     v.times.push_back(std::move(times));
   }
@@ -64,9 +64,10 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
     const TpRole role = p.tp->role[op];
     const bool sharded_output = role == TpRole::Column || role == TpRole::Split;
     // Megatron's scatter/gather optimisation: each TP rank sends 1/T of a replicated activation.
-    v.xfer_bytes[op] = p.T > 1 && !sharded_output ? (v.out_full[op] + p.T - 1) / p.T : v.out_full[op];
+    v.xfer_bytes[op] =
+        p.tp_ranks > 1 && !sharded_output ? (v.out_full[op] + p.tp_ranks - 1) / p.tp_ranks : v.out_full[op];
     Bytes act = o.activation_bytes;
-    if (p.sp && p.tp->in_tp_block[op] && role == TpRole::Replicated) act = (act + p.T - 1) / p.T;
+    if (p.sp && p.tp->in_tp_block[op] && role == TpRole::Replicated) act = (act + p.tp_ranks - 1) / p.tp_ranks;
     v.bwd_free[op] = act;
     if (p.segment[op] >= 0) {
       v.rec_alloc[op] = act;
@@ -101,14 +102,14 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
 
 void count_cost_sources(Prepared& p) {
   CostSourceCounts counts;
-  std::vector<std::set<int>> slot_kinds(static_cast<std::size_t>(p.M));
-  for (int slot = 0; slot < p.M; ++slot) {
+  std::vector<std::set<int>> slot_kinds(static_cast<std::size_t>(p.stages));
+  for (int slot = 0; slot < p.stages; ++slot) {
     if (p.kinds.size() == 1) {  // one kind everywhere: no need to visit every device
       slot_kinds[static_cast<std::size_t>(slot)].insert(0);
       continue;
     }
-    for (int r = 0; r < p.D; ++r)
-      for (int t = 0; t < p.T; ++t) slot_kinds[static_cast<std::size_t>(slot)].insert(p.kind_of(r, slot, t));
+    for (int r = 0; r < p.replicas; ++r)
+      for (int t = 0; t < p.tp_ranks; ++t) slot_kinds[static_cast<std::size_t>(slot)].insert(p.kind_of(r, slot, t));
   }
   for (const auto& [micro, v] : p.variants) {
     std::vector<std::shared_ptr<const std::vector<profiler::OpCost>>> costs;

@@ -1,7 +1,7 @@
 // Internal: everything lower_step() works out before it emits a single task - device mapping,
 // batch split, the model at each micro-batch size with per-op times on each device kind,
 // placement (op -> chunk -> device slot), recompute segments, gradient buckets and symmetry.
-// The emitters (emit_ops.cpp, emit_stages.cpp) only read it.
+// The emitters (lower_ops.cpp, lower_stages.cpp) only read it.
 #pragma once
 
 #include <map>
@@ -66,8 +66,13 @@ struct Prepared {
   const StepSetup* setup = nullptr;
   const hardware::Cluster* cluster = nullptr;
   Strategy s;
-  int D = 1, M = 1, T = 1, V = 1, C = 1, K = 1;
-  int K_sim = 1;  // micro-batches simulated (K, or K + M for asynchronous schedules)
+  int replicas = 1;                 // dp
+  int stages = 1;                   // mp: pipeline stages (device slots per replica)
+  int tp_ranks = 1;                 // tp
+  int chunks_per_stage = 1;         // interleave for interleaved schedules, else 1
+  int chunks = 1;                   // stages x chunks_per_stage
+  int micro_batches = 1;            // K, per replica and step
+  int simulated_micro_batches = 1;  // K, or K + stages for asynchronous schedules (their warm-up)
   bool async = false;
   models::DType dtype = models::DType::F32;
   std::unique_ptr<DeviceMapping> mapping;
@@ -112,7 +117,7 @@ struct Prepared {
   hardware::DeviceId device(int r, int slot, int t) const { return mapping->device(r, slot, t); }
   int kind_of(int r, int slot, int t) const { return kind_index[static_cast<std::size_t>(device(r, slot, t))]; }
   const Variant& variant(int r, int mb) const {
-    return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % K)]);
+    return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % micro_batches)]);
   }
   bool layered() const { return s.placement == Placement::Layers; }
 };

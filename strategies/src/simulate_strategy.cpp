@@ -4,17 +4,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "gib.hpp"
 #include "parasim/common/error.hpp"
 
 namespace parasim::strategies {
 
 namespace {
 
-std::string gib(Bytes b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / static_cast<double>(GiB));
-  return buf;
-}
+using detail::gib;
 
 std::string memory_verdict(const DeviceReport& d) {
   return "needs " + gib(d.peak_memory) + " on device " + std::to_string(d.device) + " (stage " +

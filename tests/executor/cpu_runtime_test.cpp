@@ -70,19 +70,25 @@ TaskGraph tiny_cnn_data_parallel(const models::Model& m) {
     for (auto v : order) {
       const auto op = static_cast<std::int32_t>(v);
       if (!profiler::op_has_phase(m.op(v), profiler::Phase::Forward)) continue;
-      chain(b.add_compute({.device = d, .duration = 1'000, .name = "fwd", .op = op, .phase = Phase::Forward}));
+      chain(b.add_compute({.device = d, .duration = 1'000, .name = "fwd", .model_op = op, .phase = Phase::Forward}));
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const auto op = static_cast<std::int32_t>(*it);
       if (profiler::op_has_phase(m.op(*it), profiler::Phase::BackwardData))
-        chain(b.add_compute({.device = d, .duration = 1'000, .name = "bwd_data", .op = op, .phase = Phase::BackwardData}));
+        chain(b.add_compute(
+            {.device = d, .duration = 1'000, .name = "bwd_data", .model_op = op, .phase = Phase::BackwardData}));
       if (profiler::op_has_phase(m.op(*it), profiler::Phase::BackwardWeight))
-        chain(b.add_compute({.device = d, .duration = 1'000, .name = "bwd_weight", .op = op, .phase = Phase::BackwardWeight}));
+        chain(b.add_compute(
+            {.device = d, .duration = 1'000, .name = "bwd_weight", .model_op = op, .phase = Phase::BackwardWeight}));
     }
     b.add_dependency(ar, prev);
     for (auto v : order) {
       if (!profiler::op_has_phase(m.op(v), profiler::Phase::Update)) continue;
-      const TaskId u = b.add_compute({.device = d, .duration = 1'000, .name = "update", .op = static_cast<std::int32_t>(v), .phase = Phase::Update});
+      const TaskId u = b.add_compute({.device = d,
+                                      .duration = 1'000,
+                                      .name = "update",
+                                      .model_op = static_cast<std::int32_t>(v),
+                                      .phase = Phase::Update});
       b.add_dependency(u, ar);
     }
   }

@@ -6,6 +6,7 @@
 
 #include "graphs.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/median.hpp"
 #include "parasim/executor/executor.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/executor/recording_runtime.hpp"
@@ -158,9 +159,9 @@ TEST(RunSteps, TheRecordingRuntimeReproducesTheSimulatedScheduleAndReportsSpread
 }
 
 TEST(RunSteps, MedianIsAMeasuredValue) {
-  EXPECT_EQ(median_of({5, 1, 3}), 3);
-  EXPECT_EQ(median_of({4, 1, 3, 2}), 2);
-  EXPECT_EQ(median_of({}), 0);
+  EXPECT_EQ(lower_median_ns({5, 1, 3}), 3);
+  EXPECT_EQ(lower_median_ns({4, 1, 3, 2}), 2);
+  EXPECT_EQ(lower_median_ns({}), 0);
 }
 
 }  // namespace

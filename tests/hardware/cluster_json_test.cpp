@@ -9,18 +9,12 @@
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "support/input_error.hpp"
 
 namespace parasim::hardware {
 namespace {
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using test_support::input_error;
 
 // A valid two-GPU box; tests break one field at a time.
 nlohmann::json box() {

@@ -3,18 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "support/input_error.hpp"
 
 namespace parasim::hardware {
 namespace {
 
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using test_support::input_error;
 
 TEST(ClusterPresets, AllPresetsBuildSingleAndMultiNode) {
   for (const auto& name : cluster_preset_names()) {

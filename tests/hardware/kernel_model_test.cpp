@@ -7,7 +7,6 @@
 namespace parasim::hardware {
 namespace {
 
-using models::DType;
 
 // A100: 312 TFLOP/s FP16 at 267.9/312 of it over 108 SMs -> FLOP per ns per SM.
 double a100_sm_rate() { return 312.0e3 * (267.9 / 312.0) / 108.0; }

@@ -3,20 +3,12 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
+#include "support/input_error.hpp"
 
 namespace parasim::models {
 namespace {
 
-/// Runs `f` and returns the InputError message it throws ("" if it throws nothing).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::input_error;
 
 TEST(Conv2d, ShapeAndCosts) {
   ModelBuilder b("m", 2);
@@ -155,50 +147,68 @@ TEST(SampledSoftmax, CostsAndParams) {
 TEST(ShapeErrors, ExactMessages) {
   ModelBuilder b("m", 1);
   OpId img = b.input("img", {1, 6, 8, 8});
-  EXPECT_EQ(error_of([&] { b.conv2d("c", img, 8, 3, 1, 1, 4); }),
+  EXPECT_EQ(input_error([&] { b.conv2d("c", img, 8, 3, 1, 1, 4); }),
             "conv2d \"c\" with input [1, 6, 8, 8]: expected input channels (6) divisible by groups (4)");
-  EXPECT_EQ(error_of([&] { b.conv2d("c", img, 8, 3, 1, 1, 3); }),
+  EXPECT_EQ(input_error([&] { b.conv2d("c", img, 8, 3, 1, 1, 3); }),
             "conv2d \"c\" with input [1, 6, 8, 8]: expected out_channels (8) divisible by groups (3)");
   OpId small = b.input("small", {1, 3, 4, 4});
-  EXPECT_EQ(error_of([&] { b.conv2d("big", small, 8, 7, 1, 1); }),
+  EXPECT_EQ(input_error([&] { b.conv2d("big", small, 8, 7, 1, 1); }),
             "conv2d \"big\" with input [1, 3, 4, 4]: expected a padded input (6x6) at least as large as the "
             "dilated kernel (7x7)");
-  EXPECT_EQ(error_of([&] { b.conv2d("s0", small, 8, 3, 0); }),
+  EXPECT_EQ(input_error([&] { b.conv2d("s0", small, 8, 3, 0); }),
             "conv2d \"s0\" with input [1, 3, 4, 4]: expected stride height >= 1, found 0");
-  EXPECT_EQ(error_of([&] { b.conv2d("flat", b.input("v", {1, 3}), 8, 1); }),
+  EXPECT_EQ(input_error([&] {
+              b.conv2d("flat", b.input("v", {1, 3}), 8, 1);
+            }),
             "conv2d \"flat\" with input [1, 3]: expected a 4-D input [N, C, H, W]");
   OpId a = b.input("a", {1, 4});
   OpId c = b.input("c", {1, 5});
-  EXPECT_EQ(error_of([&] { b.add("sum", {a, c}); }),
+  EXPECT_EQ(input_error([&] {
+              b.add("sum", {a, c});
+            }),
             "add \"sum\" with inputs [1, 4], [1, 5]: expected all inputs to have the same shape");
-  EXPECT_EQ(error_of([&] { b.add("one", {a}); }), "add \"one\" with input [1, 4]: expected at least 2 inputs, found 1");
+  EXPECT_EQ(input_error([&] { b.add("one", {a}); }),
+            "add \"one\" with input [1, 4]: expected at least 2 inputs, found 1");
   OpId feat = b.input("feat", {2, 2048});
-  EXPECT_EQ(error_of([&] { b.linear("fc", feat, 25088, 4096); }),
+  EXPECT_EQ(input_error([&] { b.linear("fc", feat, 25088, 4096); }),
             "linear \"fc\" with input [2, 2048]: expected the last input dimension to be in_features = 25088");
-  EXPECT_EQ(error_of([&] { b.concat("cat", {img, small}, 1); }),
+  EXPECT_EQ(input_error([&] {
+              b.concat("cat", {img, small}, 1);
+            }),
             "concat \"cat\" with inputs [1, 6, 8, 8], [1, 3, 4, 4]: expected inputs that agree in every dimension "
             "except axis 1");
-  EXPECT_EQ(error_of([&] { b.concat("cat", {a, a}, 2); }),
+  EXPECT_EQ(input_error([&] {
+              b.concat("cat", {a, a}, 2);
+            }),
             "concat \"cat\" with inputs [1, 4], [1, 4]: expected axis in [-2, 1], found 2");
-  EXPECT_EQ(error_of([&] { b.reshape("r", a, {3, -1}); }),
+  EXPECT_EQ(input_error([&] {
+              b.reshape("r", a, {3, -1});
+            }),
             "reshape \"r\" with input [1, 4]: expected a target shape with 4 elements, found [3, -1]");
-  EXPECT_EQ(error_of([&] { b.dropout("d", a, 1.5); }),
+  EXPECT_EQ(input_error([&] { b.dropout("d", a, 1.5); }),
             "dropout \"d\" with input [1, 4]: expected dropout probability p in [0, 1), found 1.5");
-  EXPECT_EQ(error_of([&] { b.lstm("l", a, 8); }), "lstm \"l\" with input [1, 4]: expected a 3-D input [B, T, features]");
-  EXPECT_EQ(error_of([&] { b.max_pool2d("p", small, 3, 1, 2); }),
+  EXPECT_EQ(input_error([&] { b.lstm("l", a, 8); }),
+            "lstm \"l\" with input [1, 4]: expected a 3-D input [B, T, features]");
+  EXPECT_EQ(input_error([&] { b.max_pool2d("p", small, 3, 1, 2); }),
             "max_pool2d \"p\" with input [1, 3, 4, 4]: expected padding (2x2) at most half the kernel (3x3)");
-  EXPECT_EQ(error_of([&] { b.matmul("mm", a, c); }),
+  EXPECT_EQ(input_error([&] { b.matmul("mm", a, c); }),
             "matmul \"mm\" with inputs [1, 4], [1, 5]: expected A's last dimension (4) to equal B's first (1)");
-  EXPECT_EQ(error_of([&] { b.attention("at", b.input("t", {1, 3, 12}), 3); }),
+  EXPECT_EQ(input_error([&] {
+              b.attention("at", b.input("t", {1, 3, 12}), 3);
+            }),
             "attention \"at\" with input [1, 3, 12]: expected model dimension (4) divisible by heads (3)");
-  EXPECT_EQ(error_of([&] { b.linear_tied("tied", a, "nothing"); }),
+  EXPECT_EQ(input_error([&] { b.linear_tied("tied", a, "nothing"); }),
             "linear \"tied\" with input [1, 4]: expected shares_weights_with to name an earlier op, found \"nothing\"");
-  EXPECT_EQ(error_of([&] { b.input("a", {1, 4}); }), "duplicate op name \"a\" in model m");
-  EXPECT_EQ(error_of([&] { b.input("neg", {1, 0}); }),
+  EXPECT_EQ(input_error([&] { b.input("a", {1, 4}); }), "duplicate op name \"a\" in model m");
+  EXPECT_EQ(input_error([&] {
+              b.input("neg", {1, 0});
+            }),
             "input \"neg\": expected an output_shape with positive dimensions, found [1, 0]");
-  EXPECT_EQ(error_of([&] { b.linear("huge", b.input("wide", {1LL << 31, 1LL << 20}), 1LL << 20, 1LL << 30); }),
+  EXPECT_EQ(input_error([&] {
+              b.linear("huge", b.input("wide", {1LL << 31, 1LL << 20}), 1LL << 20, 1LL << 30);
+            }),
             "linear \"huge\" with input [2147483648, 1048576]: sizes overflow a 64-bit integer");
-  EXPECT_EQ(error_of([] { ModelBuilder zero("z", 0); }), "model z: batch must be >= 1, found 0");
+  EXPECT_EQ(input_error([] { ModelBuilder zero("z", 0); }), "model z: batch must be >= 1, found 0");
 }
 
 TEST(WeightSharing, OwnerMustMatch) {
@@ -206,12 +216,12 @@ TEST(WeightSharing, OwnerMustMatch) {
   OpId ids = b.input("ids", {1, 4});
   OpId e = b.embedding("wte", ids, 100, 8);
   OpId h = b.linear("h", e, 8, 16);
-  EXPECT_EQ(error_of([&] { b.linear_tied("head", h, "wte"); }),
+  EXPECT_EQ(input_error([&] { b.linear_tied("head", h, "wte"); }),
             "linear \"head\" with input [1, 4, 16]: expected the last input dimension to be in_features = 8");
   OpId shared = b.embedding_shared("dec", ids, "wte");
   EXPECT_EQ(b.op(shared).params, 0);
   EXPECT_EQ(b.shape(shared), (Shape{1, 4, 8}));
-  EXPECT_EQ(error_of([&] { b.embedding_shared("chain", ids, "dec"); }),
+  EXPECT_EQ(input_error([&] { b.embedding_shared("chain", ids, "dec"); }),
             "embedding \"chain\" with input [1, 4]: expected shares_weights_with to name the op that owns the weight, "
             "but embedding \"dec\" itself shares \"wte\"");
 }

@@ -6,6 +6,7 @@
 #include <random>
 #include <utility>
 
+#include "parasim/common/median.hpp"
 #include "parasim/profiler/cupti_activity.hpp"
 
 namespace parasim::profiler {
@@ -269,12 +270,12 @@ TEST(ActivityAttribution, ClearRecordsKeepsRanges) {
 }
 
 TEST(ActivityAttribution, MedianOfOddAndEvenCounts) {
-  EXPECT_EQ(median_of({}), 0);
-  EXPECT_EQ(median_of({7}), 7);
-  EXPECT_EQ(median_of({9, 1, 5}), 5);
-  EXPECT_EQ(median_of({4, 1, 3, 2}), 3);  // (2 + 3) / 2 = 2.5, rounded up as summarize() does
-  EXPECT_EQ(median_of({4, 1, 2, 2}), 2);
-  EXPECT_EQ(median_of({10, 20}), 15);
+  EXPECT_EQ(median_ns({}), 0);
+  EXPECT_EQ(median_ns({7}), 7);
+  EXPECT_EQ(median_ns({9, 1, 5}), 5);
+  EXPECT_EQ(median_ns({4, 1, 3, 2}), 3);  // (2 + 3) / 2 = 2.5, rounded up as summarize() does
+  EXPECT_EQ(median_ns({4, 1, 2, 2}), 2);
+  EXPECT_EQ(median_ns({10, 20}), 15);
 }
 
 TEST(ActivityBatch, AppendMovesEverythingAndAddsDrops) {

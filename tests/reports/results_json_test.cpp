@@ -8,6 +8,7 @@
 #include "parasim/common/json_io.hpp"
 #include "parasim/reports/results_json.hpp"
 #include "parasim/simulator/chrome_trace.hpp"
+#include "support/input_error.hpp"
 #include "sample_data.hpp"
 
 namespace {
@@ -16,12 +17,7 @@ using namespace parasim::reports;
 const std::string kData = PARASIM_REPORTS_TEST_DATA;
 
 std::string input_error(const std::string& file) {
-  try {
-    load_results_file(kData + "/" + file);
-  } catch (const parasim::InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
+  return parasim::test_support::input_error([&] { load_results_file(kData + "/" + file); });
 }
 
 TEST(ResultsJson, BundleRoundTripsExactly) {

@@ -18,8 +18,12 @@ TaskGraph mixed_graph() {
   const GroupId all = b.add_group(std::vector<DeviceId>{0, 1, 2, 3});
   std::vector<TaskId> fwd;
   for (DeviceId d = 0; d < 4; ++d)
-    fwd.push_back(b.add_compute({.device = d, .duration = 10'000 + 1'000 * d, .name = "layer\"0\".fwd", .op = 0,
-                                 .microbatch = 0, .phase = Phase::Forward}));
+    fwd.push_back(b.add_compute({.device = d,
+                                 .duration = 10'000 + 1'000 * d,
+                                 .name = "layer\"0\".fwd",
+                                 .model_op = 0,
+                                 .microbatch = 0,
+                                 .phase = Phase::Forward}));
   const TaskId x = b.add_transfer({.src = 0, .dst = 5 % 4, .bytes = 1 << 20, .name = "act", .microbatch = 0});
   b.add_dependency(x, fwd[0]);
   const TaskId side = b.add_compute({.device = 1, .stream = 2, .duration = 3'000, .name = "side"});

@@ -30,7 +30,12 @@ TEST(TaskGraph, BuilderCompactsEdgesIntoSortedDedupedCsr) {
 TEST(TaskGraph, FieldsRoundTripThroughThePackedColumns) {
   TaskGraphBuilder b(4, 3);
   const GroupId grp = b.add_group(std::vector<DeviceId>{3, 1, 2});
-  const TaskId c = b.add_compute({.device = 3, .stream = 2, .duration = 77, .name = "conv", .op = 12, .microbatch = 5,
+  const TaskId c = b.add_compute({.device = 3,
+                                  .stream = 2,
+                                  .duration = 77,
+                                  .name = "conv",
+                                  .model_op = 12,
+                                  .microbatch = 5,
                                   .phase = Phase::BackwardWeight});
   const TaskId t = b.add_transfer({.src = 1, .dst = 2, .bytes = 999, .stream = 1, .name = "act", .phase = Phase::Forward});
   const TaskId k = b.add_collective({.op = CollectiveOp::AllToAll, .group = grp, .bytes = 4096,
@@ -43,7 +48,7 @@ TEST(TaskGraph, FieldsRoundTripThroughThePackedColumns) {
   EXPECT_EQ(g.device(c), 3);
   EXPECT_EQ(g.stream(c), 2);
   EXPECT_EQ(g.duration(c), 77);
-  EXPECT_EQ(g.op(c), 12);
+  EXPECT_EQ(g.model_op(c), 12);
   EXPECT_EQ(g.microbatch(c), 5);
   EXPECT_EQ(g.phase(c), Phase::BackwardWeight);
   EXPECT_EQ(g.alloc_bytes(c), 100);

@@ -6,6 +6,8 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/cluster.hpp"
+#include "support/input_error.hpp"
+#include "support/star_cluster.hpp"
 
 namespace parasim::simulator::testing {
 
@@ -23,15 +25,7 @@ inline Cluster ring_cluster(int n, TimeNs alpha, double bw) {
   return Cluster(s);
 }
 
-/// n GPUs on one switch; every GPU-switch link has (alpha, bw), so GPU to GPU is 2 alpha.
-inline Cluster star_cluster(int n, TimeNs alpha, double bw) {
-  ClusterSpec s;
-  s.name = "star" + std::to_string(n);
-  for (int i = 0; i < n; ++i) s.devices.push_back({"gpu" + std::to_string(i), "V100-SXM2-32GB", 0, 0});
-  s.endpoints.push_back({"switch", EndpointKind::NvSwitch, 0});
-  for (int i = 0; i < n; ++i) s.links.push_back({"", LinkKind::NVSwitch, i, n, alpha, GBps{bw}});
-  return Cluster(s);
-}
+using test_support::star_cluster;
 
 /// `nodes` x `per_node` GPUs: a switch per node (intra alpha/bw per hop) and one IB switch that
 /// every GPU links to directly (inter alpha/bw per hop).
@@ -50,13 +44,6 @@ inline Cluster two_level_cluster(int nodes, int per_node, TimeNs intra_alpha, do
   return Cluster(s);
 }
 
-inline std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using test_support::input_error;
 
 }  // namespace parasim::simulator::testing

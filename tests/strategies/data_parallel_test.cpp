@@ -18,7 +18,7 @@ using simulator::TaskKind;
 
 StrategyResult run(const std::string& strategy, Symmetry symmetry = Symmetry::DataAndTensor, TimeNs update = 500) {
   static const models::Model model = chain_model(2);
-  static const hardware::Cluster cluster = star(2, 0, 1.0);
+  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
   static FakeCosts costs;
   costs.update = update;
   StepSetup setup{.model = &model,
@@ -97,7 +97,7 @@ TEST(DataParallel, ZeroShardsOptimizerStateAndUsesReduceScatterAllGather) {
 
 TEST(DataParallel, UnevenBatchNeedsSplitSpeed) {
   static const models::Model model = chain_model(2);
-  static const hardware::Cluster cluster = star(3, 0, 1.0);
+  static const hardware::Cluster cluster = star_cluster(3, 0, 1.0);
   FakeCosts costs;
   StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3"), .global_batch = 8, .costs = &costs};
   setup.collective_costs = simulator::CollectiveCosts::Links;

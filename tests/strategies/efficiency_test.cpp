@@ -6,20 +6,14 @@
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "support/input_error.hpp"
 
 namespace parasim::strategies {
 namespace {
 
 const std::string kData = PARASIM_TEST_DATA_DIR;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using test_support::input_error;
 
 TEST(CriticalBatch, DoublesEpochsAtTheCriticalBatch) {
   const auto e = StatisticalEfficiency::critical_batch(10, 1000, "hand");
@@ -70,15 +64,19 @@ TEST(TableEfficiency, StepsAreConvertedToEpochs) {
 }
 
 TEST(TableEfficiency, BadFilesNameTheLine) {
-  EXPECT_EQ(error_of([] { StatisticalEfficiency::table_from_csv(kData + "/efficiency/bad_line.csv", 0); }),
+  EXPECT_EQ(input_error([] { StatisticalEfficiency::table_from_csv(kData + "/efficiency/bad_line.csv", 0); }),
             kData + "/efficiency/bad_line.csv:3: expected two numbers, found \"512,abc\"");
-  EXPECT_EQ(error_of([] { StatisticalEfficiency::table({{256, 90}}, "t"); }),
+  EXPECT_EQ(input_error([] {
+              StatisticalEfficiency::table({{256, 90}}, "t");
+            }),
             "t: an efficiency table needs at least 2 (batch, epochs) points");
-  EXPECT_EQ(error_of([] { StatisticalEfficiency::table({{256, 90}, {128, 80}}, "t"); }),
+  EXPECT_EQ(input_error([] {
+              StatisticalEfficiency::table({{256, 90}, {128, 80}}, "t");
+            }),
             "t: point 2: batches must be strictly increasing");
-  EXPECT_EQ(error_of([] { parse_efficiency("critical-batch:abc:1", "resnet50", 0); }),
+  EXPECT_EQ(input_error([] { parse_efficiency("critical-batch:abc:1", "resnet50", 0); }),
             "--efficiency critical-batch:abc:1: expected critical-batch:E_MIN:B_CRIT with two positive numbers");
-  EXPECT_EQ(error_of([] { parse_efficiency("fancy", "resnet50", 0); }),
+  EXPECT_EQ(input_error([] { parse_efficiency("fancy", "resnet50", 0); }),
             "--efficiency fancy: expected critical-batch, critical-batch:E_MIN:B_CRIT, table:FILE.csv or none");
 }
 
@@ -96,7 +94,8 @@ TEST(TimeToTrain, EpochsTimesStepsTimesStepTime) {
 TEST(Datasets, KnownSizesAndUnknownNames) {
   EXPECT_EQ(dataset("imagenet-1k").samples, 1'281'167);
   EXPECT_EQ(dataset("cifar-10").samples, 50'000);
-  EXPECT_EQ(error_of([] { dataset("mnist"); }).rfind("unknown dataset \"mnist\"; known datasets: imagenet-1k", 0), 0u);
+  EXPECT_EQ(input_error([] { dataset("mnist"); }).rfind("unknown dataset \"mnist\"; known datasets: imagenet-1k", 0),
+            0u);
 }
 
 }  // namespace

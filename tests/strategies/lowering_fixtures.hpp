@@ -12,6 +12,8 @@
 #include "parasim/profiler/profile_cost_model.hpp"
 #include "parasim/simulator/task_graph.hpp"
 #include "parasim/strategies/lowering.hpp"
+#include "support/input_error.hpp"
+#include "support/star_cluster.hpp"
 
 namespace parasim::strategies::testing {
 
@@ -45,25 +47,9 @@ inline models::Model chain_model(int layers, std::int64_t width = 1000, std::int
   return b.finish();
 }
 
-/// n devices of `kind` on one switch; every device-switch link has (alpha, bw GB/s).
-inline hardware::Cluster star(int n, TimeNs alpha, double bw, const std::string& kind = "V100-SXM2-32GB",
-                              Bytes memory = 32 * GiB) {
-  hardware::ClusterSpec s;
-  s.name = "star" + std::to_string(n);
-  for (int i = 0; i < n; ++i) s.devices.push_back({"gpu" + std::to_string(i), kind, 0, memory});
-  s.endpoints.push_back({"switch", hardware::EndpointKind::NvSwitch, 0});
-  for (int i = 0; i < n; ++i) s.links.push_back({"", hardware::LinkKind::NVSwitch, i, n, alpha, GBps{bw}});
-  return hardware::Cluster(s);
-}
+using test_support::star_cluster;
 
-inline std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using test_support::input_error;
 
 inline int count_tasks(const simulator::TaskGraph& g, const std::function<bool(simulator::TaskId)>& pred) {
   int n = 0;

@@ -42,7 +42,7 @@ TEST(Memory, Gpt3OnOneDgxA100IsInfeasibleWithNumbers) {
 
 TEST(Memory, FitsWhenSplitEnough) {
   const models::Model model = chain_model(2);
-  const hardware::Cluster cluster = star(2, 0, 1.0, "V100-SXM2-32GB", 20'000'000);
+  const hardware::Cluster cluster = star_cluster(2, 0, 1.0, "V100-SXM2-32GB", 20'000'000);
   FakeCosts costs;
   StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=1"), .global_batch = 1,
                   .costs = &costs};
@@ -78,7 +78,7 @@ TEST(HeterogeneousDataParallel, SpeedSplitBeatsEvenSplitOnPcieHetero) {
 
 TEST(CostSource, RooflineAndMeasuredSummaries) {
   const models::Model model = chain_model(2);
-  const hardware::Cluster cluster = star(2, 0, 1.0);
+  const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
   FakeCosts costs;
   const LoweredStep s = lower_step({.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=2"),
                                     .global_batch = 2, .costs = &costs});

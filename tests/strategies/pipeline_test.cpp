@@ -16,7 +16,7 @@ using namespace testing;
 
 StrategyResult run(const std::string& strategy, std::int64_t batch, Granularity g = Granularity::Op,
                    int layers = 4) {
-  static const hardware::Cluster cluster = star(4, 0, 1e9);
+  static const hardware::Cluster cluster = star_cluster(4, 0, 1e9);
   static const FakeCosts costs = [] {
     FakeCosts c;
     c.bwd_data = 2000;

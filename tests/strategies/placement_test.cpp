@@ -82,7 +82,7 @@ TEST(LayerPartition, CutsWhereTheTransferIsCheap) {
   x = b.linear("fc4", x, 1000, 1000, false);
   b.cross_entropy("loss", x);
   const models::Model model = b.finish();
-  const hardware::Cluster cluster = star(2, 0, 2.0);
+  const hardware::Cluster cluster = star_cluster(2, 0, 2.0);
   FakeCosts costs;
   const LoweredStep step = lower_step({.model = &model, .cluster = &cluster, .strategy = parse_strategy("mp=2"),
                                        .global_batch = 1, .costs = &costs});
@@ -148,7 +148,7 @@ TEST(PlacementFile, ValidatesOpsAndDevices) {
 
 TEST(PlacementFile, DrivesTheLowering) {
   const models::Model model = chain_model(2);
-  const hardware::Cluster cluster = star(2, 0, 1.0);
+  const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
   const auto path = std::filesystem::temp_directory_path() / "parasim_placement_test.json";
   std::ofstream(path) << R"({"schema": "parasim.placement/1", "ops": {"relu": 1, "fc1": 1, "fc2": 0, "loss": 0}})";
   FakeCosts costs;

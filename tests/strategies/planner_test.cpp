@@ -153,7 +153,7 @@ TEST(Planner, CommunicationBoundModelOnASlowLinkGoesModelParallel) {
   // 4 fc layers of 4000 x 4000 (64 MB each in fp32) that cost almost nothing to compute, on
   // 1 GB/s links: a data-parallel step all-reduces 256 MB; a pipeline moves 16 KB per sample.
   const models::Model model = chain_model(4, 4000);
-  const hardware::Cluster cluster = star(4, 1000, 1.0);
+  const hardware::Cluster cluster = star_cluster(4, 1000, 1.0);
   FakeCosts costs;
   costs.fwd = costs.bwd_data = costs.bwd_weight = 10;
   SearchSpace space{.gpus = 4, .global_batch = 16};
@@ -174,7 +174,7 @@ TEST(Planner, CommunicationBoundModelOnASlowLinkGoesModelParallel) {
 TEST(Planner, ComputeBoundModelOnAFastLinkGoesDataParallel) {
   // Small layers that take 1 ms per sample per phase, on links that move anything in no time.
   const models::Model model = chain_model(4, 100);
-  const hardware::Cluster cluster = star(4, 0, 1e9);
+  const hardware::Cluster cluster = star_cluster(4, 0, 1e9);
   FakeCosts costs;
   costs.fwd = costs.bwd_data = costs.bwd_weight = 1'000'000;
   SearchSpace space{.gpus = 4, .global_batch = 16};
@@ -196,7 +196,7 @@ TEST(Planner, InfeasibleCandidatesCarryTheirReasons) {
   // 4 x 4000 x 4000 fp32 weights with SGD: 8 bytes per parameter, 128 MB per layer. Devices of
   // 200 MiB hold neither a whole replica nor half of one, but a quarter in each of 4 stages.
   const models::Model model = chain_model(4, 4000);
-  const hardware::Cluster cluster = star(4, 0, 100.0, "V100-SXM2-32GB", 200 * MiB);
+  const hardware::Cluster cluster = star_cluster(4, 0, 100.0, "V100-SXM2-32GB", 200 * MiB);
   FakeCosts costs;
   SearchSpace space{.gpus = 4, .global_batch = 4};
   space.recomputes = {Recompute::None};
@@ -245,7 +245,7 @@ TEST(Planner, TensorParallelismOnlyForTransformers) {
 TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
   // Equal stages: every synchronous schedule's step is exactly affine in the micro-batch count.
   const models::Model model = chain_model(4, 256);
-  const hardware::Cluster cluster = star(4, 0, 1e9);
+  const hardware::Cluster cluster = star_cluster(4, 0, 1e9);
   FakeCosts costs;
   SearchSpace space{.gpus = 4, .global_batch = 64};
   space.recomputes = {Recompute::None, Recompute::Full};
@@ -276,7 +276,7 @@ TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromATwelfthAndHalfOfItsStages) 
   // fewer than the stages, so stage s's peak is continued along min(K, 64 - s) micro-batches in
   // flight, not along K; step and every peak agree with the full simulation at K = 128.
   const models::Model model = chain_model(64, 64);
-  const hardware::Cluster cluster = star(64, 0, 1e9);
+  const hardware::Cluster cluster = star_cluster(64, 0, 1e9);
   FakeCosts costs;
   PlanRequest req = request(model, cluster, costs, SearchSpace{.gpus = 64, .global_batch = 128});
   const ModelFacts facts = planner_model_facts(req);
@@ -318,7 +318,7 @@ TEST(Planner, InterleavedPeakAtKIsContinuedFromItsSamplesEvenWhenTheFirstDoesNot
   FakeCosts costs;
   const Candidate c{.strategy = parse_strategy("dp=1,mp=2,schedule=interleaved,interleave=2,micro=8"), .global_batch = 8};
   auto evaluate = [&](Bytes capacity, bool extrapolate, const Candidate& cand) {
-    const hardware::Cluster cluster = star(2, 0, 1e9, "V100-SXM2-32GB", capacity);
+    const hardware::Cluster cluster = star_cluster(2, 0, 1e9, "V100-SXM2-32GB", capacity);
     PlanRequest req = request(model, cluster, costs, SearchSpace{.gpus = 2, .global_batch = cand.global_batch});
     req.extrapolate = extrapolate;
     StepCache cache;
@@ -347,7 +347,7 @@ TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
   // 4 layers of 2000 x 2000 with SGD: 122 MiB of weights and gradients per replica, so on 125 MiB
   // devices activations decide which micro-batch sizes fit without model parallelism.
   const models::Model model = chain_model(4, 2000);
-  const hardware::Cluster cluster = star(4, 0, 100.0, "V100-SXM2-32GB", 125 * MiB);
+  const hardware::Cluster cluster = star_cluster(4, 0, 100.0, "V100-SXM2-32GB", 125 * MiB);
   FakeCosts costs;
   SearchSpace space{.gpus = 4, .global_batch = 512};
   space.schedules = {Schedule::None, Schedule::GPipe, Schedule::OneFOneB};
@@ -371,7 +371,7 @@ TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
 
 TEST(Planner, DeterministicAcrossRunsAndThreadCounts) {
   const models::Model model = chain_model(4, 1000);
-  const hardware::Cluster cluster = star(4, 2000, 10.0, "V100-SXM2-32GB", 64 * MiB);
+  const hardware::Cluster cluster = star_cluster(4, 2000, 10.0, "V100-SXM2-32GB", 64 * MiB);
   FakeCosts costs;
   SearchSpace space{.gpus = 4, .per_device_batch = 8};
   PlanRequest req = request(model, cluster, costs, space);
@@ -433,7 +433,7 @@ TEST(Planner, SharedCollectivePlannerGivesTheSameRowsAsAFreshOne) {
 TEST(Planner, CountsEventEngineRuns) {
   // Extrapolated candidates take two engine runs, directly simulated ones one, the rest none.
   const models::Model model = chain_model(4, 256);
-  const hardware::Cluster cluster = star(4, 0, 1e9);
+  const hardware::Cluster cluster = star_cluster(4, 0, 1e9);
   FakeCosts costs;
   SearchSpace space{.gpus = 4, .global_batch = 64};
   space.recomputes = {Recompute::None};

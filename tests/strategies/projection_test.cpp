@@ -50,7 +50,7 @@ TEST(Projection, RowsFollowTheTimeToTrainFormulaAndTheBatchConvention) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "parasim_projection_test";
   std::filesystem::create_directories(dir);
   const std::string file = (dir / "star4.json").string();
-  hardware::save_cluster_file(star(4, 1000, 10.0), file);
+  hardware::save_cluster_file(star_cluster(4, 1000, 10.0), file);
 
   const models::Model model = chain_model(4, 512);
   FakeCosts costs;

@@ -5,18 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "support/input_error.hpp"
 
 namespace parasim::strategies {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using test_support::input_error;
 
 TEST(StrategyGrammar, DefaultsArePlainDataParallelism) {
   const Strategy s = parse_strategy("");
@@ -67,35 +61,45 @@ TEST(StrategyGrammar, GrammarEndingInJsonIsNotAFile) {
   const Strategy s = load_strategy("mp=2,placement=my_map.json");
   EXPECT_EQ(s.placement, Placement::File);
   EXPECT_EQ(s.placement_file, "my_map.json");
-  EXPECT_EQ(error_of([] { load_strategy("/nonexistent/strategy.json"); }), "/nonexistent/strategy.json: no such file");
+  EXPECT_EQ(input_error([] { load_strategy("/nonexistent/strategy.json"); }),
+            "/nonexistent/strategy.json: no such file");
 }
 
 TEST(StrategyGrammar, BadInputIsNamed) {
-  EXPECT_EQ(error_of([] { parse_strategy("schedule=foo"); }),
+  EXPECT_EQ(input_error([] { parse_strategy("schedule=foo"); }),
             "--strategy: schedule=foo: expected one of none, gpipe, 1f1b, interleaved, pipedream, spectrain");
-  EXPECT_EQ(error_of([] { parse_strategy("dp=0"); }), "--strategy: dp=0: expected an integer in [1, 1048576]");
-  EXPECT_EQ(error_of([] { parse_strategy("dp=two"); }), "--strategy: dp=two: expected an integer in [1, 1048576]");
-  EXPECT_EQ(error_of([] { parse_strategy("dp=4,dp=2"); }), "--strategy: key \"dp\" given twice");
-  EXPECT_EQ(error_of([] { parse_strategy("dp4"); }), "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
-  EXPECT_EQ(error_of([] { parse_strategy("foo=1"); }),
+  EXPECT_EQ(input_error([] { parse_strategy("dp=0"); }), "--strategy: dp=0: expected an integer in [1, 1048576]");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=two"); }), "--strategy: dp=two: expected an integer in [1, 1048576]");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=4,dp=2"); }), "--strategy: key \"dp\" given twice");
+  EXPECT_EQ(input_error([] { parse_strategy("dp4"); }),
+            "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
+  EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
             "--strategy: unknown key \"foo\"; expected dp, mp, tp, schedule, micro, interleave, placement, recompute, "
             "zero, bucket_mb, split, overlap or mapping");
-  EXPECT_EQ(error_of([] { parse_strategy("mp=2,interleave=2"); }), "--strategy: interleave=2 needs schedule=interleaved");
-  EXPECT_EQ(error_of([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
+  EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
+            "--strategy: interleave=2 needs schedule=interleaved");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
             "--strategy: dp*mp*tp = 2097152 devices; at most 1048576 are supported");
-  EXPECT_EQ(error_of([] { parse_strategy("bucket_mb=nan"); }),
+  EXPECT_EQ(input_error([] { parse_strategy("bucket_mb=nan"); }),
             "--strategy: bucket_mb=nan: expected a positive number of megabytes (at most 1e6)");
-  EXPECT_EQ(error_of([] { parse_strategy("zero=2"); }), "--strategy: zero=2: expected an integer in [0, 1]");
-  EXPECT_EQ(error_of([] { parse_strategy("mapping=dp-dp-dp"); }),
-            "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");
+  EXPECT_EQ(input_error([] { parse_strategy("zero=2"); }), "--strategy: zero=2: expected an integer in [0, 1]");
+  EXPECT_EQ(
+      input_error([] { parse_strategy("mapping=dp-dp-dp"); }),
+      "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");
 }
 
 TEST(StrategyJson, ErrorsNameFileAndPath) {
-  EXPECT_EQ(error_of([] { strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dp", -2}}, "s.json"); }),
+  EXPECT_EQ(input_error([] {
+              strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dp", -2}}, "s.json");
+            }),
             "s.json: $.dp: dp=-2: expected an integer in [1, 1048576]");
-  EXPECT_EQ(error_of([] { strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dpp", 2}}, "s.json"); }),
+  EXPECT_EQ(input_error([] {
+              strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dpp", 2}}, "s.json");
+            }),
             "s.json: $.dpp: unknown strategy field");
-  EXPECT_EQ(error_of([] { strategy_from_json(nlohmann::json{{"dp", 2}}, "s.json"); }),
+  EXPECT_EQ(input_error([] {
+              strategy_from_json(nlohmann::json{{"dp", 2}}, "s.json");
+            }),
             "s.json: $.schema: missing; expected \"parasim.strategy/1\"");
 }
 

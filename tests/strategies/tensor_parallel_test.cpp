@@ -100,7 +100,7 @@ TEST(TensorParallel, LayerActivationsMatchKorthikanti) {
 }
 
 LoweredStep lower(const models::Model& m, const std::string& strategy, Symmetry sym = Symmetry::DataAndTensor) {
-  static const hardware::Cluster cluster = star(8, 1000, 100.0, "A100-SXM4-80GB", 80 * GiB);
+  static const hardware::Cluster cluster = star_cluster(8, 1000, 100.0, "A100-SXM4-80GB", 80 * GiB);
   static const profiler::RooflineCostModel roofline;
   return lower_step({.model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy), .global_batch = 2,
                      .costs = &roofline, .symmetry = sym});
@@ -149,7 +149,7 @@ TEST(TensorParallel, SequenceParallelUsesReduceScatterAndAllGather) {
 
 TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
   const models::Model m = tiny_gpt(2);
-  const hardware::Cluster cluster = star(1, 0, 1.0, "A100-SXM4-80GB", 80 * GiB);
+  const hardware::Cluster cluster = star_cluster(1, 0, 1.0, "A100-SXM4-80GB", 80 * GiB);
   const profiler::RooflineCostModel roofline;
   auto run = [&](const std::string& strategy) {
     return simulate_strategy({.model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy),

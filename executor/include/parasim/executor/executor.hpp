@@ -66,8 +66,8 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
 /// Device busy times of one timeline.
 std::vector<DeviceBusy> device_busy(const TaskGraph& graph, const std::vector<TaskTiming>& timeline);
 
-/// Median of a non-empty sample (the lower middle for even sizes, so it is a measured value).
-TimeNs median_of(std::vector<TimeNs> values);
+// Medians of the repetitions: parasim::lower_median_ns (parasim/common/median.hpp), the lower
+// middle for even sizes, so that each is a measured value.
 
 nlohmann::json execution_result_to_json(const ExecutionResult& r);
 

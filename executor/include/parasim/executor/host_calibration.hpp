@@ -1,41 +1,9 @@
 // What the CPU backend's communication and scheduling cost on this machine, measured through
 // the CPU runtime itself (tiny task graphs, the same workers, events and buffers a validated
-// step uses), and the "cpu-host" cluster built from it.
-//
-//   transfer    a: compute on device 0 -> x: transfer of S bytes 0 -> 1 (pipeline stream)
-//               -> b: compute on device 1. Measured: b.start - a.end, i.e. what the simulator
-//               charges the transfer (route latency + S / bandwidth), including the wake-ups of
-//               the transfer's worker and of b's worker. Fitted alpha-beta over S.
-//   allreduce   c_d: compute on every device -> ring all-reduce of S bytes (DP stream) -> u_d.
-//               Measured: median over devices of u_d.start - max_d c_d.end; fitted alpha-beta.
-//   wake-up     a chain of zero-time tasks alternating between two devices' compute streams:
-//               the cost of one cross-thread dependency (futex wake + schedule).
-//   step start  one zero-time task: from releasing the workers to the first task's start.
-//   dispatch    a chain of zero-time tasks on one stream: the runtime's own cost per task
-//               (command loop, timestamps, event records), paid by every task of a step but
-//               not by the profiler's isolated timings.
-//   contention  k = 1..devices threads pinned as the compute workers are, each running the same
-//               fixed work (a multiply-add loop over an L2-resident buffer, then a streaming
-//               triad over 32 MiB): speed[k-1] = time alone / time with k at once, the fastest of
-//               9 alternating rounds each, at most 1. With k free cores it stays near 1; cores that are not
-//               really separate (SMT siblings, vCPUs sharing a physical core, other tenants)
-//               lower it.
-//   contention  the same with the multiply-add loop alone (speed_in_cache): what threads whose
-//   in cache    work stays in their cores' caches slow each other by. The streaming triad shares
-//               the memory bus and, on a VM, swings with the neighbours' traffic (0.7 to 0.98
-//               from one run to the next here); a step whose working set fits in the last-level
-//               cache does not see that (tiny_lstm dp=2 measured compute 1.7 ms against 2.0 ms
-//               projected with the streaming curve), so validate uses this curve for them.
-//
-//   rt budget   with SCHED_FIFO workers: /proc/sys/kernel/sched_rt_runtime_us of every
-//               sched_rt_period_us (what Linux lets real-time threads run per core; the rest of
-//               the period they are stalled), for the projection's throttling stalls.
-//
-// The cluster: devices "cpu0".."cpuN-1" joined in a star through an endpoint "host-memory"
-// (links kind qpi: a memory interconnect; full duplex), each link with half the transfer's
-// fitted latency (a route has two hops) and the fitted bandwidth. Devices use a placeholder
-// device kind because the hardware table has no CPU entry; HostCostModel (host_cost_model.hpp)
-// answers every op cost from the host profile whatever kind it is asked for.
+// step uses), and the "cpu-host" cluster built from it: alpha-beta fits of transfers and ring
+// all-reduces, a cross-thread wake-up, the step start, the runtime's dispatch per task, the
+// per-thread speed under contention (streaming and in cache) and the real-time budget. What
+// each measures and how the cluster is built: docs/executor.md ("Host calibration").
 //
 // Example:
 //   HostCalibration cal = calibrate_cpu_host(2);

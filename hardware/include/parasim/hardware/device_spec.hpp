@@ -4,15 +4,15 @@
 //
 // Example:
 //   const DeviceSpec& v100 = device_spec("V100-SXM2-32GB");
-//   double tf = v100.peak_tflops(models::DType::F16);   // 125 (tensor cores)
+//   double tf = v100.peak_tflops(DType::F16);   // 125 (tensor cores)
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "parasim/common/dtype.hpp"
 #include "parasim/common/units.hpp"
-#include "parasim/models/graph.hpp"
 
 namespace parasim::hardware {
 
@@ -31,7 +31,7 @@ struct DeviceSpec {
   /// Peak FLOP/s (not MAC/s) in TFLOP/s for matrix math in `dtype`. FP32 uses plain FP32 peak
   /// (frameworks default to no TF32 for convolutions on older stacks); BF16 falls back to FP32
   /// where the chip has no BF16 path.
-  double peak_tflops(models::DType dtype) const;
+  double peak_tflops(DType dtype) const;
 };
 
 /// All known devices, in a fixed order.

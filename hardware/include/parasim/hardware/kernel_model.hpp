@@ -7,7 +7,7 @@
 // Example:
 //   const DeviceSpec& a100 = device_spec("a100");
 //   const KernelModel km = kernel_model(a100);
-//   double ns = km.gemm_time_ns({.m = 8192, .n = 8192, .k = 8192}, models::DType::F16);  // ~4.1 ms
+//   double ns = km.gemm_time_ns({.m = 8192, .n = 8192, .k = 8192}, DType::F16);  // ~4.1 ms
 //   double mem = km.memory_time_ns(256e6);                                          // 256 MB at 90% of 2039 GB/s
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "parasim/common/dtype.hpp"
 #include "parasim/hardware/device_spec.hpp"
 
 namespace parasim::hardware {
@@ -58,10 +59,10 @@ struct KernelModel {
   std::vector<GemmTile> tiles;   // largest first
 
   /// Whether a GEMM in `dtype` runs on tensor cores (Volta+ for fp16, Ampere+ for bf16).
-  bool uses_tensor_cores(models::DType dtype) const;
+  bool uses_tensor_cores(DType dtype) const;
   /// Time of one GEMM kernel (launch overhead not included).
-  GemmEstimate gemm(const GemmShape& shape, models::DType dtype, double bytes_moved) const;
-  double gemm_time_ns(const GemmShape& shape, models::DType dtype, double bytes_moved = 0) const {
+  GemmEstimate gemm(const GemmShape& shape, DType dtype, double bytes_moved) const;
+  double gemm_time_ns(const GemmShape& shape, DType dtype, double bytes_moved = 0) const {
     return gemm(shape, dtype, bytes_moved).time_ns;
   }
   /// Achievable HBM bandwidth fraction for a kernel moving `bytes`.

@@ -19,20 +19,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "parasim/common/dtype.hpp"
+
 namespace parasim::models {
 
-enum class DType : std::uint8_t { F32, F16, BF16 };
-
-/// Bytes per element.
-int dtype_size(DType t);
-std::string to_string(DType t);
-/// Parses "fp32"/"f32"/"float32", "fp16"/"f16"/"half", "bf16"/"bfloat16"; nullopt otherwise.
-std::optional<DType> parse_dtype(const std::string& s);
+// DType lives in common/ (hardware/ needs it too); models:: keeps its names.
+using parasim::DType;
+using parasim::dtype_size;
+using parasim::parse_dtype;
+using parasim::to_string;
 
 enum class OpKind : std::uint8_t {
   Input,           // the mini-batch (data) or token ids; no cost, no backward
@@ -66,7 +67,7 @@ enum class OpKind : std::uint8_t {
 };
 
 std::string to_string(OpKind k);
-std::optional<OpKind> parse_op_kind(const std::string& s);
+std::optional<OpKind> parse_op_kind(std::string_view s);
 /// Every kind, in declaration order (for "known kinds: ..." messages).
 std::vector<OpKind> all_op_kinds();
 

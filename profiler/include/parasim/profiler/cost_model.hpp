@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "parasim/common/units.hpp"
 #include "parasim/models/graph.hpp"
@@ -24,7 +25,7 @@ enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update 
 /// "fwd", "bwd_data", "bwd_weight", "update" (also the keys of the profile format).
 std::string to_string(Phase p);
 /// Inverse of to_string(Phase); nullopt for anything else.
-std::optional<Phase> parse_phase(const std::string& s);
+std::optional<Phase> parse_phase(std::string_view s);
 /// The four phases in execution order (named kPhases: gpu_profiler.hpp has its own kAllPhases).
 inline constexpr std::array<Phase, 4> kPhases = {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight, Phase::Update};
 
@@ -51,7 +52,7 @@ enum class CostSource : std::uint8_t {
 };
 /// "measured-gpu", "measured-cpu", "imported", "measured-scaled", "roofline".
 std::string to_string(CostSource s);
-std::optional<CostSource> parse_cost_source(const std::string& s);
+std::optional<CostSource> parse_cost_source(std::string_view s);
 bool is_measured(CostSource s);
 
 struct OpCost {
@@ -68,7 +69,7 @@ struct OpCost {
 
 enum class Optimizer : std::uint8_t { Sgd, Momentum, Adam };
 std::string to_string(Optimizer o);
-Optimizer parse_optimizer(const std::string& s);  // InputError on unknown
+std::optional<Optimizer> parse_optimizer(std::string_view s);  // "sgd", "momentum", "adam"; nullopt otherwise
 /// Optimizer state bytes per parameter (fp32 master state): sgd 0, momentum 4, adam 8.
 Bytes optimizer_state_bytes_per_param(Optimizer o);
 /// Bytes one optimizer step moves per parameter: read the gradient (in the model dtype), read and

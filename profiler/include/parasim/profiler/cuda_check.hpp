@@ -1,7 +1,7 @@
 // One checked-call macro per vendor API. A failing call throws parasim::RuntimeError (exit 1)
 // whose message names the vendor, the call as written, the file and line, and the vendor's own
 // error name and text, e.g.
-//   "CUDA call failed: cudaMalloc(&p, bytes) at cuda_buffer.cpp:31: cudaErrorMemoryAllocation (out of memory)"
+//   "CUDA call failed: cudaMalloc(&p, bytes) at cuda_gemm.cpp:31: cudaErrorMemoryAllocation (out of memory)"
 //
 // This header includes no vendor header: each macro expands to calls of its vendor's status
 // string function, so a translation unit includes exactly the vendor headers it uses.

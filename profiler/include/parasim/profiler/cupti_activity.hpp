@@ -177,8 +177,7 @@ struct PhaseStatistics {
   int repetitions = 0;
 };
 
-/// Median as PhaseStatistics defines it (values need not be sorted). 0 for an empty list.
-TimeNs median_of(std::vector<TimeNs> values);
+/// Median as PhaseStatistics defines it: parasim::median_ns (parasim/common/median.hpp).
 
 /// Joins records to ranges. Not thread-safe: feed it from one thread (the CUPTI source copies
 /// records out of its callback thread, and the caller adds the flushed batch).

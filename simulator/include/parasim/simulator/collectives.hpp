@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,7 @@ namespace parasim::simulator {
 
 enum class CollectiveMode : std::uint8_t { Expanded, Analytic };
 std::string_view to_string(CollectiveMode m);  // "expanded", "analytic"
-bool parse(std::string_view s, CollectiveMode& out);
+std::optional<CollectiveMode> parse_collective_mode(std::string_view s);  // nullopt otherwise
 
 /// What a collective step costs beyond moving bytes over the links.
 ///   Links: each step costs its route latency plus bytes at the links' rate (pure alpha-beta).

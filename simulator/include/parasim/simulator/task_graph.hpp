@@ -1,7 +1,7 @@
 // The TaskGraph: the contract between strategies (which produce it), the simulator and the
 // executor (which both consume it). One training step as tasks on device streams.
 //
-//   Compute     runs `duration` ns on (device, stream); stands for op `op` of microbatch `mb`
+//   Compute     runs `duration` ns on (device, stream); stands for model op `model_op` of microbatch `mb`
 //               in `phase` (forward, backward_data, ...).
 //   Transfer    moves `bytes` from `src` to `dst` over the cluster's route; it runs on the
 //               source device's stream `stream` (the comm stream by default), like a
@@ -38,11 +38,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "parasim/common/assert.hpp"
 #include "parasim/common/units.hpp"
 
 namespace parasim::simulator {
@@ -69,11 +71,12 @@ std::string_view to_string(Phase p);                 // "forward", "backward_dat
 std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
 std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls"
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
-bool parse(std::string_view s, TaskKind& out);
-bool parse(std::string_view s, Phase& out);
-bool parse(std::string_view s, CollectiveOp& out);
-bool parse(std::string_view s, CollectiveAlgorithm& out);
-bool parse(std::string_view s, MemoryCategory& out);
+// Inverses of to_string; nullopt for anything else.
+std::optional<TaskKind> parse_task_kind(std::string_view s);
+std::optional<Phase> parse_phase(std::string_view s);
+std::optional<CollectiveOp> parse_collective_op(std::string_view s);
+std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s);
+std::optional<MemoryCategory> parse_memory_category(std::string_view s);
 
 /// Bytes resident on a device for the whole step, by label.
 struct StaticMemory {
@@ -90,7 +93,7 @@ struct ComputeTask {
   int stream = kComputeStream;
   TimeNs duration = 0;
   std::string_view name{};
-  std::int32_t op = -1;          // op index in the model graph, -1 none
+  std::int32_t model_op = -1;    // op index in the model graph, -1 none
   std::int32_t microbatch = -1;  // -1: not tied to a microbatch
   Phase phase = Phase::Other;
 };
@@ -101,7 +104,7 @@ struct TransferTask {
   Bytes bytes = 0;
   int stream = kCommStream;      // a stream of `src`
   std::string_view name{};
-  std::int32_t op = -1;
+  std::int32_t model_op = -1;  // op index in the model graph (e.g. the activation's producer), -1 none
   std::int32_t microbatch = -1;
   Phase phase = Phase::Other;
 };
@@ -155,42 +158,48 @@ class TaskGraph {
   int streams_per_device() const { return streams_per_device_; }
   std::size_t num_dependencies() const { return deps_.size(); }
 
-  TaskKind kind(TaskId t) const { return static_cast<TaskKind>(meta_[ix(t)] & 0x3u); }
-  Phase phase(TaskId t) const { return static_cast<Phase>((meta_[ix(t)] >> 2) & 0x7u); }
-  int stream(TaskId t) const { return static_cast<int>((meta_[ix(t)] >> 5) & 0xFFu); }
-  CollectiveOp collective_op(TaskId t) const { return static_cast<CollectiveOp>((meta_[ix(t)] >> 13) & 0x7u); }
+  TaskKind kind(TaskId t) const { return static_cast<TaskKind>(meta_[checked(t)] & 0x3u); }
+  Phase phase(TaskId t) const { return static_cast<Phase>((meta_[checked(t)] >> 2) & 0x7u); }
+  int stream(TaskId t) const { return static_cast<int>((meta_[checked(t)] >> 5) & 0xFFu); }
+  CollectiveOp collective_op(TaskId t) const { return static_cast<CollectiveOp>((meta_[checked(t)] >> 13) & 0x7u); }
   CollectiveAlgorithm algorithm(TaskId t) const {
-    return static_cast<CollectiveAlgorithm>((meta_[ix(t)] >> 16) & 0x3u);
+    return static_cast<CollectiveAlgorithm>((meta_[checked(t)] >> 16) & 0x3u);
   }
-  MemoryCategory memory_category(TaskId t) const { return static_cast<MemoryCategory>((meta_[ix(t)] >> 18) & 0x1u); }
+  MemoryCategory memory_category(TaskId t) const {
+    return static_cast<MemoryCategory>((meta_[checked(t)] >> 18) & 0x1u);
+  }
 
   /// Compute: its device. Transfer: the source (whose stream runs it). Marker: a device for
   /// display, or -1. Collective: -1 (see group()).
-  DeviceId device(TaskId t) const { return device_[ix(t)]; }
-  DeviceId src(TaskId t) const { return device_[ix(t)]; }
-  DeviceId dst(TaskId t) const { return peer_[ix(t)]; }          // transfers
-  GroupId group(TaskId t) const { return peer_[ix(t)]; }         // collectives
-  TimeNs duration(TaskId t) const { return amount_[ix(t)]; }     // compute
-  Bytes bytes(TaskId t) const { return amount_[ix(t)]; }         // transfer, collective
-  std::int32_t op(TaskId t) const { return op_[ix(t)]; }
-  std::int32_t microbatch(TaskId t) const { return microbatch_[ix(t)]; }
-  std::string_view name(TaskId t) const { return strings_.get(name_[ix(t)]); }
-  Bytes alloc_bytes(TaskId t) const { return alloc_[ix(t)]; }
-  Bytes free_bytes(TaskId t) const { return free_[ix(t)]; }
+  DeviceId device(TaskId t) const { return device_[checked(t)]; }
+  DeviceId src(TaskId t) const { return device_[checked(t)]; }
+  DeviceId dst(TaskId t) const { return peer_[checked(t)]; }       // transfers
+  GroupId group(TaskId t) const { return peer_[checked(t)]; }      // collectives
+  TimeNs duration(TaskId t) const { return amount_[checked(t)]; }  // compute
+  Bytes bytes(TaskId t) const { return amount_[checked(t)]; }      // transfer, collective
+  std::int32_t model_op(TaskId t) const { return model_op_[checked(t)]; }
+  std::int32_t microbatch(TaskId t) const { return microbatch_[checked(t)]; }
+  std::string_view name(TaskId t) const { return strings_.get(name_[checked(t)]); }
+  Bytes alloc_bytes(TaskId t) const { return alloc_[checked(t)]; }
+  Bytes free_bytes(TaskId t) const { return free_[checked(t)]; }
 
   std::span<const TaskId> deps(TaskId t) const {
-    return {deps_.data() + dep_offsets_[ix(t)], deps_.data() + dep_offsets_[ix(t) + 1]};
+    return {deps_.data() + dep_offsets_[checked(t)], deps_.data() + dep_offsets_[checked(t) + 1]};
   }
   std::span<const TaskId> successors(TaskId t) const {
-    return {succs_.data() + succ_offsets_[ix(t)], succs_.data() + succ_offsets_[ix(t) + 1]};
+    return {succs_.data() + succ_offsets_[checked(t)], succs_.data() + succ_offsets_[checked(t) + 1]};
   }
 
   int num_groups() const { return static_cast<int>(group_offsets_.size()) - 1; }
   std::span<const DeviceId> group_devices(GroupId g) const {
+    PARASIM_ASSERT(g >= 0 && g < num_groups());
     const auto i = static_cast<std::size_t>(g);
     return {group_devices_.data() + group_offsets_[i], group_devices_.data() + group_offsets_[i + 1]};
   }
-  const StaticMemory& static_memory(DeviceId d) const { return static_memory_[static_cast<std::size_t>(d)]; }
+  const StaticMemory& static_memory(DeviceId d) const {
+    PARASIM_ASSERT(d >= 0 && static_cast<std::size_t>(d) < static_memory_.size());
+    return static_memory_[static_cast<std::size_t>(d)];
+  }
   const StringTable& strings() const { return strings_; }
 
   /// Bytes of per-task columns (56) and per dependency edge (8: the dependency and successor
@@ -204,6 +213,11 @@ class TaskGraph {
  private:
   friend class TaskGraphBuilder;
   static std::size_t ix(TaskId t) { return static_cast<std::size_t>(t); }
+  /// ix() for the public accessors: a task id out of range is a bug upstream (debug builds abort).
+  std::size_t checked(TaskId t) const {
+    PARASIM_ASSERT(t >= 0 && static_cast<std::size_t>(t) < meta_.size());
+    return ix(t);
+  }
 
   int num_devices_ = 0;
   int streams_per_device_ = 0;
@@ -211,7 +225,7 @@ class TaskGraph {
   std::vector<std::uint32_t> meta_;
   std::vector<DeviceId> device_;
   std::vector<std::int32_t> peer_;
-  std::vector<std::int32_t> op_;
+  std::vector<std::int32_t> model_op_;
   std::vector<std::int32_t> microbatch_;
   std::vector<std::uint32_t> name_;
   std::vector<std::int64_t> amount_;

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasim/common/calibration.hpp"
@@ -57,12 +58,14 @@ enum class Symmetry : std::uint8_t {
   DataAndTensor,  // replica 0, TP rank 0 only; TP collectives over the real TP groups
 };
 std::string to_string(Granularity g);
-Granularity parse_granularity(const std::string& s);  // "op" | "stage"; InputError otherwise
+std::optional<Granularity> parse_granularity(std::string_view s);  // "op" | "stage"; nullopt otherwise
 std::string to_string(Symmetry s);
 
-/// Streams of every device in the lowered graph.
-inline constexpr int kComputeStream = 0;
-inline constexpr int kDataParallelStream = 1;
+/// Streams of every device in the lowered graph. Compute and the first communication stream are
+/// the simulator's (kComputeStream 0, kCommStream 1): data-parallel gradients travel on stream 1,
+/// as a hand-written parasim.taskgraph/1 file's transfers and collectives do by default.
+using simulator::kComputeStream;
+inline constexpr int kDataParallelStream = simulator::kCommStream;
 inline constexpr int kPipelineStream = 2;
 inline constexpr int kTensorParallelStream = 3;
 inline constexpr int kStreamsPerDevice = 4;

@@ -1,26 +1,8 @@
 // The planner: every candidate strategy of a SearchSpace simulated by the event engine, ranked
-// by time to train (or step time), with the reasons the others lose.
-//
-// How one candidate is judged, cheapest test first:
-//   1. memory bound   weights + gradients + optimizer state of the least parameters the fullest
-//                     device can hold (P / (mp * tp), or ceil(layers / mp) whole transformer
-//                     layers / tp) against the largest device: no lowering at all;
-//   2. lowering       lower_step() rejects what cannot run (a batch that does not divide, a TP
-//                     width the layers cannot be split by, more stages than branches...);
-//   3. static memory  the lowered per-device weights/gradients/optimizer state; not simulated;
-//      dominance      candidates of a memory family (same dp/mp/tp/schedule/placement/mapping,
-//                     differing in micro-batch count, recompute, ZeRO) run in order of increasing
-//                     memory; one that needs at least the memory of a member that did not fit is
-//                     not lowered (memory grows with the micro-batch size, without recompute and
-//                     without ZeRO);
-//   4. simulation     simulate_strategy() (Symmetry::DataAndTensor, analytic collectives, one
-//                     shared StepCache): step time, bubble, exposed communication, peak memory;
-//                     with many micro-batches, two shorter simulations of the same micro-batch
-//                     size continued along the micro-batch count (PlanRequest::extrapolate).
-// Only a PlanRow (a few hundred bytes) is kept per candidate; no task graph outlives its
-// simulation. Candidates are shared out to `threads` workers by an atomic counter; each writes
-// its own row, and the rows are sorted by a total order (feasible first, objective, canonical
-// strategy, global batch), so the result does not depend on the thread count.
+// by time to train (or step time), with the reasons the others lose. Each candidate is judged
+// cheapest test first (memory bound, lowering, static memory, memory dominance, simulation) and
+// leaves only its PlanRow; rows are sorted by a total order, so the result does not depend on
+// the thread count. docs/projection.md ("How a candidate is judged", "Ranking and determinism").
 //
 // Example:
 //   models::Model model = models::build_zoo_model("gpt2");

@@ -1,32 +1,9 @@
 // The strategies a planner tries for one model on N devices: every dp x mp x tp split with the
 // pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
-// sense for it, each with the global batch it trains at.
-//
-// Rules (docs/projection.md has the reasoning):
-//   devices   exact mode: dp * mp * tp == N. allow_fewer (Calculon, Isaev et al. SC'23): for
-//             every tp and mp, dp = floor(N / (tp * mp)), so a configuration uses at most N.
-//   tp        only for models with transformer layers: a divisor of the attention heads, at most
-//             the devices of one node (TP all-reduces stay on NVLink/NVSwitch), at most max_tp.
-//   mp        1 .. the pipeline units the model can be cut into (transformer layers count as one
-//             unit, every other op with work as one), at most max_mp; mp * tp <= max_model_parallel;
-//             with even_stages only divisors of the layer count (as Calculon and Megatron-LM).
-//   batch     global_batch > 0: every candidate uses it (dp must divide it). Else per_device_batch
-//             > 0: global batch = per_device_batch * dp - each DP replica keeps the per-device batch
-//             whatever its width (Pal et al. 2019), so model parallelism shrinks the global batch.
-//             Else max_batch > 0: the largest multiple of dp not above max_batch (Calculon).
-//   schedule  mp == 1: none. mp > 1: none (plain model parallelism), gpipe, 1f1b, interleaved,
-//             pipedream, spectrain (those in `schedules`).
-//   placement layers; also branches for mp > 1, schedule none when a model without transformer
-//             layers forks (branch placement of transformer blocks has nothing to gain).
-//   micro     divisors K of the per-replica batch; pipelined schedules K <= max_micro_per_stage * mp,
-//             others (gradient accumulation, which only saves memory) K <= max_accumulation;
-//             interleaved needs K % mp == 0 (Megatron-LM).
-//   interleave schedule interleaved: every V >= 2 dividing the layers per stage (layers % mp == 0).
-//   recompute those in `recomputes`; selective only for models with attention.
-//   zero      0, and 1 when dp > 1.
-//   mapping   the default tp-mp-dp; with all_mappings every axis order that differs on the axes
-//             that are actually split.
-// Candidates come out in a fixed order (tp, mp, schedule, placement, V, K, recompute, zero, mapping).
+// sense for it, each with the global batch it trains at (exact N, or at most N with
+// allow_fewer). Candidates come out in a fixed order (tp, mp, schedule, placement, V, K,
+// recompute, zero, mapping). The rule for each knob and its source: docs/projection.md ("Batch
+// conventions", "The search space").
 //
 // Example:
 //   models::Model model = models::build_zoo_model("gpt2");

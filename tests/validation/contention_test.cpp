@@ -1,10 +1,10 @@
-// The cpu-host projection's host effects (executor/src/contention.hpp): busy threads during
+// The cpu-host projection's host effects (validation/src/contention.hpp): busy threads during
 // compute tasks and real-time throttling stalls in the median step.
 #include <gtest/gtest.h>
 
 #include "contention.hpp"
 
-namespace parasim::executor::detail {
+namespace parasim::validation::detail {
 namespace {
 
 constexpr TimeNs kMs = 1'000'000;
@@ -49,4 +49,4 @@ TEST(BusyThreads, ConcurrentComputeAndCollectivesCount) {
 }
 
 }  // namespace
-}  // namespace parasim::executor::detail
+}  // namespace parasim::validation::detail

@@ -17,7 +17,7 @@
 
 #include "parasim/profiler/cost_model.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
 
 class HostCostModel final : public profiler::CostModel {
  public:
@@ -36,4 +36,4 @@ class HostCostModel final : public profiler::CostModel {
   std::map<std::string, double> slowdown_;
 };
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation

@@ -1,9 +1,9 @@
 // Host profile costs for any device kind, plus the runtime's per-task dispatch cost.
-#include "parasim/executor/host_cost_model.hpp"
+#include "parasim/validation/host_cost_model.hpp"
 
 #include <cmath>
 
-namespace parasim::executor {
+namespace parasim::validation {
 
 HostCostModel::HostCostModel(const profiler::CostModel& inner, std::string host_kind, TimeNs per_task_ns,
                              std::map<std::string, double> slowdown)
@@ -24,4 +24,4 @@ std::string HostCostModel::describe() const {
   return d;
 }
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation

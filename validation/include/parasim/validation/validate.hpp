@@ -1,17 +1,15 @@
 // `parasim validate`: the projection next to the measurement, for one strategy or a fixed suite.
 //
-// One validation:
-//   1. the model (zoo) at the global batch; the strategy lowered once on the roofline to learn
-//      the micro-batch sizes the lowering uses (its StepCache keeps those model builds);
-//   2. every micro-batch build profiled on the same backend that will execute it (the CPU
-//      profiler: oneDNN, 1 thread; cuda: the GPU profiler);
-//   3. a cluster describing this machine: cpu -> calibrate_cpu_host() and the "cpu-host" star
-//      (costs through HostCostModel); cuda -> the GPUs' measured copy/NCCL numbers
-//      (profiler::probe_links + cluster_spec_from_probe);
-//   4. simulate_strategy() with those costs, every device simulated (Symmetry::None), with the
-//      timeline, whose per-task durations fix the executor's stream order;
-//   5. run_steps() on the same TaskGraph (warm-up, repetitions) and the comparison:
-//      error_pct = (projected - measured) / measured x 100 with measured = the median step.
+// One validation, in the order validate.cpp runs it (one function per step):
+//   1. machine_cluster: this machine as a cluster: cpu -> calibrate_cpu_host() and the
+//      "cpu-host" star; cuda -> the GPUs' measured copy/NCCL numbers (profiler::probe_links);
+//   2. the strategy lowered once on the roofline to learn the micro-batch sizes (cpu:
+//      size_up_cpu_host picks warm or cold profiles and refits the links to the graph's
+//      communication), then profile_microbatches on the backend that will execute them;
+//   3. project: simulate_strategy() with those costs (HostCostModel on cpu, with contention
+//      slowdowns), every device simulated (Symmetry::None), with the timeline;
+//   4. measure: run_steps() on the same TaskGraph, stream order fixed by the simulated durations;
+//   5. compare: error_pct = (projected - measured) / measured x 100, measured = the median step.
 //
 // Example:
 //   ValidationRequest req{.backend = Backend::Cpu, .model = "tiny_cnn", .batch = 8, .strategy = "dp=2"};
@@ -25,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,11 +33,11 @@
 #include "parasim/executor/host_calibration.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
 
 enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string to_string(Backend b);  // "cpu", "cuda"
-Backend parse_backend(const std::string& s);  // InputError otherwise
+std::optional<Backend> parse_backend(std::string_view s);  // "cpu", "cuda"; nullopt otherwise
 
 struct ValidationRequest {
   Backend backend = Backend::Cpu;
@@ -55,7 +54,7 @@ struct ValidationRequest {
   profiler::Optimizer optimizer = profiler::Optimizer::Sgd;
   /// CPU: the priority of the profiling thread and of the workers (CpuRuntimeOptions::priority),
   /// so that other processes on a shared machine disturb the measurements less; best effort.
-  CpuRuntimeOptions::Priority priority = CpuRuntimeOptions::Priority::Fifo;
+  executor::CpuRuntimeOptions::Priority priority = executor::CpuRuntimeOptions::Priority::Fifo;
   /// CPU: profile every op with warm caches (repeated back to back), with caches evicted before
   /// every timed run (cold), or Auto: cold when the step's working set (weights, gradients and
   /// optimizer state of every device plus the activations) exceeds the last-level cache, as
@@ -113,7 +112,7 @@ struct ValidationResult {
   TimeNs simulated = 0;              // the simulator's step time, before rt_throttle
   std::string runtime;         // the executor runtime's description
   std::vector<std::string> notes;  // oversubscription, unrunnable kernels, calibration caveats
-  std::optional<HostCalibration> calibration;  // cpu backend
+  std::optional<executor::HostCalibration> calibration;  // cpu backend
 
   double projected_ms() const { return ns_to_ms(projected); }
   double measured_ms() const { return ns_to_ms(measured); }
@@ -165,4 +164,4 @@ SuiteResult run_suite(const std::vector<SuiteCase>& cases, const ValidationReque
 
 nlohmann::json suite_to_json(const SuiteResult& s);
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation

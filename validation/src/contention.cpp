@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <cmath>
 
-namespace parasim::executor::detail {
+#include "parasim/common/index.hpp"
+
+namespace parasim::validation::detail {
 
 using simulator::TaskId;
 using simulator::TaskKind;
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 // The busy-thread count as a step function: breakpoints and the integral up to each.
 class BusyProfile {
@@ -79,12 +79,12 @@ std::vector<double> busy_threads_during_compute(const simulator::TaskGraph& grap
 
 std::map<std::string, double> contention_slowdown(const simulator::TaskGraph& graph,
                                                   const std::vector<simulator::TaskTiming>& timeline,
-                                                  const HostCalibration& calibration,
+                                                  const executor::HostCalibration& calibration,
                                                   const std::function<std::string(TaskId)>& op_name) {
   const std::vector<double> busy = busy_threads_during_compute(graph, timeline);
   std::map<std::string, std::pair<double, double>> acc;  // name -> (sum of weight x slowdown, sum of weights)
   for (TaskId t = 0; t < static_cast<TaskId>(graph.size()); ++t) {
-    if (graph.kind(t) != TaskKind::Compute || graph.op(t) < 0) continue;
+    if (graph.kind(t) != TaskKind::Compute || graph.model_op(t) < 0) continue;
     const double w = static_cast<double>(std::max<TimeNs>(timeline[ix(t)].end - timeline[ix(t)].start, 1));
     auto& a = acc[op_name(t)];
     a.first += w / concurrent_speed(calibration, busy[ix(t)]);
@@ -111,4 +111,4 @@ TimeNs rt_throttle_stall(TimeNs step, const std::vector<TimeNs>& core_busy, Time
   return worst;
 }
 
-}  // namespace parasim::executor::detail
+}  // namespace parasim::validation::detail

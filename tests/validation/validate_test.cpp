@@ -5,9 +5,11 @@
 #include <cmath>
 
 #include "parasim/common/error.hpp"
-#include "parasim/executor/validate.hpp"
+#include "parasim/validation/validate.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
+
+using namespace parasim::executor;  // runtimes, calibration, run_steps
 namespace {
 
 ValidationRequest tiny(const std::string& strategy) {
@@ -95,4 +97,4 @@ TEST(Validate, TheSuiteIsTheDocumentedMatrix) {
 }
 
 }  // namespace
-}  // namespace parasim::executor
+}  // namespace parasim::validation

@@ -4,11 +4,13 @@
 #include <cmath>
 
 #include "parasim/executor/cpu_runtime.hpp"
-#include "parasim/executor/validate.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/profiler/roofline.hpp"
+#include "parasim/validation/validate.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
+
+using namespace parasim::executor;  // runtimes, calibration, run_steps
 
 ValidationRequest ci_suite_defaults() {
   ValidationRequest r;
@@ -71,4 +73,4 @@ nlohmann::json suite_to_json(const SuiteResult& s) {
           {"rows", rows}};
 }
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation

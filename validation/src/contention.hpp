@@ -12,7 +12,7 @@
 #include "parasim/simulator/step_result.hpp"
 #include "parasim/simulator/task_graph.hpp"
 
-namespace parasim::executor::detail {
+namespace parasim::validation::detail {
 
 /// Time-averaged number of busy threads over [start, end) of every compute task (the task
 /// itself included): a compute task or a transfer keeps one thread busy, a collective one per
@@ -24,7 +24,7 @@ std::vector<double> busy_threads_during_compute(const simulator::TaskGraph& grap
 /// the op's compute tasks.
 std::map<std::string, double> contention_slowdown(const simulator::TaskGraph& graph,
                                                   const std::vector<simulator::TaskTiming>& timeline,
-                                                  const HostCalibration& calibration,
+                                                  const executor::HostCalibration& calibration,
                                                   const std::function<std::string(simulator::TaskId)>& op_name);
 
 /// Real-time throttling in the median step. Linux lets SCHED_FIFO threads run `runtime` of every
@@ -39,4 +39,4 @@ std::map<std::string, double> contention_slowdown(const simulator::TaskGraph& gr
 /// runtime or period is 0.
 TimeNs rt_throttle_stall(TimeNs step, const std::vector<TimeNs>& core_busy, TimeNs runtime, TimeNs period);
 
-}  // namespace parasim::executor::detail
+}  // namespace parasim::validation::detail

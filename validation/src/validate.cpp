@@ -1,5 +1,5 @@
 // One validation: profile, calibrate, simulate, execute, compare (see validate.hpp).
-#include "parasim/executor/validate.hpp"
+#include "parasim/validation/validate.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -16,10 +16,10 @@
 
 #include "contention.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
-#include "parasim/executor/host_cost_model.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/cpu_profiler.hpp"
@@ -30,8 +30,11 @@
 #include "parasim/simulator/chrome_trace.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 #include "parasim/strategies/step_cache.hpp"
+#include "parasim/validation/host_cost_model.hpp"
 
-namespace parasim::executor {
+namespace parasim::validation {
+
+using namespace parasim::executor;  // runtimes, calibration, run_steps
 
 struct ValidationCache {
   std::map<int, HostCalibration> calibrations;                           // by device count
@@ -43,10 +46,10 @@ std::shared_ptr<ValidationCache> make_validation_cache() { return std::make_shar
 
 std::string to_string(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda"; }
 
-Backend parse_backend(const std::string& s) {
+std::optional<Backend> parse_backend(std::string_view s) {
   if (s == "cpu") return Backend::Cpu;
   if (s == "cuda") return Backend::Cuda;
-  throw InputError("--backend: " + s + ": expected cpu or cuda");
+  return std::nullopt;
 }
 
 double error_percent(TimeNs projected, TimeNs measured) {
@@ -55,8 +58,6 @@ double error_percent(TimeNs projected, TimeNs measured) {
 }
 
 namespace {
-
-std::size_t ix(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 constexpr int kContentionRounds = 4;
 
@@ -199,123 +200,113 @@ void check_host_memory(const simulator::TaskGraph& graph, const ValidationReques
                    format_bytes(available) + " this host has free; the cpu backend validates models that fit this machine");
 }
 
-}  // namespace
+// The steps of validate(), in order (validate.hpp describes them).
 
-ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
-  std::shared_ptr<ValidationCache> own;
-  if (!cache) {
-    own = make_validation_cache();
-    cache = own.get();
-  }
-  const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
-  if (strategy.asynchronous())
-    throw InputError("--strategy: " + req.strategy +
-                     ": asynchronous schedules (pipedream, spectrain) have no step boundary to measure; validate runs synchronous ones");
-  if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
-  if (req.repetitions < 1 || req.warmup < 0 || req.profile_repetitions < 1 || req.profile_warmup < 0)
-    throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
-  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch});
-  const int devices = static_cast<int>(strategy.devices());
-  if (req.backend == Backend::Cpu) check_host_can_compute(base, req);
-
-  ValidationResult out;
-  out.backend = req.backend;
-  out.model = req.model;
-  out.batch = req.batch;
-  out.strategy = strategies::to_string(strategy);
-  out.devices = devices;
-
-  // 1. This machine as a cluster.
-  std::optional<hardware::Cluster> cluster;
+/// 1. This machine as a cluster: cpu -> the calibrated "cpu-host" star (out.calibration set);
+/// cuda -> the GPUs' measured copy and NCCL numbers. Both measured once per device count.
+hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices, ValidationCache& cache,
+                                      ValidationResult& out) {
   if (req.backend == Backend::Cpu) {
-    auto it = cache->calibrations.find(devices);
-    if (it == cache->calibrations.end()) {
+    auto it = cache.calibrations.find(devices);
+    if (it == cache.calibrations.end()) {
       stage(req, "calibrating the CPU runtime for " + std::to_string(devices) + " devices");
       CalibrationOptions co;
       co.priority = req.priority;
-      it = cache->calibrations.emplace(devices, calibrate_cpu_host(devices, co)).first;
+      it = cache.calibrations.emplace(devices, calibrate_cpu_host(devices, co)).first;
     }
     out.calibration = it->second;
-    cluster.emplace(cpu_host_cluster_spec(devices, it->second));
-  } else {
-    if (!cuda_backend_built())
-      throw RuntimeError("--backend cuda: this parasim was built without CUDA (configure with the CUDA toolkit under "
-                         "/usr/local/cuda, or -DPARASIM_CUDA=ON); --backend cpu runs the same validation on this host");
-    const int visible = visible_cuda_devices();
-    if (visible == 0)
-      throw RuntimeError("--backend cuda: no CUDA GPU is visible (the cuda backend needs an NVIDIA GPU and its driver); "
-                         "--backend cpu runs the same validation on this host");
-    if (visible < devices)
-      throw RuntimeError("--backend cuda: strategy " + out.strategy + " needs " + std::to_string(devices) + " GPUs, " +
-                         std::to_string(visible) + " visible (parasim does not emulate GPUs on a shared GPU)");
-    auto it = cache->cuda_clusters.find(devices);
-    if (it == cache->cuda_clusters.end()) {
-      stage(req, "probing copies and NCCL between " + std::to_string(devices) + " GPUs");
-      it = cache->cuda_clusters.emplace(devices, cuda_cluster_spec(devices)).first;
-    }
-    cluster.emplace(it->second);
+    return cpu_host_cluster_spec(devices, it->second);
   }
+  if (!cuda_backend_built())
+    throw RuntimeError(
+        "--backend cuda: this parasim was built without CUDA (configure with the CUDA toolkit under "
+        "/usr/local/cuda, or -DPARASIM_CUDA=ON); --backend cpu runs the same validation on this host");
+  const int visible = visible_cuda_devices();
+  if (visible == 0)
+    throw RuntimeError(
+        "--backend cuda: no CUDA GPU is visible (the cuda backend needs an NVIDIA GPU and its driver); "
+        "--backend cpu runs the same validation on this host");
+  if (visible < devices)
+    throw RuntimeError("--backend cuda: strategy " + out.strategy + " needs " + std::to_string(devices) + " GPUs, " +
+                       std::to_string(visible) + " visible (parasim does not emulate GPUs on a shared GPU)");
+  auto it = cache.cuda_clusters.find(devices);
+  if (it == cache.cuda_clusters.end()) {
+    stage(req, "probing copies and NCCL between " + std::to_string(devices) + " GPUs");
+    it = cache.cuda_clusters.emplace(devices, cuda_cluster_spec(devices)).first;
+  }
+  return it->second;
+}
 
-  // 2. The micro-batch builds the lowering uses, then their profiles.
-  strategies::StepCache steps;
-  profiler::RooflineCostModel roofline;
-  strategies::StepSetup setup{.model = &base, .cluster = &*cluster, .strategy = strategy, .global_batch = req.batch,
-                              .costs = &roofline, .optimizer = req.optimizer, .symmetry = strategies::Symmetry::None,
-                              .cache = &steps};
-  const strategies::LoweredStep dry = strategies::lower_step(setup);
-  if (req.backend == Backend::Cpu) {
-    check_host_memory(dry.graph, req);
-    // Warm or cold op profiles: does the step's working set stay in the last-level cache?
-    Bytes working_set = base.total_activation_bytes();
-    for (simulator::DeviceId d = 0; d < dry.graph.num_devices(); ++d) working_set += dry.graph.static_memory(d).total();
-    out.working_set = working_set;
-    out.last_level_cache = profiler::detect_host_cpu().last_level_cache;
-    using PC = ValidationRequest::ProfileCache;
-    out.cold_cache_profile = req.profile_cache == PC::Cold ||
-                             (req.profile_cache == PC::Auto && out.last_level_cache > 0 && working_set > out.last_level_cache);
-  }
-  if (req.backend == Backend::Cpu && devices > 1) {
-    // Fit the cpu-host links to the communication this graph does (route_fit).
+/// 2a. What the dry lowering tells about the CPU host: whether the op profiles are taken with
+/// warm or cold caches (does the step's working set fit in the last-level cache?) and, for
+/// several devices, the share of collectives the cpu-host links are fitted to (route_fit).
+void size_up_cpu_host(const ValidationRequest& req, const models::Model& base, const simulator::TaskGraph& dry,
+                      int devices, ValidationResult& out) {
+  check_host_memory(dry, req);
+  Bytes working_set = base.total_activation_bytes();
+  for (simulator::DeviceId d = 0; d < dry.num_devices(); ++d) working_set += dry.static_memory(d).total();
+  out.working_set = working_set;
+  out.last_level_cache = profiler::detect_host_cpu().last_level_cache;
+  using PC = ValidationRequest::ProfileCache;
+  out.cold_cache_profile =
+      req.profile_cache == PC::Cold ||
+      (req.profile_cache == PC::Auto && out.last_level_cache > 0 && working_set > out.last_level_cache);
+  if (devices > 1) {
     double transfers = 0, collectives = 0;
-    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(dry.graph.size()); ++t) {
-      if (dry.graph.kind(t) == simulator::TaskKind::Transfer) transfers += 1;
-      if (dry.graph.kind(t) == simulator::TaskKind::Collective) collectives += 1;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(dry.size()); ++t) {
+      if (dry.kind(t) == simulator::TaskKind::Transfer) transfers += 1;
+      if (dry.kind(t) == simulator::TaskKind::Collective) collectives += 1;
     }
     out.collective_weight = transfers + collectives > 0 ? collectives / (transfers + collectives) : 0;
-    cluster.emplace(cpu_host_cluster_spec(devices, *out.calibration, out.collective_weight));
-    setup.cluster = &*cluster;
   }
-  std::set<std::int64_t> sizes;
-  for (const auto& per_replica : dry.microbatches) sizes.insert(per_replica.begin(), per_replica.end());
+}
+
+/// The model built at each micro-batch size the lowering uses, and their profiles merged.
+struct MicrobatchProfiles {
   std::map<std::int64_t, std::shared_ptr<const models::Model>> builds;
   profiler::Profile merged;
+};
+
+/// 2b. Every micro-batch build profiled on the backend that will execute it (once per model,
+/// size, backend and TP degree across a suite).
+MicrobatchProfiles profile_microbatches(const ValidationRequest& req, const models::Model& base,
+                                        const strategies::Strategy& strategy, const strategies::LoweredStep& dry,
+                                        strategies::StepCache& steps, ValidationCache& cache,
+                                        const ValidationResult& out) {
+  std::set<std::int64_t> sizes;
+  for (const auto& per_replica : dry.microbatches) sizes.insert(per_replica.begin(), per_replica.end());
+  MicrobatchProfiles p;
   bool first = true;
   for (std::int64_t size : sizes) {
-    builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
+    p.builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
     const auto key = std::make_tuple(req.model + (out.cold_cache_profile ? "/cold" : "/warm"), size,
                                      static_cast<int>(req.backend), strategy.tp);
-    auto it = cache->profiles.find(key);
-    if (it == cache->profiles.end()) {
+    auto it = cache.profiles.find(key);
+    if (it == cache.profiles.end()) {
       stage(req, "profiling " + req.model + " at batch " + std::to_string(size) + " on " + to_string(req.backend) +
                      (req.backend == Backend::Cpu ? (out.cold_cache_profile ? " (cold caches)" : " (warm caches)") : ""));
-      it = cache->profiles.emplace(key, profile_on(req.backend, *builds[size], req, out.cold_cache_profile)).first;
+      it = cache.profiles.emplace(key, profile_on(req.backend, *p.builds[size], req, out.cold_cache_profile)).first;
     }
-    if (first) merged = it->second;
-    else merge_profile(merged, it->second);
+    if (first) p.merged = it->second;
+    else merge_profile(p.merged, it->second);
     first = false;
   }
-  profiler::ProfileCostModel measured_costs(merged, "validate (" + to_string(req.backend) + ")");
+  return p;
+}
 
-  // 3. The projection. CPU: contention slowdowns by mean-field iteration - simulate, count the
-  // busy threads during every compute task, slow each op down by the measured concurrent speed,
-  // simulate again (damped; a few rounds settle it). Every cost model stays alive because the
-  // StepCache keys costs by the cost model's address.
+/// 3. The projection. CPU: contention slowdowns by mean-field iteration - simulate, count the
+/// busy threads during every compute task, slow each op down by the measured concurrent speed,
+/// simulate again (damped; a few rounds settle it). `host_costs` keeps every cost model alive,
+/// because the StepCache keys costs by the cost model's address.
+strategies::StrategyResult project(const ValidationRequest& req, const models::Model& base, int devices,
+                                   strategies::StepSetup& setup, const profiler::ProfileCostModel& measured_costs,
+                                   const std::string& device_kind, std::list<HostCostModel>& host_costs,
+                                   ValidationResult& out) {
   stage(req, "simulating " + out.strategy);
-  std::list<HostCostModel> host_costs;
   std::map<std::string, double> slowdown;
   std::optional<strategies::StrategyResult> result;
   const auto op_name = [&base](const simulator::TaskGraph& g, simulator::TaskId t) {
-    const std::int32_t op = g.op(t);
+    const std::int32_t op = g.model_op(t);
     return op >= 0 && ix(op) < base.num_ops() ? base.op(static_cast<models::OpId>(op)).name : std::string();
   };
   // Threads whose step fits in the last-level cache (the op profiles were taken warm for the same
@@ -328,7 +319,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   }
   for (int round = 0;; ++round) {
     if (req.backend == Backend::Cpu) {
-      host_costs.emplace_back(measured_costs, merged.device.kind, out.calibration->dispatch, slowdown);
+      host_costs.emplace_back(measured_costs, device_kind, out.calibration->dispatch, slowdown);
       setup.costs = &host_costs.back();
     } else {
       setup.costs = &measured_costs;
@@ -351,7 +342,6 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   double mean_slowdown = 0;
   for (const auto& [name, f] : slowdown) mean_slowdown += f / static_cast<double>(slowdown.size());
   out.contention_slowdown = slowdown.empty() ? 1.0 : mean_slowdown;
-  const simulator::TaskGraph& graph = sim.lowered.graph;
   out.simulated = sim.step_time;
   out.projected = sim.step_time;
   if (req.backend == Backend::Cpu && out.calibration->rt_runtime > 0) {
@@ -365,16 +355,19 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
                                                 out.calibration->rt_period);
     out.projected += out.rt_throttle;
   }
-  out.tasks = static_cast<std::int64_t>(graph.size());
+  out.tasks = static_cast<std::int64_t>(sim.lowered.graph.size());
   out.cost_source = sim.cost_source;
-  std::vector<TimeNs> durations(graph.size(), 0);
-  for (std::size_t t = 0; t < graph.size(); ++t)
-    durations[t] = std::max<TimeNs>(sim.result.timeline[t].end - sim.result.timeline[t].start, 0);
+  return std::move(*result);
+}
 
-  // 4. The measurement on the same graph.
-  const strategies::LoweredStep& lowered = sim.lowered;
+/// 4. The measurement: run_steps() on the same graph, each compute task running its op at its
+/// micro-batch size, in the stream order the simulated `durations` fix. Sets out.repetitions
+/// (fewer than asked when the execution budget would be exceeded).
+ExecutionResult measure(const ValidationRequest& req, const strategies::LoweredStep& lowered,
+                        const std::map<std::int64_t, std::shared_ptr<const models::Model>>& builds,
+                        const std::vector<TimeNs>& durations, ValidationResult& out) {
   OpResolver ops = [&](const simulator::TaskGraph& g, simulator::TaskId t) -> const models::Op* {
-    const std::int32_t op = g.op(t);
+    const std::int32_t op = g.model_op(t);
     if (op < 0) return nullptr;
     const auto& role = lowered.roles[ix(g.device(t))];
     const auto& mbs = lowered.microbatches[ix(role.replica)];
@@ -402,15 +395,19 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
     reps = std::clamp(static_cast<int>(fit), std::min(3, req.repetitions), req.repetitions);
     if (reps < req.repetitions) warmup = std::min(warmup, 1);
   }
+  out.repetitions = reps;
   stage(req, "executing " + std::to_string(warmup) + " + " + std::to_string(reps) + " steps");
-  const ExecutionResult run = run_steps(graph, *runtime, {.warmup = warmup, .repetitions = reps, .order_durations = durations});
+  return run_steps(lowered.graph, *runtime, {.warmup = warmup, .repetitions = reps, .order_durations = durations});
+}
 
-  // 5. Side by side.
+/// 5. Side by side: the step, per device and summed over compute tasks.
+void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, const std::vector<TimeNs>& durations,
+             ValidationResult& out) {
+  const simulator::TaskGraph& graph = sim.lowered.graph;
   out.measured = run.step_median;
   out.measured_min = run.step_min;
   out.measured_max = run.step_max;
   out.launch_latency = run.launch_latency_median;
-  out.repetitions = reps;
   out.error_pct = error_percent(out.projected, out.measured);
   out.runtime = run.runtime;
   out.notes = run.notes;
@@ -431,6 +428,70 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
     out.projected_compute_sum += durations[ix(t)];
     out.measured_compute_sum += run.timeline[ix(t)].end - run.timeline[ix(t)].start;
   }
+}
+
+}  // namespace
+
+ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
+  std::shared_ptr<ValidationCache> own;
+  if (!cache) {
+    own = make_validation_cache();
+    cache = own.get();
+  }
+  const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
+  if (strategy.asynchronous())
+    throw InputError("--strategy: " + req.strategy +
+                     ": asynchronous schedules (pipedream, spectrain) have no step boundary to measure; validate runs "
+                     "synchronous ones");
+  if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
+  if (req.repetitions < 1 || req.warmup < 0 || req.profile_repetitions < 1 || req.profile_warmup < 0)
+    throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
+  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch});
+  const int devices = static_cast<int>(strategy.devices());
+  if (req.backend == Backend::Cpu) check_host_can_compute(base, req);
+
+  ValidationResult out;
+  out.backend = req.backend;
+  out.model = req.model;
+  out.batch = req.batch;
+  out.strategy = strategies::to_string(strategy);
+  out.devices = devices;
+
+  std::optional<hardware::Cluster> cluster;
+  cluster.emplace(machine_cluster(req, devices, *cache, out));
+
+  // The strategy lowered once on the roofline: the micro-batch sizes to profile.
+  strategies::StepCache steps;
+  profiler::RooflineCostModel roofline;
+  strategies::StepSetup setup{.model = &base,
+                              .cluster = &*cluster,
+                              .strategy = strategy,
+                              .global_batch = req.batch,
+                              .costs = &roofline,
+                              .optimizer = req.optimizer,
+                              .symmetry = strategies::Symmetry::None,
+                              .cache = &steps};
+  const strategies::LoweredStep dry = strategies::lower_step(setup);
+  if (req.backend == Backend::Cpu) {
+    size_up_cpu_host(req, base, dry.graph, devices, out);
+    if (devices > 1) {
+      cluster.emplace(cpu_host_cluster_spec(devices, *out.calibration, out.collective_weight));
+      setup.cluster = &*cluster;
+    }
+  }
+  const MicrobatchProfiles profiles = profile_microbatches(req, base, strategy, dry, steps, *cache, out);
+  profiler::ProfileCostModel measured_costs(profiles.merged, "validate (" + to_string(req.backend) + ")");
+
+  std::list<HostCostModel> host_costs;
+  const strategies::StrategyResult sim =
+      project(req, base, devices, setup, measured_costs, profiles.merged.device.kind, host_costs, out);
+  const simulator::TaskGraph& graph = sim.lowered.graph;
+  std::vector<TimeNs> durations(graph.size(), 0);
+  for (std::size_t t = 0; t < graph.size(); ++t)
+    durations[t] = std::max<TimeNs>(sim.result.timeline[t].end - sim.result.timeline[t].start, 0);
+
+  const ExecutionResult run = measure(req, sim.lowered, profiles.builds, durations, out);
+  compare(sim, run, durations, out);
   if (!req.trace_dir.empty()) write_traces(req, out, graph, *cluster, sim.result, run);
   const profiler::CostCounts counts = measured_costs.counts();
   if (counts.roofline > 0)
@@ -479,4 +540,4 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   return j;
 }
 
-}  // namespace parasim::executor
+}  // namespace parasim::validation
