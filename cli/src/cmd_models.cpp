@@ -130,12 +130,12 @@ Model load_target(const ShowOptions& o) {
     if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
   }
   if (!is_zoo_model(o.target) && looks_like_file(o.target)) {
-    if (o.image_size != kNotGiven || o.seq_len != kNotGiven)
-      throw InputError("--image-size and --seq-len apply to zoo models only; " + o.target +
-                       " fixes its shapes (use --batch and --dtype)");
+    if (o.image_size != kNotGiven)
+      throw InputError("--image-size applies to zoo models only; " + o.target + " fixes its shapes (use --batch and --dtype)");
     LoadOptions load;
     if (o.batch > 0) load.batch = o.batch;
     load.dtype = dtype;
+    if (o.seq_len > 0) load.seq_len = o.seq_len;  // config.json only: the loader rejects it for model files
     return load_model_file(o.target, load);
   }
   ModelOptions options;

@@ -32,7 +32,11 @@ bool has_training_defaults(const std::string& model) {
 }  // namespace
 
 void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
-  cmd->add_option("--model", in.model, "Zoo model name (see `parasim models`) or parasim.model/1 file")->required();
+  cmd->add_option("--model", in.model,
+                  "Zoo model name (see `parasim models`), parasim.model/1 file or Hugging Face config.json")
+      ->required();
+  cmd->add_option("--seq-len", in.seq_len, "Training sequence length of a sequence model or config.json (default: the model's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
       ->capture_default_str();
   cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
@@ -81,9 +85,10 @@ models::Model load_planning_model(const PlanningInputs& in) {
     models::LoadOptions load;
     load.batch = 1;
     load.dtype = dtype;
+    if (in.seq_len > 0) load.seq_len = in.seq_len;
     return models::load_model_file(in.model, load);
   }
-  return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype});
+  return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype, .seq_len = in.seq_len});
 }
 
 std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model) {

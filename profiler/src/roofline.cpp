@@ -111,7 +111,9 @@ AttentionDims attention_dims(const Op& op) {
     const auto& x = op.input_shapes[0];
     a.batch = dim(x, 0);
     a.tq = a.tk = dim(x, 1);
-    a.d = a.dv = dim(x, 2) / 3;
+    // Packed [B, T, (H + 2K) hd]; K = H (kv_heads 0) is the classic [B, T, 3D].
+    const double kv = op.attrs.kv_heads > 0 ? static_cast<double>(op.attrs.kv_heads) : a.heads;
+    a.d = a.dv = dim(x, 2) / (a.heads + 2 * kv) * a.heads;
   } else if (op.input_shapes.size() == 3) {
     a.batch = dim(op.input_shapes[0], 0);
     a.tq = dim(op.input_shapes[0], 1);
@@ -236,7 +238,8 @@ std::vector<KernelWork> cross_entropy_work(Phase phase, const OpBytes& b) {
 /// Bandwidth-bound ops: the forward reads inputs (+ small weights) and writes the output; the
 /// backward reads dY, the saved activations and weights and writes dX.
 std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes& b) {
-  const bool normalization = op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm;
+  const bool normalization =
+      op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm || op.kind == OpKind::RmsNorm;
   // Normalizations read their input twice: once for the statistics, once to normalize.
   const double extra = normalization ? b.in : 0.0;
   if (phase == Phase::Forward) return {mem(b.rw + extra)};
@@ -260,7 +263,8 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt) {
   }
   switch (op.kind) {
     case OpKind::Conv2d: return conv_work(op, phase, b);
-    case OpKind::Linear: return linear_work(op, phase, b);
+    case OpKind::Linear:
+    case OpKind::Experts: return linear_work(op, phase, b);  // grouped GEMMs over the routed tokens
     case OpKind::Matmul:
     case OpKind::BatchedMatmul: return matmul_work(op, phase, b);
     case OpKind::Attention: return attention_work(op, phase, b);
