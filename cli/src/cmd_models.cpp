@@ -131,7 +131,8 @@ Model load_target(const ShowOptions& o) {
   }
   if (!is_zoo_model(o.target) && looks_like_file(o.target)) {
     if (o.image_size != kNotGiven)
-      throw InputError("--image-size applies to zoo models only; " + o.target + " fixes its shapes (use --batch and --dtype)");
+      throw InputError("--image-size applies to zoo models only; " + o.target +
+                       " fixes its shapes (use --batch and --dtype)");
     LoadOptions load;
     if (o.batch > 0) load.batch = o.batch;
     load.dtype = dtype;

@@ -35,7 +35,8 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_option("--model", in.model,
                   "Zoo model name (see `parasim models`), parasim.model/1 file or Hugging Face config.json")
       ->required();
-  cmd->add_option("--seq-len", in.seq_len, "Training sequence length of a sequence model or config.json (default: the model's)")
+  cmd->add_option("--seq-len", in.seq_len,
+                  "Training sequence length of a sequence model or config.json (default: the model's)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
       ->capture_default_str();
