@@ -29,8 +29,9 @@
 //
 // Grouped-query attention (kv_heads < heads): each rank gets heads / T query heads and kv_heads / T
 // key/value heads when T divides kv_heads; when kv_heads divides T instead (T > kv_heads), every
-// rank holds one K/V head, each replicated T / kv_heads times (Megatron-LM's and vLLM's rule for
-// TP wider than the query groups), so the fused q|k|v projection keeps (heads / T + 2) head_dim
+// rank holds one K/V head, each replicated T / kv_heads times (vLLM's and Hugging Face's rule for
+// TP wider than the KV heads; upstream Megatron-LM requires T to divide them), so the fused q|k|v
+// projection keeps (heads / T + 2) head_dim
 // output features per rank and its K/V weights are counted on every replica.
 #pragma once
 
