@@ -83,7 +83,8 @@ struct Emit {
       if (r == Recompute::Selective && !facts.has_attention) continue;
       s.recompute = r;
       for (int z : space.zeros) {
-        if (z == 1 && s.dp == 1) continue;
+        if (z >= 1 && s.dp == 1) continue;
+        if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
         s.zero = z;
         for (const std::string& m : mappings_for(s, space.all_mappings)) {
           s.mapping = m;
@@ -233,7 +234,7 @@ std::vector<Recompute> parse_recompute_list(const std::string& text, const std::
 }
 
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin) {
-  return parse_list<int>(text, origin, {0, 1}, zero_name);
+  return parse_list<int>(text, origin, {0, 1, 2}, zero_name);
 }
 
 }  // namespace parasim::strategies
