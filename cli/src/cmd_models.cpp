@@ -228,7 +228,7 @@ void register_models(CLI::App& app) {
   show->add_option("--batch", opts->batch, "Samples per batch (default: 1, or the file's batch)");
   show->add_option("--dtype", opts->dtype, "fp32, fp16 or bf16 (default: fp32, or the file's dtype)");
   show->add_option("--image-size", opts->image_size, "Image height = width for zoo image models");
-  show->add_option("--seq-len", opts->seq_len, "Tokens per sample for zoo sequence models");
+  show->add_option("--seq-len", opts->seq_len, "Tokens per sample for zoo sequence models and config.json files");
   show->add_flag("--json", opts->json, "Print {name, params, macs_per_sample, ops: [...]} as JSON");
   show->add_option("-o,--output", opts->output, "Also write the model as parasim.model/1 JSON to this file");
   show->callback([opts] { show_model(*opts); });

@@ -71,9 +71,10 @@ void read_llama_family(const Reader& r, const std::string& type, TransformerConf
   if (type == "llama") {
     const bool attention_bias = r.flag("attention_bias", false);
     const bool mlp_bias = r.flag("mlp_bias", false);
-    if (attention_bias != mlp_bias)
-      r.root.at("attention_bias").fail(std::string("the same value as mlp_bias (") + (mlp_bias ? "true" : "false") +
-                                       "): parasim puts biases on all block linears or none");
+    if (attention_bias != mlp_bias) {
+      const JsonField field = r.root.at(r.root.has("attention_bias") ? "attention_bias" : "mlp_bias");
+      field.fail("attention_bias equal to mlp_bias (parasim puts biases on all block linears or none)");
+    }
     c.linear_bias = attention_bias;
   }
   if (type == "mixtral") {

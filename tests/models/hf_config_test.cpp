@@ -185,6 +185,11 @@ TEST(HfConfig, BadConfigsNameTheFileAndField) {
                            "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64,
                            "num_local_experts": 4})"),
             "bad/config.json: $: missing required field \"num_experts_per_tok\"");
+  EXPECT_EQ(load_error(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                           "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64,
+                           "mlp_bias": true})"),
+            "bad/config.json: $.mlp_bias: expected attention_bias equal to mlp_bias (parasim puts biases on all block "
+            "linears or none), found boolean true");
   EXPECT_EQ(load_error("[1, 2]"), "bad/config.json: $: expected a Hugging Face config.json object, found an array");
 }
 
