@@ -130,12 +130,13 @@ Model load_target(const ShowOptions& o) {
     if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
   }
   if (!is_zoo_model(o.target) && looks_like_file(o.target)) {
-    if (o.image_size != kNotGiven || o.seq_len != kNotGiven)
-      throw InputError("--image-size and --seq-len apply to zoo models only; " + o.target +
+    if (o.image_size != kNotGiven)
+      throw InputError("--image-size applies to zoo models only; " + o.target +
                        " fixes its shapes (use --batch and --dtype)");
     LoadOptions load;
     if (o.batch > 0) load.batch = o.batch;
     load.dtype = dtype;
+    if (o.seq_len > 0) load.seq_len = o.seq_len;  // config.json only: the loader rejects it for model files
     return load_model_file(o.target, load);
   }
   ModelOptions options;
@@ -227,7 +228,7 @@ void register_models(CLI::App& app) {
   show->add_option("--batch", opts->batch, "Samples per batch (default: 1, or the file's batch)");
   show->add_option("--dtype", opts->dtype, "fp32, fp16 or bf16 (default: fp32, or the file's dtype)");
   show->add_option("--image-size", opts->image_size, "Image height = width for zoo image models");
-  show->add_option("--seq-len", opts->seq_len, "Tokens per sample for zoo sequence models");
+  show->add_option("--seq-len", opts->seq_len, "Tokens per sample for zoo sequence models and config.json files");
   show->add_flag("--json", opts->json, "Print {name, params, macs_per_sample, ops: [...]} as JSON");
   show->add_option("-o,--output", opts->output, "Also write the model as parasim.model/1 JSON to this file");
   show->callback([opts] { show_model(*opts); });

@@ -96,11 +96,11 @@ models::Model load_model(const ProfileArgs& a) {
   if (a.batch < 1) throw InputError("--batch: expected an integer >= 1, found " + std::to_string(a.batch));
   const models::DType dtype = dtype_option(a.dtype);
   if (!models::is_zoo_model(a.model) && looks_like_file(a.model)) {
-    if (a.image_size > 0 || a.seq_len > 0)
-      throw InputError("--image-size and --seq-len apply to zoo models only; " + a.model + " fixes its shapes");
+    if (a.image_size > 0) throw InputError("--image-size applies to zoo models only; " + a.model + " fixes its shapes");
     models::LoadOptions load;
     load.batch = a.batch;
     load.dtype = dtype;
+    if (a.seq_len > 0) load.seq_len = a.seq_len;  // config.json only: the loader rejects it for model files
     return models::load_model_file(a.model, load);
   }
   models::ModelOptions options;
@@ -272,7 +272,7 @@ void register_profile(CLI::App& app) {
       "profile",
       "Measure per-op forward/backward/update times of a model on this host (oneDNN) or a GPU, and write a "
       "parasim.profile/1 file; `show`, `import` and `links` below");
-  cmd->add_option("--model", args->model, "Zoo model name or parasim.model/1 file");
+  cmd->add_option("--model", args->model, "Zoo model name, parasim.model/1 file or Hugging Face config.json");
   cmd->add_option("--batch", args->batch, "Mini-batch size per device")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--image-size", args->image_size, "Image models: input height = width (default: the model's)");

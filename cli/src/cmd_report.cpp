@@ -207,6 +207,7 @@ void register_report(CLI::App& app) {
                 "--model: no Gantt chart of the largest GPU count's step (on a thousand GPUs at op granularity its "
                 "files take megabytes)");
   from->excludes(model);
+  if (CLI::Option* seq = cmd->get_option_no_throw("--seq-len")) from->excludes(seq);
   from->excludes(gpus);
   cmd->callback([args] { run_report(*args); });
 }

@@ -33,7 +33,12 @@ bool has_training_defaults(const std::string& model) {
 }  // namespace
 
 void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
-  cmd->add_option("--model", in.model, "Zoo model name (see `parasim models`) or parasim.model/1 file")->required();
+  cmd->add_option("--model", in.model,
+                  "Zoo model name (see `parasim models`), parasim.model/1 file or Hugging Face config.json")
+      ->required();
+  cmd->add_option("--seq-len", in.seq_len,
+                  "Training sequence length of a sequence model or config.json (default: the model's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
       ->capture_default_str();
   cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
@@ -51,7 +56,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->capture_default_str();
   cmd->add_option("--recompute", in.recompute, "Recompute choices: all or a list of none,selective,full")
       ->capture_default_str();
-  cmd->add_option("--zero", in.zero, "ZeRO stages to try: 0, 1 or 0,1")->capture_default_str();
+  cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2 (2: micro=1 only)")->capture_default_str();
   cmd->add_option("--max-mp", in.max_mp, "Most pipeline/model-parallel stages to try (0: as many as the model has units)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--max-tp", in.max_tp, "Widest tensor parallelism to try (0: the GPUs of one node)")
@@ -88,9 +93,10 @@ models::Model load_planning_model(const PlanningInputs& in) {
     models::LoadOptions load;
     load.batch = 1;
     load.dtype = dtype;
+    if (in.seq_len > 0) load.seq_len = in.seq_len;
     return models::load_model_file(in.model, load);
   }
-  return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype});
+  return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype, .seq_len = in.seq_len});
 }
 
 Calibration planning_calibration(const PlanningInputs& in) {

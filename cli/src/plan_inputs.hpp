@@ -28,6 +28,7 @@ namespace parasim::cli {
 
 struct PlanningInputs {
   std::string model;
+  std::int64_t seq_len = 0;  // tokens per sample for sequence models and config.json files; 0: the model's
   std::string cluster = "dgx-h100";
   std::string dtype = "fp32";
   std::string optimizer = "adam";

@@ -107,7 +107,8 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
 }  // namespace
 
 void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
-  cmd.add_option("--model", o.model, "Model mode: a zoo model (`parasim models`) or a parasim.model/1 file");
+  cmd.add_option("--model", o.model,
+                 "Model mode: a zoo model (`parasim models`), a parasim.model/1 file or a Hugging Face config.json");
   cmd.add_option("--strategy", o.strategy,
                  "Model mode: dp=,mp=,tp=,schedule=,micro=,interleave=,placement=,recompute=,zero=,bucket_mb=,"
                  "split=,overlap=,mapping= (or a parasim.strategy/1 file)")

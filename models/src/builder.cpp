@@ -171,7 +171,12 @@ OpId ModelBuilder::embedding_shared(const std::string& name, OpId ids, const std
 }
 
 OpId ModelBuilder::batch_norm(const std::string& name, OpId x) { return unary(OpKind::BatchNorm, name, x); }
-OpId ModelBuilder::layer_norm(const std::string& name, OpId x) { return unary(OpKind::LayerNorm, name, x); }
+OpId ModelBuilder::layer_norm(const std::string& name, OpId x, bool bias) {
+  Op op = make_op(OpKind::LayerNorm, name);
+  op.attrs.norm_bias = bias;
+  return add_op(std::move(op), {x});
+}
+OpId ModelBuilder::rms_norm(const std::string& name, OpId x) { return unary(OpKind::RmsNorm, name, x); }
 
 // ------------------------------------------------------------------ products
 
@@ -181,10 +186,30 @@ OpId ModelBuilder::batched_matmul(const std::string& name, OpId a, OpId b) {
   return add_op(make_op(OpKind::BatchedMatmul, name), {a, b});
 }
 
-OpId ModelBuilder::attention(const std::string& name, OpId qkv, std::int64_t heads, double dropout) {
+OpId ModelBuilder::attention(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads,
+                             double dropout) {
   Op op = make_op(OpKind::Attention, name);
   op.attrs.heads = heads;
+  op.attrs.kv_heads = kv_heads;
   op.attrs.p = dropout;
+  return add_op(std::move(op), {qkv});
+}
+
+OpId ModelBuilder::experts(const std::string& name, OpId x, std::int64_t experts, std::int64_t top_k,
+                           std::int64_t width, bool gated, double capacity_factor) {
+  Op op = make_op(OpKind::Experts, name);
+  op.attrs.experts = experts;
+  op.attrs.top_k = top_k;
+  op.attrs.out_features = width;
+  op.attrs.gated = gated;
+  op.attrs.capacity_factor = capacity_factor;
+  return add_op(std::move(op), {x});
+}
+
+OpId ModelBuilder::rotary(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads) {
+  Op op = make_op(OpKind::Rotary, name);
+  op.attrs.heads = heads;
+  op.attrs.kv_heads = kv_heads;
   return add_op(std::move(op), {qkv});
 }
 
@@ -232,6 +257,8 @@ OpId ModelBuilder::gelu(const std::string& name, OpId x) { return unary(OpKind::
 OpId ModelBuilder::tanh(const std::string& name, OpId x) { return unary(OpKind::Tanh, name, x); }
 OpId ModelBuilder::sigmoid(const std::string& name, OpId x) { return unary(OpKind::Sigmoid, name, x); }
 OpId ModelBuilder::softmax(const std::string& name, OpId x) { return unary(OpKind::Softmax, name, x); }
+OpId ModelBuilder::squared_relu(const std::string& name, OpId x) { return unary(OpKind::SquaredRelu, name, x); }
+OpId ModelBuilder::swiglu(const std::string& name, OpId gate_up) { return unary(OpKind::Swiglu, name, gate_up); }
 
 OpId ModelBuilder::dropout(const std::string& name, OpId x, double p) {
   Op op = make_op(OpKind::Dropout, name);

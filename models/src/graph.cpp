@@ -16,7 +16,7 @@ namespace parasim::models {
 namespace {
 
 // One table so that to_string and parse_op_kind can never disagree.
-constexpr std::array<std::pair<OpKind, const char*>, 25> kKindNames{{
+constexpr std::array<std::pair<OpKind, const char*>, 30> kKindNames{{
     {OpKind::Input, "input"},
     {OpKind::Conv2d, "conv2d"},
     {OpKind::Linear, "linear"},
@@ -42,6 +42,11 @@ constexpr std::array<std::pair<OpKind, const char*>, 25> kKindNames{{
     {OpKind::SampledSoftmax, "sampled_softmax"},
     {OpKind::Reshape, "reshape"},
     {OpKind::Attention, "attention"},
+    {OpKind::RmsNorm, "rms_norm"},
+    {OpKind::Swiglu, "swiglu"},
+    {OpKind::SquaredRelu, "squared_relu"},
+    {OpKind::Rotary, "rotary"},
+    {OpKind::Experts, "experts"},
 }};
 
 }  // namespace
@@ -113,7 +118,17 @@ std::string cost_relevant_attrs(const Op& op) {
     case OpKind::Embedding: s << "vocab=" << a.vocab; break;
     case OpKind::Concat: s << "axis=" << a.axis; break;
     case OpKind::SampledSoftmax: s << "vocab=" << a.vocab << ",sampled=" << a.num_sampled; break;
-    case OpKind::Attention: s << "heads=" << a.heads << ",additive=" << a.additive; break;
+    case OpKind::Attention:
+      s << "heads=" << a.heads << ",additive=" << a.additive;
+      if (a.kv_heads != 0) s << ",kv_heads=" << a.kv_heads;  // absent for MHA: old profiles' keys stay valid
+      break;
+    case OpKind::Experts:
+      s << "experts=" << a.experts << ",top_k=" << a.top_k << ",gated=" << a.gated << ",cf=" << a.capacity_factor;
+      break;
+    case OpKind::Rotary: s << "heads=" << a.heads << ",kv_heads=" << a.kv_heads; break;
+    case OpKind::LayerNorm:
+      if (!a.norm_bias) s << "bias=0";
+      break;
     default: break;
   }
   return s.str();

@@ -3,6 +3,7 @@
 
 #include "model_json_attrs.hpp"
 #include "parasim/models/builder.hpp"
+#include "parasim/models/hf_config.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 
@@ -27,7 +28,12 @@ nlohmann::json attrs_json(const Op& op) {
     else if (key == "padding") j[key] = hw_json(a.pad_h, a.pad_w);
     else if (key == "dilation") j[key] = hw_json(a.dilation_h, a.dilation_w);
     else if (key == "groups") j[key] = a.groups;
-    else if (key == "bias") j[key] = a.bias;
+    else if (key == "bias" && op.kind == OpKind::LayerNorm) {
+      if (!a.norm_bias) j[key] = false;  // written only when absent, so older files stay byte-equal
+    } else if (key == "bias") j[key] = a.bias;
+    else if (key == "kv_heads") {
+      if (a.kv_heads != 0) j[key] = a.kv_heads;
+    }
     else if (key == "ceil_mode") j[key] = a.ceil_mode;
     else if (key == "in_features") j[key] = a.in_features;
     else if (key == "out_features" || key == "embedding_dim") j[key] = a.out_features;
@@ -41,6 +47,11 @@ nlohmann::json attrs_json(const Op& op) {
     else if (key == "heads") j[key] = a.heads;
     else if (key == "additive") j[key] = a.additive;
     else if (key == "axis") j[key] = a.axis;
+    else if (key == "experts") j[key] = a.experts;
+    else if (key == "top_k") j[key] = a.top_k;
+    else if (key == "expert_width") j[key] = a.out_features;
+    else if (key == "gated") j[key] = a.gated;
+    else if (key == "capacity_factor") j[key] = a.capacity_factor;
     else if (key == "p") j[key] = a.p;
   }
   return j;
@@ -80,7 +91,22 @@ void save_model_file(const Model& model, const std::filesystem::path& path) {
 }
 
 Model load_model_file(const std::filesystem::path& path, const LoadOptions& options) {
-  return model_from_json(read_json_file(path), path.string(), options);
+  const nlohmann::json doc = read_json_file(path);
+  if (is_hf_config(doc)) {
+    const TransformerConfig c = transformer_from_hf_config(doc, path.string(), hf_model_name(path));
+    try {
+      return build_transformer(c, ModelOptions{.batch = options.batch.value_or(1),
+                                               .dtype = options.dtype.value_or(DType::F32),
+                                               .seq_len = options.seq_len.value_or(0)});
+    } catch (const InputError& e) {
+      throw InputError(path.string() + ": " + e.what());
+    }
+  }
+  if (options.seq_len)
+    throw InputError(path.string() +
+                     ": a sequence length applies to zoo models and Hugging Face config.json files only; a "
+                     "parasim.model/1 file fixes its shapes");
+  return model_from_json(doc, path.string(), options);
 }
 
 Model with_batch(const Model& model, std::int64_t batch, std::optional<DType> dtype) {

@@ -70,7 +70,9 @@ void read_attrs(Record& r) {
   if (kind == OpKind::Dropout) a.p = 0.5;
   if (!found) {
     // Kinds with required attributes report the missing "attrs" object itself.
-    if (!detail::json_attr_names(kind).empty() && kind != OpKind::Concat && kind != OpKind::Dropout) (void)r.field.at("attrs");
+    if (!detail::json_attr_names(kind).empty() && kind != OpKind::Concat && kind != OpKind::Dropout &&
+        kind != OpKind::LayerNorm)
+      (void)r.field.at("attrs");
     return;
   }
   const JsonField& f = *found;
@@ -146,11 +148,24 @@ void read_attrs(Record& r) {
       break;
     case OpKind::Attention:
       req_int("heads", 1, a.heads);
+      opt_int("kv_heads", 1, a.kv_heads);
       opt_bool("additive", a.additive);
       if (auto v = f.find("p")) {  // dropout on the attention probabilities
         a.p = v->as_double(0.0, 1.0);
         if (a.p >= 1.0) v->fail("a probability in [0, 1)");
       }
+      break;
+    case OpKind::Rotary:
+      req_int("heads", 1, a.heads);
+      opt_int("kv_heads", 1, a.kv_heads);
+      break;
+    case OpKind::LayerNorm: opt_bool("bias", a.norm_bias); break;
+    case OpKind::Experts:
+      req_int("experts", 1, a.experts);
+      req_int("top_k", 1, a.top_k);
+      req_int("expert_width", 1, a.out_features);
+      opt_bool("gated", a.gated);
+      if (auto v = f.find("capacity_factor")) a.capacity_factor = v->as_double(0.0, 1e6);
       break;
     default: break;
   }

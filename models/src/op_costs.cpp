@@ -5,6 +5,7 @@
 // elementwise ops have 0 MACs but do move bytes) - the way ptflops/fvcore and torchvision's
 // published GFLOPS figures count. Bytes are dtype-sized; a dropout mask is 1 byte per element.
 #include <algorithm>
+#include <cmath>
 
 #include "checked_math.hpp"
 #include "op_inference.hpp"
@@ -66,7 +67,18 @@ Weights weights_of(const Op& op) {
     }
     case OpKind::LayerNorm: {
       const std::int64_t c = op.input_shapes[0].back();
-      return {mul(2, c), mul(2, c)};
+      const std::int64_t n = a.norm_bias ? mul(2, c) : c;  // gamma (+ beta)
+      return {n, n};
+    }
+    case OpKind::RmsNorm: {
+      const std::int64_t c = op.input_shapes[0].back();  // gamma only
+      return {c, c};
+    }
+    case OpKind::Experts: {
+      // Router [E, D] plus E experts of 3 (gated) or 2 matrices [F, D]; no biases (Mixtral, DeepSeek).
+      const std::int64_t d = op.input_shapes[0].back();
+      const std::int64_t n = add(mul(a.experts, d), mul({a.experts, a.gated ? 3 : 2, d, a.out_features}));
+      return {n, n};
     }
     case OpKind::SampledSoftmax: {
       // Owns the full softmax weights [vocab, d] + bias; forward touches the true rows and the samples.
@@ -86,6 +98,18 @@ Weights weights_of(const Op& op) {
   }
 }
 
+/// Token slots the experts compute: tokens x top_k when dropless, else E x the per-expert capacity
+/// ceil(capacity_factor x tokens x top_k / E) (GShard's and Switch Transformer's padding).
+std::int64_t expert_slots(const Op& op) {
+  const OpAttrs& a = op.attrs;
+  const std::int64_t tokens = num_elements(op.input_shapes[0]) / op.input_shapes[0].back();
+  const std::int64_t routed = mul(tokens, a.top_k);
+  if (a.capacity_factor <= 0.0) return routed;
+  const double per_expert = std::ceil(a.capacity_factor * static_cast<double>(routed) / static_cast<double>(a.experts));
+  if (!(per_expert < 9e18 / static_cast<double>(a.experts))) throw ArithmeticOverflow();
+  return mul(a.experts, static_cast<std::int64_t>(per_expert));
+}
+
 /// Attention dimensions: batch, heads, query length, key length, q/k features, v features.
 struct AttentionDims {
   std::int64_t b, heads, tq, tk, d, dv;
@@ -93,8 +117,12 @@ struct AttentionDims {
 
 AttentionDims attention_dims(const Op& op) {
   if (op.input_shapes.size() == 1) {
+    // Packed [B, T, (heads + 2 kv_heads) hd]: grouped-query attention shares each K/V head among
+    // heads / kv_heads query heads, so the score and context matmuls are those of full MHA.
     const Shape& x = op.input_shapes[0];
-    return {x[0], op.attrs.heads, x[1], x[1], x[2] / 3, x[2] / 3};
+    const std::int64_t kv = op.attrs.kv_heads > 0 ? op.attrs.kv_heads : op.attrs.heads;
+    const std::int64_t d = x[2] / (op.attrs.heads + 2 * kv) * op.attrs.heads;
+    return {x[0], op.attrs.heads, x[1], x[1], d, d};
   }
   const Shape& q = op.input_shapes[0];
   const Shape& v = op.input_shapes[2];
@@ -137,6 +165,15 @@ void compute_macs(Op& op, const std::vector<const Op*>& producers) {
       op.macs_bwd_weight = op.macs_fwd;
       break;
     }
+    case OpKind::Experts: {
+      // Router logits for every token, then each slot through one expert's 2 or 3 matrices.
+      const std::int64_t d = op.input_shapes[0].back();
+      const std::int64_t tokens = num_elements(op.input_shapes[0]) / d;
+      op.macs_fwd = add(mul({tokens, d, a.experts}), mul({expert_slots(op), a.gated ? 3 : 2, d, a.out_features}));
+      op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
+      op.macs_bwd_weight = op.macs_fwd;
+      break;
+    }
     case OpKind::SampledSoftmax: {
       // Logits of the true class and of the shared negative samples for every row.
       const std::int64_t d = op.input_shapes[0].back();
@@ -171,6 +208,9 @@ std::int64_t activation_elements_kept(const Op& op) {
     case OpKind::Embedding:  // the token ids, to scatter the gradient
     case OpKind::BatchNorm:
     case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+    case OpKind::Swiglu:       // gate and up, to form both gradients
+    case OpKind::SquaredRelu:
     case OpKind::Gelu:
     case OpKind::Mul:
     case OpKind::CrossEntropy:  // the softmax of the logits, same size
@@ -187,6 +227,13 @@ std::int64_t activation_elements_kept(const Op& op) {
       const Shape& x = op.input_shapes[0];
       const std::int64_t per_step = add({mul(7, a.hidden), a.proj});
       return add(in, mul({x[0], x[1], per_step}));
+    }
+    case OpKind::Experts: {
+      // Input, router probabilities, and per slot the dispatched token and the expert's hidden
+      // activations (gate, up and their product; or pre- and post-activation).
+      const std::int64_t d = op.input_shapes[0].back();
+      const std::int64_t per_slot = add(d, mul(a.gated ? 3 : 2, a.out_features));
+      return add({in, mul(in / d, a.experts), mul(expert_slots(op), per_slot)});
     }
     case OpKind::SampledSoftmax: {
       const std::int64_t rows = in / op.input_shapes[0].back();
@@ -216,6 +263,17 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
   op.bytes_read = mul(add(input_elements(op), w.read), dt);
   op.bytes_written = mul(out, dt);
   op.activation_bytes = mul(activation_elements_kept(op), dt);
+  if (op.kind == OpKind::Rotary) {
+    // Rotates the q and k heads in place (v passes untouched) with a cos|sin table of T x hd
+    // values; the backward is the inverse rotation of dq, dk and needs no saved activation.
+    const Shape& x = op.input_shapes[0];
+    const std::int64_t kv = op.attrs.kv_heads > 0 ? op.attrs.kv_heads : op.attrs.heads;
+    const std::int64_t hd = x[2] / (op.attrs.heads + 2 * kv);
+    const std::int64_t qk = mul({x[0], x[1], add(op.attrs.heads, kv), hd});
+    op.bytes_read = mul(add(qk, mul(x[1], hd)), dt);
+    op.bytes_written = mul(qk, dt);
+    op.activation_bytes = 0;
+  }
   if (op.kind == OpKind::Dropout) {
     op.bytes_written = add(op.bytes_written, out);  // the mask, 1 byte per element
     op.activation_bytes = out;

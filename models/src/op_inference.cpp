@@ -301,18 +301,69 @@ void infer_reshape(Op& op) {
   op.output_shape = target;
 }
 
-void infer_attention(Op& op) {
-  require_at_least(op, "heads", op.attrs.heads, 1);
+/// Head dimension of a packed [B, T, (heads + 2 kv_heads) * head_dim] q|k|v input (attention with
+/// kv_heads = 0 is the classic [B, T, 3 D]); checks that the kv heads group the query heads.
+std::int64_t packed_head_dim(const Op& op) {
   const std::int64_t heads = op.attrs.heads;
-  if (op.input_shapes.size() == 1) {
-    const Shape& qkv = op.input_shapes[0];
+  const std::int64_t kv = op.attrs.kv_heads;
+  const Shape& qkv = op.input_shapes[0];
+  if (kv == 0) {
     require_rank(op, qkv, 3, "[B, T, 3 * D] (packed q, k, v)");
     if (qkv[2] % 3 != 0) fail(op, "a packed q, k, v input whose last dimension (" + str(qkv[2]) + ") is divisible by 3");
     const std::int64_t d = qkv[2] / 3;
     if (d % heads != 0) fail(op, "model dimension (" + str(d) + ") divisible by heads (" + str(heads) + ")");
-    op.output_shape = {qkv[0], qkv[1], d};
+    return d / heads;
+  }
+  require_rank(op, qkv, 3, "[B, T, (heads + 2 kv_heads) * head_dim] (packed q, k, v)");
+  if (kv < 1 || kv > heads || heads % kv != 0)
+    fail(op, "kv_heads in [1, heads] dividing heads (" + str(heads) + "), found " + str(kv));
+  const std::int64_t slots = add(heads, mul(2, kv));
+  if (qkv[2] % slots != 0)
+    fail(op, "a packed q, k, v input whose last dimension (" + str(qkv[2]) + ") is divisible by heads + 2 kv_heads (" +
+                 str(slots) + ")");
+  return qkv[2] / slots;
+}
+
+void infer_rotary(Op& op) {
+  require_inputs(op, 1);
+  require_at_least(op, "heads", op.attrs.heads, 1);
+  const std::int64_t hd = packed_head_dim(op);
+  if (hd % 2 != 0) fail(op, "an even head dimension (rotary rotates pairs of features), found " + str(hd));
+  op.output_shape = op.input_shapes[0];
+}
+
+void infer_swiglu(Op& op) {
+  require_inputs(op, 1);
+  const Shape& x = op.input_shapes[0];
+  if (x.empty() || x.back() % 2 != 0)
+    fail(op, "a fused gate|up input [..., 2 F] with an even last dimension");
+  op.output_shape = x;
+  op.output_shape.back() = x.back() / 2;
+}
+
+void infer_experts(Op& op) {
+  require_inputs(op, 1);
+  const OpAttrs& a = op.attrs;
+  if (op.input_shapes[0].empty()) fail(op, "an input [..., features]");
+  require_at_least(op, "experts", a.experts, 1);
+  require_at_least(op, "top_k", a.top_k, 1);
+  if (a.top_k > a.experts) fail(op, "top_k (" + str(a.top_k) + ") at most experts (" + str(a.experts) + ")");
+  require_at_least(op, "expert width (out_features)", a.out_features, 1);
+  if (!(a.capacity_factor >= 0.0 && a.capacity_factor <= 1e6)) fail(op, "capacity_factor >= 0 (0: dropless)");
+  op.output_shape = op.input_shapes[0];
+}
+
+void infer_attention(Op& op) {
+  require_at_least(op, "heads", op.attrs.heads, 1);
+  require_at_least(op, "kv_heads", op.attrs.kv_heads, 0);
+  const std::int64_t heads = op.attrs.heads;
+  if (op.input_shapes.size() == 1) {
+    const Shape& qkv = op.input_shapes[0];
+    const std::int64_t hd = packed_head_dim(op);
+    op.output_shape = {qkv[0], qkv[1], mul(heads, hd)};
     return;
   }
+  if (op.attrs.kv_heads != 0) fail(op, "kv_heads only with one packed q, k, v input");
   if (op.input_shapes.size() != 3)
     fail(op, "1 input (packed qkv) or 3 inputs (q, k, v), found " + str(static_cast<std::int64_t>(op.input_shapes.size())));
   const Shape& q = op.input_shapes[0];
@@ -342,12 +393,17 @@ void infer_shape(Op& op, const Op* weight_owner) {
     case OpKind::AvgPool2d: infer_pool2d(op); break;
     case OpKind::AdaptiveAvgPool2d: infer_adaptive_avg_pool2d(op); break;
     case OpKind::BatchNorm: infer_norm(op, 2, "[N, C, ...] of rank >= 2"); break;
-    case OpKind::LayerNorm: infer_norm(op, 1, "[..., features]"); break;
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm: infer_norm(op, 1, "[..., features]"); break;
     case OpKind::Relu:
     case OpKind::Gelu:
     case OpKind::Tanh:
     case OpKind::Sigmoid:
+    case OpKind::SquaredRelu:
     case OpKind::Softmax: infer_same_shape(op); break;
+    case OpKind::Swiglu: infer_swiglu(op); break;
+    case OpKind::Rotary: infer_rotary(op); break;
+    case OpKind::Experts: infer_experts(op); break;
     case OpKind::Add:
     case OpKind::Mul: infer_elementwise(op); break;
     case OpKind::Concat: infer_concat(op); break;

@@ -62,6 +62,20 @@ const std::vector<Registered>& registry() {
                  [](const ModelOptions& o) { return transformer("turing_530b", o); }});
     v.push_back({sequence("megatron_1t", "Megatron 1T: 128 layers, 25600 hidden, 160 heads, 2048 tokens", "openwebtext"),
                  [](const ModelOptions& o) { return transformer("megatron_1t", o); }});
+    v.push_back({sequence("llama3_8b", "Llama 3 8B (Meta 2024): 32 layers, 4096 hidden, 32 heads, 8 KV heads, 8192 tokens",
+                          "openwebtext"),
+                 [](const ModelOptions& o) { return transformer("llama3_8b", o); }});
+    v.push_back({sequence("llama3_70b", "Llama 3 70B (Meta 2024): 80 layers, 8192 hidden, 64 heads, 8 KV heads, 8192 tokens",
+                          "openwebtext"),
+                 [](const ModelOptions& o) { return transformer("llama3_70b", o); }});
+    v.push_back({sequence("llama31_405b",
+                          "Llama 3.1 405B (Meta 2024): 126 layers, 16384 hidden, 128 heads, 8 KV heads, 8192 tokens",
+                          "openwebtext"),
+                 [](const ModelOptions& o) { return transformer("llama31_405b", o); }});
+    v.push_back({sequence("mixtral_8x7b",
+                          "Mixtral 8x7B (Jiang et al. 2024): 32 layers, 4096 hidden, 8 experts top-2, 32768 tokens",
+                          "openwebtext"),
+                 [](const ModelOptions& o) { return transformer("mixtral_8x7b", o); }});
     v.push_back({image("tiny_cnn", "test model: 2 conv + linear, 32x32", ""), zoo::tiny_cnn});
     v.push_back({sequence("tiny_lstm", "test model: embedding + 2 LSTM-128 + linear, 16 tokens", ""), zoo::tiny_lstm});
     return v;

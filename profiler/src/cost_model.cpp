@@ -33,6 +33,7 @@ bool is_matrix_op(OpKind k) {
     case OpKind::BatchedMatmul:
     case OpKind::Lstm:
     case OpKind::Attention:
+    case OpKind::Experts:
     case OpKind::SampledSoftmax: return true;
     default: return false;
   }
@@ -49,7 +50,7 @@ bool op_has_phase(const models::Op& op, Phase phase) {
       if (is_matrix_op(op.kind)) return op.macs_bwd_data > 0;
       return true;
     case Phase::BackwardWeight:
-      if (op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm) return false;
+      if (op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm || op.kind == OpKind::RmsNorm) return false;
       // A tied op (LM head sharing the embedding) owns no weight but computes its gradient.
       return op.params > 0 || !op.attrs.shares_weights_with.empty();
     case Phase::Update: return op.params > 0;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "cpu_kernel_common.hpp"
+#include "parasim/common/error.hpp"
 
 #if PARASIM_HAVE_DNNL
 
@@ -105,6 +106,7 @@ AttentionShape attention_shape(const models::Op& op) {
   AttentionShape s{};
   s.heads = std::max<memory::dim>(op.attrs.heads, 1);
   if (op.input_shapes.size() == 1) {
+    if (op.attrs.kv_heads > 0) throw RuntimeError("CPU backend: no grouped-query attention kernel yet");
     const auto& x = op.input_shapes[0];
     s = {x[0], s.heads, x[1], x[1], x[2] / 3, x[2] / 3};
   } else {

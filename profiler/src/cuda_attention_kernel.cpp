@@ -15,6 +15,7 @@
 #include "cuda_gemm.hpp"
 #include "cuda_op_kernel.hpp"
 #include "cuda_op_kernels.hpp"
+#include "parasim/common/error.hpp"
 
 namespace parasim::profiler::cuda {
 namespace {
@@ -23,6 +24,7 @@ class AttentionKernel final : public CudaOpKernel {
  public:
   AttentionKernel(BackendContext& c, const models::Op& o, Optimizer opt) : CudaOpKernel(c, o, opt) {
     if (o.input_shapes.size() == 1) {
+      if (o.attrs.kv_heads > 0) throw RuntimeError("no grouped-query attention kernel yet");
       const auto& qkv = o.input_shapes[0];
       b_ = qkv.at(0);
       tq_ = tk_ = qkv.at(1);

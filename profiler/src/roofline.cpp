@@ -147,6 +147,7 @@ std::vector<KernelWork> matmul_work(const Op& op, Phase phase, const OpBytes& b)
 /// Attention dimensions from a packed qkv [B, T, 3D] input or separate q, k, v.
 struct AttentionDims {
   double batch = 1, heads = 1, tq = 1, tk = 1, d = 1, dv = 1;
+  double kv_ratio = 1;  // grouped-query attention: K and V hold kv_heads / heads of q's features
 };
 
 AttentionDims attention_dims(const Op& op) {
@@ -156,7 +157,10 @@ AttentionDims attention_dims(const Op& op) {
     const auto& x = op.input_shapes[0];
     a.batch = dim(x, 0);
     a.tq = a.tk = dim(x, 1);
-    a.d = a.dv = dim(x, 2) / 3;
+    // Packed [B, T, (H + 2K) hd]; K = H (kv_heads 0) is the classic [B, T, 3D].
+    const double kv = op.attrs.kv_heads > 0 ? static_cast<double>(op.attrs.kv_heads) : a.heads;
+    a.d = a.dv = dim(x, 2) / (a.heads + 2 * kv) * a.heads;
+    a.kv_ratio = kv / a.heads;
   } else if (op.input_shapes.size() == 3) {
     a.batch = dim(op.input_shapes[0], 0);
     a.tq = dim(op.input_shapes[0], 1);
@@ -173,8 +177,8 @@ AttentionDims attention_dims(const Op& op) {
 /// framework does: broadcast add, tanh, and a matrix-vector product with v.
 std::vector<KernelWork> attention_work(const Op& op, Phase phase, const OpBytes& b) {
   const AttentionDims a = attention_dims(op);
-  const double q = a.batch * a.tq * a.d * b.s, k = a.batch * a.tk * a.d * b.s;
-  const double v = a.batch * a.tk * a.dv * b.s, o = a.batch * a.tq * a.dv * b.s;
+  const double q = a.batch * a.tq * a.d * b.s, k = a.batch * a.tk * a.d * a.kv_ratio * b.s;
+  const double v = a.batch * a.tk * a.dv * a.kv_ratio * b.s, o = a.batch * a.tq * a.dv * b.s;
   const double scores = a.batch * a.heads * a.tq * a.tk * b.s;
   const double big = a.batch * a.tq * a.tk * a.d * b.s;  // additive only
   const double score_macs = a.batch * a.tq * a.tk * a.d, context_macs = a.batch * a.tq * a.tk * a.dv;
@@ -297,7 +301,8 @@ std::vector<KernelWork> cross_entropy_work(Phase phase, const OpBytes& b) {
 /// Bandwidth-bound ops: the forward reads inputs (+ small weights) and writes the output; the
 /// backward reads dY, the saved activations and weights and writes dX.
 std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes& b) {
-  const bool normalization = op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm;
+  const bool normalization =
+      op.kind == OpKind::BatchNorm || op.kind == OpKind::LayerNorm || op.kind == OpKind::RmsNorm;
   // Normalizations read their input twice: once for the statistics, once to normalize.
   const double extra = normalization ? b.in : 0.0;
   if (phase == Phase::Forward) return {mem(b.rw + extra)};
@@ -343,7 +348,8 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt) {
   }
   switch (op.kind) {
     case OpKind::Conv2d: return conv_work(op, phase, b);
-    case OpKind::Linear: return linear_work(op, phase, b);
+    case OpKind::Linear:
+    case OpKind::Experts: return linear_work(op, phase, b);  // grouped GEMMs over the routed tokens
     case OpKind::Matmul:
     case OpKind::BatchedMatmul: return matmul_work(op, phase, b);
     case OpKind::Attention: return attention_work(op, phase, b);

@@ -117,7 +117,7 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
 Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
                         const std::vector<Update>& updates) {
   const bool reduce = p_.replicas > 1 && bytes > 0;
-  const bool zero = reduce && p_.s.zero == 1;
+  const bool zero = reduce && p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
   const auto key = std::make_tuple(slot, bucket, mb);
   Refs done;
   Refs after_reduce = ready;

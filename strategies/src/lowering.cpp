@@ -32,7 +32,8 @@ namespace {
 /// Weights, gradients, optimizer state and (PipeDream) stashed weight versions of one device.
 simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slot) {
   const std::int64_t params = p.slot_params[static_cast<std::size_t>(slot)];
-  simulator::StaticMemory m = static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero == 1 ? p.replicas : 1);
+  simulator::StaticMemory m =
+      static_memory_for(params, p.dtype, p.setup->optimizer, p.s.zero >= 1 ? p.replicas : 1, p.s.zero == 2);
   if (p.s.schedule == Schedule::PipeDream) {
     // Stage i has M - i micro-batches in flight, each needing the weights it ran forward with:
     // the live weights plus M - i - 1 stashed versions.

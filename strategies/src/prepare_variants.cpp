@@ -26,7 +26,7 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
   if (p.structure != nullptr && v.model->num_ops() != p.n)
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
-  const bool zero = p.s.zero == 1 && p.replicas > 1;
+  const bool zero = p.s.zero >= 1 && p.replicas > 1;
   for (const std::string& kind : p.kinds) {
     const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);
     std::vector<OpTimes> times(v.model->num_ops());

@@ -83,7 +83,8 @@ struct Emit {
       if (r == Recompute::Selective && !facts.has_attention) continue;
       s.recompute = r;
       for (int z : space.zeros) {
-        if (z == 1 && s.dp == 1) continue;
+        if (z >= 1 && s.dp == 1) continue;
+        if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
         s.zero = z;
         for (const std::string& m : mappings_for(s, space.all_mappings)) {
           s.mapping = m;
@@ -144,6 +145,7 @@ ModelFacts model_facts(const models::Model& model, int devices_per_node) {
   f.pipeline_units = count_pipeline_units(model, plan);
   f.layers = plan.any() ? plan.blocks : f.pipeline_units;
   f.tp_heads = plan.any() ? plan.max_heads : 0;
+  f.tp_kv_heads = plan.any() ? plan.min_kv_heads : 0;
   f.devices_per_node = std::max(1, devices_per_node);
   std::map<std::string, std::int64_t> layer_params;
   for (models::OpId v = 0; v < model.num_ops(); ++v) {
@@ -162,7 +164,7 @@ std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFac
   if (facts.tp_heads <= 0) return out;
   const int cap = std::min(space.max_tp > 0 ? space.max_tp : facts.devices_per_node, facts.devices_per_node);
   for (int t = 2; t <= cap; ++t)
-    if (facts.tp_heads % t == 0) out.push_back(t);
+    if (facts.tp_heads % t == 0 && tp_fits_kv_heads(facts.tp_kv_heads, t)) out.push_back(t);
   return out;
 }
 
@@ -232,7 +234,7 @@ std::vector<Recompute> parse_recompute_list(const std::string& text, const std::
 }
 
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin) {
-  return parse_list<int>(text, origin, {0, 1}, zero_name);
+  return parse_list<int>(text, origin, {0, 1, 2}, zero_name);
 }
 
 }  // namespace parasim::strategies

@@ -80,6 +80,10 @@ void validate(const Strategy& s, const std::string& origin) {
   if (s.devices() > kMaxDegree)
     throw InputError(origin + ": dp*mp*tp = " + std::to_string(s.devices()) + " devices; at most " +
                      std::to_string(kMaxDegree) + " are supported");
+  // ZeRO-2 keeps only 1/D of the gradients: with gradient accumulation it would reduce-scatter after
+  // every micro-batch (DeepSpeed), traffic the lowering does not emit, so it is limited to micro=1.
+  if (s.zero == 2 && s.micro > 1)
+    throw InputError(origin + ": zero=2 needs micro=1 (ZeRO-2 with gradient accumulation is not modelled)");
   const std::vector<std::string> order = {"tp-mp-dp", "mp-tp-dp", "tp-dp-mp", "dp-tp-mp", "mp-dp-tp", "dp-mp-tp"};
   if (std::find(order.begin(), order.end(), s.mapping) == order.end())
     throw InputError(origin + ": mapping=" + s.mapping +
@@ -103,7 +107,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
       throw InputError(origin + ": placement=: expected layers, branches or a path to an op->device JSON map");
     }
   } else if (key == "recompute") s.recompute = parse_named(kRecomputes, key, value, origin);
-  else if (key == "zero") s.zero = parse_int(key, value, 0, 1, origin);
+  else if (key == "zero") s.zero = parse_int(key, value, 0, 2, origin);
   else if (key == "bucket_mb") s.bucket_mb = parse_positive_double(key, value, origin);
   else if (key == "split") s.split = parse_named(kSplits, key, value, origin);
   else if (key == "overlap") s.overlap = parse_on_off(key, value, origin);

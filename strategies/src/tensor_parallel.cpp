@@ -27,7 +27,10 @@ bool may_be_split(const Op& op) {
     case OpKind::Tanh:
     case OpKind::Sigmoid:
     case OpKind::Dropout:
-    case OpKind::Softmax: return true;
+    case OpKind::Softmax:
+    case OpKind::Swiglu:       // gate and up halves are split alike (Megatron interleaves them per rank)
+    case OpKind::SquaredRelu:
+    case OpKind::Rotary: return true;
     case OpKind::Attention: return is_self_attention(op);
     default: return false;
   }
@@ -63,7 +66,27 @@ std::vector<TpRole> block_roles(const Model& m, const std::vector<OpId>& ops) {
   return roles;
 }
 
+/// The grouped-query op (rotary or attention) a column-parallel q|k|v projection feeds, if any.
+const Op* grouped_query_consumer(const Model& m, OpId v) {
+  for (OpId w : m.consumers_of(v)) {
+    const Op& c = m.op(w);
+    if ((c.kind == OpKind::Rotary || is_self_attention(c)) && c.attrs.kv_heads > 0) return &c;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+bool tp_fits_kv_heads(std::int64_t kv_heads, std::int64_t tp) {
+  return kv_heads <= 0 || kv_heads % tp == 0 || tp % kv_heads == 0;
+}
+
+std::int64_t kv_heads_per_rank(std::int64_t kv_heads, std::int64_t tp, const std::string& op_name) {
+  if (!tp_fits_kv_heads(kv_heads, tp))
+    throw InputError("tp=" + std::to_string(tp) + ": op " + op_name + " has " + std::to_string(kv_heads) +
+                     " key/value heads; expected a tp that divides them or that they divide (replicated K/V heads)");
+  return kv_heads % tp == 0 ? kv_heads / tp : 1;
+}
 
 std::string to_string(TpRole r) {
   switch (r) {
@@ -102,8 +125,13 @@ TpPlan plan_tensor_parallel(const Model& m) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       plan.role[ops[i]] = roles[i];
       plan.in_tp_block[ops[i]] = 1;
-      if (is_self_attention(m.op(ops[i])))
-        plan.max_heads = std::max(plan.max_heads, static_cast<int>(m.op(ops[i]).attrs.heads));
+      if (is_self_attention(m.op(ops[i]))) {
+        const models::OpAttrs& a = m.op(ops[i]).attrs;
+        plan.max_heads = std::max(plan.max_heads, static_cast<int>(a.heads));
+        if (a.kv_heads > 0 && a.kv_heads < a.heads)
+          plan.min_kv_heads = plan.min_kv_heads == 0 ? static_cast<int>(a.kv_heads)
+                                                     : std::min(plan.min_kv_heads, static_cast<int>(a.kv_heads));
+      }
     }
   }
   if (!plan.any()) return plan;
@@ -145,22 +173,37 @@ Model shard_for_tensor_parallel(const Model& m, const TpPlan& plan, int tp, std:
       if (!op.output_shape.empty() && op.output_shape[0] == m.batch()) op.output_shape[0] = batch;
     }
     if (op.kind == OpKind::Linear) op.attrs.in_features = 0;  // re-inferred from the (maybe split) input
+    const Op* gqa = plan.role[v] == TpRole::Column ? grouped_query_consumer(m, v) : nullptr;
     switch (plan.role[v]) {
-      case TpRole::Column: op.attrs.out_features = ceil_div(src.attrs.out_features); break;
+      case TpRole::Column:
+        if (gqa != nullptr) {
+          // q|k|v projection of grouped-query attention: heads / T query heads and the rank's K/V heads.
+          const std::int64_t hd = src.attrs.out_features / (gqa->attrs.heads + 2 * gqa->attrs.kv_heads);
+          op.attrs.out_features =
+              (gqa->attrs.heads / tp + 2 * kv_heads_per_rank(gqa->attrs.kv_heads, tp, gqa->name)) * hd;
+        } else {
+          op.attrs.out_features = ceil_div(src.attrs.out_features);
+        }
+        break;
       case TpRole::VocabEmbedding: op.attrs.vocab = ceil_div(src.attrs.vocab); break;
       case TpRole::Split:
-        if (op.kind == OpKind::Attention) {
+        if (op.kind == OpKind::Attention || op.kind == OpKind::Rotary) {
           if (src.attrs.heads % tp != 0)
             throw InputError("tp=" + std::to_string(tp) + ": op " + src.name + " of model " + m.name() + " has " +
                              std::to_string(src.attrs.heads) + " attention heads, not divisible by " +
                              std::to_string(tp) + " (Megatron splits whole heads across the TP ranks)");
           op.attrs.heads = src.attrs.heads / tp;
+          if (src.attrs.kv_heads > 0) {
+            op.attrs.kv_heads = kv_heads_per_rank(src.attrs.kv_heads, tp, src.name);
+            // One query head per rank and one replicated K/V head: keep the layout grouped-query.
+            op.attrs.kv_heads = std::min(op.attrs.kv_heads, op.attrs.heads);
+          }
         }
         break;
       default: break;
     }
-    if (plan.role[v] == TpRole::Column && src.attrs.shares_weights_with.empty() && src.attrs.out_features % tp != 0 &&
-        plan.in_tp_block[v])
+    if (plan.role[v] == TpRole::Column && gqa == nullptr && src.attrs.shares_weights_with.empty() &&
+        src.attrs.out_features % tp != 0 && plan.in_tp_block[v])
       throw InputError("tp=" + std::to_string(tp) + ": linear " + src.name + " has " +
                        std::to_string(src.attrs.out_features) + " output features, not divisible by " +
                        std::to_string(tp));

@@ -12,6 +12,7 @@
 #include "parasim/common/json_io.hpp"
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/models/hf_config.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/kineto_import.hpp"
@@ -45,6 +46,16 @@ void load_model(std::string_view bytes) {
   expect_reloads("model", [&] { (void)models::model_from_json(models::model_to_json(m), "round trip"); });
   // The CLI's --batch override re-infers every shape; it must fail cleanly too.
   (void)models::model_from_json(doc, kOrigin, models::LoadOptions{.batch = 3});
+}
+
+/// A Hugging Face config.json: the configuration, then (small ones) the model it builds, which
+/// must survive a parasim.model/1 round trip.
+void load_hf_config(std::string_view bytes) {
+  const nlohmann::json doc = parse_json_text(bytes, kOrigin);
+  const models::TransformerConfig c = models::transformer_from_hf_config(doc, kOrigin, "fuzz");
+  if (c.layers > 8 || c.hidden > 4096 || c.vocab > 1 << 20) return;  // keep one input fast
+  const models::Model m = models::build_transformer(c, models::ModelOptions{.batch = 1, .seq_len = 8});
+  expect_reloads("hf_config", [&] { (void)models::model_from_json(models::model_to_json(m), "round trip"); });
 }
 
 /// A loaded cluster must carry traffic: a point-to-point copy and every collective algorithm
@@ -142,6 +153,7 @@ void load_placement(std::string_view bytes) {
 
 constexpr std::array kTargets = {
     LoaderTarget{"model", "parasim.model/1 JSON", load_model},
+    LoaderTarget{"hf_config", "Hugging Face config.json", load_hf_config},
     LoaderTarget{"cluster", "parasim.cluster/1 JSON", load_cluster},
     LoaderTarget{"strategy", "strategy grammar text (dp=4,mp=2,...)", load_strategy_text},
     LoaderTarget{"strategy_json", "parasim.strategy/1 JSON", load_strategy_json},

@@ -130,7 +130,7 @@ TEST(ModelJsonErrors, ExactMessages) {
             "bad.json: $.ops[1].kind: expected an op kind (one of input, conv2d, linear, matmul, batched_matmul, "
             "lstm, embedding, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, layer_norm, relu, gelu, "
             "tanh, sigmoid, add, mul, concat, dropout, softmax, cross_entropy, sampled_softmax, reshape, "
-            "attention), found string \"conv3d\"");
+            "attention, rms_norm, swiglu, squared_relu, rotary, experts), found string \"conv3d\"");
   EXPECT_EQ(load_error(doc(R"([{"name": "x", "kind": "input", "output_shape": [1, 8]},
                                 {"name": "r", "inputs": ["x"]}])")),
             "bad.json: $.ops[1]: missing required field \"kind\"");

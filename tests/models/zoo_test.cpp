@@ -50,6 +50,12 @@ const ExactParams kExactParams[] = {
     {"gpt3_175b", 174'615'846'912},      // l = 96,  h = 12288
     {"turing_530b", 529'600'819'200},    // l = 105, h = 20480 (Narayanan et al.: 529.6B)
     {"megatron_1t", 1'008'038'758'400},  // l = 128, h = 25600 (Narayanan et al.: 1008.0B)
+    // Llama 3 / 3.1 (Meta's model cards) and Mixtral 8x7B (Jiang et al. 2024), as Hugging Face counts them:
+    // 2 V h (untied) + l (h (q + 2 kv) hd + h^2 + 3 h ffn [x E + router h E] + 2 h) + h.
+    {"llama3_8b", 8'030'261'248},
+    {"llama3_70b", 70'553'706'496},
+    {"llama31_405b", 405'853'388'800},
+    {"mixtral_8x7b", 46'702'792'704},
     {"tiny_cnn", 25'578},                // 3*16*9+16 + 16*32*9+32 + 2048*10+10
     {"tiny_lstm", 424'424},              // 1000*64 + (4*128*192+1024) + (4*128*256+1024) + 128*1000+1000
 };
@@ -169,7 +175,8 @@ TEST(Zoo, ErrorsNameWhatIsWrong) {
     EXPECT_STREQ(e.what(),
                  "unknown model \"resnet51\"; known models: resnet50, vgg16, vgg16_cifar, inception_v3, "
                  "inception_v3_noaux, googlenet, googlenet_cifar, gnmt, biglstm, gpt2, bert_large, megatron_22b, "
-                 "gpt3_175b, turing_530b, megatron_1t, tiny_cnn, tiny_lstm");
+                 "gpt3_175b, turing_530b, megatron_1t, llama3_8b, llama3_70b, llama31_405b, mixtral_8x7b, tiny_cnn, "
+                 "tiny_lstm");
   }
   EXPECT_THROW((void)build_zoo_model("resnet50", ModelOptions{.batch = 0}), InputError);
   EXPECT_THROW((void)build_zoo_model("gpt2", ModelOptions{.image_size = 224}), InputError);

@@ -95,6 +95,18 @@ TEST(Roofline, LstmPaysLaunchOverheadPerTimestep) {
   EXPECT_GT(c.bwd_weight, 0);
 }
 
+TEST(Roofline, GroupedQueryAttentionReadsFewerKeys) {
+  // 8 query heads, 2 K/V heads of 8 features, 2 x 16 tokens, fp32: the score GEMM reads q (2 x 16 x 64),
+  // k (2 x 16 x 16) and writes the scores (2 x 8 x 16 x 16).
+  ModelBuilder b("gqa", 2, DType::F32);
+  const auto qkv = b.input("qkv", {2, 16, 96});
+  b.attention("core", qkv, 8, 2);
+  const Model m = b.finish();
+  const auto work = phase_work(op_named(m, "core"), Phase::Forward, Optimizer::Sgd);
+  ASSERT_FALSE(work.empty());
+  EXPECT_EQ(work.front().bytes, (2 * 16 * 64 + 2 * 16 * 16 + 2 * 8 * 16 * 16) * 4.0);
+}
+
 TEST(Roofline, OptimizerTrafficScalesUpdate) {
   ModelBuilder b("upd", 8, DType::F32);
   auto x = b.input("x", {8, 1024});

@@ -95,6 +95,17 @@ TEST(DataParallel, ZeroShardsOptimizerStateAndUsesReduceScatterAllGather) {
   EXPECT_EQ(zero.step_time, 24'000 + 4'000'000 + 500 + 4'000'000);
 }
 
+TEST(DataParallel, ZeroTwoAlsoShardsGradientsWithTheSameTraffic) {
+  const StrategyResult one = run("dp=2,overlap=off,zero=1");
+  const StrategyResult two = run("dp=2,overlap=off,zero=2");
+  // fp32 gradients of 2e6 params: 8e6 B, 4e6 B per rank with ZeRO-2; optimizer state as ZeRO-1.
+  EXPECT_EQ(one.devices[0].breakdown.grads, 8'000'000);
+  EXPECT_EQ(two.devices[0].breakdown.grads, 4'000'000);
+  EXPECT_EQ(two.devices[0].breakdown.optimizer, 8'000'000);
+  // Same reduce-scatter, shard update and all-gather as ZeRO-1 (no gradient accumulation).
+  EXPECT_EQ(two.step_time, one.step_time);
+}
+
 TEST(DataParallel, UnevenBatchNeedsSplitSpeed) {
   static const models::Model model = chain_model(2);
   static const hardware::Cluster cluster = star_cluster(3, 0, 1.0);

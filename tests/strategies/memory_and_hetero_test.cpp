@@ -24,6 +24,11 @@ TEST(MemoryModel, BytesPerParameter) {
   EXPECT_EQ(m.params, 2000);
   EXPECT_EQ(m.grads, 2000);
   EXPECT_EQ(m.optimizer, 1500);
+  // ZeRO-2 shards the gradients too: 2000 B over 8 ranks.
+  const simulator::StaticMemory z2 = static_memory_for(1000, DType::F16, Optimizer::Adam, 8, /*shard_grads=*/true);
+  EXPECT_EQ(z2.grads, 250);
+  EXPECT_EQ(z2.optimizer, 1500);
+  EXPECT_EQ(z2.params, 2000);
 }
 
 TEST(Memory, Gpt3OnOneDgxA100IsInfeasibleWithNumbers) {

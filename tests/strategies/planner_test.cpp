@@ -92,6 +92,18 @@ TEST(SearchSpace, ExactCandidatesOfASmallCase) {
   EXPECT_EQ(got, want);
 }
 
+TEST(SearchSpace, ZeroTwoOnlyWithoutAccumulation) {
+  const ModelFacts facts = model_facts(chain_model(4), 4);
+  SearchSpace space{.gpus = 4, .global_batch = 8};
+  space.schedules = {Schedule::None};
+  space.recomputes = {Recompute::None};
+  space.zeros = {2};
+  space.max_mp = 1;
+  space.max_accumulation = 2;
+  // dp=4 with K = 1 only; dp=1 never shards.
+  EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)), (std::vector<std::string>{"dp=4,zero=2 B=8"}));
+}
+
 TEST(SearchSpace, BatchRules) {
   const ModelFacts facts = model_facts(chain_model(4), 8);
   SearchSpace space{.gpus = 6, .per_device_batch = 3};
@@ -145,6 +157,7 @@ TEST(SearchSpace, ParsesLists) {
   EXPECT_EQ(parse_schedule_list("1f1b,none", "--schedules"), (std::vector<Schedule>{Schedule::None, Schedule::OneFOneB}));
   EXPECT_EQ(parse_schedule_list("all", "--schedules").size(), 6u);
   EXPECT_EQ(parse_zero_list("1", "--zero"), (std::vector<int>{1}));
+  EXPECT_EQ(parse_zero_list("0,2", "--zero"), (std::vector<int>{0, 2}));
   EXPECT_EQ(input_error([] { parse_recompute_list("some", "--recompute"); }),
             "--recompute: \"some\": expected all or a comma-separated list of none, selective, full");
 }

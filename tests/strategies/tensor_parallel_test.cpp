@@ -175,3 +175,97 @@ TEST(TensorParallel, NeedsTransformerLayersAndDivisibleHeads) {
 
 }  // namespace
 }  // namespace parasim::strategies
+
+// Grouped-query attention under TP: 8 query heads, 2 K/V heads of 8 features, SwiGLU MLP, rotary.
+namespace parasim::strategies {
+namespace {
+
+models::Model tiny_llama() {
+  models::TransformerConfig c;
+  c.name = "tiny_llama";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 8;
+  c.kv_heads = 2;
+  c.ffn = 96;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.tied_embeddings = false;
+  c.mlp = models::MlpKind::Swiglu;
+  c.norm = models::NormKind::RmsNorm;
+  c.positions = models::PositionKind::Rotary;
+  c.linear_bias = false;
+  c.dropout = 0.0;
+  return models::build_transformer(c, {.batch = 2});
+}
+
+TEST(TensorParallelGqa, KvHeadsSplitWhenTDividesThemAndReplicateOtherwise) {
+  const models::Model m = tiny_llama();
+  const TpPlan plan = plan_tensor_parallel(m);
+  EXPECT_EQ(plan.blocks, 2);
+  EXPECT_EQ(plan.max_heads, 8);
+  EXPECT_EQ(plan.min_kv_heads, 2);
+  auto role = [&](const std::string& name) { return plan.role[*m.find_op(name)]; };
+  EXPECT_EQ(role("h.0.attn.c_attn"), TpRole::Column);
+  EXPECT_EQ(role("h.0.attn.rotary"), TpRole::Split);
+  EXPECT_EQ(role("h.0.attn.core"), TpRole::Split);
+  EXPECT_EQ(role("h.0.mlp.swiglu"), TpRole::Split);
+  EXPECT_EQ(role("h.0.mlp.c_proj"), TpRole::Row);
+  // tp = 2: 4 query heads and 1 K/V head per rank: (4 + 2) x 8 = 48 q|k|v outputs.
+  // tp = 4: 2 query heads and 1 K/V head, which 2 ranks each hold: (2 + 2) x 8 = 32.
+  // tp = 8: 1 query head and 1 replicated K/V head: 24.
+  const std::vector<std::tuple<int, std::int64_t, std::int64_t>> cases{{2, 4, 48}, {4, 2, 32}, {8, 1, 24}};
+  for (const auto& [tp, heads, qkv] : cases) {
+    SCOPED_TRACE("tp " + std::to_string(tp));
+    const models::Model r = shard_for_tensor_parallel(m, plan, tp);
+    const models::Op& core = r.op(*r.find_op("h.0.attn.core"));
+    EXPECT_EQ(core.attrs.heads, heads);
+    EXPECT_EQ(core.attrs.kv_heads, 1);
+    EXPECT_EQ(r.op(*r.find_op("h.0.attn.c_attn")).params, 64 * qkv);
+    EXPECT_EQ(r.op(*r.find_op("h.0.attn.rotary")).attrs.heads, heads);
+    // Attention MACs are exactly 1/T of the full model's (whole query heads per rank).
+    EXPECT_EQ(core.macs_fwd * tp, m.op(*m.find_op("h.0.attn.core")).macs_fwd);
+    // SwiGLU's gate|up is split alike: 2 x 96 / T outputs, 96 / T after the GLU.
+    EXPECT_EQ(r.op(*r.find_op("h.0.mlp.c_fc")).params, 64 * 2 * 96 / tp);
+    EXPECT_EQ(r.op(*r.find_op("h.0.mlp.swiglu")).output_shape.back(), 96 / tp);
+  }
+  EXPECT_TRUE(tp_fits_kv_heads(2, 4));
+  EXPECT_TRUE(tp_fits_kv_heads(8, 4));
+  EXPECT_FALSE(tp_fits_kv_heads(6, 4));
+  EXPECT_TRUE(tp_fits_kv_heads(0, 3));
+  try {
+    (void)kv_heads_per_rank(6, 4, "h.0.attn.core");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "tp=4: op h.0.attn.core has 6 key/value heads; expected a tp that divides them or that they divide "
+                 "(replicated K/V heads)");
+  }
+}
+
+TEST(TensorParallelGqa, MoeLayersKeepTheirAttentionSplit) {
+  models::TransformerConfig c;
+  c.name = "tiny_moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 8;
+  c.kv_heads = 2;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.mlp = models::MlpKind::Swiglu;
+  c.experts = 4;
+  c.top_k = 2;
+  c.moe_ffn = 32;
+  c.shared_experts = 1;
+  const models::Model m = models::build_transformer(c, {.batch = 2});
+  const TpPlan plan = plan_tensor_parallel(m);
+  EXPECT_EQ(plan.blocks, 2);
+  EXPECT_EQ(plan.role[*m.find_op("h.0.moe.experts")], TpRole::Replicated);
+  EXPECT_EQ(plan.role[*m.find_op("h.0.moe.shared.c_fc")], TpRole::Column);
+  EXPECT_EQ(plan.role[*m.find_op("h.0.moe.shared.c_proj")], TpRole::Row);
+  const models::Model r = shard_for_tensor_parallel(m, plan, 2);
+  EXPECT_EQ(r.op(*r.find_op("h.0.moe.experts")).params, m.op(*m.find_op("h.0.moe.experts")).params);
+}
+
+}  // namespace
+}  // namespace parasim::strategies

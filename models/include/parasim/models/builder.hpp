@@ -76,14 +76,24 @@ class ModelBuilder {
   /// An embedding lookup into the table of `weight_owner` (shared encoder/decoder embeddings).
   OpId embedding_shared(const std::string& name, OpId ids, const std::string& weight_owner);
   OpId batch_norm(const std::string& name, OpId x);
-  OpId layer_norm(const std::string& name, OpId x);
+  /// `bias` = false: no learned shift (PyTorch's LayerNorm(bias=False)), half the parameters.
+  OpId layer_norm(const std::string& name, OpId x, bool bias = true);
+  OpId rms_norm(const std::string& name, OpId x);
 
   // ---- activation x activation products
   OpId matmul(const std::string& name, OpId a, OpId b);
   OpId batched_matmul(const std::string& name, OpId a, OpId b);
-  /// Self-attention core over a packed [B, T, 3D] q|k|v tensor.
+  /// Self-attention core over a packed [B, T, 3D] q|k|v tensor, or with kv_heads > 0 grouped-query
+  /// attention over [B, T, (heads + 2 kv_heads) * head_dim].
   /// `dropout`: probability of the dropout on the attention probabilities (0 = none).
-  OpId attention(const std::string& name, OpId qkv, std::int64_t heads, double dropout = 0.0);
+  OpId attention(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads = 0,
+                 double dropout = 0.0);
+  /// Mixture-of-experts MLP bank with its router: `experts` experts of width `width` (gated: SwiGLU,
+  /// 3 matrices; else 2), each token routed to `top_k`; capacity_factor 0 = dropless.
+  OpId experts(const std::string& name, OpId x, std::int64_t experts, std::int64_t top_k, std::int64_t width,
+               bool gated, double capacity_factor = 0.0);
+  /// Rotary position embedding of the q and k heads of a packed q|k|v tensor (same layout).
+  OpId rotary(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads = 0);
   /// Attention core over separate q [B, Tq, D], k [B, Tk, D], v [B, Tk, Dv]; `additive` = Bahdanau.
   OpId attention(const std::string& name, OpId q, OpId k, OpId v, std::int64_t heads, bool additive = false);
 
@@ -98,6 +108,9 @@ class ModelBuilder {
   OpId tanh(const std::string& name, OpId x);
   OpId sigmoid(const std::string& name, OpId x);
   OpId softmax(const std::string& name, OpId x);
+  OpId squared_relu(const std::string& name, OpId x);
+  /// silu(gate) * up of a fused [..., 2F] gate|up projection -> [..., F].
+  OpId swiglu(const std::string& name, OpId gate_up);
   OpId dropout(const std::string& name, OpId x, double p);
   OpId add(const std::string& name, const std::vector<OpId>& xs);
   OpId mul(const std::string& name, const std::vector<OpId>& xs);

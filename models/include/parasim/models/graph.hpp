@@ -63,7 +63,16 @@ enum class OpKind : std::uint8_t {
   Attention,       // fused multi-head attention core: QK^T, softmax, AV (no projections);
                    // attrs: heads, additive. Inputs: one packed qkv [B, T, 3D] (self-attention)
                    // or q [B, Tq, D], k [B, Tk, D], v [B, Tk, Dv]. Its MACs are those of the two
-                   // batched matmuls.
+                   // batched matmuls. Grouped-query attention: attrs.kv_heads < heads, packed
+                   // input [B, T, (heads + 2 kv_heads) * head_dim].
+  RmsNorm,         // RMSNorm over the last dim (Zhang & Sennrich 2019): 1 param (scale) per feature
+  Swiglu,          // silu(gate) * up over a fused [..., 2F] gate|up input -> [..., F] (Shazeer 2020)
+  SquaredRelu,     // relu(x)^2 (So et al. 2021, Primer; Nemotron-4's MLP activation)
+  Rotary,          // rotary position embedding (Su et al. 2021) on the q and k parts of a packed
+                   // q|k|v tensor; attrs: heads, kv_heads. No parameters; elementwise cost.
+  Experts,         // mixture-of-experts MLP bank with its router (Shazeer et al. 2017; Fedus et al.
+                   // 2021): [B, T, D] -> [B, T, D]; attrs: experts, top_k, out_features (expert
+                   // width), gated (3 matrices, SwiGLU), capacity_factor (0 = dropless).
 };
 
 std::string to_string(OpKind k);
@@ -91,11 +100,17 @@ struct OpAttrs {
   std::int64_t vocab = 0;         // embedding / sampled softmax vocabulary
   std::int64_t num_sampled = 0;   // sampled softmax negatives
   std::int64_t heads = 0;         // attention heads
+  std::int64_t kv_heads = 0;      // attention/rotary: key/value heads (grouped-query); 0 = heads
   std::int64_t axis = 1;          // concat axis
   double p = 0.0;                 // dropout probability
   std::int64_t in_features = 0;   // linear in_features (the builder fills it in from the input)
   bool reverse = false;           // LSTM runs over the sequence backwards (2nd half of a bidirectional layer)
   bool additive = false;          // attention: Bahdanau score v.tanh(q + k + b) instead of q.k; owns v, b, g
+  bool norm_bias = true;          // layer norm: learned shift (beta); false in bias-free models
+  std::int64_t experts = 0;       // experts: number of experts E
+  std::int64_t top_k = 0;         // experts: experts each token is routed to
+  bool gated = false;             // experts: SwiGLU experts (gate, up, down) instead of two matrices
+  double capacity_factor = 0.0;   // experts: slots per expert = ceil(cf x tokens x top_k / E); 0 = dropless
   /// Name of the op whose weight matrix this op reuses (tied LM head -> token embedding, shared
   /// encoder/decoder embeddings). Such an op has no parameters of its own except a bias, but its
   /// weight gradient still flows into the owner's parameters.

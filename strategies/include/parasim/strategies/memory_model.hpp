@@ -8,7 +8,8 @@
 // so fp32 Adam is 4 + 4 + 8 = 16 bytes/param and mixed-precision Adam 2 + 2 + 4 + 8 = 16 bytes/param,
 // the low end of Megatron-LM's "16-20 bytes per parameter" (Megatron's extra 4 for fp32 gradient
 // accumulation buffers is not counted); mixed-precision SGD 2 + 2 + 4 = 8, momentum 12.
-// ZeRO stage 1 (zero=1) divides the optimizer bytes by the data-parallel degree (rounded up).
+// ZeRO stage 1 (zero=1) divides the optimizer bytes by the data-parallel degree (rounded up);
+// stage 2 (zero=2) divides the gradient bytes too (Rajbhandari et al. 2020, Table 1: P_os+g).
 //
 // Example:
 //   ParamBytes b = param_bytes_per_param(models::DType::F16, profiler::Optimizer::Adam);  // {2, 2, 12}
@@ -31,8 +32,8 @@ struct ParamBytes {
 ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer);
 
 /// Static memory of `params` parameters, with the optimizer state sharded over `zero_shards`
-/// data-parallel ranks (1 = no ZeRO).
+/// data-parallel ranks (1 = no ZeRO) and, when `shard_grads` (ZeRO-2), the gradients too.
 simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,
-                                          int zero_shards = 1);
+                                          int zero_shards = 1, bool shard_grads = false);
 
 }  // namespace parasim::strategies

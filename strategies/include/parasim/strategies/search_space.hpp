@@ -29,6 +29,7 @@ struct ModelFacts {
   int pipeline_units = 1;      // contiguous units a layer partition may cut between
   int layers = 1;              // transformer layers when there are any, else pipeline_units
   int tp_heads = 0;            // attention heads of the transformer layers (0: no tensor parallelism)
+  int tp_kv_heads = 0;         // their key/value heads when grouped-query (0: as many as heads)
   std::int64_t min_layer_params = 0;  // parameters of the smallest transformer layer (0: none)
   bool has_attention = false;  // selective recompute changes something
   bool forks = false;          // some op feeds two others: placement=branches has something to split

@@ -26,6 +26,13 @@
 // Example:
 //   TpPlan plan = plan_tensor_parallel(model);
 //   Model rank_model = shard_for_tensor_parallel(model, plan, /*tp=*/8);  // per-rank shapes and costs
+//
+// Grouped-query attention (kv_heads < heads): each rank gets heads / T query heads and kv_heads / T
+// key/value heads when T divides kv_heads; when kv_heads divides T instead (T > kv_heads), every
+// rank holds one K/V head, each replicated T / kv_heads times (vLLM's and Hugging Face's rule for
+// TP wider than the KV heads; upstream Megatron-LM requires T to divide them), so the fused q|k|v
+// projection keeps (heads / T + 2) head_dim
+// output features per rank and its K/V weights are counted on every replica.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +56,7 @@ struct TpPlan {
   std::vector<char> in_tp_block;     // by op id: the op belongs to a TP block
   int blocks = 0;                    // TP blocks found
   int max_heads = 0;                 // attention heads of the TP blocks (all must divide by T)
+  int min_kv_heads = 0;              // fewest key/value heads of a grouped-query TP block (0: none)
   bool any() const { return blocks > 0; }
 };
 
@@ -63,6 +71,13 @@ models::Model shard_for_tensor_parallel(const models::Model& model, const TpPlan
 /// the sharded model of many batch sizes, not the unsharded one in between).
 models::Model shard_for_tensor_parallel(const models::Model& model, const TpPlan& plan, int tp, std::int64_t batch,
                                         models::DType dtype);
+
+/// Whether T ranks can split `kv_heads` key/value heads (0 = not grouped-query): T divides them, or
+/// they divide T and are replicated.
+bool tp_fits_kv_heads(std::int64_t kv_heads, std::int64_t tp);
+/// Key/value heads one of T ranks holds (kv_heads / T, or 1 when replicated). InputError if T
+/// neither divides nor is divided by kv_heads.
+std::int64_t kv_heads_per_rank(std::int64_t kv_heads, std::int64_t tp, const std::string& op_name);
 
 std::string to_string(TpRole r);
 
