@@ -72,10 +72,13 @@ void resolve_kinds(Prepared& p) {
 void split_batch(Prepared& p, const Variant& v0) {
   const std::int64_t b = p.setup->global_batch;
   if (p.s.split == BatchSplit::Even) {
-    if (b % p.D != 0)
-      throw InputError("global batch " + std::to_string(b) + " is not divisible by dp=" + std::to_string(p.D) +
-                       "; use a multiple of " + std::to_string(p.D) + " or split=speed");
-    p.replica_batch.assign(static_cast<std::size_t>(p.D), b / p.D);
+    // As torch.nn.DataParallel scatters it (torch.chunk): 128 over 3 replicas is 43/43/42.
+    p.replica_batch = split_like_torch_chunk(b, p.D);
+    if (p.replica_batch.back() == 0)
+      throw InputError("global batch " + std::to_string(b) + " over dp=" + std::to_string(p.D) +
+                       ": split like torch.chunk (chunks of " + std::to_string((b + p.D - 1) / p.D) +
+                       "), the last replica gets no sample; use a multiple of " + std::to_string(p.D) +
+                       " or split=speed");
   } else {
     // Each replica's speed: samples per ns of its own devices on this model (forward + backward).
     std::vector<double> speed;
