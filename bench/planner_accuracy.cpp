@@ -2,8 +2,11 @@
 // plans it twice - as `parasim plan` does (micro-batch extrapolation and memory dominance on),
 // and with every candidate simulated at its own micro-batch count (PlanRequest::extrapolate off,
 // the same dominance, so both judge the same candidates) - and compares them row by row: step
-// time, peak memory, verdicts and ranking. Not a Google Benchmark target: its output is the
-// accuracy table of docs/projection.md, and the reference plan takes tens of seconds.
+// time, peak memory, verdicts and ranking. Then it measures the other shortcut, memory-dominance
+// pruning, against full enumeration (`plan --exact`: no extrapolation, no pruning): whether any
+// skipped row would have fitted, and whether the ranking of the rows that fit changes. Not a
+// Google Benchmark target: its output is the accuracy table of docs/projection.md, and the
+// reference plans take tens of seconds.
 //
 //   parasim_planner_accuracy [--every-schedule] [--threads N]
 #include <algorithm>
@@ -66,6 +69,8 @@ int main(int argc, char** argv) {
   const Timed fast = timed_plan(req);
   req.extrapolate = false;
   const Timed full = timed_plan(req);
+  req.prune_dominated = false;
+  const Timed exact = timed_plan(req);  // full enumeration: what --exact does
 
   std::map<std::string, std::size_t> rank_in_full;
   for (std::size_t i = 0; i < full.plan.rows.size(); ++i) rank_in_full[key_of(full.plan.rows[i])] = i;
@@ -133,5 +138,43 @@ int main(int argc, char** argv) {
               displaced, fast.plan.rows.size());
   std::printf("| schedule, stages | max step error | row |\n|---|---|---|\n");
   for (const auto& [shape, w] : worst_by_shape) std::printf("| %s | %.4f%% | %s |\n", shape.c_str(), 100 * w.error, w.row.c_str());
+
+  // Dominance pruning against full enumeration (both without extrapolation).
+  std::map<std::string, const PlanRow*> in_exact;
+  for (const PlanRow& r : exact.plan.rows) in_exact[key_of(r)] = &r;
+  int pruned = 0, pruned_but_fit = 0, other_rows_differ = 0;
+  std::string first_wrong;
+  for (const PlanRow& r : full.plan.rows) {
+    const auto it = in_exact.find(key_of(r));
+    if (it == in_exact.end()) {
+      std::fprintf(stderr, "row %s is missing from the fully enumerated plan\n", key_of(r).c_str());
+      return 1;
+    }
+    const PlanRow& ref = *it->second;
+    if (r.verdict == Verdict::MemoryDominated) {
+      ++pruned;
+      if (ref.feasible()) {
+        ++pruned_but_fit;
+        if (first_wrong.empty()) first_wrong = key_of(r);
+      }
+    } else if (r.verdict != ref.verdict || r.step_time != ref.step_time || r.peak_memory != ref.peak_memory) {
+      ++other_rows_differ;
+    }
+  }
+  std::vector<std::string> fit_pruned, fit_exact;
+  for (const PlanRow& r : full.plan.rows)
+    if (r.feasible()) fit_pruned.push_back(key_of(r));
+  for (const PlanRow& r : exact.plan.rows)
+    if (r.feasible()) fit_exact.push_back(key_of(r));
+  std::printf("\nmemory-dominance pruning against full enumeration (both without extrapolation):\n\n");
+  std::printf("| plan | engine runs | wall time |\n|---|---|---|\n");
+  std::printf("| pruning (skipped: %d rows) | %lld | %.2f s |\n", pruned,
+              static_cast<long long>(full.plan.stats.simulations), full.seconds);
+  std::printf("| full enumeration (--exact) | %lld | %.2f s |\n\n", static_cast<long long>(exact.plan.stats.simulations),
+              exact.seconds);
+  std::printf("skipped rows that fit when simulated: %d%s%s; other rows differing: %d; feasible rows in the same "
+              "order: %s (%zu and %zu)\n",
+              pruned_but_fit, first_wrong.empty() ? "" : ", first: ", first_wrong.c_str(), other_rows_differ,
+              fit_pruned == fit_exact ? "yes" : "NO", fit_pruned.size(), fit_exact.size());
   return 0;
 }

@@ -6,6 +6,20 @@
 #   scripts/fuzz.sh                 every target, FUZZ_TIME seconds each (default 30)
 #   scripts/fuzz.sh 60 model kineto two targets, 60 seconds each
 #
+# The corpus lives in the repository: each target reads and grows tests/fuzz/corpus/<target>/
+# (new inputs that reach new code land there; past findings in tests/fuzz/regressions/ seed it
+# too). Commit what a run adds, so that the next short CI run (20 s per target) starts where this
+# one ended instead of from the seeds.
+#
+# Release run (before tagging; about 40 minutes on two cores): 600 s per target, then shrink
+# every corpus to the inputs that still add coverage, and commit the result:
+#   FUZZ_TIME=600 bash scripts/fuzz.sh
+#   for t in model cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results; do
+#     mkdir -p /tmp/min/$t && build-fuzz/bin/fuzz_$t -merge=1 /tmp/min/$t tests/fuzz/corpus/$t &&
+#     rm -f tests/fuzz/corpus/$t/* && cp /tmp/min/$t/* tests/fuzz/corpus/$t/
+#   done
+# (keep the named seeds: git checkout tests/fuzz/corpus/*/*.json after the copy)
+#
 # Environment: FUZZ_TIME (seconds per target), FUZZ_JOBS (targets at once, default 2),
 # FUZZ_BUILD_DIR (default build-fuzz).
 set -euo pipefail
@@ -15,7 +29,7 @@ seconds=${FUZZ_TIME:-30}
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
 jobs=${FUZZ_JOBS:-2}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-all_targets=(model hf_config cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement)
+all_targets=(model hf_config cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
@@ -30,15 +44,16 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/set
 # oneDNN is left out: the loaders do not use it, and its OpenMP runtime would need libomp for clang.
 echo "fuzz: building ${#targets[@]} targets in $build (clang, ASan + UBSan)"
 CXX=clang++ CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARASIM_FUZZ=ON \
-  -DPARASIM_CUDA=OFF -DPARASIM_BUILD_TESTS=OFF -DPARASIM_BUILD_BENCH=OFF -DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON >/dev/null
+  -DPARASIM_CUDA=OFF -DPARASIM_BUILD_TESTS=OFF -DPARASIM_BUILD_BENCH=OFF -DPARASIM_DNNL=OFF >/dev/null
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]/#/fuzz_}"
 
 run_one() {  # target -> exit status of the fuzzer; log in $build/fuzz-logs/<target>.log
   local t=$1
-  local work="$build/fuzz-corpus/$t" artifacts="$build/fuzz-artifacts/$t/"
+  local work="tests/fuzz/corpus/$t" artifacts="$build/fuzz-artifacts/$t/"
   mkdir -p "$work" "$artifacts" "$build/fuzz-logs"
-  # The work corpus grows between local runs; the checked-in seeds and past findings start it.
-  local seeds=(tests/fuzz/corpus/"$t")
+  # The checked-in corpus is the work corpus (libFuzzer adds to its first folder); past
+  # findings seed it too.
+  local seeds=()
   [ -d tests/fuzz/regressions/"$t" ] && seeds+=(tests/fuzz/regressions/"$t")
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/bin/fuzz_$t" "$work" "${seeds[@]}" -dict=tests/fuzz/dict/"$t".dict \

@@ -42,17 +42,27 @@ clean_report() {
 }
 
 # ------------------------------------------------------------------ Pal et al. 2019
-# The flags of docs/pal2019.md: synchronous schedules only, no ZeRO, no recomputation.
+# The flags of docs/pal2019.md: the schedules of 2019 (plain model parallelism, GPipe and
+# synchronous 1F1B; no interleaving, which is Narayanan et al. 2021), no ZeRO, no recomputation.
+# A second, labelled comparison adds the interleaved schedule (reproductions/pal2019/interleaved/).
 pal2019() {
-  local root=reproductions/pal2019
-  local flags=(--cluster dgx1-v100 --gpus 8-1024 --schedules none,gpipe,1f1b,interleaved --zero 0 --recompute none
-               --no-timeline)
-  local runs=(
-    "inception_v3 momentum 0 Inception-V3"
-    "inception_v3 momentum 64 Inception-V3"
-    "gnmt adam 0 GNMT"
+  pal2019_runs reproductions/pal2019 none,gpipe,1f1b "Pal et al. 2019 setting" \
+    "inception_v3 momentum 0 Inception-V3" \
+    "inception_v3 momentum 64 Inception-V3" \
+    "gnmt adam 0 GNMT" \
     "biglstm momentum 0 BigLSTM"
-  )
+  pal2019_runs reproductions/pal2019/interleaved none,gpipe,1f1b,interleaved "2019 setting plus the 2021 interleaved schedule" \
+    "inception_v3 momentum 0 Inception-V3" \
+    "gnmt adam 0 GNMT" \
+    "biglstm momentum 0 BigLSTM"
+}
+
+pal2019_runs() {  # root schedules title-suffix "model optimizer per-device-batch name"...
+  local root=$1 schedules=$2 suffix=$3
+  shift 3
+  local flags=(--cluster dgx1-v100 --gpus 8-1024 --schedules "$schedules" --zero 0 --recompute none --no-timeline)
+  local runs=("$@")
+  mkdir -p "$root"
   local gains=$root/gains.csv
   echo "model,per_device_batch,gpus,dp_time_to_train_s,hybrid_time_to_train_s,gain_pct,paper_gain_at_scale_pct,dp_strategy,hybrid_strategy" \
     > "$scratch/gains.csv"
@@ -64,7 +74,7 @@ pal2019() {
     clean_report "$dir"
     echo "pal2019: $name -> $dir" >&2
     "$P" report --model "$model" --optimizer "$optimizer" "${flags[@]}" "${extra[@]}" -o "$dir" \
-      --title "$name on dgx1-v100, DP vs hybrid DP x MP (Pal et al. 2019 setting)" >/dev/null
+      --title "$name on dgx1-v100, DP vs hybrid DP x MP ($suffix)" >/dev/null
     # DP only (series 0) against the best hybrid (series 1) per GPU count, from the report's
     # scaling.csv: series_index,gpus,time_to_train_s,step_time_ms,global_batch,epochs,speedup,series,strategy
     local pdb
@@ -124,14 +134,14 @@ spectrain() {
 # ------------------------------------------------------------------ heterogeneous DP
 # GoogLeNet/CIFAR-10 on pcie-hetero (2x TITAN X Pascal + 1x GTX 1080, PCIe 3.0 through the
 # host): one TITAN X (dp=1 uses device 0), both TITAN X, and all three with an even and a
-# speed-proportional split. split=even needs dp to divide the batch: 126 = 3 x 42 (see README).
+# speed-proportional split. split=even splits 128 like torch.nn.DataParallel: 43/43/42.
 hetero_dp() {
   local dir=reproductions/hetero-dp inputs=() i=0
   clean_report "$dir"
   rm -rf "$dir/runs"
   mkdir -p "$dir/runs"
   echo "hetero-dp: googlenet_cifar -> $dir" >&2
-  for run in "dp=1 128" "dp=2 128" "dp=3,split=even 126" "dp=3,split=speed 128"; do
+  for run in "dp=1 128" "dp=2 128" "dp=3,split=even 128" "dp=3,split=speed 128"; do
     read -r s batch <<<"$run"
     i=$((i + 1))
     local file

@@ -25,3 +25,15 @@ echo "parasim setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Fail here, loudly, rather than at CMake's configure (which stops anyway: oneDNN is required
+# unless -DPARASIM_DNNL=OFF) when a package did not install.
+still_missing=()
+for p in "${missing[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    still_missing+=("$p")
+  fi
+done
+if [ ${#still_missing[@]} -ne 0 ]; then
+  echo "parasim setup: FAILED to install ${still_missing[*]}" >&2
+  exit 1
+fi

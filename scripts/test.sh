@@ -6,6 +6,10 @@
 #   lint       stale file names in comments, format of added lines (scripts/lint.sh, seconds)
 #   build      Release build in ./build (CUDA when the toolkit is there), -Werror
 #   test       ctest on ./build
+#   validation `parasim validate --suite ci` and `--suite heldout` on this machine, as a report
+#              only (timings on a shared CI machine are noisy): JSON in build-logs/validation-{ci,heldout}.json,
+#              its tables (summary.md) in build-logs/validation-{ci,heldout}/, messages in
+#              build-logs/validation.log; it never fails CI and is not a stage
 #   sanitize   the whole suite again under ASan + UBSan in ./build-asan (scripts/sanitize.sh)
 #   fuzz       every loader's libFuzzer target for FUZZ_TIME seconds (default 20) (scripts/fuzz.sh)
 #
@@ -39,6 +43,17 @@ run_stage setup bash scripts/setup.sh || exit 1
 run_stage lint bash scripts/lint.sh
 run_stage build bash scripts/build.sh -DPARASIM_WERROR=ON || { echo "0 passed, 1 failed"; exit 1; }
 run_stage test ctest --test-dir build --output-on-failure -j"$jobs"
+# Non-gating: the projection next to the measurement, kept in the build logs.
+echo "==== validation (report only; never fails CI)"
+validation_start=$SECONDS
+for suite in ci heldout; do
+  ./build/bin/parasim validate --suite "$suite" --priority default --no-progress --json -o "$logs/validation-$suite.json" \
+    >/dev/null 2>>"$logs/validation.log" &&
+    ./build/bin/parasim report --from "$logs/validation-$suite.json" --no-plots -o "$logs/validation-$suite" \
+      >>"$logs/validation.log" 2>&1 ||
+    echo "validation --suite $suite: exit $? (a report, not a CI failure)" | tee -a "$logs/validation.log"
+done
+echo "==== validation: $((SECONDS - validation_start))s, see $logs/validation-ci.json and $logs/validation-heldout.json"
 run_stage sanitize bash scripts/sanitize.sh
 FUZZ_TIME=${FUZZ_TIME:-20} run_stage fuzz bash scripts/fuzz.sh
 

@@ -7,11 +7,13 @@
 // per-device batch x dp (Pal et al. 2019). --allow-fewer with --max-batch B is the Calculon-style
 // search (Isaev et al. SC'23): configurations use at most N GPUs (dp = floor(N / (tp x mp))) and
 // the largest global batch <= B that dp divides.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -39,6 +41,7 @@ struct PlanOptions {
   int top = 10;
   std::string objective = "time-to-train";
   bool json = false;
+  std::string output;
 };
 
 std::string pct(double f) {
@@ -92,15 +95,22 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
                       r.capacity > 0 ? pct(r.memory_ratio()) : "-", "-", to_string(r.verdict)});
       continue;
     }
-    rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch), format_time(r.step_time),
+    // ~: extrapolated along the micro-batch count (the note under the table says how to turn it off).
+    const std::string approx = r.sampled_micro[0] > 0 ? "~" : "";
+    rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch), approx + format_time(r.step_time),
                     fixed(r.throughput, 0), pct(r.bubble_fraction),
                     pct(r.step_time > 0 ? static_cast<double>(r.exposed_comm) / static_cast<double>(r.step_time) : 0),
                     format_bytes(r.peak_memory), pct(r.memory_ratio()) + (r.feasible() ? "" : " OVER"),
-                    fixed(r.epochs, 1), format_time(r.time_to_train)});
+                    fixed(r.epochs, 1), approx + format_time(r.time_to_train)});
   }
   std::vector<bool> right(rows.front().size(), true);
   right[1] = false;  // the strategy column left-aligned, numbers right
   print_table(out, rows, right);
+  std::size_t shown_extrapolated = 0;
+  for (std::size_t i = 0; i < n; ++i) shown_extrapolated += plan.rows[i].sampled_micro[0] > 0 ? 1 : 0;
+  if (shown_extrapolated > 0)
+    out << "~ extrapolated: " << shown_extrapolated << " of these " << n << " rows were simulated at two smaller "
+        << "micro-batch counts and continued to their own (docs/projection.md); --exact simulates them in full\n";
   const PlanStats& s = plan.stats;
   out << "\n" << s.candidates << " configurations: " << s.feasible << " feasible, " << s.memory_bound
       << " over memory by parameters alone (not lowered), " << s.static_memory << " over memory after lowering, "
@@ -109,6 +119,59 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << s.simulated << " simulated (" << s.simulations << " event-engine runs) in " << fixed(seconds, 2) << " s";
   if (seconds > 0) out << " (" << fixed(static_cast<double>(s.candidates) / seconds, 0) << " configurations/s)";
   out << ".\n\n" << explain_plan(plan) << "\n";
+}
+
+std::string join_ints(const std::vector<int>& v, std::size_t most = 8) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size() && i < most; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > most) s += ", ... (" + std::to_string(v.size()) + " in all)";
+  return s;
+}
+
+/// Why enumerate_candidates() found nothing to try, and what to change: the shape rule
+/// (tp x mp x dp = N within the tp/mp limits) or the batch rule (dp divides --batch).
+std::string why_nothing_to_try(const PlanOptions& o, const strategies::SearchSpace& space,
+                               const strategies::ModelFacts& facts) {
+  const std::vector<int> widths = strategies::tensor_parallel_widths(space, facts);
+  const int max_mp = std::min(space.max_mp > 0 ? space.max_mp : facts.pipeline_units, facts.pipeline_units);
+  std::vector<int> dps;  // data-parallel degrees of the shapes that fit the GPU count
+  for (int tp : widths)
+    for (int mp = 1; mp <= max_mp && static_cast<std::int64_t>(mp) * tp <= space.gpus; ++mp) {
+      const int width = mp * tp;
+      if (width < space.min_model_parallel || (space.max_model_parallel > 0 && width > space.max_model_parallel)) continue;
+      if (space.even_stages && facts.layers % mp != 0) continue;
+      if (!space.allow_fewer && space.gpus % width != 0) continue;
+      dps.push_back(space.gpus / width);
+    }
+  std::sort(dps.begin(), dps.end());
+  dps.erase(std::unique(dps.begin(), dps.end()), dps.end());
+  const std::string n = std::to_string(o.gpus);
+  std::string why = "plan --gpus " + n + ": nothing to try. ";
+  if (dps.empty()) {
+    why += "Every configuration uses exactly " + n + " GPUs as tp x mp x dp, with tp one of {" + join_ints(widths) +
+           "} and mp at most " + std::to_string(max_mp) + " (" + facts.name + "'s pipeline units" +
+           (space.max_mp > 0 ? " or --max-mp" : "") + (space.even_stages ? ", dividing its layers (--even-stages)" : "") +
+           "), and no such split gives " + n + ". Change one: --allow-fewer (use at most " + n +
+           " GPUs), or a GPU count that such a split gives (a multiple of " + std::to_string(widths.back()) + ")";
+    return why + ".";
+  }
+  why += "Splits of " + n + " GPUs leave dp one of {" + join_ints(dps) + "}, and ";
+  if (o.batch > 0) {
+    const std::int64_t smallest = dps.front();
+    const std::int64_t suggestion = (o.batch + smallest - 1) / smallest * smallest;
+    why += "none of them divides --batch " + std::to_string(o.batch) +
+           " (every replica gets the same batch). Change one: --allow-fewer (use at most " + n +
+           " GPUs, so more dp values fit), --max-batch " + std::to_string(o.batch) +
+           " instead of --batch (each configuration takes the largest batch <= it that its dp divides), or a --batch "
+           "that one of these dp divides (e.g. " + std::to_string(suggestion) + ")";
+  } else if (o.max_batch > 0) {
+    why += "all of them exceed --max-batch " + std::to_string(o.max_batch) +
+           " (each replica needs at least one sample). Change one: a larger --max-batch (at least " +
+           std::to_string(dps.front()) + "), or --allow-fewer";
+  } else {
+    why += "the batch rule leaves no configuration; try --allow-fewer, --batch or --max-batch";
+  }
+  return why + ".";
 }
 
 void run_plan(const PlanOptions& o) {
@@ -159,7 +222,10 @@ void run_plan(const PlanOptions& o) {
   batch_rule += "; " + data.name + " has " + std::to_string(data.samples) + " " + data.unit;
 
   const ModelFacts facts = model_facts(model, static_cast<int>(cluster.devices_of_node(0).size()));
-  ProgressBar bar("plan", enumerate_candidates(space, facts).size());
+  const std::size_t candidates = enumerate_candidates(space, facts).size();
+  // Nothing to try is not "nothing fits": the request itself rules every configuration out.
+  if (candidates == 0) throw InputError(why_nothing_to_try(o, space, facts));
+  ProgressBar bar("plan", candidates);
   req.on_candidate_done = [&bar] { bar.advance(); };
   const auto start = std::chrono::steady_clock::now();
   PlanResult plan = run_planner(req);
@@ -195,7 +261,12 @@ void register_plan(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30));
   cmd->add_option("--objective", o->objective, "time-to-train or step")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the top rows as a JSON list");
-  cmd->callback([o] { run_plan(*o); });
+  add_output_option(*cmd, o->output);
+  cmd->callback([o] {
+    OutputFile out(o->output, !o->json);
+    run_plan(*o);
+    out.commit();
+  });
 }
 
 }  // namespace parasim::cli

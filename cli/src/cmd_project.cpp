@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -24,6 +25,7 @@ struct ProjectOptions {
   int max_model_parallel = 0;
   bool json = false;
   bool csv = false;
+  std::string output;
 };
 
 std::string fixed(double v, int decimals) {
@@ -35,8 +37,9 @@ std::string fixed(double v, int decimals) {
 
 std::vector<std::string> side_cells(const strategies::ProjectionSide& s) {
   if (!s.feasible) return {to_string(s.strategy) + " (infeasible)", "-", "-", "-", "-"};
-  return {to_string(s.strategy), format_time(s.step_time), std::to_string(s.global_batch), fixed(s.epochs, 1),
-          format_time(s.time_to_train)};
+  const std::string approx = s.sampled_micro[0] > 0 ? "~" : "";  // extrapolated: see "shortcuts" below
+  return {to_string(s.strategy), approx + format_time(s.step_time), std::to_string(s.global_batch), fixed(s.epochs, 1),
+          approx + format_time(s.time_to_train)};
 }
 
 void print_projection(std::ostream& out, const strategies::Projection& p) {
@@ -71,7 +74,8 @@ void print_projection(std::ostream& out, const strategies::Projection& p) {
       << "  hybrid           " << a.hybrid_rule << "\n"
       << "  training         " << a.dtype << ", " << a.optimizer << "; " << a.granularity << " granularity, "
       << a.collectives << " collectives\n"
-      << "  time to train    E(B) x ceil(dataset / B) x step time; gain = (T_dp - T_hybrid) / T_dp\n";
+      << "  time to train    E(B) x ceil(dataset / B) x step time; gain = (T_dp - T_hybrid) / T_dp\n"
+      << "  shortcuts        " << a.shortcuts << (a.shortcuts.rfind("extrapolated", 0) == 0 ? " (marked ~)" : "") << "\n";
 }
 
 void run_project(const ProjectOptions& o) {
@@ -103,7 +107,12 @@ void register_project(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--json", o->json, "Print rows and assumptions as JSON");
   cmd->add_flag("--csv", o->csv, "Print the rows as CSV");
-  cmd->callback([o] { run_project(*o); });
+  add_output_option(*cmd, o->output);
+  cmd->callback([o] {
+    OutputFile out(o->output, !o->json && !o->csv);
+    run_project(*o);
+    out.commit();
+  });
 }
 
 }  // namespace parasim::cli

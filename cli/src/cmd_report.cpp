@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -209,7 +210,13 @@ void register_report(CLI::App& app) {
   from->excludes(model);
   if (CLI::Option* seq = cmd->get_option_no_throw("--seq-len")) from->excludes(seq);
   from->excludes(gpus);
-  cmd->callback([args] { run_report(*args); });
+  cmd->callback([args, cmd] {
+    // Reading results draws what they hold: planning options would be ignored.
+    if (!args->from.empty())
+      refuse_options_except(*cmd, {"--from", "--output", "--title", "--gnuplot", "--gnuplot-timeout", "--no-plots"},
+                            "report --from (it draws the results as they are; planning options apply to --model)");
+    run_report(*args);
+  });
 }
 
 }  // namespace parasim::cli

@@ -21,6 +21,7 @@
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/simulator/simulator.hpp"
+#include "cli_output.hpp"
 #include "text_table.hpp"
 
 namespace parasim::cli {
@@ -36,6 +37,7 @@ struct SimulateOptions {
   std::string collectives = "expanded";
   std::string trace;              // Chrome trace output path, empty = none
   bool json = false;
+  std::string output;             // -o: the output also written there
 };
 
 constexpr const char* kDefaultPreset = "dgx-h100";
@@ -160,11 +162,14 @@ void register_simulate(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the StepResult as JSON instead of tables");
   auto model_opts = std::make_shared<SimulateModelOptions>();
   add_simulate_model_options(*cmd, *model_opts);
+  add_output_option(*cmd, opts->output);
   cmd->callback([opts, model_opts] {
+    OutputFile out(opts->output, !opts->json);
     if (simulate_model_requested(*model_opts))
       run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace, opts->json});
     else
       run_simulate(*opts);
+    out.commit();
   });
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_output.hpp"
 #include "commands.hpp"
 #include "enum_args.hpp"
 #include "validate_runs.hpp"
@@ -71,7 +72,11 @@ void print_one(std::ostream& out, const ValidationResult& r) {
   out << "  measured   " << lpad(fixed(r.measured_ms(), 3), 10) << " ms   median of " << r.repetitions << " steps [min "
       << fixed(ns_to_ms(r.measured_min), 3) << ", max " << fixed(ns_to_ms(r.measured_max), 3) << "], first task to last"
       << " (launch latency " << fixed(ns_to_us(r.launch_latency), 1) << " us before it)\n";
-  out << "  error      " << lpad(fixed(r.error_pct, 1), 10) << " %    (projected - measured) / measured\n";
+  if (r.is_measured())
+    out << "  error      " << lpad(fixed(r.error_pct, 1), 10) << " %    (projected - measured) / measured\n";
+  else
+    out << "  error      " << lpad("-", 10) << "      NOT MEASURED: " << r.stand_in_tasks << " of " << r.compute_tasks
+        << " compute tasks ran as stand-ins (spinning for their projected time), so the two agree by construction\n";
   out << "  compute tasks, summed: projected " << fixed(ns_to_ms(r.projected_compute_sum), 3) << " ms, measured "
       << fixed(ns_to_ms(r.measured_compute_sum), 3) << " ms\n\n";
   out << "  device  compute projected  compute measured  comm projected  comm measured   (busy ms)\n";
@@ -101,23 +106,48 @@ void print_one(std::ostream& out, const ValidationResult& r) {
       for (double v : c.speed_in_cache) out << " " << fixed(v, 2);
       out << " in cache (" << (r.cold_cache_profile ? "streaming" : "in cache") << " used)";
     }
-    out << "; mean contention slowdown applied to op costs x" << fixed(r.contention_slowdown, 2) << "\n";
+    if (r.contention_applied)
+      out << "; contention model: mean slowdown x" << fixed(r.contention_slowdown, 3) << " on op costs, step "
+          << fixed(ns_to_ms(r.simulated_without_contention), 3) << " -> " << fixed(ns_to_ms(r.simulated), 3) << " ms ("
+          << (r.simulated >= r.simulated_without_contention ? "+" : "")
+          << fixed(ns_to_ms(r.simulated - r.simulated_without_contention), 3) << " ms)\n";
+    else
+      out << "; contention model: does not apply (one device, no concurrent threads)\n";
   }
   print_notes(out, r.notes);
 }
 
 void print_suite(std::ostream& out, const SuiteResult& s) {
-  out << "parasim validate --suite ci  (cpu backend; " << s.machine << "; " << s.date << ")\n\n";
-  out << pad("model", 17) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
-      << lpad("[min, max]", 20) << lpad("error %", 9) << lpad("rt stall ms", 12) << lpad("profile", 9) << "\n";
+  out << "parasim validate --suite " << s.name << "  (cpu backend; " << s.machine << "; " << s.date << ")"
+      << (s.name == "heldout" ? ": cases the host model was not tuned on" : ": the cases the host model was tuned on")
+      << "\n\n";
+  out << pad("model, batch", 22) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
+      << lpad("[min, max]", 20) << lpad("error %", 9) << lpad("rt stall ms", 12) << lpad("contention ms", 15)
+      << lpad("profile", 9) << "\n";
   for (const auto& r : s.rows) {
     const std::string range = "[" + fixed(ns_to_ms(r.measured_min), 2) + ", " + fixed(ns_to_ms(r.measured_max), 2) + "]";
-    out << pad(r.model, 17) << pad(r.strategy, 28) << lpad(std::to_string(r.devices), 3) << lpad(fixed(r.projected_ms(), 3), 14)
-        << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20) << lpad(fixed(r.error_pct, 1), 9)
-        << lpad(fixed(ns_to_ms(r.rt_throttle), 1), 12) << lpad(r.cold_cache_profile ? "cold" : "warm", 9) << "\n";
+    const std::string what = r.model + " b" + std::to_string(r.batch) + (r.seq_len > 0 ? " s" + std::to_string(r.seq_len) : "");
+    out << pad(what, 22) << pad(r.strategy, 28) << lpad(std::to_string(r.devices), 3) << lpad(fixed(r.projected_ms(), 3), 14)
+        << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20)
+        << lpad(r.is_measured() ? fixed(r.error_pct, 1) : "not measured", r.is_measured() ? 9 : 13)
+        << lpad(fixed(ns_to_ms(r.rt_throttle), 1), 12)
+        << lpad(r.contention_applied ? (r.simulated >= r.simulated_without_contention ? "+" : "") +
+                                           fixed(ns_to_ms(r.simulated - r.simulated_without_contention), 3)
+                                     : "n/a",
+                15)
+        << lpad(r.cold_cache_profile ? "cold" : "warm", 9) << "\n";
   }
-  out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| " << fixed(s.max_abs_error_pct, 1) << " % over "
-      << s.rows.size() << " cases (" << fixed(s.seconds, 1) << " s)\n";
+  if (s.measured_rows > 0)
+    out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| " << fixed(s.max_abs_error_pct, 1)
+        << " % over " << s.measured_rows << " measured cases";
+  else
+    out << "\nno case was measured: no error statistics";
+  if (s.measured_rows < s.rows.size())
+    out << "; " << s.rows.size() - s.measured_rows << " of " << s.rows.size()
+        << " cases not measured (stand-in kernels; left out of the statistics)";
+  out << " (" << fixed(s.seconds, 1) << " s)\n";
+  out << "contention ms: what the contention model added to the simulated step (n/a: one device, nothing "
+         "runs concurrently); rt stall: real-time throttling of SCHED_FIFO workers\n";
   std::vector<std::string> notes;
   for (const auto& r : s.rows)
     for (const auto& n : r.notes)
@@ -156,9 +186,8 @@ void run_validate(const ValidateArgs& a) {
   else if (a.profile_cache == "cold") req.profile_cache = ValidationRequest::ProfileCache::Cold;
   else throw InputError("--profile-cache: " + a.profile_cache + ": expected auto, warm or cold");
   if (!a.suite.empty()) {
-    if (a.suite != "ci") throw InputError("--suite: " + a.suite + ": expected ci");
-    if (req.backend != Backend::Cpu) throw InputError("--suite ci runs on the cpu backend");
-    const auto cases = ci_suite_cases();
+    const auto cases = suite_cases(a.suite);
+    if (req.backend != Backend::Cpu) throw InputError("--suite " + a.suite + " runs on the cpu backend");
     // The suite's own repetition budgets unless given on the command line.
     ValidationRequest suite = ci_suite_defaults();
     if (a.reps_given) suite.repetitions = a.reps;
@@ -168,7 +197,8 @@ void run_validate(const ValidateArgs& a) {
     suite.priority = req.priority;
     suite.profile_cache = req.profile_cache;
     ProgressBar bar("validate suite", cases.size());
-    const SuiteResult all = run_suite(cases, suite, [&bar](std::size_t, std::size_t) { bar.advance(); });
+    SuiteResult all = run_suite(cases, suite, [&bar](std::size_t, std::size_t) { bar.advance(); });
+    all.name = a.suite;
     bar.finish();
     std::ostringstream text;
     print_suite(text, all);
@@ -196,7 +226,10 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--warmup", args->warmup, "Untimed executor steps first")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_option("--profile-reps", args->profile_reps, "Profiler repetitions per op phase")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--optimizer", args->optimizer, "sgd, momentum or adam")->capture_default_str();
-  cmd->add_option("--suite", args->suite, "ci: the fixed CPU matrix {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, dp=2, mp=2, mp=2 1f1b micro=4}");
+  cmd->add_option("--suite", args->suite,
+                  "ci: the fixed CPU matrix the host model was tuned on, {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, "
+                  "dp=2, mp=2, mp=2 1f1b micro=4}; heldout: 8 cases it was not tuned on (other batches and widths, GPipe, "
+                  "interleaved, an uneven split, tp=2)");
   cmd->add_flag("--json", args->json, "Print JSON instead of the table");
   cmd->add_option("--priority", args->priority, "cpu: worker/profiler thread priority: default, boosted (nice -20) or fifo (SCHED_FIFO)")->capture_default_str();
   cmd->add_option("--profile-cache", args->profile_cache,
@@ -222,6 +255,10 @@ void register_validate(CLI::App& app) {
       return;
     }
     if (!runs->calibration.empty()) throw InputError("validate: --calibration applies only with --runs");
+    // The suite runs its own fixed cases: a model, batch, strategy or trace folder given with it
+    // would be ignored.
+    if (!args->suite.empty())
+      refuse_options(*cmd, {"--model", "--batch", "--strategy", "--trace-dir"}, "validate --suite (it runs its own fixed cases)");
     args->reps_given = cmd->count("--reps") > 0;
     args->warmup_given = cmd->count("--warmup") > 0;
     args->profile_reps_given = cmd->count("--profile-reps") > 0;

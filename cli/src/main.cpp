@@ -3,6 +3,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -31,6 +32,13 @@ int main(int argc, char** argv) {
   parasim::cli::register_report(app);
   parasim::cli::register_validate(app);
   parasim::cli::register_calibrate(app);
+  // `parasim plan ... --no-progress` as well as `parasim --no-progress plan ...`: every command
+  // (and every nested one, such as `profile links`) takes it.
+  std::vector<CLI::App*> commands = app.get_subcommands([](CLI::App*) { return true; });
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    for (CLI::App* nested : commands[i]->get_subcommands([](CLI::App*) { return true; })) commands.push_back(nested);
+    commands[i]->add_flag("--no-progress", no_progress, "Never draw progress bars (off anyway when stderr is not a terminal)");
+  }
 
   app.parse_complete_callback([&] {
     if (no_progress) parasim::ProgressBar::set_global_enabled(false);

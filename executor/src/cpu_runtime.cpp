@@ -284,6 +284,8 @@ class CpuRuntime final : public StreamRuntime {
     }
   }
 
+  std::int64_t stand_in_tasks() const override { return synthetic_tasks_; }
+
   void write_notes(const TaskGraph& graph) {
     if (priority_refused_.load())
       notes_.push_back("raising the workers' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");

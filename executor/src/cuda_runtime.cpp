@@ -124,6 +124,7 @@ class CudaRuntime final : public StreamRuntime {
     return n;
   }
   std::vector<std::string> notes() const override { return notes_; }
+  std::int64_t stand_in_tasks() const override { return synthetic_tasks_; }
 
   void setup(const TaskGraph& graph, const IssuePlan& plan) override {
     graph_ = &graph;
@@ -385,6 +386,7 @@ class CudaRuntime final : public StreamRuntime {
     }
     for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t)
       if (op_[ix(t)] && !streams_[ix(g.device(t) * spd_ + g.stream(t))].kernels.count(op_[ix(t)])) ++synthetic;
+    synthetic_tasks_ = synthetic;
     if (synthetic > 0)
       notes_.push_back(std::to_string(synthetic) +
                        " compute tasks have no runnable kernel and run a spin kernel for their graph duration (not measured)");
@@ -445,6 +447,7 @@ class CudaRuntime final : public StreamRuntime {
   std::vector<cudaEvent_t> step_start_;
   std::vector<TaskId> issued_;
   std::vector<std::string> notes_;
+  std::int64_t synthetic_tasks_ = 0;
 };
 
 }  // namespace

@@ -93,6 +93,7 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
   ExecutionResult r;
   r.runtime = runtime.name();
   r.notes = runtime.notes();
+  r.stand_in_tasks = runtime.stand_in_tasks();
   r.waits = plan.waits;
   r.events = static_cast<std::int64_t>(plan.events.size());
   std::vector<std::vector<TaskTiming>> timelines;

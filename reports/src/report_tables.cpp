@@ -178,8 +178,9 @@ std::vector<TextTable> validation_tables(const ReportData& d) {
   TextTable t{"", {"run", "projected (ms)", "measured (ms)", "error"}, {false, true, true, true}, {}, {}};
   for (const ValidationPoint& v : d.validation)
     t.rows.push_back({v.label, num(v.projected_ms), num(v.measured_ms),
-                      v.measured_ms != 0 ? signed_percent(v.error_pct()) : "-"});
-  t.note = "error = (projected - measured) / measured; positive means the projection was slower than the run.";
+                      !v.measured ? "not measured" : v.measured_ms != 0 ? signed_percent(v.error_pct()) : "-"});
+  t.note = "error = (projected - measured) / measured; positive means the projection was slower than the run. "
+           "\"not measured\": the run's kernels were stand-ins spinning for their projected time.";
   cap_rows(t);
   return {t};
 }

@@ -143,6 +143,7 @@ void read_projection_assumptions(const JsonField& a, ReportData& d) {
   extra("optimizer", optional_string(a, "optimizer"));
   extra("granularity", optional_string(a, "granularity"));
   extra("collectives", optional_string(a, "collectives"));
+  extra("shortcuts", optional_string(a, "shortcuts"));
 }
 
 }  // namespace
@@ -159,6 +160,7 @@ ValidationPoint read_validation_point(const JsonField& obj) {
   ValidationPoint v;
   v.projected_ms = obj.at("projected_ms").as_double(0);
   v.measured_ms = obj.at("measured_ms").as_double(0);
+  if (obj.has("measured")) v.measured = obj.at("measured").as_bool();
   for (const char* key : {"label", "name", "case"})
     if (auto f = optional_field(obj, key); f && v.label.empty()) v.label = describe_value(*f);
   if (v.label.empty()) {

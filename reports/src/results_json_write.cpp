@@ -68,8 +68,10 @@ json results_to_json(const ReportData& d) {
                     {"label", b.label}});
   j["timeline"] = {{"title", d.gantt_title}, {"bars", bars}};
   json& validation = j["validation"] = json::array();
-  for (const ValidationPoint& v : d.validation)
+  for (const ValidationPoint& v : d.validation) {
     validation.push_back({{"label", v.label}, {"projected_ms", v.projected_ms}, {"measured_ms", v.measured_ms}});
+    if (!v.measured) validation.back()["measured"] = false;
+  }
   json& memory = j["memory"] = json::array();
   for (const MemoryRow& m : d.memory)
     memory.push_back({{"strategy", m.strategy},

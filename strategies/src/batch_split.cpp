@@ -12,6 +12,18 @@ std::vector<std::int64_t> split_near_equal(std::int64_t total, int parts) {
   return out;
 }
 
+std::vector<std::int64_t> split_like_torch_chunk(std::int64_t total, int parts) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(std::max(parts, 0)), 0);
+  if (parts <= 0 || total <= 0) return out;
+  const std::int64_t chunk = (total + parts - 1) / parts;
+  std::int64_t left = total;
+  for (std::int64_t& part : out) {
+    part = std::min(chunk, left);
+    left -= part;
+  }
+  return out;
+}
+
 std::vector<std::int64_t> split_proportional(std::int64_t total, const std::vector<double>& weights) {
   const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
   std::vector<std::int64_t> out(weights.size());

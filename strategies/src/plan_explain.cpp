@@ -138,6 +138,30 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
   }
   memory_sentence();
   if (st.invalid > 0) s << " " << st.invalid << " configurations could not be built (reasons in --json with --top 0).";
+  if (const std::string shortcuts = plan_shortcuts(plan); !shortcuts.empty()) s << " " << shortcuts;
+  return s.str();
+}
+
+std::string plan_shortcuts(const PlanResult& plan) {
+  std::int64_t extrapolated = 0;
+  for (const PlanRow& r : plan.rows) extrapolated += r.sampled_micro[0] > 0 ? 1 : 0;
+  const std::int64_t dominated = plan.stats.dominated;
+  if (extrapolated == 0 && dominated == 0) return "";
+  std::ostringstream s;
+  s << "Shortcuts:";
+  if (extrapolated > 0) {
+    const PlanRow& w = plan.rows.front();
+    s << " " << extrapolated << " row" << (extrapolated == 1 ? " was" : "s were")
+      << " extrapolated along the micro-batch count (simulated at two smaller counts and continued; marked ~";
+    if (w.feasible() && w.sampled_micro[0] > 0)
+      s << ", the winner among them: micro=" << w.strategy.micro << " from " << w.sampled_micro[0] << " and "
+        << w.sampled_micro[1];
+    s << ")";
+  }
+  if (dominated > 0)
+    s << (extrapolated > 0 ? ";" : "") << " " << dominated
+      << " skipped without simulation because a configuration needing no more memory did not fit";
+  s << ". --exact simulates every configuration in full.";
   return s.str();
 }
 

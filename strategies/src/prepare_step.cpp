@@ -72,10 +72,13 @@ void resolve_kinds(Prepared& p) {
 void split_batch(Prepared& p, const Variant& v0) {
   const std::int64_t b = p.setup->global_batch;
   if (p.s.split == BatchSplit::Even) {
-    if (b % p.replicas != 0)
-      throw InputError("global batch " + std::to_string(b) + " is not divisible by dp=" + std::to_string(p.replicas) +
-                       "; use a multiple of " + std::to_string(p.replicas) + " or split=speed");
-    p.replica_batch.assign(static_cast<std::size_t>(p.replicas), b / p.replicas);
+    // As torch.nn.DataParallel scatters it (torch.chunk): 128 over 3 replicas is 43/43/42.
+    p.replica_batch = split_like_torch_chunk(b, p.replicas);
+    if (p.replica_batch.back() == 0)
+      throw InputError("global batch " + std::to_string(b) + " over dp=" + std::to_string(p.replicas) +
+                       ": split like torch.chunk (chunks of " + std::to_string((b + p.replicas - 1) / p.replicas) +
+                       "), the last replica gets no sample; use a multiple of " + std::to_string(p.replicas) +
+                       " or split=speed");
   } else {
     // Each replica's speed: samples per ns of its own devices on this model (forward + backward).
     std::vector<double> speed;

@@ -86,6 +86,7 @@ ProjectionSide pick_side(const PlanResult& plan, bool hybrid, int gpus,
   side.exposed_comm = best->exposed_comm;
   side.peak_memory = best->peak_memory;
   side.capacity = best->capacity;
+  side.sampled_micro = best->sampled_micro;
   return side;
 }
 
@@ -123,6 +124,22 @@ PerDeviceBatch default_per_device_batch(const std::string& model) {
     return {1, "assumed: 1 sequence per GPU (for a fixed global batch use `parasim plan --batch`)"};
   if (model == "tiny_cnn" || model == "tiny_lstm") return {8, "assumed (test model)"};
   return {32, "assumed: 32 samples per GPU (no published per-device batch known to parasim)"};
+}
+
+std::string projection_shortcuts(const Projection& p, bool exact) {
+  if (exact) return "none: every candidate simulated at its own micro-batch count, no memory-dominance pruning (--exact)";
+  std::string rows;
+  int count = 0;
+  for (const ProjectionRow& r : p.rows)
+    for (const ProjectionSide* side : {&r.dp, &r.hybrid})
+      if (side->feasible && side->sampled_micro[0] > 0) {
+        rows += std::string(count++ ? ", " : "") + std::to_string(r.gpus) + " GPUs " + (side == &r.dp ? "DP" : "hybrid") +
+                " (micro=" + std::to_string(side->strategy.micro) + " from " + std::to_string(side->sampled_micro[0]) +
+                " and " + std::to_string(side->sampled_micro[1]) + ")";
+      }
+  return (count == 0 ? std::string("no shown row was extrapolated")
+                     : "extrapolated along the micro-batch count (simulated at two smaller counts and continued): " + rows) +
+         "; candidates may be skipped by memory dominance; --exact simulates every candidate in full";
 }
 
 ProjectionRow projection_row_from_plan(int gpus, int nodes, const PlanResult& plan) {
@@ -211,6 +228,7 @@ Projection run_projection(const ProjectionRequest& req) {
     a.granularity = to_string(plan.granularity);
     out.rows.push_back(projection_row_from_plan(n, nodes, plan));
   }
+  a.shortcuts = projection_shortcuts(out, req.exact);
   return out;
 }
 

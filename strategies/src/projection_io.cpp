@@ -85,11 +85,16 @@ nlohmann::json projection_to_json(const Projection& p) {
                       {"dtype", a.dtype},
                       {"optimizer", a.optimizer},
                       {"granularity", a.granularity},
-                      {"collectives", a.collectives}};
+                      {"collectives", a.collectives},
+                      {"shortcuts", a.shortcuts}};
   nlohmann::json rows = nlohmann::json::array();
   for (const ProjectionRow& r : p.rows) {
     nlohmann::json row;
     for (const Column& c : columns()) row[c.name] = c.value(r);
+    // JSON only, as plan --json: the micro-batch counts an extrapolated winner was simulated at.
+    for (const auto& [prefix, side] : {std::pair{"dp_", &r.dp}, std::pair{"hybrid_", &r.hybrid}})
+      if (side->sampled_micro[0] > 0)
+        row[std::string(prefix) + "simulated_micro"] = {side->sampled_micro[0], side->sampled_micro[1]};
     // The best hybrid of each model-parallel width (JSON only: the CSV keeps one row per N).
     nlohmann::json by_width = nlohmann::json::array();
     for (const auto& [width, side] : r.hybrid_by_width)

@@ -100,7 +100,12 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else if (key == "placement") {
     if (value == "layers") s.placement = Placement::Layers;
     else if (value == "branches") s.placement = Placement::Branches;
-    else if (!value.empty()) {
+    else if (value.find(',') != std::string::npos) {
+      // The grammar separates its pairs with commas, so such a name could not be written back.
+      throw InputError(origin + ": placement=" + value +
+                       ": a placement file name cannot hold a comma (the strategy grammar separates key=value "
+                       "pairs with commas); rename the file");
+    } else if (!value.empty()) {
       s.placement = Placement::File;
       s.placement_file = value;
     } else {

@@ -2,6 +2,7 @@
 #
 #   cmake -D PARASIM=<binary> -D ARGS="models|show|nosuchmodel" -D EXPECT_EXIT=2
 #         -D EXPECT_STDERR=<regex> [-D WORK_DIR=<dir>] [-D EXPECT_NO_FILES_UNDER=<dir>]
+#         [-D EXPECT_FILE=<path> -D EXPECT_FILE_REGEX=<regex>]
 #         -P run_cli_case.cmake
 #
 # ARGS separates arguments with '|' (CMake lists cannot survive add_test quoting). A crash shows
@@ -39,6 +40,16 @@ if(EXPECT_NO_FILES_UNDER)
   file(GLOB_RECURSE left LIST_DIRECTORIES false "${EXPECT_NO_FILES_UNDER}/*")
   if(left)
     message(FATAL_ERROR "a failed run left files behind: ${left}\n${shown}")
+  endif()
+endif()
+if(EXPECT_FILE)
+  string(REPLACE "@WORK@" "${WORK_DIR}" EXPECT_FILE "${EXPECT_FILE}")
+  if(NOT EXISTS "${EXPECT_FILE}")
+    message(FATAL_ERROR "the run did not write ${EXPECT_FILE}\n${shown}")
+  endif()
+  file(READ "${EXPECT_FILE}" written)
+  if(NOT written MATCHES "${EXPECT_FILE_REGEX}")
+    message(FATAL_ERROR "${EXPECT_FILE} does not match /${EXPECT_FILE_REGEX}/:\n${written}\n${shown}")
   endif()
 endif()
 message(STATUS "ok: exit ${result}: ${err}")

@@ -41,6 +41,10 @@ TEST(CpuRuntime, RunsAPipelineWithTransfersAndAnAllReduceInOrder) {
   EXPECT_GE(r.step_median, 4 * 300'000 + 75'000);
   EXPECT_LT(r.step_median, 50 * kNsPerMs);
   EXPECT_FALSE(r.notes.empty());  // compute tasks without kernels are flagged as not measured
+  std::int64_t compute = 0;
+  for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) compute += g.kind(t) == TaskKind::Compute ? 1 : 0;
+  EXPECT_GT(compute, 0);
+  EXPECT_EQ(r.stand_in_tasks, compute);  // every one of them is a stand-in
 }
 
 TEST(CpuRuntime, RandomGraphsRespectEveryDependency) {
@@ -96,6 +100,7 @@ TaskGraph tiny_cnn_data_parallel(const models::Model& m) {
 }
 
 TEST(CpuRuntime, RunsRealKernelsOfTinyCnnDataParallel) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN: tiny_cnn's kernels would be stand-ins";
   const models::Model m = models::build_zoo_model("tiny_cnn", {.batch = 4});
   const TaskGraph g = tiny_cnn_data_parallel(m);
   auto rt = make_cpu_runtime(m);
@@ -104,6 +109,7 @@ TEST(CpuRuntime, RunsRealKernelsOfTinyCnnDataParallel) {
   EXPECT_LE(r.step_min, r.step_median);
   EXPECT_LE(r.step_median, r.step_max);
   for (const std::string& note : r.notes) EXPECT_EQ(note.find("no runnable kernel"), std::string::npos) << note;
+  EXPECT_EQ(r.stand_in_tasks, 0);
   ASSERT_EQ(r.devices.size(), 2u);
   EXPECT_GT(r.devices[0].compute_busy, 0);
   EXPECT_GT(r.devices[1].comm_busy, 0);

@@ -17,6 +17,7 @@
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/kineto_import.hpp"
 #include "parasim/profiler/profile.hpp"
+#include "parasim/reports/results_json.hpp"
 #include "parasim/simulator/simulator.hpp"
 #include "parasim/simulator/task_graph_json.hpp"
 #include "parasim/strategies/efficiency.hpp"
@@ -87,6 +88,13 @@ void load_cluster(std::string_view bytes) {
   const hardware::Cluster c = hardware::cluster_from_json(parse_json_text(bytes, kOrigin), kOrigin);
   expect_reloads("cluster", [&] { (void)hardware::cluster_from_json(hardware::cluster_to_json(c), "round trip"); });
   simulate_on(c);
+}
+
+/// What `parasim report --from` reads: any command's JSON output or a parasim.results/1 bundle.
+/// The bundle it writes back must read again.
+void load_results(std::string_view bytes) {
+  const reports::ReportData d = reports::results_from_json(parse_json_text(bytes, kOrigin), kOrigin);
+  expect_reloads("results bundle", [&] { (void)reports::results_from_json(reports::results_to_json(d), "round trip"); });
 }
 
 void load_strategy_text(std::string_view bytes) {
@@ -162,6 +170,7 @@ constexpr std::array kTargets = {
     LoaderTarget{"kineto", "torch.profiler Chrome trace JSON", load_kineto},
     LoaderTarget{"taskgraph", "parasim.taskgraph/1 JSON (loaded, then simulated)", load_taskgraph},
     LoaderTarget{"placement", "parasim.placement/1 JSON for tiny_cnn on 2 devices", load_placement},
+    LoaderTarget{"results", "report --from input: a command's JSON output or parasim.results/1", load_results},
 };
 
 }  // namespace

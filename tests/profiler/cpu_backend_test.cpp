@@ -144,7 +144,9 @@ TEST(CpuBackend, SmallConvTakesAPlausibleTime) {
   ASSERT_TRUE(stats[0].has_value());
   const double flops = 2.0 * static_cast<double>(conv.macs_fwd);  // 37.7 MFLOP
   const double gflops = flops / static_cast<double>(stats[0]->median_ns);
-  const double peak = detect_host_cpu().peak_gflops(1);
+  const HostCpu host = detect_host_cpu();
+  if (host.clock_source == "default") GTEST_SKIP() << "no clock known or measurable on this host: the peak would be a guess";
+  const double peak = host.peak_gflops(1);
   // Faster than 1 GFLOP/s, and not faster than the FMA peak (with 20% slack for turbo clocks).
   EXPECT_GT(gflops, 1.0) << stats[0]->median_ns << " ns";
   EXPECT_LT(gflops, 1.2 * peak) << stats[0]->median_ns << " ns";

@@ -1,6 +1,10 @@
 #include "parasim/profiler/roofline.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
@@ -122,6 +126,40 @@ TEST(Roofline, OptimizerTrafficScalesUpdate) {
   auto fraction = [](double bytes) { return 0.75 + 0.15 * (bytes - 1e7) / 9e7; };
   EXPECT_EQ(sgd, std::llround(params * 12 / (2039 * fraction(params * 12)) + 5000));
   EXPECT_EQ(adam, std::llround(params * 28 / (2039 * fraction(params * 28)) + 5000));
+}
+
+// A Zen 5 VM's /proc/cpuinfo has no "cpu MHz" line: the clock comes from cpufreq, else it is
+// timed; it is never the 2000 MHz default on x86-64.
+TEST(Roofline, HostClockComesFromCpuinfoThenCpufreqThenAMeasurement) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("parasim_cpu_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "cpu0" / "cpufreq");
+  const std::string zen5 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B45\n"
+                           "flags\t\t: fpu avx2 fma avx512f\n\nprocessor\t: 1\n";
+  std::ofstream(dir / "cpuinfo") << zen5;
+  std::ofstream(dir / "cpuinfo_mhz") << "processor\t: 0\ncpu MHz\t\t: 2596.152\nflags\t\t: avx2 fma\n";
+  std::ofstream(dir / "cpu0" / "cpufreq" / "cpuinfo_max_freq") << "3700000\n";
+
+  const HostCpu with_mhz = detect_host_cpu_from((dir / "cpuinfo_mhz").string(), (dir / "cpu0").string());
+  EXPECT_DOUBLE_EQ(with_mhz.mhz, 2596.152);
+  EXPECT_EQ(with_mhz.clock_source, "/proc/cpuinfo");
+
+  const HostCpu cpufreq = detect_host_cpu_from((dir / "cpuinfo").string(), (dir / "cpu0").string());
+  EXPECT_DOUBLE_EQ(cpufreq.mhz, 3700.0);
+  EXPECT_EQ(cpufreq.clock_source, "cpufreq");
+  EXPECT_EQ(cpufreq.logical_cpus, 2);
+  EXPECT_EQ(cpufreq.simd_fp32_lanes, 16);
+  EXPECT_DOUBLE_EQ(cpufreq.peak_gflops(1), 3.7 * 16 * 2 * 2);  // 236.8 GFLOP/s per core
+
+  std::filesystem::remove(dir / "cpu0" / "cpufreq" / "cpuinfo_max_freq");
+  const HostCpu timed = detect_host_cpu_from((dir / "cpuinfo").string(), (dir / "cpu0").string());
+#if defined(__x86_64__)
+  EXPECT_EQ(timed.clock_source, "measured");
+  EXPECT_DOUBLE_EQ(timed.mhz, measure_host_clock_mhz());
+  EXPECT_GT(timed.mhz, 0);
+#else
+  EXPECT_EQ(timed.clock_source, "default");
+#endif
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Roofline, HostCpuIsADevice) {

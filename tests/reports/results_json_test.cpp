@@ -6,6 +6,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
+#include "parasim/reports/plots.hpp"
 #include "parasim/reports/results_json.hpp"
 #include "parasim/simulator/chrome_trace.hpp"
 #include "support/input_error.hpp"
@@ -47,6 +48,23 @@ TEST(ResultsJson, ValidateOutputsAreRecognised) {
   ASSERT_EQ(suite.validation.size(), 2u);  // the run that was never measured is skipped
   EXPECT_EQ(suite.validation[1].label, "mlp mp=2 (cpu)");
   EXPECT_EQ(suite.validation[1].projected_ms, 14.25);
+}
+
+TEST(ResultsJson, RunsWithStandInKernelsStayMarkedNotMeasured) {
+  const ReportData d = load_results_file(kData + "/validate_not_measured.json");
+  ASSERT_EQ(d.validation.size(), 2u);
+  EXPECT_TRUE(d.validation[0].measured);
+  EXPECT_FALSE(d.validation[1].measured);
+  // The bundle keeps the mark.
+  const ReportData back = results_from_json(parasim::parse_json_text(parasim::dump_json(results_to_json(d)), "mem"), "mem");
+  ASSERT_EQ(back.validation.size(), 2u);
+  EXPECT_FALSE(back.validation[1].measured);
+  // The plot's statistics count the measured run only: |error| 4 %.
+  const auto plot = validation_plot(d);
+  ASSERT_TRUE(plot.has_value());
+  EXPECT_NE(plot->script.find("1 run, median |error| 4 %, max 4 %"), std::string::npos) << plot->script;
+  ASSERT_EQ(plot->data.size(), 1u);
+  EXPECT_NE(plot->data[0].content.find("mlp mp=2 (cpu) (not measured)"), std::string::npos) << plot->data[0].content;
 }
 
 TEST(ResultsJson, ProjectionBecomesSeriesMemoryAndAssumptions) {

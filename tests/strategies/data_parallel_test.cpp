@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "lowering_fixtures.hpp"
+#include "parasim/strategies/batch_split.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 
 namespace parasim::strategies {
@@ -106,15 +107,26 @@ TEST(DataParallel, ZeroTwoAlsoShardsGradientsWithTheSameTraffic) {
   EXPECT_EQ(two.step_time, one.step_time);
 }
 
-TEST(DataParallel, UnevenBatchNeedsSplitSpeed) {
+TEST(DataParallel, UnevenBatchSplitsLikeTorchChunk) {
+  EXPECT_EQ(split_like_torch_chunk(128, 3), (std::vector<std::int64_t>{43, 43, 42}));
+  EXPECT_EQ(split_like_torch_chunk(10, 4), (std::vector<std::int64_t>{3, 3, 3, 1}));
+  EXPECT_EQ(split_like_torch_chunk(5, 4), (std::vector<std::int64_t>{2, 2, 1, 0}));
   static const models::Model model = chain_model(2);
-  static const hardware::Cluster cluster = star_cluster(3, 0, 1.0);
+  static const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
   FakeCosts costs;
-  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3"), .global_batch = 8, .costs = &costs};
-  setup.collective_costs = simulator::CollectiveCosts::Links;
+  // torch.nn.DataParallel over three GPUs (the heterogeneous-GPU benchmark): 128 is 43/43/42.
+  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3,split=even"), .global_batch = 128,
+                  .costs = &costs};
+  const LoweredStep chunked = lower_step(setup);
+  EXPECT_EQ(chunked.replica_batch, (std::vector<std::int64_t>{43, 43, 42}));
+  EXPECT_EQ(chunked.symmetry, Symmetry::None);  // replicas differ: all simulated
+  setup.strategy = parse_strategy("dp=4");
+  setup.global_batch = 5;
   EXPECT_EQ(input_error([&] { lower_step(setup); }),
-            "global batch 8 is not divisible by dp=3; use a multiple of 3 or split=speed");
+            "global batch 5 over dp=4: split like torch.chunk (chunks of 2), the last replica gets no sample; use a "
+            "multiple of 4 or split=speed");
   setup.strategy = parse_strategy("dp=3,split=speed");
+  setup.global_batch = 8;
   const LoweredStep step = lower_step(setup);
   EXPECT_EQ(step.replica_batch, (std::vector<std::int64_t>{3, 3, 2}));
   EXPECT_EQ(step.symmetry, Symmetry::None);  // replicas differ: all simulated

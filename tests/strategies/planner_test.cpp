@@ -282,6 +282,15 @@ TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
     EXPECT_EQ(f.verdict, e->verdict) << to_string(f.strategy);
   }
   EXPECT_GT(extrapolated, 10);
+  // The shortcut is disclosed with its count and how to turn it off; the exact plan has none.
+  const std::string shortcuts = plan_shortcuts(fast);
+  EXPECT_EQ(shortcuts.rfind("Shortcuts: " + std::to_string(extrapolated) + " rows were extrapolated along the micro-batch count", 0),
+            0u)
+      << shortcuts;
+  EXPECT_NE(shortcuts.find("--exact simulates every configuration in full."), std::string::npos) << shortcuts;
+  EXPECT_NE(explain_plan(fast).find(shortcuts), std::string::npos);
+  EXPECT_EQ(plan_shortcuts(exact), "");
+  EXPECT_EQ(explain_plan(exact).find("Shortcuts"), std::string::npos);
 }
 
 TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromATwelfthAndHalfOfItsStages) {

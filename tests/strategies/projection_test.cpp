@@ -137,6 +137,33 @@ TEST(Projection, PicksTheBestOfEachSideFromAPlan) {
   EXPECT_EQ(r.hybrid_by_width.begin()->second.time_to_train, 600);
 }
 
+TEST(Projection, ExtrapolatedWinnersAreNamedInTheAssumptionsAndJson) {
+  PlanResult plan;
+  PlanRow hybrid;
+  hybrid.strategy = parse_strategy("dp=2,mp=2,schedule=1f1b,micro=8");
+  hybrid.verdict = Verdict::Feasible;
+  hybrid.time_to_train = 600;
+  hybrid.sampled_micro = {2, 4};
+  PlanRow dp;
+  dp.strategy = parse_strategy("dp=4");
+  dp.verdict = Verdict::Feasible;
+  dp.time_to_train = 800;
+  plan.rows = {hybrid, dp};
+  Projection p;
+  p.rows = {projection_row_from_plan(4, 1, plan)};
+  EXPECT_EQ(p.rows[0].hybrid.sampled_micro, (std::array<int, 2>{2, 4}));
+  EXPECT_EQ(projection_shortcuts(p, false),
+            "extrapolated along the micro-batch count (simulated at two smaller counts and continued): 4 GPUs hybrid "
+            "(micro=8 from 2 and 4); candidates may be skipped by memory dominance; --exact simulates every candidate "
+            "in full");
+  EXPECT_EQ(projection_shortcuts(p, true).rfind("none:", 0), 0u);
+  p.assumptions.shortcuts = projection_shortcuts(p, false);
+  const nlohmann::json j = projection_to_json(p);
+  EXPECT_EQ(j["assumptions"]["shortcuts"], p.assumptions.shortcuts);
+  EXPECT_EQ(j["rows"][0]["hybrid_simulated_micro"], nlohmann::json({2, 4}));
+  EXPECT_FALSE(j["rows"][0].contains("dp_simulated_micro"));
+}
+
 TEST(Projection, BestSplitOfEachModelParallelWidth) {
   PlanResult plan;
   auto row = [](const std::string& s, TimeNs ttt) {

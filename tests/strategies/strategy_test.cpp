@@ -90,6 +90,19 @@ TEST(StrategyGrammar, BadInputIsNamed) {
             "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");
 }
 
+// Found by fuzzing (tests/fuzz/regressions/strategy_json/placement_comma.json): a JSON placement
+// name with a comma was written as grammar text that could not be read back.
+TEST(StrategyJson, PlacementNamesWithACommaAreRefusedAtLoad) {
+  const nlohmann::json j = {{"schema", "parasim.strategy/1"}, {"dp", 4}, {"mp", 2}, {"schedule", "1f1b"},
+                            {"placement", "22222,22222222222222222layep"}};
+  EXPECT_EQ(input_error([&] { strategy_from_json(j, "s.json"); }),
+            "s.json: $.placement: placement=22222,22222222222222222layep: a placement file name cannot hold a comma "
+            "(the strategy grammar separates key=value pairs with commas); rename the file");
+  // Names without a comma still round-trip through the grammar.
+  const Strategy ok = strategy_from_json({{"schema", "parasim.strategy/1"}, {"mp", 2}, {"placement", "a=b;c.json"}}, "s.json");
+  EXPECT_EQ(parse_strategy(to_string(ok)), ok);
+}
+
 TEST(StrategyJson, ErrorsNameFileAndPath) {
   EXPECT_EQ(input_error([] {
               strategy_from_json(nlohmann::json{{"schema", "parasim.strategy/1"}, {"dp", -2}}, "s.json");

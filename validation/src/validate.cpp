@@ -325,7 +325,9 @@ strategies::StrategyResult project(const ValidationRequest& req, const models::M
       setup.costs = &measured_costs;
     }
     result.emplace(strategies::simulate_strategy(setup, {.record_timeline = true}));
+    if (round == 0) out.simulated_without_contention = result->step_time;
     if (req.backend != Backend::Cpu || devices == 1 || round == kContentionRounds) break;
+    out.contention_applied = true;
     const simulator::TaskGraph& g = result->lowered.graph;
     const auto next = detail::contention_slowdown(g, result->result.timeline, contention_calibration,
                                                   [&](simulator::TaskId t) { return op_name(g, t); });
@@ -411,6 +413,11 @@ void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, 
   out.error_pct = error_percent(out.projected, out.measured);
   out.runtime = run.runtime;
   out.notes = run.notes;
+  out.stand_in_tasks = run.stand_in_tasks;
+  if (!out.is_measured())
+    out.notes.push_back("not measured: " + std::to_string(out.stand_in_tasks) +
+                        " compute tasks ran as stand-ins for their projected time, so this row agrees by construction" +
+                        (PARASIM_HAVE_DNNL || out.backend != Backend::Cpu ? std::string() : " (parasim was built without oneDNN)"));
   for (const strategies::DeviceReport& d : sim.devices) {
     DeviceComparison c;
     c.device = d.device;
@@ -425,6 +432,7 @@ void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, 
   std::sort(out.per_device.begin(), out.per_device.end(), [](const auto& a, const auto& b) { return a.device < b.device; });
   for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(graph.size()); ++t) {
     if (graph.kind(t) != simulator::TaskKind::Compute) continue;
+    ++out.compute_tasks;
     out.projected_compute_sum += durations[ix(t)];
     out.measured_compute_sum += run.timeline[ix(t)].end - run.timeline[ix(t)].start;
   }
@@ -446,7 +454,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
   if (req.repetitions < 1 || req.warmup < 0 || req.profile_repetitions < 1 || req.profile_warmup < 0)
     throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
-  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch});
+  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch, .seq_len = req.seq_len});
   const int devices = static_cast<int>(strategy.devices());
   if (req.backend == Backend::Cpu) check_host_can_compute(base, req);
 
@@ -454,6 +462,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   out.backend = req.backend;
   out.model = req.model;
   out.batch = req.batch;
+  out.seq_len = req.seq_len;
   out.strategy = strategies::to_string(strategy);
   out.devices = devices;
 
@@ -504,6 +513,7 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   j["backend"] = to_string(r.backend);
   j["model"] = r.model;
   j["batch"] = r.batch;
+  if (r.seq_len > 0) j["seq_len"] = r.seq_len;
   j["strategy"] = r.strategy;
   j["devices"] = r.devices;
   j["projected_ms"] = r.projected_ms();
@@ -512,7 +522,10 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   j["measured_max_ms"] = ns_to_ms(r.measured_max);
   j["launch_latency_ms"] = ns_to_ms(r.launch_latency);
   j["repetitions"] = r.repetitions;
-  j["error_pct"] = r.error_pct;
+  j["measured"] = r.is_measured();
+  j["error_pct"] = r.is_measured() ? nlohmann::json(r.error_pct) : nlohmann::json();
+  j["stand_in_tasks"] = r.stand_in_tasks;
+  j["compute_tasks"] = r.compute_tasks;
   j["simulated_ms"] = ns_to_ms(r.simulated);
   j["rt_throttle_ms"] = ns_to_ms(r.rt_throttle);
   if (r.backend == Backend::Cpu) {
@@ -525,6 +538,11 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   j["measured_compute_sum_ms"] = ns_to_ms(r.measured_compute_sum);
   j["cost_source"] = r.cost_source;
   j["contention_slowdown"] = r.contention_slowdown;
+  if (r.backend == Backend::Cpu)
+    j["contention"] = {{"applied", r.contention_applied},
+                       {"mean_slowdown", r.contention_slowdown},
+                       {"simulated_without_ms", ns_to_ms(r.simulated_without_contention)},
+                       {"effect_ms", ns_to_ms(r.simulated - r.simulated_without_contention)}};
   j["collective_weight"] = r.collective_weight;
   j["runtime"] = r.runtime;
   j["notes"] = r.notes;

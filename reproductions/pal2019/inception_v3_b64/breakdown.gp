@@ -32,8 +32,8 @@ set yrange [0:304.85326928000006]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"
-set xtics ("dp=8" 0, "dp=4,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 1, "dp=16" 2, "dp=8,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 3, "dp=32" 4, "dp=16,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 5, "dp=64" 6, "dp=32,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 7, "dp=128" 8, "dp=64,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 9, "dp=256" 10, "dp=128,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 11, "dp=512" 12, "dp=128,mp=4,schedule=1f1b,\nmicro=16" 13, "dp=1024" 14, "dp=128,mp=8,schedule=1f1b,\nmicro=16" 15) rotate by 45 right font ",9"
-set bmargin 14
+set xtics ("dp=8" 0, "dp=4,mp=2,schedule=gpipe,\nmicro=8" 1, "dp=16" 2, "dp=8,mp=2,schedule=gpipe,\nmicro=8" 3, "dp=32" 4, "dp=16,mp=2,schedule=gpipe,\nmicro=8" 5, "dp=64" 6, "dp=32,mp=2,schedule=gpipe,\nmicro=8" 7, "dp=128" 8, "dp=64,mp=2,schedule=gpipe,\nmicro=8" 9, "dp=256" 10, "dp=128,mp=2,schedule=gpipe,\nmicro=8" 11, "dp=512" 12, "dp=128,mp=4,schedule=1f1b,\nmicro=16" 13, "dp=1024" 14, "dp=128,mp=8,schedule=1f1b,\nmicro=16" 15) rotate by 45 right font ",9"
+set bmargin 13
 set lmargin 17
 
 # Stacks are drawn tallest first so each shorter one covers the bottom of the previous.

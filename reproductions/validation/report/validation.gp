@@ -23,12 +23,12 @@ set key outside right top vertical Left reverse samplen 2.5 spacing 1.2 box lc r
 set title font ",14"
 
 data = "validation.csv"
-set title "Projected vs measured step time\n12 runs, median |error| 4.23 %, max 12.5 %"
+set title "Projected vs measured step time\n12 runs, median |error| 5.72 %, max 22.6 %"
 set xlabel "measured step time (ms, log scale)"
 set ylabel "projected step time (ms, log scale)"
 set logscale xy 10
-set xrange [0.3073673333333333:1333.723896]
-set yrange [0.3073673333333333:1333.723896]
+set xrange [0.35086599999999996:1356.930648]
+set yrange [0.35086599999999996:1356.930648]
 set size square
 set samples 200
 set style fill solid 1.0 noborder

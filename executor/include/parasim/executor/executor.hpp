@@ -55,6 +55,7 @@ struct ExecutionResult {
   std::int64_t waits = 0;              // event waits per step after pruning
   std::int64_t events = 0;             // events recorded per step
   std::vector<std::string> notes;      // the runtime's notes (oversubscribed cores, ...)
+  std::int64_t stand_in_tasks = 0;     // StreamRuntime::stand_in_tasks(): compute tasks not measured
   std::vector<std::vector<TaskTiming>> timelines;  // with ExecutionOptions::keep_timelines
 };
 

@@ -75,6 +75,9 @@ class StreamRuntime {
   /// Things the user must know about how this runtime maps the graph onto the machine
   /// ("6 worker threads share 2 cores: ..."); filled by setup().
   virtual std::vector<std::string> notes() const { return {}; }
+  /// Compute tasks that have no runnable kernel and stand in by waiting (spinning) for their
+  /// graph duration; filled by setup(). Their "measured" time is the projection itself.
+  virtual std::int64_t stand_in_tasks() const { return 0; }
 };
 
 }  // namespace parasim::executor

@@ -106,6 +106,9 @@ struct ValidationPoint {
   std::string label{};  // "resnet50 dp=2 (cuda)"
   double projected_ms = 0;
   double measured_ms = 0;
+  /// false: the run's kernels were stand-ins (validate's "measured": false), so measured equals
+  /// projected by construction; shown as "not measured" and left out of the error statistics.
+  bool measured = true;
   /// (projected - measured) / measured in percent: positive = the projection was too slow.
   double error_pct() const { return measured_ms != 0 ? (projected_ms - measured_ms) / measured_ms * 100.0 : 0.0; }
 };

@@ -175,8 +175,14 @@ std::vector<std::size_t> explained_rows(const PlanResult& plan, int runners_up =
 /// The objective value of a row (time to train or step time), in ns.
 TimeNs objective_value(const PlanRow& row, Objective objective);
 
-/// One paragraph explaining why the winner wins and what limits the runners-up, from the numbers.
+/// One paragraph explaining why the winner wins and what limits the runners-up, from the numbers,
+/// ending with plan_shortcuts() when a shortcut was taken.
 std::string explain_plan(const PlanResult& plan, int runners_up = 3);
+
+/// Which shortcuts this plan took and how to turn them off: how many rows (and whether the
+/// winner) were extrapolated along the micro-batch count, how many were skipped by memory
+/// dominance; "" when none was (an --exact plan, or one where neither applied).
+std::string plan_shortcuts(const PlanResult& plan);
 
 /// Deterministic JSON of one row: strategy, global_batch, devices, feasible, verdict, reason,
 /// step_time_ms, throughput_samples_per_s, bubble_fraction, exposed_comm_ms, compute_ms,

@@ -26,6 +26,8 @@
 //   for (const ProjectionRow& r : p.rows) std::cout << r.gpus << " " << r.gain_pct.value_or(0) << "%\n";
 #pragma once
 
+#include <array>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -91,6 +93,9 @@ struct ProjectionSide {
   Bytes peak_memory = 0;
   Bytes capacity = 0;
   std::int64_t candidates = 0;  // configurations of this side that were tried
+  /// PlanRow::sampled_micro of the chosen row: {0, 0} when simulated at its own micro-batch
+  /// count, else the two counts its step was extrapolated from.
+  std::array<int, 2> sampled_micro{0, 0};
 };
 
 struct ProjectionRow {
@@ -120,12 +125,18 @@ struct ProjectionAssumptions {
   std::string optimizer;
   std::string granularity;
   std::string collectives;
+  /// Which shown rows took a shortcut and how to turn it off ("none (--exact)" when exact).
+  std::string shortcuts;
 };
 
 struct Projection {
   std::vector<ProjectionRow> rows;
   ProjectionAssumptions assumptions;
 };
+
+/// ProjectionAssumptions::shortcuts for `p`: the shown rows (each side's winner) that were
+/// extrapolated, or that none was, and how to turn the shortcuts off.
+std::string projection_shortcuts(const Projection& p, bool exact);
 
 /// Runs the planner for every N. InputError for bad input (no GPU counts, a count larger than a
 /// cluster file holds, no per-device batch).

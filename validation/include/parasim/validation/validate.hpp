@@ -43,6 +43,7 @@ struct ValidationRequest {
   Backend backend = Backend::Cpu;
   std::string model = "tiny_cnn";   // a zoo model
   std::int64_t batch = 8;           // global batch (all replicas, all micro-batches)
+  std::int64_t seq_len = 0;         // sequence models: tokens per sample (0: the model's default)
   std::string strategy = "dp=1";    // parse_strategy() grammar
   int warmup = 2;                   // executor warm-up steps
   int repetitions = 5;              // executor timed steps
@@ -85,6 +86,7 @@ struct ValidationResult {
   Backend backend = Backend::Cpu;
   std::string model;
   std::int64_t batch = 0;
+  std::int64_t seq_len = 0;    // as requested (0: the model's default)
   std::string strategy;        // canonical
   int devices = 0;
   TimeNs projected = 0;        // simulated step time
@@ -102,6 +104,11 @@ struct ValidationResult {
   TimeNs measured_compute_sum = 0;
   std::string cost_source;     // "profile ...: 12 of 12 op costs measured"
   double contention_slowdown = 1.0;  // cpu: mean per-op slowdown applied for concurrent threads
+  /// cpu, more than one device: the contention model ran (one device has no concurrent threads
+  /// to slow it, so it does not apply). Its effect on this row's projection is
+  /// simulated - simulated_without_contention.
+  bool contention_applied = false;
+  TimeNs simulated_without_contention = 0;  // the first round's step, every op at its profiled cost
   double collective_weight = 0;      // cpu: share of collectives among the graph's communication tasks (route_fit)
   bool cold_cache_profile = false;   // cpu: the profile evicted the caches before every timed run
   Bytes working_set = 0;             // cpu: what ProfileCache::Auto compared with the last-level cache
@@ -113,6 +120,13 @@ struct ValidationResult {
   std::string runtime;         // the executor runtime's description
   std::vector<std::string> notes;  // oversubscription, unrunnable kernels, calibration caveats
   std::optional<executor::HostCalibration> calibration;  // cpu backend
+  /// Compute tasks that ran as stand-ins (no runnable kernel: they spin for their projected
+  /// duration), so measured equals projected for them by construction. A row with any is
+  /// "not measured": error_pct means nothing and the suite leaves it out of its statistics.
+  std::int64_t stand_in_tasks = 0;
+  std::int64_t compute_tasks = 0;
+
+  bool is_measured() const { return stand_in_tasks == 0; }
 
   double projected_ms() const { return ns_to_ms(projected); }
   double measured_ms() const { return ns_to_ms(measured); }
@@ -126,7 +140,8 @@ double error_percent(TimeNs projected, TimeNs measured);
 ValidationResult validate(const ValidationRequest& request, ValidationCache* cache = nullptr);
 
 /// Fields: backend, model, batch, strategy, devices, projected_ms, measured_ms, measured_min_ms,
-/// measured_max_ms, repetitions, error_pct, tasks, cost_source, runtime, notes, simulated_ms,
+/// measured_max_ms, repetitions, error_pct (null when not measured), measured (false when any
+/// compute task was a stand-in), stand_in_tasks, compute_tasks, tasks, cost_source, runtime, notes, simulated_ms,
 /// rt_throttle_ms, profile_cache ("warm"/"cold"),
 /// devices_busy [{device, projected_compute_ms, measured_compute_ms, projected_comm_ms,
 /// measured_comm_ms}], calibration (cpu).
@@ -138,18 +153,30 @@ struct SuiteCase {
   std::string model;
   std::int64_t batch = 8;
   std::string strategy;
+  std::int64_t seq_len = 0;  // 0: the model's default
 };
 
 /// {tiny_cnn, tiny_lstm, googlenet_cifar} at batch 8 x {dp=1, dp=2, mp=2, mp=2 schedule=1f1b micro=4}.
+/// The host model (throttling, cache rule, contention cap, barrier spin) was tuned on these.
 std::vector<SuiteCase> ci_suite_cases();
+/// Held out: cases the host model was not tuned on, reported apart from the tuning suite
+/// (`validate --suite heldout`): other batches and widths (dp=3 over 2 cores), GPipe,
+/// interleaved 1F1B, an uneven torch.chunk split (9 over dp=2), tensor parallelism (GPT-2 at 32
+/// tokens, tp=2).
+std::vector<SuiteCase> heldout_suite_cases();
+/// "ci" -> ci_suite_cases(), "heldout" -> heldout_suite_cases(); InputError otherwise.
+std::vector<SuiteCase> suite_cases(const std::string& name);
 /// The suite's repetitions and budgets (15 timed steps, at most ~4 s of them per case, profiles
 /// with 5 repetitions): what keeps the whole suite near a minute on two cores.
 ValidationRequest ci_suite_defaults();
 
 struct SuiteResult {
+  std::string name = "ci";  // which suite: "ci" (tuning) or "heldout"
   std::vector<ValidationResult> rows;
+  /// Over the measured rows only (ValidationResult::is_measured); 0 when there is none.
   double median_abs_error_pct = 0;
   double max_abs_error_pct = 0;
+  std::size_t measured_rows = 0;
   std::string machine;     // CPU model, cores
   std::string date;        // UTC
   double seconds = 0;      // wall time of the whole suite
@@ -162,6 +189,12 @@ struct SuiteResult {
 SuiteResult run_suite(const std::vector<SuiteCase>& cases, const ValidationRequest& base,
                       const std::function<void(std::size_t, std::size_t)>& on_progress = {});
 
+/// The suite's statistics over the measured rows of `s.rows` (median and max |error|,
+/// measured_rows); rows with stand-in kernels are left out.
+void summarize_suite(SuiteResult& s);
+
+/// median_abs_error_pct and max_abs_error_pct are null when no row was measured;
+/// measured_rows and not_measured_rows count the two kinds.
 nlohmann::json suite_to_json(const SuiteResult& s);
 
 }  // namespace parasim::validation

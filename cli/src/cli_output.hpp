@@ -1,0 +1,51 @@
+// What every command shares about its output and its options: `-o FILE` (the command's stdout
+// also written to FILE, atomically: a failed command leaves no file) and refusing options that
+// the chosen mode would silently ignore.
+//
+// Example:
+//   cmd->callback([o, cmd] {
+//     refuse_options_except(*cmd, {"--from", "--output"}, "report --from");
+//     OutputFile out(o->output, !o->json);   // captures std::cout until commit()
+//     run(*o);
+//     out.commit();
+//   });
+#pragma once
+
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace parasim::cli {
+
+/// While alive (and `path` is not empty), what the command prints on std::cout is captured;
+/// commit() writes it to `path` (temp file + rename) and, when `echo` (tables, not JSON/CSV),
+/// prints it on std::cout as well. Destroyed without commit() (the command threw), nothing is
+/// written and the captured text is dropped.
+class OutputFile {
+ public:
+  OutputFile(std::string path, bool echo);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  void commit();
+
+ private:
+  std::string path_;
+  bool echo_ = false;
+  std::ostringstream captured_;
+  std::streambuf* saved_ = nullptr;
+};
+
+/// Adds `-o,--output FILE` for a command whose output goes to stdout.
+CLI::Option* add_output_option(CLI::App& cmd, std::string& path);
+
+/// InputError naming the first option given on the command line that is in `refused`, saying
+/// that `mode` does not use it.
+void refuse_options(const CLI::App& cmd, const std::vector<std::string>& refused, const std::string& mode);
+/// Same, for every option given that is not in `allowed` (long names, e.g. "--from").
+void refuse_options_except(const CLI::App& cmd, const std::vector<std::string>& allowed, const std::string& mode);
+
+}  // namespace parasim::cli

@@ -1,0 +1,53 @@
+# Speed-up over one GPU vs number of GPUs
+#
+# Written by `parasim report`. Edit freely, then re-render from this folder with
+#   gnuplot speedup.gp
+# Reads: scaling.csv (next to this script). Writes speedup.png and speedup.svg.
+# scaling.csv: series_index, gpus, time_to_train_s, step_time_ms, global_batch, epochs, speedup (time-to-train
+#   speed-up over one GPU), series (name), strategy (the split used at that GPU count)
+if (!exists("png_file")) png_file = "speedup.png"
+if (!exists("svg_file")) svg_file = "speedup.svg"
+
+set encoding utf8
+set datafile separator comma
+set datafile columnheaders
+
+# Okabe & Ito colour-blind-safe palette (Wong, Nature Methods 8:441, 2011)
+black = "#000000"; orange = "#E69F00"; sky_blue = "#56B4E9"; bluish_green = "#009E73"
+yellow = "#F0E442"; blue = "#0072B2"; vermillion = "#D55E00"; reddish_purple = "#CC79A7"
+grey = "#7F7F7F"; light_grey = "#C8C8C8"
+
+set border 3 lw 1 lc rgb "#404040"
+set tics nomirror out scale 0.6
+set grid back lc rgb "#E4E4E4" lw 1 dt 1
+set key outside right top vertical Left reverse samplen 2.5 spacing 1.2 box lc rgb "#C8C8C8"
+set title font ",14"
+
+data = "scaling.csv"
+
+# One entry per series; series_index in the CSV selects the entry.
+array series_title[5] = ["DP only", "best hybrid", "M = 2 GPUs per worker", "M = 4 GPUs per worker", "M = 8 GPUs per worker"]
+array series_colour[5] = [vermillion, blue, orange, bluish_green, reddish_purple]
+array series_width[5] = [2.5, 2.5, 1.5, 1.5, 1.5]
+array series_dash[5] = [1, 1, 2, 2, 2]
+array series_point[5] = [7, 5, 9, 11, 13]
+
+set title "Speed-up of inception_v3 over one GPU"
+set logscale x 2
+set xlabel "GPUs (log scale)"
+set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
+set xrange [6.153846153846153:1331.2]
+set logscale y 2
+set ylabel "speed-up in time to train (log scale; baseline 8 GPUs assumed linear)"
+set samples 200
+
+set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"
+set output png_file
+plot x with lines lc rgb black dt 3 lw 1.5 title "ideal (linear)", \
+     for [i=1:|series_title|] data using "gpus":(column("series_index") == i - 1 ? column("speedup") : NaN) \
+     with linespoints lc rgb series_colour[i] lw series_width[i] dt series_dash[i] \
+     pt series_point[i] ps 1.3 title series_title[i]
+set terminal svg size 1000,600 dynamic font "sans,11" noenhanced background rgb "white"
+set output svg_file
+replot
+unset output
