@@ -104,7 +104,7 @@ void print_one(std::ostream& out, const ValidationResult& r) {
 }
 
 void print_suite(std::ostream& out, const SuiteResult& s) {
-  out << "parasim validate --suite ci  (cpu backend; " << s.machine << "; " << s.date << ")\n\n";
+  out << "parasim validate --suite ci  (" << s.backend << " backend; " << s.machine << "; " << s.date << ")\n\n";
   out << pad("model", 17) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
       << lpad("[min, max]", 20) << lpad("error %", 9) << lpad("rt stall ms", 12) << lpad("profile", 9) << "\n";
   for (const auto& r : s.rows) {
@@ -115,6 +115,7 @@ void print_suite(std::ostream& out, const SuiteResult& s) {
   }
   out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| " << fixed(s.max_abs_error_pct, 1) << " % over "
       << s.rows.size() << " cases (" << fixed(s.seconds, 1) << " s)\n";
+  for (const auto& k : s.skipped) out << "skipped: " << k << "\n";
   std::vector<std::string> notes;
   for (const auto& r : s.rows)
     for (const auto& n : r.notes)
@@ -154,13 +155,13 @@ void run_validate(const ValidateArgs& a) {
   else throw InputError("--profile-cache: " + a.profile_cache + ": expected auto, warm or cold");
   if (!a.suite.empty()) {
     if (a.suite != "ci") throw InputError("--suite: " + a.suite + ": expected ci");
-    if (req.backend != Backend::Cpu) throw InputError("--suite ci runs on the cpu backend");
     const auto cases = ci_suite_cases();
     // The suite's own repetition budgets unless given on the command line.
     ValidationRequest suite = ci_suite_defaults();
     if (a.reps_given) suite.repetitions = a.reps;
     if (a.warmup_given) suite.warmup = a.warmup;
     if (a.profile_reps_given) suite.profile_repetitions = a.profile_reps;
+    suite.backend = req.backend;
     suite.optimizer = req.optimizer;
     suite.priority = req.priority;
     suite.profile_cache = req.profile_cache;

@@ -1,12 +1,15 @@
-// The fixed CPU validation matrix run by CI (`parasim validate --suite ci`).
+// The fixed validation matrix run by CI (`parasim validate --suite ci`) on the CPU, and by
+// scripts/gpu_check.sh on the GPUs of one machine.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "parasim/executor/cpu_runtime.hpp"
+#include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/validate.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/strategy.hpp"
 
 namespace parasim::executor {
 
@@ -36,17 +39,28 @@ SuiteResult run_suite(const std::vector<SuiteCase>& cases, const ValidationReque
   const profiler::HostCpu host = profiler::detect_host_cpu();
   s.machine = host.model_name + ", " + std::to_string(allowed_cores().size()) + " cores";
   s.date = profiler::utc_now_iso8601();
+  s.backend = to_string(base.backend);
+  const int gpus = base.backend == Backend::Cuda ? visible_cuda_devices() : 0;
   auto cache = make_validation_cache();
   std::vector<double> errors;
   for (const SuiteCase& c : cases) {
+    if (base.backend == Backend::Cuda) {
+      const std::int64_t needed = strategies::parse_strategy(c.strategy).devices();
+      // No GPU at all: the first case fails with validate()'s "no CUDA GPU is visible".
+      if (gpus > 0 && needed > gpus) {
+        s.skipped.push_back(c.model + " " + c.strategy + ": needs " + std::to_string(needed) + " GPUs, " +
+                            std::to_string(gpus) + " visible");
+        if (on_progress) on_progress(s.rows.size() + s.skipped.size(), cases.size());
+        continue;
+      }
+    }
     ValidationRequest r = base;
-    r.backend = Backend::Cpu;
     r.model = c.model;
     r.batch = c.batch;
     r.strategy = c.strategy;
     s.rows.push_back(validate(r, cache.get()));
     errors.push_back(std::abs(s.rows.back().error_pct));
-    if (on_progress) on_progress(s.rows.size(), cases.size());
+    if (on_progress) on_progress(s.rows.size() + s.skipped.size(), cases.size());
   }
   if (!errors.empty()) {
     std::vector<double> sorted = errors;
@@ -63,6 +77,8 @@ nlohmann::json suite_to_json(const SuiteResult& s) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : s.rows) rows.push_back(validation_to_json(r));
   return {{"suite", "ci"},
+          {"backend", s.backend},
+          {"skipped", s.skipped},
           {"machine", s.machine},
           {"date", s.date},
           {"seconds", s.seconds},
