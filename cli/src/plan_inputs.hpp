@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_choice.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/efficiency.hpp"
@@ -32,6 +33,8 @@ struct PlanningInputs {
   std::string dtype = "fp32";
   std::string optimizer = "adam";
   std::string profile;
+  std::string traces = "traces";  // where a default profile is looked for (cost_choice.hpp)
+  bool traces_given = false;
   std::string efficiency = "critical-batch";
   std::string dataset;
   std::string granularity = "auto";
@@ -52,7 +55,10 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in);
 /// The model at batch 1 in the requested dtype (the planner rebuilds it at each micro-batch).
 models::Model load_planning_model(const PlanningInputs& in);
 models::DType planning_dtype(const PlanningInputs& in);
-/// RooflineCostModel, or a ProfileCostModel (checked against the model) when --profile is given.
+/// The cost model (cost_choice.hpp: --profile, a matching profile in --traces for the cluster's
+/// device kinds, or the labelled roofline) and the line saying which.
+CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model);
+/// choose_planning_costs(...).costs.
 std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model);
 /// --dataset, else the model's default training dataset.
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model);
