@@ -1,6 +1,7 @@
 // The `gpu` label: tests that need a real NVIDIA GPU and skip, saying why, where there is none.
 // `ctest -L gpu` runs them; scripts/gpu_check.sh runs them first on a GPU machine.
 //   * profile tiny_cnn: every phase of every op has launches and is reliable (the CUPTI join works)
+//   * d2d and peer copies are traced and attributed; the CUPTI tracer can be created twice
 //   * each of our .cu kernels against a CPU reference on small inputs (fp32)
 //   * the link probe up to 64 KiB
 //   * `parasim validate --backend cuda` on tiny_cnn dp=1, and dp=2 where two GPUs exist
@@ -22,6 +23,7 @@
 #include "cuda_kernels.hpp"  // profiler/src: the launchers under test
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/cuda_check.hpp"
+#include "parasim/profiler/cupti_activity.hpp"
 #include "parasim/profiler/gpu_profiler.hpp"
 #include "parasim/profiler/link_probe.hpp"
 #endif
@@ -84,6 +86,51 @@ TEST(GpuProfile, TinyCnnEveryPhaseHasLaunchesAndIsReliable) {
     }
     EXPECT_GT(phases, 0) << e.names.front();
   }
+}
+
+/// Copies inside a range are traced and attributed: d2d within one GPU (MEMCPY) and, with two
+/// GPUs, peer copies (MEMCPY2, untraced before). The tracer is created twice in one process.
+void expect_traced_copy(int src, int dst, profiler::MemcpyKind kind) {
+  const std::size_t bytes = 1 << 20;
+  void* a = nullptr;
+  void* b = nullptr;
+  PARASIM_CUDA_CHECK(cudaSetDevice(src));
+  PARASIM_CUDA_CHECK(cudaMalloc(&a, bytes));
+  PARASIM_CUDA_CHECK(cudaSetDevice(dst));
+  PARASIM_CUDA_CHECK(cudaMalloc(&b, bytes));
+  PARASIM_CUDA_CHECK(cudaSetDevice(src));
+  for (int round = 0; round < 2; ++round) {
+    auto source = profiler::make_cupti_activity_source();
+    profiler::ActivityAttributor attributor;
+    const std::uint64_t id = attributor.register_range({.op = 0, .phase = profiler::Phase::Forward, .repetition = 0});
+    {
+      profiler::ScopedExternalId tag(*source, id);
+      PARASIM_CUDA_CHECK(cudaMemcpyPeerAsync(b, dst, a, src, bytes, nullptr));
+    }
+    PARASIM_CUDA_CHECK(cudaDeviceSynchronize());
+    const profiler::ActivityBatch batch = source->flush();
+    attributor.add(batch);
+    const profiler::RangeTiming t = attributor.timing({0, profiler::Phase::Forward, 0});
+    EXPECT_EQ(t.memcpys, 1) << "round " << round;
+    EXPECT_EQ(t.memcpy_bytes, static_cast<Bytes>(bytes)) << "round " << round;
+    EXPECT_GT(t.copy_ns, 0) << "round " << round;
+    bool kind_seen = false;
+    for (const auto& m : batch.memcpys) kind_seen = kind_seen || m.kind == kind;
+    EXPECT_TRUE(kind_seen) << profiler::to_string(kind) << ", round " << round;
+    EXPECT_TRUE(attributor.reliable()) << attributor.reliability_note();
+  }
+  (void)cudaFree(a);
+  (void)cudaFree(b);
+}
+
+TEST(GpuTracing, DeviceToDeviceCopiesAreTracedAndAttributed) {
+  PARASIM_REQUIRE_GPUS(1);
+  expect_traced_copy(0, 0, profiler::MemcpyKind::DeviceToDevice);
+}
+
+TEST(GpuTracing, PeerCopiesAreTracedAndAttributed) {
+  PARASIM_REQUIRE_GPUS(2);
+  expect_traced_copy(0, 1, profiler::MemcpyKind::PeerToPeer);
 }
 
 // ------------------------------------------------------------------ kernels vs CPU references
