@@ -74,13 +74,15 @@ hardware::Cluster plan_cluster(const PlanOptions& o) {
 }
 
 void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanRequest& req,
-                const strategies::PlanResult& plan, const std::string& batch_rule, double seconds) {
+                const strategies::PlanResult& plan, const std::string& batch_rule, double seconds,
+                const std::string& cost_note) {
   using namespace strategies;
   out << "plan: " << req.model->name() << " on " << o.gpus << (o.allow_fewer ? " (at most)" : "") << " GPUs of "
       << req.cluster->name() << " (" << req.cluster->num_nodes() << " node" << (req.cluster->num_nodes() == 1 ? "" : "s")
       << "), objective " << to_string(plan.objective) << "\n"
       << "batch        " << batch_rule << "\n"
       << "costs        " << (plan.cost_source.empty() ? req.costs->describe() : plan.cost_source) << "\n"
+      << "cost choice  " << cost_note << "\n"
       << "efficiency   " << req.efficiency.describe() << "\n"
       << "simulation   " << to_string(plan.granularity) << " granularity, one replica / TP rank simulated, "
       << simulator::to_string(req.collectives) << " collectives\n\n";
@@ -181,7 +183,8 @@ void run_plan(const PlanOptions& o) {
   if (given > 1) throw InputError("--batch, --max-batch and --per-device-batch exclude each other");
   const models::Model model = load_planning_model(o.in);
   const hardware::Cluster cluster = plan_cluster(o);
-  const auto costs = make_cost_model(o.in, model);
+  const CostChoice choice = choose_planning_costs(o.in, model);
+  const auto& costs = choice.costs;
   const Dataset data = planning_dataset(o.in, model);
 
   // Member by member: GCC 12 warns (maybe-uninitialized) on a designated initializer that leaves
@@ -234,10 +237,11 @@ void run_plan(const PlanOptions& o) {
   req.on_candidate_done = nullptr;
   add_details(req, plan, explained_rows(plan));
   if (o.json) {
+    std::cerr << "cost choice: " << choice.note << "\n";
     std::cout << dump_json(plan_rows_to_json(plan, static_cast<std::size_t>(o.top)));
     return;
   }
-  print_plan(std::cout, o, req, plan, batch_rule, seconds);
+  print_plan(std::cout, o, req, plan, batch_rule, seconds, choice.note);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ std::vector<std::string> side_cells(const strategies::ProjectionSide& s) {
           approx + format_time(s.time_to_train)};
 }
 
-void print_projection(std::ostream& out, const strategies::Projection& p) {
+void print_projection(std::ostream& out, const strategies::Projection& p, const std::string& cost_note) {
   using namespace strategies;
   const ProjectionAssumptions& a = p.assumptions;
   std::vector<std::vector<std::string>> rows{{"GPUs", "nodes", "DP only", "step", "batch", "epochs", "time to train",
@@ -67,6 +67,7 @@ void print_projection(std::ostream& out, const strategies::Projection& p) {
       }
   out << "\nassumptions\n"
       << "  costs            " << a.cost_source << "\n"
+      << "  cost choice      " << cost_note << "\n"
       << "  efficiency       " << a.efficiency << "\n"
       << "  dataset          " << a.dataset << ", " << a.dataset_samples << " samples (" << a.dataset_source << ")\n"
       << "  per-device batch " << a.per_device_batch << " (" << a.per_device_batch_source << ")\n"
@@ -82,13 +83,14 @@ void run_project(const ProjectOptions& o) {
   using namespace strategies;
   if (o.json && o.csv) throw InputError("--json and --csv exclude each other");
   const models::Model model = load_planning_model(o.in);
-  const auto costs = make_cost_model(o.in, model);
+  const CostChoice choice = choose_planning_costs(o.in, model);
   const Dataset data = planning_dataset(o.in, model);
-  const Projection p = run_planning_projection(o.in, model, *costs, data, o.gpus, o.per_device_batch,
+  const Projection p = run_planning_projection(o.in, model, *choice.costs, data, o.gpus, o.per_device_batch,
                                                o.max_model_parallel);
+  if (o.json || o.csv) std::cerr << "cost choice: " << choice.note << "\n";
   if (o.json) std::cout << dump_json(projection_to_json(p));
   else if (o.csv) std::cout << projection_to_csv(p);
-  else print_projection(std::cout, p);
+  else print_projection(std::cout, p, choice.note);
 }
 
 }  // namespace

@@ -167,6 +167,9 @@ void register_simulate(CLI::App& app) {
     OutputFile out(opts->output, !opts->json);
     if (simulate_model_requested(*model_opts))
       run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace, opts->json});
+    else if (!model_opts->profile.empty() || model_opts->traces_given)
+      throw InputError(std::string(model_opts->traces_given ? "--traces" : "--profile") +
+                       ": only used with --model (a task graph carries its own durations)");
     else
       run_simulate(*opts);
     out.commit();

@@ -118,7 +118,7 @@ void print_one(std::ostream& out, const ValidationResult& r) {
 }
 
 void print_suite(std::ostream& out, const SuiteResult& s) {
-  out << "parasim validate --suite " << s.name << "  (cpu backend; " << s.machine << "; " << s.date << ")"
+  out << "parasim validate --suite " << s.name << "  (" << s.backend << " backend; " << s.machine << "; " << s.date << ")"
       << (s.name == "heldout" ? ": cases the host model was not tuned on" : ": the cases the host model was tuned on")
       << "\n\n";
   out << pad("model, batch", 22) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
@@ -148,6 +148,7 @@ void print_suite(std::ostream& out, const SuiteResult& s) {
   out << " (" << fixed(s.seconds, 1) << " s)\n";
   out << "contention ms: what the contention model added to the simulated step (n/a: one device, nothing "
          "runs concurrently); rt stall: real-time throttling of SCHED_FIFO workers\n";
+  for (const auto& k : s.skipped) out << "skipped: " << k << "\n";
   std::vector<std::string> notes;
   for (const auto& r : s.rows)
     for (const auto& n : r.notes)
@@ -187,12 +188,12 @@ void run_validate(const ValidateArgs& a) {
   else throw InputError("--profile-cache: " + a.profile_cache + ": expected auto, warm or cold");
   if (!a.suite.empty()) {
     const auto cases = suite_cases(a.suite);
-    if (req.backend != Backend::Cpu) throw InputError("--suite " + a.suite + " runs on the cpu backend");
     // The suite's own repetition budgets unless given on the command line.
     ValidationRequest suite = ci_suite_defaults();
     if (a.reps_given) suite.repetitions = a.reps;
     if (a.warmup_given) suite.warmup = a.warmup;
     if (a.profile_reps_given) suite.profile_repetitions = a.profile_reps;
+    suite.backend = req.backend;
     suite.optimizer = req.optimizer;
     suite.priority = req.priority;
     suite.profile_cache = req.profile_cache;

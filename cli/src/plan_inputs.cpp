@@ -6,6 +6,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/progress.hpp"
+#include "parasim/hardware/cluster_json.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
@@ -43,7 +44,12 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->capture_default_str();
   cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
   cmd->add_option("--optimizer", in.optimizer, "sgd, momentum or adam")->capture_default_str();
-  cmd->add_option("--profile", in.profile, "parasim.profile/1 file with measured op costs (default: roofline)");
+  cmd->add_option("--profile", in.profile,
+                  "parasim.profile/1 file with measured op costs, or none for the roofline (default: a profile in "
+                  "--traces measured on the cluster's GPU for this model and dtype, else the roofline)");
+  cmd->add_option("--traces", in.traces, "Where default profiles are looked for (traces/<device>/*.json)")
+      ->capture_default_str()
+      ->each([&in](const std::string&) { in.traces_given = true; });
   cmd->add_option("--efficiency", in.efficiency,
                   "Statistical efficiency: critical-batch, critical-batch:E_MIN:B_CRIT, table:FILE.csv or none")
       ->capture_default_str();
@@ -103,19 +109,15 @@ Calibration planning_calibration(const PlanningInputs& in) {
   return in.calibration.empty() ? Calibration{} : load_calibration(in.calibration);
 }
 
+CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
+  const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
+  CostChoice choice = choose_costs(in.profile, in.traces, in.traces_given, model, kinds);
+  configure_model_costs(*choice.costs, in.attention, planning_calibration(in));
+  return choice;
+}
+
 std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model) {
-  const auto attention = profiler::parse_attention_kernel(in.attention);
-  if (!attention) throw InputError("--attention: expected unfused or flash, found \"" + in.attention + "\"");
-  if (in.profile.empty()) {
-    auto roofline = std::make_unique<profiler::RooflineCostModel>();
-    const Calibration cal = planning_calibration(in);
-    roofline->set_kernel_scales(cal.matrix, cal.memory);
-    roofline->set_attention_kernel(*attention);
-    return roofline;
-  }
-  auto costs = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(in.profile));
-  costs->check_matches(model);
-  return costs;
+  return choose_planning_costs(in, model).costs;
 }
 
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model) {

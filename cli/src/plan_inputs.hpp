@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_choice.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/efficiency.hpp"
@@ -33,6 +34,8 @@ struct PlanningInputs {
   std::string dtype = "fp32";
   std::string optimizer = "adam";
   std::string profile;
+  std::string traces = "traces";  // where a default profile is looked for (cost_choice.hpp)
+  bool traces_given = false;
   std::string efficiency = "critical-batch";
   std::string dataset;
   std::string granularity = "auto";
@@ -57,8 +60,11 @@ models::Model load_planning_model(const PlanningInputs& in);
 models::DType planning_dtype(const PlanningInputs& in);
 /// The --calibration file, or the default (no calibration).
 Calibration planning_calibration(const PlanningInputs& in);
-/// RooflineCostModel (with --attention and the calibration's kernel factors), or a
-/// ProfileCostModel (checked against the model) when --profile is given.
+/// The cost model (cost_choice.hpp: --profile, a matching profile in --traces for the cluster's
+/// device kinds, or the labelled roofline, which gets --attention and the calibration's kernel
+/// factors) and the line saying which.
+CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model);
+/// choose_planning_costs(...).costs.
 std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model);
 /// --dataset, else the model's default training dataset.
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model);

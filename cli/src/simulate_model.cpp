@@ -19,6 +19,7 @@
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/simulator/chrome_trace.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
+#include "cost_choice.hpp"
 #include "text_table.hpp"
 
 namespace parasim::cli {
@@ -116,7 +117,12 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--batch", o.batch, "Model mode: global batch (samples per optimizer step, all replicas)");
   cmd.add_option("--dtype", o.dtype, "Model mode: fp32, fp16 or bf16 (default: the model's)");
   cmd.add_option("--optimizer", o.optimizer, "Model mode: sgd, momentum or adam")->capture_default_str();
-  cmd.add_option("--profile", o.profile, "Model mode: measured per-op costs (parasim.profile/1); default roofline");
+  cmd.add_option("--profile", o.profile,
+                 "Model mode: measured per-op costs (parasim.profile/1), or none for the roofline (default: a profile "
+                 "in --traces measured on the cluster's GPU for this model and dtype, else the roofline)");
+  cmd.add_option("--traces", o.traces, "Model mode: where default profiles are looked for (traces/<device>/*.json)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.traces_given = true; });
   cmd.add_option("--granularity", o.granularity,
                  "Model mode: op (every op a task) or stage (one task per pipeline chunk and micro-batch)")
       ->capture_default_str();
@@ -144,19 +150,9 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   const profiler::Optimizer optimizer = optimizer_arg(o.optimizer);
 
   const Calibration calibration = o.calibration.empty() ? Calibration{} : load_calibration(o.calibration);
-  const auto attention = profiler::parse_attention_kernel(o.attention);
-  if (!attention) throw InputError("--attention: expected unfused or flash, found \"" + o.attention + "\"");
-  std::unique_ptr<profiler::CostModel> costs;
-  if (o.profile.empty()) {
-    auto roofline = std::make_unique<profiler::RooflineCostModel>();
-    roofline->set_kernel_scales(calibration.matrix, calibration.memory);
-    roofline->set_attention_kernel(*attention);
-    costs = std::move(roofline);
-  } else {
-    auto measured = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(o.profile));
-    measured->check_matches(model);
-    costs = std::move(measured);
-  }
+  CostChoice choice = choose_costs(o.profile, o.traces, o.traces_given, model, cluster.device_kinds());
+  configure_model_costs(*choice.costs, o.attention, calibration);
+  std::unique_ptr<profiler::CostModel> costs = std::move(choice.costs);
   strategies::StepSetup setup{
       .model = &model,
       .cluster = &cluster,
@@ -173,9 +169,11 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   if (!common.trace.empty() && r.simulated)
     simulator::write_chrome_trace(common.trace, r.lowered.graph, cluster, r.result);
   if (common.json) {
+    std::cerr << "cost choice: " << choice.note << "\n";
     std::cout << dump_json(strategies::strategy_result_to_json(r));
     return;
   }
+  std::cout << "cost choice  " << choice.note << "\n";
   print_report(std::cout, r, cluster);
   if (!common.trace.empty() && r.simulated) std::cout << "\ntrace written to " << common.trace << " (open in ui.perfetto.dev)\n";
 }

@@ -19,7 +19,9 @@ struct SimulateModelOptions {
   std::int64_t batch = 0;          // global batch
   std::string dtype;               // empty: the model's
   std::string optimizer = "adam";
-  std::string profile;             // parasim.profile/1 file; empty: roofline
+  std::string profile;             // parasim.profile/1 file, or none; empty: a match in traces, else roofline
+  std::string traces = "traces";   // where a default profile is looked for (cost_choice.hpp)
+  bool traces_given = false;
   std::string granularity = "op";
   bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
   std::string calibration;         // parasim.calibration/1 file; empty: none

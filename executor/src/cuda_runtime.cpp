@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "kernel_phase.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/index.hpp"
+#include "parasim/executor/cuda_setup_policy.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/profiler/cuda_check.hpp"
 #include "parasim/profiler/cuda_kernel_backend.hpp"
@@ -96,10 +98,15 @@ class CudaRuntime final : public StreamRuntime {
   CudaRuntime(OpResolver ops, CudaRuntimeOptions options) : resolve_(std::move(ops)), options_(std::move(options)) {}
 
   ~CudaRuntime() override {
-    // Best effort: a destructor must not throw; a failing call here only leaks.
+    // Best effort: a destructor must not throw; a failing call here only leaks. After a failed
+    // collective, or when destroyed while an exception unwinds (a step threw midway), work may be
+    // half enqueued: ncclCommDestroy would wait for it, ncclCommAbort does not.
+    const bool abort = comms_failed_ || std::uncaught_exceptions() > 0;
     for (auto& [key, c] : comms_)
-      for (ncclComm_t comm : c.comms) ncclCommDestroy(comm);
+      for (ncclComm_t comm : c.comms)
+        if (comm != nullptr) (void)(abort ? ncclCommAbort(comm) : ncclCommDestroy(comm));
     for (cudaEvent_t e : sync_events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : collective_done_) cudaEventDestroy(e);
     for (cudaEvent_t e : timing_events_) cudaEventDestroy(e);
     for (cudaEvent_t e : step_start_) cudaEventDestroy(e);
     for (StreamState& s : streams_) {
@@ -124,7 +131,7 @@ class CudaRuntime final : public StreamRuntime {
     return n;
   }
   std::vector<std::string> notes() const override { return notes_; }
-  std::int64_t stand_in_tasks() const override { return synthetic_tasks_; }
+  std::int64_t stand_in_tasks() const override { return ledger_.tasks(); }
 
   void setup(const TaskGraph& graph, const IssuePlan& plan) override {
     graph_ = &graph;
@@ -133,27 +140,33 @@ class CudaRuntime final : public StreamRuntime {
     map_devices();
     create_streams();
     enable_peer_access(graph);
+    // Communicators and transfer buffers before any op's kernels: NCCL needs its buffers on every
+    // GPU, and kernels are what may be left out when memory runs short.
+    create_communicators(graph);
     size_buffers(graph);
     allocate_buffers();
-    prepare_kernels(graph, plan);
-    create_communicators(graph);
     create_events(graph, plan);
+    collective_waits_ = collective_order_waits(graph, plan);
+    prepare_kernels(graph, plan);
     PARASIM_CUDA_CHECK(cudaSetDevice(ranks_.cuda_device[0]));
   }
 
   void begin_step() override {
-    // Device 0's start event gates every stream of every device; each device then records its
-    // own start event, the origin of its tasks' times.
-    cudaStream_t origin = streams_[0].stream;
+    // Device 0's start event gates every device: each device's first stream waits for it and
+    // records the device's own start event, the origin of that device's task times; the device's
+    // other streams wait for that event (not device 0's), so none of its tasks can start before
+    // the event they are measured from (a negative start otherwise).
     PARASIM_CUDA_CHECK(cudaSetDevice(ranks_.cuda_device[0]));
-    PARASIM_CUDA_CHECK(cudaEventRecord(step_start_[0], origin));
-    for (StreamState& s : streams_) {
-      PARASIM_CUDA_CHECK(cudaSetDevice(s.cuda_device));
-      if (s.stream != origin) PARASIM_CUDA_CHECK(cudaStreamWaitEvent(s.stream, step_start_[0], 0));
-    }
-    for (int d = 1; d < num_devices_; ++d) {
+    PARASIM_CUDA_CHECK(cudaEventRecord(step_start_[0], streams_[0].stream));
+    for (int d = 0; d < num_devices_; ++d) {
       PARASIM_CUDA_CHECK(cudaSetDevice(ranks_.cuda_device[ix(d)]));
-      PARASIM_CUDA_CHECK(cudaEventRecord(step_start_[ix(d)], streams_[ix(d * spd_)].stream));
+      cudaStream_t first = streams_[ix(d * spd_)].stream;
+      if (d > 0) {
+        PARASIM_CUDA_CHECK(cudaStreamWaitEvent(first, step_start_[0], 0));
+        PARASIM_CUDA_CHECK(cudaEventRecord(step_start_[ix(d)], first));
+      }
+      for (int k = 1; k < spd_; ++k)
+        PARASIM_CUDA_CHECK(cudaStreamWaitEvent(streams_[ix(d * spd_ + k)].stream, step_start_[ix(d)], 0));
     }
   }
 
@@ -198,12 +211,19 @@ class CudaRuntime final : public StreamRuntime {
     const Communicator& comm = comms_.at(comm_key(g, t));
     const int n = static_cast<int>(streams.size());
     const std::size_t count = floats_for(g.bytes(t));
+    // This GPU's previous collective ran on another stream: wait for it (one order per GPU).
+    for (const CollectiveOrderWait& w : collective_waits_[ix(t)]) {
+      StreamState& st = streams_[ix(w.stream)];
+      PARASIM_CUDA_CHECK(cudaSetDevice(st.cuda_device));
+      PARASIM_CUDA_CHECK(cudaStreamWaitEvent(st.stream, collective_done_[ix(st.device)], 0));
+    }
     for (int r = 0; r < n; ++r) {
       StreamState& st = streams_[ix(streams[ix(r)])];
       PARASIM_CUDA_CHECK(cudaSetDevice(st.cuda_device));
       PARASIM_CUDA_CHECK(cudaEventRecord(timing_start(t, r), st.stream));
     }
     PARASIM_NCCL_CHECK(ncclGroupStart());
+    profiler::NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [this] { comms_failed_ = true; });
     for (int r = 0; r < n; ++r) {
       StreamState& st = streams_[ix(streams[ix(r)])];
       ncclComm_t c = comm.comms[ix(r)];
@@ -230,11 +250,12 @@ class CudaRuntime final : public StreamRuntime {
           break;
       }
     }
-    PARASIM_NCCL_CHECK(ncclGroupEnd());
+    group.close();
     for (int r = 0; r < n; ++r) {
       StreamState& st = streams_[ix(streams[ix(r)])];
       PARASIM_CUDA_CHECK(cudaSetDevice(st.cuda_device));
       PARASIM_CUDA_CHECK(cudaEventRecord(timing_end(t, r), st.stream));
+      PARASIM_CUDA_CHECK(cudaEventRecord(collective_done_[ix(st.device)], st.stream));
     }
   }
 
@@ -351,46 +372,61 @@ class CudaRuntime final : public StreamRuntime {
     }
   }
 
+  /// Free memory of `cuda_device` in bytes (cudaMemGetInfo).
+  static Bytes free_memory(int cuda_device) {
+    PARASIM_CUDA_CHECK(cudaSetDevice(cuda_device));
+    std::size_t available = 0, total = 0;
+    PARASIM_CUDA_CHECK(cudaMemGetInfo(&available, &total));
+    return static_cast<Bytes>(available);
+  }
+
   void prepare_kernels(const TaskGraph& g, const IssuePlan& plan) {
     op_.assign(g.size(), nullptr);
-    std::int64_t synthetic = 0;
-    std::set<std::string> failures;
+    // Per op and stream: why it has no kernel (reason, detail), decided at its first task.
+    std::map<std::pair<const models::Op*, StreamIndex>, std::pair<StandInReason, std::string>> stand_ins;
+    std::set<int> full;  // CUDA devices whose free memory fell below the reserve
     for (StreamIndex s = 0; s < plan.num_streams(); ++s) {
       StreamState& st = streams_[ix(s)];
       for (TaskId t : plan.stream_order[ix(s)]) {
         if (g.kind(t) != TaskKind::Compute) continue;
         const models::Op* op = resolve_ ? resolve_(g, t) : nullptr;
         if (!op || !kernel_phase(g.phase(t))) {
-          ++synthetic;
+          ledger_.add("", StandInReason::NoOp);
           continue;
         }
         op_[ix(t)] = op;
-        if (st.kernels.count(op)) continue;
-        if (!st.backend) {
-          profiler::CudaBackendOptions bo;
-          bo.allow_tf32 = options_.allow_tf32;
-          bo.benchmark_algorithms = options_.benchmark_algorithms;
-          st.backend = profiler::make_cuda_kernel_backend(st.cuda_device, st.stream, bo);
+        if (st.kernels.count(op) || stand_ins.count({op, s})) continue;
+        const Bytes available = full.count(st.cuda_device) ? 0 : free_memory(st.cuda_device);
+        if (available < options_.memory_reserve) {
+          full.insert(st.cuda_device);
+          stand_ins.emplace(std::pair{op, s}, std::pair{StandInReason::MemoryReserve,
+                                                        "GPU " + std::to_string(st.cuda_device) + " below the " +
+                                                            format_bytes(options_.memory_reserve) + " reserve"});
+          continue;
         }
         try {
+          // The backend (cuDNN/cuBLAS handles, workspace) can fail to allocate like any kernel.
+          if (!st.backend) {
+            profiler::CudaBackendOptions bo;
+            bo.allow_tf32 = options_.allow_tf32;
+            bo.benchmark_algorithms = options_.benchmark_algorithms;
+            st.backend = profiler::make_cuda_kernel_backend(st.cuda_device, st.stream, bo);
+          }
           st.kernels.emplace(op, st.backend->prepare(*op, options_.optimizer));
         } catch (const RuntimeError& e) {
-          failures.insert(op->name + ": " + e.what());
-          st.kernels.emplace(op, nullptr);
+          stand_ins.emplace(std::pair{op, s}, std::pair{StandInReason::PrepareFailed, std::string(e.what())});
         }
       }
     }
-    for (StreamState& st : streams_) {
-      for (auto it = st.kernels.begin(); it != st.kernels.end();) it = it->second ? std::next(it) : st.kernels.erase(it);
+    for (StreamState& st : streams_)
       if (st.backend) st.backend->synchronize();
+    for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
+      if (!op_[ix(t)]) continue;
+      const StreamIndex s = g.device(t) * spd_ + g.stream(t);
+      const auto it = stand_ins.find({op_[ix(t)], s});
+      if (it != stand_ins.end()) ledger_.add(op_[ix(t)]->name, it->second.first, it->second.second);
     }
-    for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t)
-      if (op_[ix(t)] && !streams_[ix(g.device(t) * spd_ + g.stream(t))].kernels.count(op_[ix(t)])) ++synthetic;
-    synthetic_tasks_ = synthetic;
-    if (synthetic > 0)
-      notes_.push_back(std::to_string(synthetic) +
-                       " compute tasks have no runnable kernel and run a spin kernel for their graph duration (not measured)");
-    for (const std::string& f : failures) notes_.push_back("no kernel: " + f);
+    for (std::string& n : ledger_.notes()) notes_.push_back(std::move(n));
   }
 
   void create_communicators(const TaskGraph& g) {
@@ -413,9 +449,11 @@ class CudaRuntime final : public StreamRuntime {
       sync_events_.push_back(e);
     }
     step_start_.resize(ix(num_devices_));
+    collective_done_.resize(ix(num_devices_));
     for (int d = 0; d < num_devices_; ++d) {
       PARASIM_CUDA_CHECK(cudaSetDevice(ranks_.cuda_device[ix(d)]));
       PARASIM_CUDA_CHECK(cudaEventCreate(&step_start_[ix(d)]));
+      PARASIM_CUDA_CHECK(cudaEventCreateWithFlags(&collective_done_[ix(d)], cudaEventDisableTiming));
     }
     timing_first_.assign(g.size(), 0);
     issued_ = plan.issue_order;
@@ -445,9 +483,12 @@ class CudaRuntime final : public StreamRuntime {
   std::vector<cudaEvent_t> timing_events_;
   std::vector<std::size_t> timing_first_;
   std::vector<cudaEvent_t> step_start_;
+  std::vector<cudaEvent_t> collective_done_;  // per graph device: its last collective's end
+  std::vector<std::vector<CollectiveOrderWait>> collective_waits_;
   std::vector<TaskId> issued_;
   std::vector<std::string> notes_;
-  std::int64_t synthetic_tasks_ = 0;
+  StandInLedger ledger_;
+  bool comms_failed_ = false;  // a collective failed: abort the communicators, do not destroy them
 };
 
 }  // namespace

@@ -27,6 +27,7 @@ constexpr Alias kAliases[] = {
     {"h100", "H100-SXM5-80GB"},     {"h200", "H200-SXM-141GB"},     {"titanx", "TITAN-X-Pascal"},
     {"titanxpascal", "TITAN-X-Pascal"}, {"gtx1080", "GTX-1080"},    {"1080", "GTX-1080"},
     {"gtx1080ti", "GTX-1080-Ti"},   {"1080ti", "GTX-1080-Ti"},
+    {"h100pcie", "H100-PCIe-80GB"}, {"h100nvl", "H100-NVL-94GB"},
 };
 
 std::vector<DeviceSpec> make_specs() {
@@ -44,6 +45,12 @@ std::vector<DeviceSpec> make_specs() {
                "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 2039 GB/s"});
   v.push_back({"H100-SXM5-80GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{3350}, 80 * GiB, 132,
                "NVIDIA H100 datasheet (SXM5): 67 TF FP32, 495 TF TF32, 989 TF FP16/BF16 dense, 3.35 TB/s"});
+  // The PCIe and NVL cards are other parts, not slower SXMs: fewer SMs or lower clocks, other memory.
+  v.push_back({"H100-PCIe-80GB", "hopper", 51.2, 378, 756, 756, GBps{2000}, 80 * GiB, 114,
+               "NVIDIA H100 datasheet (PCIe): 51 TF FP32, 378 TF TF32, 756 TF FP16/BF16 dense, 80 GB HBM2e at 2 TB/s"});
+  v.push_back({"H100-NVL-94GB", "hopper", 60, 417.5, 835.5, 835.5, GBps{3900}, 94 * GiB, 132,
+               "NVIDIA H100 NVL datasheet (per GPU): 60 TF FP32, 835 TF TF32 and 1671 TF FP16/BF16 with sparsity "
+               "(half dense), 94 GB HBM3 at 3.9 TB/s"});
   // nvidia-smi reports 143771 MiB on H200 SXM.
   v.push_back({"H200-SXM-141GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{4800}, 143771 * MiB, 132,
                "NVIDIA H200 datasheet (SXM): same Hopper compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s"});

@@ -9,13 +9,19 @@
 //
 // Q, K, V are held head-major ([batch * heads, T, head_dim]) so each head is one GEMM of the
 // batch; the transposes from a packed [B, T, 3D] projection are the projection's business.
+// The score-sized buffers (S, P, dP, dS) hold one chunk of (batch, head) matrices within
+// kAttentionScoreBudget (attention_chunks.hpp), not B x H x Tq x Tk: a GPT-3 layer at B=8,
+// T=2048 would need four 6.4 GB buffers. Chunked, the backward recomputes each chunk's P.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "cuda_cudnn_descriptors.hpp"
 #include "cuda_gemm.hpp"
 #include "cuda_op_kernel.hpp"
 #include "cuda_op_kernels.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/profiler/attention_chunks.hpp"
 
 namespace parasim::profiler::cuda {
 namespace {
@@ -43,15 +49,25 @@ class AttentionKernel final : public CudaOpKernel {
     additive_ = o.attrs.additive;
     scale_ = additive_ ? 1.0f : 1.0f / std::sqrt(static_cast<float>(dh_));
 
+    // The four score-sized buffers hold one chunk of (batch, head) matrices, not all of them:
+    // dot-product chunks over batch x heads (head-major, so a chunk is contiguous), additive over
+    // batch (its kernels take whole rows of features).
+    hpu_ = additive_ ? h_ : 1;
+    const std::int64_t units = additive_ ? b_ : bh_;
+    const AttentionChunks plan = plan_attention_chunks(
+        units, hpu_ * tq_ * tk_ * models::dtype_size(o.dtype), 4, kAttentionScoreBudget);
+    chunk_bh_ = plan.units_per_chunk * hpu_;
+    chunks_ = plan.chunks;
+
     q_ = tensor(b_ * tq_ * d_);
     k_ = tensor(b_ * tk_ * d_);
     v_ = tensor(b_ * tk_ * dv_);
-    s_ = tensor(bh_ * tq_ * tk_);
-    p_ = tensor(bh_ * tq_ * tk_);
+    s_ = tensor(chunk_bh_ * tq_ * tk_);
+    p_ = tensor(chunk_bh_ * tq_ * tk_);
     o_ = tensor(b_ * tq_ * dv_);
     do_ = tensor(b_ * tq_ * dv_, 0.01f);
-    dp_ = tensor(bh_ * tq_ * tk_);
-    ds_ = tensor(bh_ * tq_ * tk_);
+    dp_ = tensor(chunk_bh_ * tq_ * tk_);
+    ds_ = tensor(chunk_bh_ * tq_ * tk_);
     dq_ = tensor(b_ * tq_ * d_);
     dk_ = tensor(b_ * tk_ * d_);
     dvalues_ = tensor(b_ * tk_ * dv_);
@@ -63,37 +79,45 @@ class AttentionKernel final : public CudaOpKernel {
     } else {
       note_ = "dot-product scores, cuBLAS batched GEMMs, head-major layout";
     }
+    if (!plan.whole()) {
+      note_ += "; scores in " + std::to_string(chunks_) + " chunks of " + std::to_string(chunk_bh_) +
+               " (batch, head) matrices, the backward recomputes them (" + format_bytes(kAttentionScoreBudget) +
+               " budget)";
+    }
   }
 
  protected:
   void forward() override {
-    if (additive_) {
-      additive_attention_scores(q_, k_, params_.weights(0), params_.weights(d_), params_.weights(2 * d_), s_, dims(),
-                                elem(), stream());
-    } else {
-      gemm(ctx(), dtype(), per_head(gemm_shape(false, true, tq_, tk_, dh_, dh_, dh_, tk_, scale_), tq_ * dh_, tk_ * dh_, tq_ * tk_),
-           q_, k_, s_);
+    for (std::int64_t bh0 = 0; bh0 < bh_; bh0 += chunk_bh_) {
+      const std::int64_t n = std::min(chunk_bh_, bh_ - bh0);
+      scores_and_softmax(bh0, n);
+      gemm(ctx(), dtype(), per_head(gemm_shape(false, false, tq_, dvh_, tk_, tk_, dvh_, dvh_), n, tq_ * tk_, tk_ * dvh_, tq_ * dvh_),
+           p_, at(v_, bh0 * tk_ * dvh_), at(o_, bh0 * tq_ * dvh_));
     }
-    softmax_rows_forward(ctx(), dtype(), s_, p_, bh_ * tq_, tk_);
-    gemm(ctx(), dtype(), per_head(gemm_shape(false, false, tq_, dvh_, tk_, tk_, dvh_, dvh_), tq_ * tk_, tk_ * dvh_, tq_ * dvh_),
-         p_, v_, o_);
   }
 
   void backward_data() override {
-    // dP = dO V^T, dV = P^T dO
-    gemm(ctx(), dtype(), per_head(gemm_shape(false, true, tq_, tk_, dvh_, dvh_, dvh_, tk_), tq_ * dvh_, tk_ * dvh_, tq_ * tk_),
-         do_, v_, dp_);
-    gemm(ctx(), dtype(), per_head(gemm_shape(true, false, tk_, dvh_, tq_, tk_, dvh_, dvh_), tq_ * tk_, tq_ * dvh_, tk_ * dvh_),
-         p_, do_, dvalues_);
-    softmax_rows_backward(ctx(), dtype(), p_, dp_, ds_, bh_ * tq_, tk_);
-    if (additive_) {
-      additive_attention_backward(q_, k_, params_.weights(0), params_.weights(d_), params_.weights(2 * d_), ds_, dq_,
-                                  dw_partial_, dk_, dims(), elem(), stream());
-    } else {
-      gemm(ctx(), dtype(), per_head(gemm_shape(false, false, tq_, dh_, tk_, tk_, dh_, dh_, scale_), tq_ * tk_, tk_ * dh_, tq_ * dh_),
-           ds_, k_, dq_);
-      gemm(ctx(), dtype(), per_head(gemm_shape(true, false, tk_, dh_, tq_, tk_, dh_, dh_, scale_), tq_ * tk_, tq_ * dh_, tk_ * dh_),
-           ds_, q_, dk_);
+    for (std::int64_t bh0 = 0; bh0 < bh_; bh0 += chunk_bh_) {
+      const std::int64_t n = std::min(chunk_bh_, bh_ - bh0);
+      // One chunk: the forward's P is still in p_. Several: this chunk's P was overwritten.
+      if (chunks_ > 1) scores_and_softmax(bh0, n);
+      void* dout = at(do_, bh0 * tq_ * dvh_);
+      // dP = dO V^T, dV = P^T dO
+      gemm(ctx(), dtype(), per_head(gemm_shape(false, true, tq_, tk_, dvh_, dvh_, dvh_, tk_), n, tq_ * dvh_, tk_ * dvh_, tq_ * tk_),
+           dout, at(v_, bh0 * tk_ * dvh_), dp_);
+      gemm(ctx(), dtype(), per_head(gemm_shape(true, false, tk_, dvh_, tq_, tk_, dvh_, dvh_), n, tq_ * tk_, tq_ * dvh_, tk_ * dvh_),
+           p_, dout, at(dvalues_, bh0 * tk_ * dvh_));
+      softmax_rows_backward(ctx(), dtype(), p_, dp_, ds_, n * tq_, tk_);
+      if (additive_) {
+        additive_attention_backward(at(q_, bh0 * tq_ * dh_), at(k_, bh0 * tk_ * dh_), params_.weights(0),
+                                    params_.weights(d_), params_.weights(2 * d_), ds_, at(dq_, bh0 * tq_ * dh_),
+                                    at(dw_partial_, bh0 * tq_ * dh_), at(dk_, bh0 * tk_ * dh_), dims(n), elem(), stream());
+      } else {
+        gemm(ctx(), dtype(), per_head(gemm_shape(false, false, tq_, dh_, tk_, tk_, dh_, dh_, scale_), n, tq_ * tk_, tk_ * dh_, tq_ * dh_),
+             ds_, at(k_, bh0 * tk_ * dh_), at(dq_, bh0 * tq_ * dh_));
+        gemm(ctx(), dtype(), per_head(gemm_shape(true, false, tk_, dh_, tq_, tk_, dh_, dh_, scale_), n, tq_ * tk_, tq_ * dh_, tk_ * dh_),
+             ds_, at(q_, bh0 * tq_ * dh_), at(dk_, bh0 * tk_ * dh_));
+      }
     }
   }
 
@@ -106,16 +130,33 @@ class AttentionKernel final : public CudaOpKernel {
   }
 
  private:
-  RowMajorGemm per_head(RowMajorGemm g, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c) const {
-    g.batch = bh_;
+  /// S then P for (batch, head) matrices bh0 .. bh0 + n - 1 into the chunk buffers s_ and p_.
+  /// Offsets are in elements of the head-major tensors; for the additive [B, T, D] layout
+  /// bh0 * T * head_dim is the same element as (bh0 / heads) * T * D.
+  void scores_and_softmax(std::int64_t bh0, std::int64_t n) {
+    if (additive_) {
+      additive_attention_scores(at(q_, bh0 * tq_ * dh_), at(k_, bh0 * tk_ * dh_), params_.weights(0),
+                                params_.weights(d_), params_.weights(2 * d_), s_, dims(n), elem(), stream());
+    } else {
+      gemm(ctx(), dtype(), per_head(gemm_shape(false, true, tq_, tk_, dh_, dh_, dh_, tk_, scale_), n, tq_ * dh_, tk_ * dh_, tq_ * tk_),
+           at(q_, bh0 * tq_ * dh_), at(k_, bh0 * tk_ * dh_), s_);
+    }
+    softmax_rows_forward(ctx(), dtype(), s_, p_, n * tq_, tk_);
+  }
+  void* at(void* p, std::int64_t elements) const { return offset(p, elements, dtype()); }
+  RowMajorGemm per_head(RowMajorGemm g, std::int64_t batch, std::int64_t stride_a, std::int64_t stride_b,
+                        std::int64_t stride_c) const {
+    g.batch = batch;
     g.stride_a = stride_a;
     g.stride_b = stride_b;
     g.stride_c = stride_c;
     return g;
   }
-  AdditiveDims dims() const { return {b_, h_, tq_, tk_, dh_}; }
+  /// Additive dims of a chunk of `bh` (batch, head) matrices: whole batch rows.
+  AdditiveDims dims(std::int64_t bh) const { return {bh / h_, h_, tq_, tk_, dh_}; }
 
   std::int64_t b_ = 0, tq_ = 0, tk_ = 0, d_ = 0, dv_ = 0, h_ = 1, bh_ = 0, dh_ = 0, dvh_ = 0;
+  std::int64_t hpu_ = 1, chunk_bh_ = 0, chunks_ = 1;  // heads per chunk unit, (batch, head) per chunk, chunks
   bool additive_ = false;
   float scale_ = 1.0f;
   void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *s_ = nullptr, *p_ = nullptr, *o_ = nullptr;

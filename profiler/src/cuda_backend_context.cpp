@@ -146,9 +146,11 @@ Bytes BackendContext::reserve_workspace(Bytes bytes) {
   make_current();
   // Work already enqueued may still use the old buffer.
   PARASIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  workspace_ = DeviceBuffer{};
-  workspace_ = DeviceBuffer(*this, wanted);
-  PARASIM_CUBLAS_CHECK(cublasSetWorkspace(cublas_, workspace_.get(), static_cast<std::size_t>(workspace_.bytes())));
+  // New buffer first: if it cannot be had, cuBLAS keeps the old one (never a freed pointer), and
+  // only once cuBLAS points at the new one is the old freed (by the move assignment).
+  DeviceBuffer grown(*this, wanted);
+  PARASIM_CUBLAS_CHECK(cublasSetWorkspace(cublas_, grown.get(), static_cast<std::size_t>(grown.bytes())));
+  workspace_ = std::move(grown);
   return workspace_.bytes();
 }
 

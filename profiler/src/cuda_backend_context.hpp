@@ -81,7 +81,9 @@ class BackendContext {
 
   /// Grows the shared workspace to at least `bytes` (capped by options().workspace_limit; returns
   /// the size now available). Called from prepare() only: it synchronizes the stream before
-  /// freeing the old buffer, and kernels read workspace() at run time, never cache it.
+  /// freeing the old buffer, and kernels read workspace() at run time, never cache it. The new
+  /// buffer is allocated before the old one is freed: when that fails (RuntimeError), the old
+  /// workspace stays installed in cuBLAS.
   Bytes reserve_workspace(Bytes bytes);
   void* workspace() const { return workspace_.get(); }
   Bytes workspace_bytes() const { return workspace_.bytes(); }

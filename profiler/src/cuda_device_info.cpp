@@ -2,6 +2,7 @@
 // version encodings -> text, and the profile's device block. Builds and is tested everywhere.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -68,10 +69,13 @@ std::string device_kind_from_cuda_name(const std::string& cuda_device_name) {
   for (const auto& w : words) dashed += (dashed.empty() ? "" : "-") + w;
   if (auto spec = hardware::find_device_spec(dashed)) return spec->kind;
   // 2. Otherwise the longest run of leading words that is a known alias: "titan x pascal" ->
-  //    "titanxpascal", "h100 80gb hbm3" -> "h100", "h200" -> "h200".
+  //    "titanxpascal", "h100 80gb hbm3" -> "h100", "h200" -> "h200". A form factor the run drops
+  //    ("h100 pcie" -> "h100") is another part with other specs: no match rather than the SXM's.
+  auto is_form_factor = [](const std::string& w) { return w == "pcie" || w == "nvl" || w == "sxm" || w == "pci"; };
   for (std::size_t n = words.size(); n > 0; --n) {
     std::string joined;
     for (std::size_t i = 0; i < n; ++i) joined += words[i];
+    if (std::any_of(words.begin() + static_cast<std::ptrdiff_t>(n), words.end(), is_form_factor)) continue;
     if (auto spec = hardware::find_device_spec(joined)) return spec->kind;
   }
   // 3. Unknown GPU: keep the name, recognizably CUDA, with no spaces.

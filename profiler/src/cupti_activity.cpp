@@ -35,16 +35,19 @@ using CuptiKernelRecord = CUpti_ActivityKernel9;
 using CuptiMemcpyRecord = CUpti_ActivityMemcpy5;
 #endif
 using CuptiMemsetRecord = CUpti_ActivityMemset4;
+using CuptiPeerCopyRecord = CUpti_ActivityMemcpyPtoP4;
 
 constexpr std::size_t kBufferBytes = 8 * 1024 * 1024;  // Kineto's default; few, large buffers
 constexpr std::size_t kBufferAlignment = 8;             // CUPTI requires 8-byte aligned buffers
 
 // What CUPTI must trace: kernels (concurrent kind: real start/end even with overlapping kernels),
-// copies and memsets (device work a phase may issue), the external correlation join records,
+// copies and memsets (device work a phase may issue; copies between two devices are their own
+// kind, MEMCPY2, and without it a peer copy's time is lost), the external correlation join records,
 // and the runtime and driver API calls those join records attach to (cuBLAS/cuDNN launch through
 // the driver API, so RUNTIME alone would leave their kernels unattributed).
 constexpr CUpti_ActivityKind kTracedKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
@@ -76,6 +79,14 @@ ActivityBatch parse_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
         const auto* m = reinterpret_cast<const CuptiMemcpyRecord*>(record);
         batch.memcpys.push_back({m->correlationId, m->start, m->end, m->deviceId, m->streamId,
                                  static_cast<Bytes>(m->bytes), memcpy_kind(m->copyKind)});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        // Device-to-device copies across devices (cudaMemcpyPeerAsync); one device: plain d2d.
+        const auto* m = reinterpret_cast<const CuptiPeerCopyRecord*>(record);
+        batch.memcpys.push_back({m->correlationId, m->start, m->end, m->deviceId, m->streamId,
+                                 static_cast<Bytes>(m->bytes),
+                                 m->srcDeviceId == m->dstDeviceId ? MemcpyKind::DeviceToDevice : MemcpyKind::PeerToPeer});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -135,9 +146,12 @@ struct Registry {
   CuptiActivitySource* active = nullptr;  // guarded by mutex
   ActivityBatch pending;                  // guarded by mutex
 };
+/// Deliberately never destroyed: CUPTI flushes its buffers from its own exit handler, which may
+/// run after this file's statics are gone; a destroyed mutex there is undefined behaviour, a
+/// leaked one is not (the callback then finds no active source and frees the buffer).
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* const r = new Registry;
+  return *r;
 }
 
 void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {

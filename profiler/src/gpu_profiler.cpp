@@ -127,13 +127,15 @@ Profile profile_model_on_gpu(const models::Model& model, const GpuProfileOptions
     e.batch = op_batch(op);
     try {
       std::unique_ptr<OpKernel> kernel = backend->prepare(op, options.optimizer);
+      std::array<bool, 4> expected{};
+      for (Phase phase : kPhases) expected[static_cast<std::size_t>(phase)] = op_has_phase(op, phase);
       const OpPhaseMeasurement m =
-          measure_op_phases(*kernel, *backend, *source, options.plan, static_cast<std::uint32_t>(i));
+          measure_op_phases(*kernel, *backend, *source, options.plan, static_cast<std::uint32_t>(i), expected);
       for (Phase phase : kPhases)
         if (op_has_phase(op, phase)) e.set(phase, to_phase_stats(m.phases[static_cast<std::size_t>(phase)]));
       e.note = kernel->note();
       if (!m.reliable) {
-        e.note = "UNRELIABLE: " + m.reliability_note + (e.note.empty() ? "" : "; " + e.note);
+        e.note = kUnreliablePrefix + m.reliability_note + (e.note.empty() ? "" : "; " + e.note);
         if (warnings) warnings->push_back(op.name + ": " + m.reliability_note);
       }
     } catch (const RuntimeError& err) {
@@ -151,6 +153,8 @@ Profile profile_model_on_gpu(const models::Model& model, const GpuProfileOptions
     p.ops.push_back(std::move(e));
     if (options.on_progress) options.on_progress(i + 1, groups.size());
   }
+  // Mostly unreliable means the attribution itself failed: no profile rather than zeros.
+  (void)check_profile_reliability(p);
   return p;
 }
 

@@ -6,6 +6,7 @@
 // reducescatter it is the whole gathered (resp. reduced) buffer, each rank owning size / n of it,
 // so the element count is rounded down to a multiple of n and sizes below n floats are skipped.
 #include <chrono>
+#include <exception>
 #include <memory>
 
 #include <nccl.h>
@@ -27,15 +28,20 @@ class Communicators {
     PARASIM_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(ids.size()), ids.data()));
   }
   ~Communicators() {
+    // After a failed round, or while an exception unwinds, a communicator may hold half-enqueued
+    // work that ncclCommDestroy would wait for: abort it instead.
+    const bool abort = failed_ || std::uncaught_exceptions() > 0;
     for (ncclComm_t c : comms_)
-      if (c != nullptr) (void)ncclCommDestroy(c);
+      if (c != nullptr) (void)(abort ? ncclCommAbort(c) : ncclCommDestroy(c));
   }
   Communicators(const Communicators&) = delete;
   Communicators& operator=(const Communicators&) = delete;
   ncclComm_t operator[](std::size_t i) const { return comms_[i]; }
+  void mark_failed() const { failed_ = true; }
 
  private:
   std::vector<ncclComm_t> comms_;
+  mutable bool failed_ = false;
 };
 
 void synchronize_all(const std::vector<ProbeDevice*>& devices) {
@@ -49,8 +55,9 @@ void synchronize_all(const std::vector<ProbeDevice*>& devices) {
 template <class Call>
 void launch_round(const std::vector<ProbeDevice*>& devices, const Communicators& comms, Call call) {
   PARASIM_NCCL_CHECK(ncclGroupStart());
+  NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [&comms] { comms.mark_failed(); });
   for (std::size_t r = 0; r < devices.size(); ++r) call(*devices[r], comms[r]);
-  PARASIM_NCCL_CHECK(ncclGroupEnd());
+  group.close();
 }
 
 }  // namespace

@@ -21,6 +21,21 @@ TEST(GpuDeviceKind, MapsCudaDeviceNamesToKnownKinds) {
   EXPECT_EQ(device_kind_from_cuda_name("Tesla P100-SXM2-16GB"), "P100-SXM2-16GB");
 }
 
+TEST(GpuDeviceKind, H100PcieAndNvlAreTheirOwnParts) {
+  // The names CUDA reports for them (nvidia-smi -L); before, both fell through to the SXM5 spec.
+  EXPECT_EQ(device_kind_from_cuda_name("NVIDIA H100 PCIe"), "H100-PCIe-80GB");
+  EXPECT_EQ(device_kind_from_cuda_name("NVIDIA H100 NVL"), "H100-NVL-94GB");
+  const auto pcie = hardware::find_device_spec("H100-PCIe-80GB");
+  const auto nvl = hardware::find_device_spec("H100-NVL-94GB");
+  ASSERT_TRUE(pcie && nvl);
+  EXPECT_EQ(pcie->sm_count, 114);
+  EXPECT_DOUBLE_EQ(pcie->fp16_tflops, 756);
+  EXPECT_EQ(nvl->memory, 94 * GiB);
+  EXPECT_DOUBLE_EQ(nvl->bf16_tflops, 835.5);
+  // A form factor parasim has no spec for is not silently the SXM part.
+  EXPECT_EQ(device_kind_from_cuda_name("NVIDIA A100-PCIE-40GB"), "cuda-NVIDIA-A100-PCIE-40GB");
+}
+
 TEST(GpuDeviceKind, EveryMappedKindIsADeviceSpec) {
   for (const char* name : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB", "NVIDIA TITAN X (Pascal)"})
     EXPECT_TRUE(hardware::find_device_spec(device_kind_from_cuda_name(name)).has_value()) << name;

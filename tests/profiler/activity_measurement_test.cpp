@@ -156,5 +156,93 @@ TEST(ActivityMeasurement, PopsTheIdWhenAPhaseThrows) {
   EXPECT_TRUE(source.balanced());
 }
 
+/// A tracer whose external-correlation join fails, as it would on a CUPTI that emits no
+/// EXTERNAL_CORRELATION records: kernels arrive, the records naming their range do not.
+class UnjoinedSource final : public ActivitySource {
+ public:
+  void push_external_id(std::uint64_t) override {}
+  void pop_external_id() override {}
+  ActivityBatch flush() override { return std::exchange(pending_, ActivityBatch{}); }
+  std::string name() const override { return "unjoined"; }
+  void launch(std::uint64_t ns) {
+    pending_.kernels.push_back({next_++, clock_, clock_ + ns, 0, 1, "k"});
+    clock_ += ns + 100;
+  }
+
+ private:
+  ActivityBatch pending_;
+  std::uint32_t next_ = 1;
+  std::uint64_t clock_ = 1000;
+};
+
+TEST(ActivityMeasurement, UnattributedRecordsAndSilentPhasesAreUnreliable) {
+  UnjoinedSource source;
+  class Kernel final : public OpKernel {
+   public:
+    explicit Kernel(UnjoinedSource& s) : s_(s) {}
+    void run(Phase) override { s_.launch(500); }
+    UnjoinedSource& s_;
+  } kernel(source);
+  FakeBackend backend;
+  const OpPhaseMeasurement m =
+      measure_op_phases(kernel, backend, source, {.warmup = 1, .repetitions = 2}, 0, {true, true, false, true});
+  // Every phase reads 0 ns: exactly what a failed join looks like.
+  EXPECT_EQ(m.phases[0].median_ns, 0);
+  EXPECT_EQ(m.phases[0].launches, 0);
+  EXPECT_FALSE(m.reliable);
+  EXPECT_EQ(m.unattributed_records, 8u);  // 2 repetitions x 4 phases, one kernel each
+  EXPECT_EQ(m.reliability_note,
+            "8 device records in the timed window had no external id; no device activity attributed to fwd "
+            "(2 of 2 repetitions), bwd_data (2 of 2 repetitions), update (2 of 2 repetitions)");
+}
+
+TEST(ActivityMeasurement, AnExpectedPhaseWithoutLaunchesIsUnreliable) {
+  FakeActivitySource source;
+  FakeBackend backend;
+  // Launches for fwd only; bwd_data is expected but launches nothing.
+  class FwdOnly final : public OpKernel {
+   public:
+    explicit FwdOnly(FakeActivitySource& s) : s_(s) {}
+    void run(Phase p) override {
+      if (p == Phase::Forward) s_.launch(300);
+    }
+    FakeActivitySource& s_;
+  } kernel(source);
+  OpPhaseMeasurement m = measure_op_phases(kernel, backend, source, {.warmup = 0, .repetitions = 3}, 0,
+                                           {true, false, false, false});
+  EXPECT_TRUE(m.reliable) << m.reliability_note;
+  EXPECT_EQ(m.phases[0].median_ns, 300);
+  m = measure_op_phases(kernel, backend, source, {.warmup = 0, .repetitions = 3}, 0, {true, true, false, false});
+  EXPECT_FALSE(m.reliable);
+  EXPECT_EQ(m.reliability_note, "no device activity attributed to bwd_data (3 of 3 repetitions)");
+}
+
+ProfileEntry entry(const std::string& name, bool measured, const std::string& note) {
+  ProfileEntry e;
+  e.names = {name};
+  e.signature = name;
+  if (measured) e.set(Phase::Forward, PhaseStats{.min_ns = 1, .median_ns = 1, .max_ns = 1, .launches = 1, .reps = 1});
+  e.note = note;
+  return e;
+}
+
+TEST(ActivityMeasurement, AProfileThatIsMostlyUnreliableFailsLoudly) {
+  Profile p;
+  p.ops = {entry("a", true, ""), entry("b", true, "UNRELIABLE: 3 device records in the timed window had no external id"),
+           entry("c", false, "not measured: out of memory")};
+  EXPECT_EQ(check_profile_reliability(p), 1u);  // 1 of 2 measured: half is not most
+  p.ops.push_back(entry("d", true, "UNRELIABLE: no device activity attributed to fwd (1 of 1 repetitions)"));
+  try {
+    (void)check_profile_reliability(p);
+    FAIL() << "expected a RuntimeError";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("GPU profiling failed: 2 of 3 measured entries are unreliable (first: b: 3 "
+                                          "device records in the timed window had no external id); ",
+                                          0),
+              0u)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace parasim::profiler

@@ -1,13 +1,16 @@
-// The fixed CPU validation matrix run by CI (`parasim validate --suite ci`).
+// The fixed validation matrix run by CI (`parasim validate --suite ci`) on the CPU, and by
+// scripts/gpu_check.sh on the GPUs of one machine.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "parasim/common/error.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
+#include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/validation/validate.hpp"
+#include "parasim/strategies/strategy.hpp"
 
 namespace parasim::validation {
 
@@ -58,16 +61,27 @@ SuiteResult run_suite(const std::vector<SuiteCase>& cases, const ValidationReque
   const profiler::HostCpu host = profiler::detect_host_cpu();
   s.machine = host.model_name + ", " + std::to_string(allowed_cores().size()) + " cores";
   s.date = profiler::utc_now_iso8601();
+  s.backend = to_string(base.backend);
+  const int gpus = base.backend == Backend::Cuda ? visible_cuda_devices() : 0;
   auto cache = make_validation_cache();
   for (const SuiteCase& c : cases) {
+    if (base.backend == Backend::Cuda) {
+      const std::int64_t needed = strategies::parse_strategy(c.strategy).devices();
+      // No GPU at all: the first case fails with validate()'s "no CUDA GPU is visible".
+      if (gpus > 0 && needed > gpus) {
+        s.skipped.push_back(c.model + " " + c.strategy + ": needs " + std::to_string(needed) + " GPUs, " +
+                            std::to_string(gpus) + " visible");
+        if (on_progress) on_progress(s.rows.size() + s.skipped.size(), cases.size());
+        continue;
+      }
+    }
     ValidationRequest r = base;
-    r.backend = Backend::Cpu;
     r.model = c.model;
     r.batch = c.batch;
     r.strategy = c.strategy;
     r.seq_len = c.seq_len;
     s.rows.push_back(validate(r, cache.get()));
-    if (on_progress) on_progress(s.rows.size(), cases.size());
+    if (on_progress) on_progress(s.rows.size() + s.skipped.size(), cases.size());
   }
   summarize_suite(s);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -89,6 +103,8 @@ nlohmann::json suite_to_json(const SuiteResult& s) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : s.rows) rows.push_back(validation_to_json(r));
   return {{"suite", s.name},
+          {"backend", s.backend},
+          {"skipped", s.skipped},
           {"machine", s.machine},
           {"date", s.date},
           {"seconds", s.seconds},

@@ -4,18 +4,26 @@
 //     stream 1 communicates, as the lowering numbers them).
 //   * Compute tasks run the op's real kernels through profiler::make_cuda_kernel_backend(device,
 //     stream) (cuDNN, cuBLAS and our own kernels), prepared once in setup(): the very kernels the
-//     GPU profiler times. Tasks without a runnable kernel run a spin kernel for their graph
-//     duration and notes() counts them (not a measurement).
+//     GPU profiler times. setup() creates the NCCL communicators and the transfer buffers first
+//     and prepares kernels last, in issue order, until a GPU's free memory (cudaMemGetInfo)
+//     falls below options.memory_reserve. Tasks without a runnable kernel (no op, prepare failed,
+//     memory reserve) run a spin kernel for their graph duration; notes() names those ops and
+//     why (timed stand-ins, not measurements).
 //   * Transfers are cudaMemcpyPeerAsync on the source's stream (peer access enabled where the
 //     pair supports it; otherwise CUDA stages the copy through the host).
 //   * Collectives are NCCL calls on every member's stream inside one ncclGroupStart/End, one
 //     communicator per distinct (device group, stream) from a CommunicatorFactory
-//     (single process: ncclCommInitAll).
+//     (single process: ncclCommInitAll). Every GPU's collectives run in the plan's issue order
+//     (an event chain across its streams, collective_order_waits), the same on all ranks, so two
+//     communicators can never wait for each other. A guard ends an open group on error paths,
+//     and communicators whose collective failed are aborted (ncclCommAbort), not destroyed.
 //   * Dependencies across streams and devices: cudaEventRecord / cudaStreamWaitEvent, exactly
 //     the issue program the RecordingRuntime checks in CI.
 //   * Timing: a timing event before and after every task on its stream; times are
-//     cudaEventElapsedTime from the step-start event of the same device (every stream of every
-//     device first waits for device 0's step-start event, so all devices start together).
+//     cudaEventElapsedTime from the step-start event of the same device: device 0 records the
+//     step start, every other device's first stream waits for it and records its own, and every
+//     other stream of a device waits for its own device's start event, so no task of a device
+//     can start before the event its times are measured from.
 //
 // One GPU per graph device is required: NCCL cannot put two ranks of one communicator on one
 // GPU, and two "devices" sharing a GPU would contend for its SMs and memory bandwidth, so
@@ -33,6 +41,8 @@
 #include <memory>
 #include <vector>
 
+#include "parasim/common/units.hpp"
+#include "parasim/executor/cuda_setup_policy.hpp"
 #include "parasim/executor/stream_runtime.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -45,6 +55,8 @@ struct CudaRuntimeOptions {
   std::vector<int> devices;
   bool allow_tf32 = false;           // as profiler::CudaBackendOptions (match the profile)
   bool benchmark_algorithms = true;  // as profiler::CudaBackendOptions
+  /// Free memory each GPU keeps while kernels are prepared (see cuda_setup_policy.hpp).
+  Bytes memory_reserve = kDefaultCudaMemoryReserve;
 };
 
 /// Whether this build has the CUDA backend (PARASIM_HAVE_CUDA).

@@ -14,6 +14,7 @@
 //   PARASIM_CUBLAS_CHECK(cublasCreate(&handle));
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,31 @@ namespace parasim::profiler {
 /// must not throw, such as destructors, which log it instead).
 std::string vendor_call_failure_message(std::string_view vendor, std::string_view call_text,
                                         const char* file, int line, const std::string& error);
+
+/// Example:
+///   PARASIM_NCCL_CHECK(ncclGroupStart());
+///   NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [&] { comms_failed_ = true; });
+///   ... one ncclAllReduce(...) per rank ...
+///   group.close();   // an exception before this still ends the group and marks the comms for abort
+///
+/// Keeps an NCCL group (ncclGroupStart .. ncclGroupEnd) balanced on every path. close() ends the
+/// group; if the group's end throws, `fail` runs and the error propagates. If the guard is destroyed
+/// without close() (an enqueue in between threw), it still ends the group, ignoring that call's
+/// error, and runs `fail`, which marks the communicators for ncclCommAbort: a communicator whose
+/// group failed may have half-enqueued work, and ncclCommDestroy would wait for it.
+class NcclGroupGuard {
+ public:
+  NcclGroupGuard(std::function<void()> end_group, std::function<void()> fail);
+  ~NcclGroupGuard();
+  NcclGroupGuard(const NcclGroupGuard&) = delete;
+  NcclGroupGuard& operator=(const NcclGroupGuard&) = delete;
+  void close();
+
+ private:
+  std::function<void()> end_group_;
+  std::function<void()> fail_;
+  bool open_ = true;
+};
 
 }  // namespace parasim::profiler
 

@@ -50,8 +50,21 @@ struct OpPhaseMeasurement {
 /// synchronize, discard the activity so far (warm-up and algorithm search), then for each
 /// repetition and each phase: push a fresh external id, run the phase, pop, synchronize (each
 /// phase starts on an idle device); finally flush and attribute. `op_index` only labels ranges.
+/// `expected` says which phases the op has (op_has_phase): a repetition of an expected phase
+/// with no device activity attributed to it, or device records in the timed window without an
+/// external id, mean the correlation join failed, and the measurement is marked unreliable (a
+/// 0 ns phase would otherwise pass as a measurement).
 OpPhaseMeasurement measure_op_phases(OpKernel& kernel, KernelBackend& backend, ActivitySource& source,
-                                     const MeasurementPlan& plan, std::uint32_t op_index = 0);
+                                     const MeasurementPlan& plan, std::uint32_t op_index = 0,
+                                     const std::array<bool, 4>& expected = {true, true, true, true});
+
+/// The prefix of an unreliable entry's note ("UNRELIABLE: why").
+inline constexpr const char* kUnreliablePrefix = "UNRELIABLE: ";
+/// Fails loudly when most measured entries of a GPU profile are unreliable (the note starts with
+/// kUnreliablePrefix): RuntimeError naming the count and the first reason, because such a profile
+/// would feed near-zero costs to every simulation. Entries without phases (not measured) are not
+/// counted. Returns the number of unreliable entries otherwise.
+std::size_t check_profile_reliability(const Profile& profile);
 
 /// Canonical hardware::DeviceSpec kind for a CUDA device name ("NVIDIA H200" -> "H200-SXM-141GB",
 /// "Tesla V100-SXM2-16GB" -> "V100-SXM2-16GB"). Names parasim does not know map to

@@ -172,7 +172,9 @@ ValidationRequest ci_suite_defaults();
 
 struct SuiteResult {
   std::string name = "ci";  // which suite: "ci" (tuning) or "heldout"
+  std::string backend = "cpu";
   std::vector<ValidationResult> rows;
+  std::vector<std::string> skipped;  // cases not run: "tiny_cnn dp=2: needs 2 GPUs, 1 visible"
   /// Over the measured rows only (ValidationResult::is_measured); 0 when there is none.
   double median_abs_error_pct = 0;
   double max_abs_error_pct = 0;
@@ -182,9 +184,10 @@ struct SuiteResult {
   double seconds = 0;      // wall time of the whole suite
 };
 
-/// Runs the cases on the CPU backend with shared calibrations and profiles. `base` supplies
+/// Runs the cases on `base.backend` with shared calibrations and profiles. `base` supplies
 /// repetitions, optimizer, budgets and stage messages; its model/batch/strategy are replaced
-/// per case.
+/// per case. On the cuda backend, cases needing more GPUs than are visible are skipped and
+/// listed in `skipped` (the CUDA runtime never puts two graph devices on one GPU).
 /// `on_progress(done, total)` is called after each case.
 SuiteResult run_suite(const std::vector<SuiteCase>& cases, const ValidationRequest& base,
                       const std::function<void(std::size_t, std::size_t)>& on_progress = {});

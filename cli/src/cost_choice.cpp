@@ -1,0 +1,68 @@
+#include "cost_choice.hpp"
+
+#include <filesystem>
+
+#include "parasim/common/error.hpp"
+#include "parasim/hardware/device_spec.hpp"
+#include "parasim/profiler/profile_cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/profiler/trace_library.hpp"
+
+namespace parasim::cli {
+
+CostChoice choose_costs(const std::string& profile, const std::string& traces_dir, bool traces_given,
+                        const models::Model& model, const std::vector<std::string>& device_kinds) {
+  CostChoice c;
+  if (!profile.empty() && traces_given)
+    throw InputError("--traces: only used without --profile (which names the costs already), found both");
+  if (profile == "none") {
+    c.costs = std::make_unique<profiler::RooflineCostModel>();
+    c.note = "roofline (--profile none)";
+    return c;
+  }
+  if (!profile.empty()) {
+    auto measured = std::make_unique<profiler::ProfileCostModel>(std::filesystem::path(profile));
+    measured->check_matches(model);
+    c.note = "profile " + profile + " (--profile)";
+    // Costs are looked up per device kind: a profile of another device is loaded but never used.
+    auto canonical = [](const std::string& k) {
+      const auto spec = hardware::find_device_spec(k);
+      return spec ? spec->kind : k;
+    };
+    const std::string measured_on = canonical(measured->profile().device.kind);
+    bool used = false;
+    for (const auto& k : device_kinds)  // as ProfileCostModel compares: "cpu" stands for any cpu-... host
+      used = used || canonical(k) == measured_on || (k == "cpu" && measured_on.rfind("cpu", 0) == 0);
+    if (!used && !device_kinds.empty())
+      c.note += "; measured on " + measured->profile().device.kind +
+                ", which the cluster does not have: the roofline answers for its devices";
+    c.costs = std::move(measured);
+    return c;
+  }
+  std::string kinds;
+  for (const auto& k : device_kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+  const std::string what = model.name() + " " + models::to_string(model.dtype());
+  if (const auto m = profiler::find_trace_profile(traces_dir, device_kinds, model.name(), model.dtype())) {
+    auto measured = std::make_unique<profiler::ProfileCostModel>(m->file);
+    measured->check_matches(model);
+    c.costs = std::move(measured);
+    c.note = "profile " + m->file.generic_string() + " by default: measured on the cluster's " + m->device_kind +
+             " for " + what + " (--profile none for the roofline)";
+    return c;
+  }
+  c.costs = std::make_unique<profiler::RooflineCostModel>();
+  c.note = "roofline (fallback): no profile in " + traces_dir + "/ for " + what + " on " + kinds +
+           " (measure one with `parasim profile` or scripts/gpu_check.sh)";
+  return c;
+}
+
+void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration) {
+  const auto kernel = profiler::parse_attention_kernel(attention);
+  if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + attention + "\"");
+  if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
+    model->set_kernel_scales(calibration.matrix, calibration.memory);
+    model->set_attention_kernel(*kernel);
+  }
+}
+
+}  // namespace parasim::cli

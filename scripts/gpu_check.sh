@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# The one command for a GPU machine: from a fresh clone to measured traces in two commands of at
+# most 10 minutes each (docs/gpu_profiling.md, "Running on a GPU machine").
+#
+#   bash scripts/gpu_check.sh build     driver check, configure + build (CUDA required), stops here
+#                                       without a GPU
+#   bash scripts/gpu_check.sh measure   gpu tests, profiles, link probe, validate --suite ci on CUDA,
+#                                       all under traces/<gpu>/; resumable: rerun it to continue
+#   bash scripts/gpu_check.sh           both
+#
+# Exit codes: 0 done; 1 a step failed; 2 bad usage; 3 no GPU (after building); 4 the NVIDIA
+# driver is too old for CUDA 13; 75 the stage's time budget ran out (rerun the same command:
+# finished steps are skipped). GPU_CHECK_BUDGET_S (default 540) is the budget of one stage.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+stage=${1:-all}
+case "$stage" in build | measure | all) ;; *) echo "usage: $0 [build|measure|all]" >&2; exit 2 ;; esac
+budget=${GPU_CHECK_BUDGET_S:-540}
+start=$SECONDS
+parasim=./build/bin/parasim
+# CUDA 13.0 needs a Linux driver >= 580.65.06 (CUDA 13.0 release notes, "CUDA Toolkit and
+# Corresponding Driver Versions").
+min_driver=580.65.06
+
+say() { echo "gpu_check: $*" >&2; }
+
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
+
+# --------------------------------------------------------------------------- driver
+gpu_state=ok
+driver=""
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  gpu_state=none
+  gpu_reason="nvidia-smi not found (no NVIDIA driver installed)"
+elif ! driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1) || [ -z "$driver" ]; then
+  gpu_state=none
+  gpu_reason="nvidia-smi finds no GPU: $(nvidia-smi -L 2>&1 | head -1)"
+elif ! version_ge "$driver" "$min_driver"; then
+  gpu_state=old
+  gpu_reason="driver $driver is older than $min_driver, the oldest that runs CUDA 13.0"
+fi
+if [ "$gpu_state" = ok ]; then
+  say "driver $driver; GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd, -)"
+fi
+
+no_gpu_exit() {
+  if [ "$gpu_state" = none ]; then
+    echo "gpu_check: no GPU: $gpu_reason. parasim is built (CPU backends work); run this script on a machine with an NVIDIA GPU to measure." >&2
+    exit 3
+  fi
+  if [ "$gpu_state" = old ]; then
+    cat >&2 <<EOF
+gpu_check: $gpu_reason.
+  Install a driver >= $min_driver (Debian/Ubuntu: the nvidia-driver-580 or newer package, or the
+  NVIDIA data-center driver .run file), reboot, then rerun this script. On data-center GPUs the
+  CUDA forward-compatibility package (cuda-compat-13-0) also works without a driver upgrade:
+  export LD_LIBRARY_PATH=/usr/local/cuda/compat:\$LD_LIBRARY_PATH before rerunning.
+EOF
+    exit 4
+  fi
+}
+
+# --------------------------------------------------------------------------- build
+if [ "$stage" = build ] || [ "$stage" = all ]; then
+  # With a GPU the CUDA backends are required (ON fails loudly when the toolkit is incomplete);
+  # without one AUTO builds whatever this machine has.
+  cuda=AUTO
+  [ "$gpu_state" = ok ] && cuda=ON
+  say "building (PARASIM_CUDA=$cuda) with scripts/build.sh"
+  if ! bash scripts/build.sh -DPARASIM_CUDA=$cuda; then
+    say "build failed"
+    exit 1
+  fi
+  say "built $parasim ($((SECONDS - start)) s)"
+  no_gpu_exit
+  [ "$stage" = build ] && { say "next: bash scripts/gpu_check.sh measure"; exit 0; }
+fi
+
+# --------------------------------------------------------------------------- measure
+no_gpu_exit
+[ -x "$parasim" ] || { say "no $parasim: run 'bash scripts/gpu_check.sh build' first"; exit 1; }
+
+# Runs one step unless its output exists; stops the stage (exit 75) when less than `need` seconds
+# of the budget are left, so a rerun continues where this one stopped.
+written=()
+step() {
+  local out=$1 need=$2
+  shift 2
+  if [ -s "$out" ]; then
+    say "have $out (skipped; delete it to measure again)"
+    written+=("$out")
+    return 0
+  fi
+  if [ $((SECONDS - start + need)) -gt "$budget" ]; then
+    say "time budget of ${budget}s nearly spent before $out: rerun 'bash scripts/gpu_check.sh measure' to continue"
+    summary
+    exit 75
+  fi
+  say "-> $out"
+  if ! "$@"; then
+    say "FAILED: $*"
+    summary
+    exit 1
+  fi
+  written+=("$out")
+}
+
+summary() {
+  if [ ${#written[@]} -gt 0 ]; then
+    echo "gpu_check: wrote (or kept):"
+    printf '  %s\n' "${written[@]}"
+  fi
+}
+
+# The device folder: where `parasim profile --backend cuda` writes by default (the device kind).
+probe=$($parasim profile --backend cuda --model tiny_cnn --batch 8 --reps 3 --warmup 1 -o /tmp/gpu_check_probe.json 2>&1) || {
+  echo "$probe" >&2
+  say "the first CUDA profile failed (above)"
+  exit 1
+}
+kind=$(grep -o '"kind": *"[^"]*"' /tmp/gpu_check_probe.json | head -1 | sed 's/.*: *"\(.*\)"/\1/')
+dir=traces/$(echo "$kind" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9._-]/-/g')
+mkdir -p "$dir" reports/validation
+say "device kind $kind -> $dir"
+
+write_readme() {
+  {
+    echo "# $kind"
+    echo
+    echo "Measured $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) by \`bash scripts/gpu_check.sh measure\` at commit"
+    echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown): per-op profiles with \`parasim profile --backend cuda\`"
+    echo "(CUPTI device time, median of 10 repetitions after 3 warm-ups; docs/gpu_profiling.md), the link"
+    echo "probe with \`parasim profile links\` (CUDA events and nccl-tests timing, alpha-beta fits), the"
+    echo "\`gpu\` ctest label (gpu-tests.log) and \`parasim validate --backend cuda --suite ci\`"
+    echo "(reports/validation/). Each profile's own \`command\` field is the exact command line."
+    echo
+    echo "## Machine and software"
+    echo
+    echo '```'
+    nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv
+    echo
+    nvidia-smi topo -m 2>/dev/null || true
+    echo
+    /usr/local/cuda/bin/nvcc --version | tail -2
+    grep -h '#define CUDNN_MAJOR\|#define CUDNN_MINOR\|#define CUDNN_PATCHLEVEL' /usr/local/cuda/include/cudnn_version.h 2>/dev/null
+    grep -h '#define NCCL_MAJOR\|#define NCCL_MINOR\|#define NCCL_PATCH' /usr/local/cuda/include/nccl.h 2>/dev/null
+    echo
+    echo "profile device block (as parasim reads it at run time):"
+    sed -n '/"device"/,/}/p' /tmp/gpu_check_probe.json
+    echo '```'
+  } > "$dir/README.md"
+}
+step "$dir/README.md" 5 write_readme
+
+# A failed run keeps its log as gpu-tests.failed.log and is retried by the next run.
+gpu_tests() {
+  local log=$dir/gpu-tests.log
+  if ctest --test-dir build -L gpu --output-on-failure > "$log.tmp" 2>&1; then
+    mv "$log.tmp" "$log"
+    tail -3 "$log" >&2
+    return 0
+  fi
+  mv "$log.tmp" "$dir/gpu-tests.failed.log"
+  tail -20 "$dir/gpu-tests.failed.log" >&2
+  return 1
+}
+step "$dir/gpu-tests.log" 240 gpu_tests
+
+# Profiles: the Pal et al. models and the transformer stacks in both mixed precisions. Identical
+# layers share a signature, so gpt2's 12 layers are measured once each kind of op.
+profile() {  # model batch dtype
+  local out="$dir/$1-b$2-$3.json"
+  step "$out" 90 "$parasim" profile --backend cuda --model "$1" --batch "$2" --dtype "$3" -o "$out"
+}
+for dtype in fp16 bf16; do
+  profile resnet50 64 "$dtype"
+  profile inception_v3 64 "$dtype"
+  profile gnmt 128 "$dtype"
+  profile bert_large 16 "$dtype"
+  profile gpt2 8 "$dtype"
+done
+
+step "$dir/links.json" 120 "$parasim" profile links --max-bytes 268435456 -o "$dir/links.json" --cluster "$dir/links.cluster.json"
+[ -s "$dir/links.cluster.json" ] && written+=("$dir/links.cluster.json")
+
+suite=reports/validation/cuda-$(basename "$dir")-ci-suite.md
+step "$suite" 240 "$parasim" validate --backend cuda --suite ci -o "$suite"
+
+summary
+say "done in $((SECONDS - start)) s; commit $dir/ and $suite"
+exit 0
