@@ -64,17 +64,20 @@ void read_model(RecordedRun& r, const JsonField& m) {
   t.seq_len = m.at("seq_len").as_int(1, 1 << 24);
   t.max_positions = t.seq_len;
   r.seq_len = t.seq_len;
+  // The blocks, from model.kv_heads and keywords of model.arch (docs/fidelity.md lists them).
   const std::string arch = optional_text(m, "arch");
-  if (auto kv = m.find("kv_heads"); kv && !kv->raw().is_null() && kv->as_int(1, 1 << 16) != t.heads)
-    skip(r, "grouped-query attention (kv_heads " + std::to_string(kv->as_int()) + " of " + std::to_string(t.heads) +
-                " heads) is not in the transformer builder yet");
-  if (contains(arch, "swiglu")) skip(r, "SwiGLU MLP is not in the transformer builder yet");
-  if (contains(arch, "squared-relu") || contains(arch, "squared relu"))
-    skip(r, "squared-ReLU MLP is not in the transformer builder yet");
+  if (auto kv = m.find("kv_heads"); kv && !kv->raw().is_null()) {
+    t.kv_heads = kv->as_int(1, t.heads);
+    if (t.heads % t.kv_heads != 0) kv->fail("a divisor of heads (" + std::to_string(t.heads) + ")");
+  }
+  if (contains(arch, "swiglu")) t.mlp = models::MlpKind::Swiglu;
+  else if (contains(arch, "squared-relu") || contains(arch, "squared relu")) t.mlp = models::MlpKind::SquaredRelu;
+  if (contains(arch, "rmsnorm")) t.norm = models::NormKind::RmsNorm;
+  if (contains(arch, "rope") || contains(arch, "rotary")) t.positions = models::PositionKind::Rotary;
+  else if (contains(arch, "alibi")) t.positions = models::PositionKind::Alibi;
+  if (contains(arch, "no bias")) t.linear_bias = false;
   if (contains(arch, "untied")) t.tied_embeddings = false;
-  if (contains(arch, "alibi"))
-    r.caveats.push_back("ALiBi has no position table: modelled with a learned one (" +
-                        std::to_string(t.seq_len * t.hidden) + " extra parameters, a gather per step)");
+  if (auto d = m.find("dropout"); d && !d->raw().is_null()) t.dropout = d->as_double(0.0, 0.99);
 }
 
 void read_config(RecordedRun& r, const JsonField& c) {
