@@ -26,7 +26,7 @@ data = "throughput.csv"
 set title "Samples per second, one simulated step per strategy"
 set ylabel "samples / s"
 set xrange [-0.6:3.6]
-set yrange [0:1527.6135186781003]
+set yrange [0:1887.470157583755]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"

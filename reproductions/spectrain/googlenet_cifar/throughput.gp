@@ -26,7 +26,7 @@ data = "throughput.csv"
 set title "Samples per second, one simulated step per strategy"
 set ylabel "samples / s"
 set xrange [-0.6:6.6]
-set yrange [0:2237.023829455625]
+set yrange [0:2666.490639639658]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"

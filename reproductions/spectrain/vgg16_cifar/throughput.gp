@@ -26,7 +26,7 @@ data = "throughput.csv"
 set title "Samples per second, one simulated step per strategy"
 set ylabel "samples / s"
 set xrange [-0.6:6.6]
-set yrange [0:12276.753042353712]
+set yrange [0:20196.454424615087]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"
