@@ -29,7 +29,7 @@ seconds=${FUZZ_TIME:-30}
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
 jobs=${FUZZ_JOBS:-2}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-all_targets=(model hf_config cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results)
+all_targets=(model hf_config cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results runs calibration)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 

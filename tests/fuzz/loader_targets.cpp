@@ -18,6 +18,8 @@
 #include "parasim/profiler/kineto_import.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/reports/results_json.hpp"
+#include "parasim/common/calibration.hpp"
+#include "parasim/validation/recorded_runs.hpp"
 #include "parasim/simulator/simulator.hpp"
 #include "parasim/simulator/task_graph_json.hpp"
 #include "parasim/strategies/efficiency.hpp"
@@ -159,6 +161,20 @@ void load_placement(std::string_view bytes) {
   (void)strategies::placement_from_json(parse_json_text(bytes, kOrigin), kOrigin, model, /*devices=*/2);
 }
 
+/// What `validate --runs` and `calibrate` read (parsed and checked; projecting a run is not part
+/// of loading it).
+void load_runs(std::string_view bytes) { (void)validation::parse_runs(parse_json_text(bytes, kOrigin), kOrigin); }
+
+/// What --calibration reads; a loaded calibration writes and reloads to the same factors.
+void load_calibration_file(std::string_view bytes) {
+  const Calibration c = calibration_from_json(parse_json_text(bytes, kOrigin), kOrigin);
+  expect_reloads("calibration", [&] {
+    const Calibration back = calibration_from_json(calibration_to_json(c), "round trip");
+    for (std::size_t i = 0; i < Calibration::kNames.size(); ++i)
+      if (back.get(i) != c.get(i)) throw InvariantViolation("calibration factor changed on reload");
+  });
+}
+
 constexpr std::array kTargets = {
     LoaderTarget{"model", "parasim.model/1 JSON", load_model},
     LoaderTarget{"hf_config", "Hugging Face config.json", load_hf_config},
@@ -171,6 +187,8 @@ constexpr std::array kTargets = {
     LoaderTarget{"taskgraph", "parasim.taskgraph/1 JSON (loaded, then simulated)", load_taskgraph},
     LoaderTarget{"placement", "parasim.placement/1 JSON for tiny_cnn on 2 devices", load_placement},
     LoaderTarget{"results", "report --from input: a command's JSON output or parasim.results/1", load_results},
+    LoaderTarget{"runs", "published-runs/1 JSON (validate --runs, calibrate)", load_runs},
+    LoaderTarget{"calibration", "parasim.calibration/1 JSON", load_calibration_file},
 };
 
 }  // namespace
