@@ -8,6 +8,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
+#include "parasim/common/median.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -282,11 +283,7 @@ void summarise(RunsReport& report) {
     if (report.worst_id.empty() || e > report.max_abs_error_pct) report.max_abs_error_pct = e, report.worst_id = o.run.id;
   }
   report.scored = static_cast<int>(errors.size());
-  report.median_abs_error_pct = 0;
-  if (errors.empty()) return;
-  std::sort(errors.begin(), errors.end());
-  const std::size_t n = errors.size();
-  report.median_abs_error_pct = n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+  report.median_abs_error_pct = median(std::move(errors));
 }
 
 RunsReport evaluate_runs(const RunsFile& runs, const EvaluateOptions& options) {
