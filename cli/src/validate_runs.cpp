@@ -79,7 +79,8 @@ void run_validate_runs(const ValidateRunsArgs& args) {
     write_file_atomic(args.output, body);
     std::cerr << "wrote " << args.output << "\n";
   }
-  if (args.output.empty() || !args.json) std::cout << text.str();
+  // stdout gets the JSON with --json and no -o; otherwise the table (with -o, the file has the body).
+  std::cout << (args.json && args.output.empty() ? body : text.str());
 }
 
 }  // namespace parasim::cli
