@@ -43,6 +43,12 @@ std::string optional_text(const JsonField& parent, const std::string& key) {
   f->fail("a string, number or null");
 }
 
+/// a * b, or INT64_MAX when that overflows (hostile counts must not wrap).
+std::int64_t product(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
+}
+
 void skip(RecordedRun& r, const std::string& why) {
   if (r.skip_reason.empty()) r.skip_reason = why;
 }
@@ -87,8 +93,10 @@ void read_config(RecordedRun& r, const JsonField& c) {
   r.strategy.dp = static_cast<int>(*dp);
   r.strategy.tp = static_cast<int>(*tp);
   r.strategy.mp = static_cast<int>(*pp);
-  if (*dp * *tp * *pp != r.gpus)
-    return skip(r, "dp x tp x pp = " + std::to_string(*dp * *tp * *pp) + " is not gpus = " + std::to_string(r.gpus));
+  const std::int64_t devices = product(product(*dp, *tp), *pp);
+  if (devices != r.gpus)
+    return skip(r, "dp x tp x pp = " + (devices == INT64_MAX ? std::string("more than 2^63") : std::to_string(devices)) +
+                       " is not gpus = " + std::to_string(r.gpus));
 
   const auto mb = optional_count(c, "micro_batch");
   auto k = optional_count(c, "micro_batches_per_step");
@@ -96,13 +104,14 @@ void read_config(RecordedRun& r, const JsonField& c) {
   if (!gb) return skip(r, "config.global_batch is not a number of samples");
   r.global_batch = *gb;
   if (!mb) return skip(r, "config.micro_batch is unknown");
+  const std::int64_t replica_micro = product(*dp, *mb);
   if (!k) {
-    if (*gb % (*dp * *mb) != 0) return skip(r, "global_batch is not a multiple of dp x micro_batch");
-    k = *gb / (*dp * *mb);
+    if (*gb % replica_micro != 0) return skip(r, "global_batch is not a multiple of dp x micro_batch");
+    k = *gb / replica_micro;
   }
-  if (*dp * *mb * *k != *gb)
-    return skip(r, "dp x micro_batch x micro_batches_per_step = " + std::to_string(*dp * *mb * *k) +
-                       " is not global_batch = " + std::to_string(*gb));
+  if (product(replica_micro, *k) != *gb)
+    return skip(r, "dp x micro_batch x micro_batches_per_step is not global_batch = " + std::to_string(*gb));
+  if (*k > (1 << 20)) return skip(r, "more than 2^20 micro-batches per step");
   r.strategy.micro = static_cast<int>(*k);
 
   const std::string schedule = optional_text(c, "schedule");
