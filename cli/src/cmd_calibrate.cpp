@@ -32,18 +32,12 @@ std::string pct(double v) {
   return buf;
 }
 
-std::string num(double v, const char* fmt) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
   out << "parasim calibrate --runs " << runs << "  (" << f.in_sample.scored << " runs, " << f.iterations
       << " Gauss-Newton iterations)\n\n";
   std::vector<std::vector<std::string>> factors{{"factor", "value", "fitted"}};
   for (std::size_t i = 0; i < Calibration::kNames.size(); ++i)
-    factors.push_back({std::string(Calibration::kNames[i]), num(f.calibration.get(i), "%.4f"),
+    factors.push_back({std::string(Calibration::kNames[i]), fixed(f.calibration.get(i), 4),
                        f.fitted[i] ? "yes" : "no (held or no run depends on it)"});
   print_table(out, factors, {false, true, false});
   out << "\n";
@@ -51,13 +45,13 @@ void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std
   for (std::size_t i = 0; i < f.in_sample.outcomes.size(); ++i) {
     const auto& o = f.in_sample.outcomes[i];
     if (!o.scored) continue;
-    rows.push_back({o.run.id, num(o.run.measured_step_s, "%.3f"), pct(f.default_model.outcomes[i].error_pct),
+    rows.push_back({o.run.id, fixed(o.run.measured_step_s, 3), pct(f.default_model.outcomes[i].error_pct),
                     pct(o.error_pct), pct(f.leave_one_out.outcomes[i].error_pct)});
   }
   print_table(out, rows, {false, true, true, true, true});
   auto line = [&](const char* what, const validation::RunsReport& r) {
-    out << "  " << what << " median |error| " << num(r.median_abs_error_pct, "%.1f") << "%, max "
-        << num(r.max_abs_error_pct, "%.1f") << "% (" << r.worst_id << ")\n";
+    out << "  " << what << " median |error| " << fixed(r.median_abs_error_pct, 1) << "%, max "
+        << fixed(r.max_abs_error_pct, 1) << "% (" << r.worst_id << ")\n";
   };
   out << "\n";
   line("default model:   ", f.default_model);

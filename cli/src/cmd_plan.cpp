@@ -50,13 +50,6 @@ std::string pct(double f) {
   return buf;
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-
 hardware::Cluster plan_cluster(const PlanOptions& o) {
   const std::string base = o.in.cluster.substr(0, o.in.cluster.find(':'));
   const auto presets = hardware::cluster_preset_names();

@@ -28,13 +28,6 @@ struct ProjectOptions {
   std::string output;
 };
 
-std::string fixed(double v, int decimals) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-
 std::vector<std::string> side_cells(const strategies::ProjectionSide& s) {
   if (!s.feasible) return {to_string(s.strategy) + " (infeasible)", "-", "-", "-", "-"};
   const std::string approx = s.sampled_micro[0] > 0 ? "~" : "";  // extrapolated: see "shortcuts" below

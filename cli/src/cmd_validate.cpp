@@ -14,6 +14,7 @@
 #include "cli_output.hpp"
 #include "commands.hpp"
 #include "enum_args.hpp"
+#include "text_table.hpp"
 #include "validate_runs.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -46,12 +47,6 @@ struct ValidateArgs {
   bool reps_given = false, warmup_given = false, profile_reps_given = false;
   std::string profile_cache = "auto";
 };
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
 std::string lpad(const std::string& s, std::size_t w) { return s.size() >= w ? " " + s : std::string(w - s.size(), ' ') + s; }
@@ -245,11 +240,10 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--calibration", runs->calibration, "With --runs: a calibration file (parasim calibrate) to apply");
   cmd->callback([args, cmd, runs] {
     if (!runs->file.empty()) {
-      for (const char* opt : {"--backend", "--model", "--batch", "--strategy", "--reps", "--warmup", "--profile-reps",
-                              "--optimizer", "--suite", "--priority", "--profile-cache", "--trace-dir"})
-        if (cmd->count(opt) > 0)
-          throw InputError(std::string("validate --runs: ") + opt +
-                           " does not apply (recorded runs carry their own model, strategy and cluster)");
+      refuse_options(*cmd,
+                     {"--backend", "--model", "--batch", "--strategy", "--reps", "--warmup", "--profile-reps",
+                      "--optimizer", "--suite", "--priority", "--profile-cache", "--trace-dir"},
+                     "validate --runs (recorded runs carry their own model, strategy and cluster)");
       runs->json = args->json;
       runs->output = args->output;
       run_validate_runs(*runs);

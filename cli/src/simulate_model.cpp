@@ -49,12 +49,6 @@ std::string percent(double x) {
   return buf;
 }
 
-std::string fixed(double x, int decimals) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  return buf;
-}
-
 std::string batch_split(const StrategyResult& r) {
   const auto& per = r.lowered.replica_batch;
   const auto& micro = r.lowered.microbatches.front();

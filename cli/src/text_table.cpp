@@ -1,5 +1,7 @@
 #include "text_table.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <ostream>
 
@@ -23,6 +25,12 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
     while (!line.empty() && line.back() == ' ') line.pop_back();  // an empty last cell pads nothing
     out << line << "\n";
   }
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
 }
 
 }  // namespace parasim::cli

@@ -12,4 +12,7 @@ namespace parasim::cli {
 /// column of a row is never padded and no line ends in blanks. Rows may be shorter than `right`.
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
 
+/// `v` with `decimals` digits after the point ("%.*f"), the cells' number format.
+std::string fixed(double v, int decimals);
+
 }  // namespace parasim::cli

@@ -16,12 +16,6 @@ namespace parasim::cli {
 
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string signed_pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", v);
