@@ -93,25 +93,16 @@ GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_mov
 
 KernelModel kernel_model(const DeviceSpec& spec) {
   KernelModel k;
-  k.kind = spec.kind;
   k.spec = spec;
   k.sm_count = std::max(1, spec.sm_count);
-  if (spec.arch == "ampere") {
-    k.tensor_core_fraction = kA100TensorFraction;
-    k.matrix_source = "tensor cores: 85.9% of peak (A100 SXM, measured MAMF, stas00/ml-engineering); CUDA cores 90% (assumed)";
-  } else if (spec.arch == "hopper") {
-    k.tensor_core_fraction = kH100TensorFraction;
-    k.matrix_source = "tensor cores: 80.1% of peak (H100 SXM, measured MAMF, stas00/ml-engineering); CUDA cores 90% (assumed)";
-  } else {
-    k.tensor_core_fraction = kAssumedVoltaTensorFraction;
-    k.matrix_source = "tensor cores 83%, CUDA cores 90% of peak (assumed; no published best-shape measurement)";
-  }
+  k.tensor_core_fraction = spec.arch == "ampere"   ? kA100TensorFraction
+                           : spec.arch == "hopper" ? kH100TensorFraction
+                                                   : kAssumedVoltaTensorFraction;
   k.cuda_core_fraction = kAssumedCudaCoreFraction;
   // Achievable HBM bandwidth by bytes per kernel: Calculon's measured-efficiency table for A100 and
   // H100 ("mem1" MB_efficiency in systems/a100_80g.json and h100_80g_nvl8.json, Apache-2.0):
   // 0.3 near 0, 0.6 at 1 MB, 0.75 at 10 MB, 0.9 from 100 MB.
   k.hbm_curve = {{0.0, 0.3}, {1e6, 0.6}, {1e7, 0.75}, {1e8, 0.9}};
-  k.hbm_source = "achievable HBM fraction by kernel size: Calculon systems/a100_80g.json mem1 (0.3 / 0.6 @1 MB / 0.75 @10 MB / 0.9 @100 MB)";
   // CTA tiles of the CUTLASS/cuBLAS kernel families; smaller tiles reuse each loaded element fewer
   // times, so they run below the best-shape rate (assumed 0.9 and 0.75).
   k.tiles = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 1.0}, {128, 64, 0.9}, {64, 128, 0.9}, {64, 64, 0.75}};

@@ -377,12 +377,9 @@ double RooflineDevice::f_half(KernelClass c, models::DType dtype) const {
 }
 
 double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype) const {
-  if (kernels && k.cls == KernelClass::Memory) {
-    // Elementwise arithmetic (optimizer, gates) runs on the plain FP32 units.
-    const double compute = k.flops > 0 ? k.flops / (spec.peak_tflops(models::DType::F32) * 1e3) : 0.0;
-    return std::max(compute, kernels->memory_time_ns(k.bytes)) + launch_overhead_ns;
-  }
-  if (kernels && k.gemm.known()) return kernels->gemm_time_ns(k.gemm, dtype, k.bytes) + launch_overhead_ns;
+  const bool memory_kernel = k.cls == KernelClass::Memory;
+  if (kernels && !memory_kernel && k.gemm.known())
+    return kernels->gemm_time_ns(k.gemm, dtype, k.bytes) + launch_overhead_ns;
   double compute = 0;
   if (k.flops > 0) {
     if (k.cls == KernelClass::Memory) {
@@ -393,7 +390,11 @@ double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype) 
       compute = (k.flops + f_half(k.cls, dtype)) / (peak_flops_per_ns(dtype) * eff_max(k.cls));
     }
   }
-  const double memory = k.bytes > 0 ? k.bytes / (spec.mem_bandwidth.value * eff_mem) : 0.0;
+  // GPUs price bandwidth-bound kernels on the kernel model's HBM curve; shapeless GEMMs and CPUs
+  // keep the flat eff_mem.
+  const double memory = kernels && memory_kernel ? kernels->memory_time_ns(k.bytes)
+                        : k.bytes > 0            ? k.bytes / (spec.mem_bandwidth.value * eff_mem)
+                                                 : 0.0;
   return std::max(compute, memory) + launch_overhead_ns;
 }
 

@@ -495,23 +495,23 @@ class Simulation {
     const auto& pattern = run.plan->patterns[ph.pattern];
     Bytes b = CollectivePlan::flow_bytes(ph, g_.bytes(run.task));
     run.pending = static_cast<std::uint32_t>(pattern.size());
-    if (options_.costs == CollectiveCosts::Nccl) {
+    const bool nccl = options_.costs == CollectiveCosts::Nccl;
+    TimeNs latency = 0;
+    if (nccl) {
       // The protocol's payload share stretches every message; NCCL's step latency replaces the
       // route's, and the collective's base latency rides on its first step.
       const double scale =
           ph.hop == HopClass::Net ? options_.inter_node_comm_scale : options_.intra_node_comm_scale;
       b = static_cast<Bytes>(std::ceil(static_cast<double>(b) * scale / run.plan->bandwidth_factor(ph, run.protocol)));
-      TimeNs latency = run.plan->step_latency(ph, run.protocol);
+      latency = run.plan->step_latency(ph, run.protocol);
       if (run.phase == 0 && run.repeat == 0) latency += run.plan->base_latency(run.protocol);
       latency = static_cast<TimeNs>(std::llround(static_cast<double>(latency) * scale));
-      for (const DevicePair& p : pattern) {
-        RouteRef route = planner_.routes().get(p.src, p.dst);
-        route.latency = latency;
-        begin_flow(route, b, kOwnerCollective, r);
-      }
-      return;
     }
-    for (const DevicePair& p : pattern) begin_flow(planner_.routes().get(p.src, p.dst), b, kOwnerCollective, r);
+    for (const DevicePair& p : pattern) {
+      RouteRef route = planner_.routes().get(p.src, p.dst);
+      if (nccl) route.latency = latency;
+      begin_flow(route, b, kOwnerCollective, r);
+    }
   }
 
   void step_flow_done(std::uint32_t r) {

@@ -45,16 +45,13 @@ struct GemmEstimate {
 };
 
 struct KernelModel {
-  std::string kind;              // device kind it describes
   int sm_count = 1;
   DeviceSpec spec;
   double tensor_core_fraction = 0.8;  // achievable fraction of the tensor-core peak, best shape
   double cuda_core_fraction = 0.9;    // achievable fraction of the FP32 (CUDA-core) peak, best shape
-  std::string matrix_source;          // where the two fractions come from
   /// Achievable fraction of HBM bandwidth by bytes moved per kernel: (bytes, fraction) points,
   /// interpolated linearly in bytes, constant past the last point.
   std::vector<std::pair<double, double>> hbm_curve;
-  std::string hbm_source;
   double kernel_fill_ns = 2000;  // pipeline fill and tail of one GEMM kernel (prologue/epilogue)
   std::vector<GemmTile> tiles;   // largest first
 
