@@ -16,6 +16,8 @@
 #include "parasim/common/units.hpp"
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/hardware/device_spec.hpp"
+#include "parasim/hardware/kernel_model.hpp"
 #include "text_table.hpp"
 
 namespace parasim::cli {
@@ -93,6 +95,20 @@ void print_route_matrix(const Cluster& c) {
   print_table(std::cout, rows, right);
 }
 
+// How parasim prices each GPU's kernels when no measured profile exists, every number with its
+// source (docs/fidelity.md derives the model).
+void print_kernel_models(const std::map<std::string, int>& kinds) {
+  for (const auto& [kind, count] : kinds) {
+    const auto spec = find_device_spec(kind);
+    if (!spec) continue;  // a cluster file's own device kind: priced only by a profile
+    std::cout << "\nkernel model of " << kind << " (used without a measured profile; docs/fidelity.md):\n";
+    std::vector<std::vector<std::string>> rows{{"quantity", "value", "source"}};
+    for (const KernelModelFigure& f : kernel_model_figures(kernel_model(*spec)))
+      rows.push_back({f.quantity, f.value, f.source});
+    print_table(std::cout, rows, {false, false, false});
+  }
+}
+
 void show_cluster(const std::string& name, int nodes, bool as_json) {
   const Cluster c = resolve_cluster(name, nodes);
   if (as_json) {
@@ -123,6 +139,8 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
     link_rows.push_back({std::get<0>(key), std::to_string(count), gbps_text(std::get<1>(key)), format_time(std::get<2>(key))});
   std::cout << "\n";
   print_table(std::cout, link_rows, {false, true, true, true});
+
+  print_kernel_models(kinds);
 
   if (c.num_devices() <= 16) {
     std::cout << "\nroutes (bottleneck GB/s / hops; GPUs never forward when another path exists):\n";

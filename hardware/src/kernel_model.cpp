@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace parasim::hardware {
@@ -21,6 +22,15 @@ constexpr double kH100TensorFraction = 792.1 / 989.0;
 // peak: no tensor-core pipeline to starve).
 constexpr double kAssumedVoltaTensorFraction = 0.83;
 constexpr double kAssumedCudaCoreFraction = 0.90;
+constexpr const char* kMamfSource =
+    "stas00/ml-engineering, Maximum Achievable Matmul FLOPS (BF16 torch.matmul, CUDA 12.1)";
+constexpr const char* kCalculonHbmSource = "Calculon systems/a100_80g.json mem1.MB_efficiency (Apache-2.0)";
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  return buf;
+}
 
 }  // namespace
 
@@ -98,7 +108,11 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   k.tensor_core_fraction = spec.arch == "ampere"   ? kA100TensorFraction
                            : spec.arch == "hopper" ? kH100TensorFraction
                                                    : kAssumedVoltaTensorFraction;
+  k.tensor_core_source = spec.arch == "ampere"   ? std::string(kMamfSource) + ": A100 SXM 267.9 of 312 TFLOP/s"
+                         : spec.arch == "hopper" ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
+                                                 : "assumed: between the measured Ampere and Hopper ratios (no measurement)";
   k.cuda_core_fraction = kAssumedCudaCoreFraction;
+  k.cuda_core_source = "assumed: SGEMM has no tensor-core pipeline to starve";
   // Achievable HBM bandwidth by bytes per kernel: Calculon's measured-efficiency table for A100 and
   // H100 ("mem1" MB_efficiency in systems/a100_80g.json and h100_80g_nvl8.json, Apache-2.0):
   // 0.3 near 0, 0.6 at 1 MB, 0.75 at 10 MB, 0.9 from 100 MB.
@@ -107,6 +121,40 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   // times, so they run below the best-shape rate (assumed 0.9 and 0.75).
   k.tiles = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 1.0}, {128, 64, 0.9}, {64, 128, 0.9}, {64, 64, 0.75}};
   return k;
+}
+
+std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
+  const DeviceSpec& s = k.spec;
+  std::vector<KernelModelFigure> rows;
+  rows.push_back({"peak FP32 / TF32 / FP16 / BF16",
+                  format("%g / %g / %g / %g TFLOP/s", s.fp32_tflops, s.tf32_tflops, s.fp16_tflops, s.bf16_tflops),
+                  s.source});
+  rows.push_back({"HBM bandwidth", format("%g GB/s", s.mem_bandwidth.value), "the same datasheet"});
+  rows.push_back({"SMs", std::to_string(k.sm_count), "the same datasheet"});
+  const bool has_tensor_cores = k.uses_tensor_cores(DType::F16) || k.uses_tensor_cores(DType::BF16);
+  if (has_tensor_cores) {
+    rows.push_back({"tensor-core GEMM, best shape", format("%.1f%% of peak", 100 * k.tensor_core_fraction),
+                    k.tensor_core_source});
+    rows.push_back({"tensor-core GEMM, K or N not a multiple of 8", "half rate",
+                    "NVIDIA Matrix Multiplication Background User's Guide (16-byte alignment)"});
+  }
+  rows.push_back({"CUDA-core GEMM, best shape", format("%.1f%% of peak", 100 * k.cuda_core_fraction),
+                  k.cuda_core_source});
+  std::string tiles;
+  for (const GemmTile& t : k.tiles)
+    tiles += (tiles.empty() ? "" : ", ") + format("%gx%g", static_cast<double>(t.m), static_cast<double>(t.n)) +
+             (t.relative_rate < 1 ? format(" (%g)", t.relative_rate) : "");
+  rows.push_back({"CTA tiles (relative rate)", tiles, "CUTLASS/cuBLAS tile families; smaller-tile rates assumed"});
+  rows.push_back({"waves", "ceil(tiles / SMs), split-K below one wave (K >= 256 per split)",
+                  "wave quantization, NVIDIA Matrix Multiplication Background User's Guide"});
+  std::string curve;
+  for (const auto& [bytes, fraction] : k.hbm_curve)
+    curve += (curve.empty() ? "" : ", ") + format("%g%% at %g MB", 100 * fraction, bytes / 1e6);
+  rows.push_back({"achievable HBM by bytes per kernel", curve, kCalculonHbmSource});
+  rows.push_back({"GEMM fill and tail", format("%g us", k.kernel_fill_ns / 1e3), "assumed"});
+  rows.push_back({"kernel launch", format("%g us", k.launch_overhead_ns / 1e3),
+                  "assumed: eager framework dispatch plus cudaLaunchKernel"});
+  return rows;
 }
 
 }  // namespace parasim::hardware

@@ -19,6 +19,7 @@ RooflineDevice gpu_roofline_device(const hardware::DeviceSpec& spec) {
   d.eff_mem = 0.80;
   d.is_cpu = false;
   d.kernels = hardware::kernel_model(spec);
+  d.launch_overhead_ns = d.kernels->launch_overhead_ns;
   // Shapeless GEMMs/convolutions run at the best-shape fraction, like the model's large tiles.
   d.eff_gemm = d.kernels->tensor_core_fraction;
   d.eff_conv = d.kernels->tensor_core_fraction;

@@ -102,3 +102,31 @@ TEST(KernelModel, MemoryBoundGemmIsPricedByItsBytes) {
 
 }  // namespace
 }  // namespace parasim::hardware
+
+namespace parasim::hardware {
+namespace {
+
+// `parasim clusters show` prints these rows: every number the model uses, each with a source.
+TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
+  const auto rows = kernel_model_figures(kernel_model(device_spec("a100")));
+  ASSERT_EQ(rows.size(), 11u);
+  EXPECT_EQ(rows[0].value, "19.5 / 156 / 312 / 312 TFLOP/s");
+  EXPECT_EQ(rows[1].value, "2039 GB/s");
+  EXPECT_EQ(rows[2].value, "108");
+  EXPECT_EQ(rows[3].quantity, "tensor-core GEMM, best shape");
+  EXPECT_EQ(rows[3].value, "85.9% of peak");
+  EXPECT_NE(rows[3].source.find("267.9 of 312"), std::string::npos);
+  EXPECT_EQ(rows[6].value, "256x128, 128x256, 128x128, 128x64 (0.9), 64x128 (0.9), 64x64 (0.75)");
+  EXPECT_EQ(rows[8].value, "30% at 0 MB, 60% at 1 MB, 75% at 10 MB, 90% at 100 MB");
+  EXPECT_EQ(rows[10].value, "5 us");
+  for (const auto& r : rows) EXPECT_FALSE(r.source.empty()) << r.quantity;
+  // Pascal consumer cards have no tensor cores: no tensor-core rows, and the Volta guess is not shown.
+  const auto pascal = kernel_model_figures(kernel_model(device_spec("gtx1080")));
+  EXPECT_EQ(pascal.size(), 9u);
+  EXPECT_EQ(pascal[3].quantity, "CUDA-core GEMM, best shape");
+  // Volta's tensor-core fraction is an assumption and says so.
+  EXPECT_NE(kernel_model_figures(kernel_model(device_spec("v100")))[3].source.find("assumed"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parasim::hardware

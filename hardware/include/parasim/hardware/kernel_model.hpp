@@ -52,8 +52,12 @@ struct KernelModel {
   /// Achievable fraction of HBM bandwidth by bytes moved per kernel: (bytes, fraction) points,
   /// interpolated linearly in bytes, constant past the last point.
   std::vector<std::pair<double, double>> hbm_curve;
-  double kernel_fill_ns = 2000;  // pipeline fill and tail of one GEMM kernel (prologue/epilogue)
-  std::vector<GemmTile> tiles;   // largest first
+  double kernel_fill_ns = 2000;       // pipeline fill and tail of one GEMM kernel (prologue/epilogue)
+  double launch_overhead_ns = 5000;   // per kernel: framework dispatch and cudaLaunchKernel
+  std::vector<GemmTile> tiles;        // largest first
+  // Where the fractions come from (printed by `parasim clusters show`; docs/fidelity.md).
+  std::string tensor_core_source;
+  std::string cuda_core_source;
 
   /// Whether a GEMM in `dtype` runs on tensor cores (Volta+ for fp16, Ampere+ for bf16).
   bool uses_tensor_cores(DType dtype) const;
@@ -67,6 +71,16 @@ struct KernelModel {
   /// Time of a bandwidth-bound kernel moving `bytes` (launch overhead not included).
   double memory_time_ns(double bytes) const;
 };
+
+/// One number of the kernel model with its source: a row of `parasim clusters show`.
+struct KernelModelFigure {
+  std::string quantity;
+  std::string value;
+  std::string source;
+};
+
+/// Every number the model prices a kernel with, in the order a reader needs them.
+std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& model);
 
 /// The model of a datasheet device: tensor-core and CUDA-core fractions per architecture, the
 /// HBM curve and the tile set (docs/fidelity.md lists the numbers and their sources).
