@@ -38,8 +38,8 @@ TEST(CpuRuntime, RunsAPipelineWithTransfersAndAnAllReduceInOrder) {
   const ExecutionResult r = run_steps(g, *rt, {.warmup = 1, .repetitions = 1});
   expect_schedule_respected(g, r.timeline);
   // Five compute tasks of 300 us and two of 75 us lie on the critical path.
+  // No upper bound: a loaded host may stretch any wall-clock run (ctest's timeout catches hangs).
   EXPECT_GE(r.step_median, 4 * 300'000 + 75'000);
-  EXPECT_LT(r.step_median, 50 * kNsPerMs);
   EXPECT_FALSE(r.notes.empty());  // compute tasks without kernels are flagged as not measured
   std::int64_t compute = 0;
   for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) compute += g.kind(t) == TaskKind::Compute ? 1 : 0;

@@ -54,7 +54,7 @@ TEST(Calibrate, RecoversTheFactorsThatMadeTheRuns) {
   truth.intra_node_comm = 1.6;
   truth.inter_node_comm = 1.3;
   truth.step_overhead_ms = 2.0;
-  const CalibrationFit fit = fit_calibration(synthetic_runs(truth), {.max_iterations = 30, .fixed = {}, .on_stage = {}});
+  const CalibrationFit fit = fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .on_stage = {}});
   for (std::size_t i = 0; i < Calibration::kNames.size(); ++i) {
     EXPECT_TRUE(fit.fitted[i]) << Calibration::kNames[i];
     EXPECT_NEAR(fit.calibration.get(i), truth.get(i), 0.01 * std::max(1.0, truth.get(i))) << Calibration::kNames[i];
@@ -80,6 +80,18 @@ TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   EXPECT_EQ(j["schema"], "parasim.calibration/1");
   EXPECT_EQ(j["fitted_factors"].size(), 3u);
   EXPECT_EQ(calibration_from_json(j, "cal.json").describe().substr(0, 14), "matrix x1.100,");
+}
+
+// Runs are projected in parallel; the fit, and its file, must not depend on the thread count.
+TEST(Calibrate, TheFitIsTheSameOnOneThreadAndOnThree) {
+  Calibration truth;
+  truth.matrix = 1.2;
+  truth.intra_node_comm = 1.5;
+  const RunsFile runs = synthetic_runs(truth);
+  const auto fit_on = [&](int threads) {
+    return calibration_fit_to_json(fit_calibration(runs, {.max_iterations = 6, .fixed = {}, .on_stage = {}, .threads = threads}));
+  };
+  EXPECT_EQ(fit_on(1).dump(), fit_on(3).dump());
 }
 
 TEST(Calibrate, RefusesToFitMoreFactorsThanRunsAllow) {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "parasim/common/error.hpp"
 
@@ -26,6 +29,29 @@ Calibration to_calibration(const Params& p) {
 constexpr double kMinFactor = 1.0 / 3.0, kMaxFactor = 3.0;
 
 double step(std::size_t i) { return i == kOverhead ? 10.0 : 0.05; }
+
+// fn(0) .. fn(n - 1) on up to `threads` threads. Each call writes only its own slot, so results do
+// not depend on the thread count; the lowest failing index's exception is rethrown.
+void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& fn) {
+  threads = static_cast<unsigned>(std::min<std::size_t>(n, std::max(1u, threads)));
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
 
 // Solves the k x k system A x = b (Gaussian elimination with partial pivoting); singular pivots
 // leave their unknown at 0.
@@ -58,8 +84,8 @@ struct Linearization {
 
 class Fitter {
  public:
-  Fitter(const RunsFile& runs, std::vector<std::size_t> scored, std::vector<bool> free)
-        : runs_(&runs), scored_(std::move(scored)), free_(std::move(free)) {}
+  Fitter(const RunsFile& runs, std::vector<std::size_t> scored, std::vector<bool> free, unsigned threads)
+        : runs_(&runs), scored_(std::move(scored)), free_(std::move(free)), threads_(threads) {}
 
   double projected(std::size_t run, const Params& p) const {
     const RunOutcome o = evaluate_run(runs_->runs[run], {.calibration = to_calibration(p), .progress = {}});
@@ -69,26 +95,30 @@ class Fitter {
 
   /// Log residuals only (one projection per run).
   std::vector<double> residuals(const Params& p) const {
-    std::vector<double> r;
-    for (std::size_t run : scored_) r.push_back(std::log(projected(run, p) / runs_->runs[run].measured_step_s));
+    std::vector<double> r(scored_.size());
+    parallel_for(scored_.size(), threads_, [&](std::size_t j) {
+      r[j] = std::log(projected(scored_[j], p) / runs_->runs[scored_[j]].measured_step_s);
+    });
     return r;
   }
 
   Linearization linearize(const Params& p) const {
     Linearization lin;
-    for (std::size_t run : scored_) {
-      const double base = projected(run, p);
+    lin.residual.resize(scored_.size());
+    lin.jacobian.resize(scored_.size());
+    parallel_for(scored_.size(), threads_, [&](std::size_t j) {
+      const std::size_t run = scored_[j];
       const double measured = runs_->runs[run].measured_step_s;
-      lin.residual.push_back(std::log(base / measured));
+      lin.residual[j] = std::log(projected(run, p) / measured);
       std::array<double, kFactors> row{};
       for (std::size_t i = 0; i < kFactors; ++i) {
         if (!free_[i]) continue;
         Params q = p;
         q[i] += step(i);
-        row[i] = (std::log(projected(run, q) / measured) - lin.residual.back()) / step(i);
+        row[i] = (std::log(projected(run, q) / measured) - lin.residual[j]) / step(i);
       }
-      lin.jacobian.push_back(row);
-    }
+      lin.jacobian[j] = row;
+    });
     return lin;
   }
 
@@ -124,6 +154,7 @@ class Fitter {
   const RunsFile* runs_;
   std::vector<std::size_t> scored_;
   std::vector<bool> free_;
+  unsigned threads_ = 1;
 };
 
 double sum_of_squares(const std::vector<double>& r) {
@@ -135,10 +166,11 @@ double sum_of_squares(const std::vector<double>& r) {
 // Levenberg-Marquardt from `p` (with its linearization `lin`): a step is taken only when it lowers
 // the sum of squared log errors - the step time is piecewise linear in the factors, so a full
 // Gauss-Newton step can overshoot.
-Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterations, int& iterations,
+Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterations, int& iterations, bool& done,
               const std::function<void(const std::string&)>& stage) {
   double current = sum_of_squares(lin.residual), lambda = 1e-3;
   iterations = 0;
+  done = false;
   for (int it = 0; it < max_iterations; ++it) {
     if (stage) stage("fitting: iteration " + std::to_string(it + 1));
     iterations = it + 1;
@@ -152,7 +184,8 @@ Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterati
       if (trial < current) {
         double size = 0;
         for (std::size_t i = 0; i < kFactors; ++i) size = std::max(size, std::fabs(q[i] - p[i]));
-        converged = current - trial < 1e-12 || size < 1e-7;
+        // Converged: the sum improves by under one part in a million, or no factor moves 0.01%.
+        converged = current - trial < 1e-6 * current || size < 1e-4;
         p = q;
         current = trial;
         improved = true;
@@ -161,7 +194,10 @@ Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterati
         lambda *= 10;
       }
     }
-    if (!improved || converged) break;
+    if (!improved || converged) {
+      done = true;
+      break;
+    }
     lin = fitter.linearize(p);
   }
   return p;
@@ -187,7 +223,9 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
       if (Calibration::kNames[i] == name) free[i] = false, known = true;
     if (!known) throw InputError("calibrate: --fix " + name + ": expected one of matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms");
   }
-  Fitter fitter(runs, scored, free);
+  const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                              : std::max(1u, std::thread::hardware_concurrency());
+  Fitter fitter(runs, scored, free, threads);
   Params p{};
   Linearization lin = fitter.linearize(p);
   // A factor no run is sensitive to is not fitted (it stays at its default).
@@ -200,9 +238,9 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   if (scored.size() < n_free + 1)
     throw InputError("calibrate: " + std::to_string(scored.size()) + " scored run(s) cannot fit " + std::to_string(n_free) +
                      " factors; give more runs or hold factors fixed (--fix NAME)");
-  fitter = Fitter(runs, scored, free);
+  fitter = Fitter(runs, scored, free, threads);
   int iterations = 0;
-  p = lm_fit(fitter, p, std::move(lin), options.max_iterations, iterations, stage);
+  p = lm_fit(fitter, p, std::move(lin), options.max_iterations, iterations, fit.converged, stage);
   fit.iterations = iterations;
   fit.calibration = to_calibration(p);
   fit.fitted = free;
@@ -211,15 +249,17 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
 
   stage("leave-one-out");
   fit.leave_one_out = fit.default_model;
-  for (std::size_t r = 0; r < scored.size(); ++r) {
+  // The refits are independent: one per thread, each projecting its runs serially.
+  parallel_for(scored.size(), threads, [&](std::size_t r) {
     std::vector<std::size_t> others;
     for (std::size_t j = 0; j < scored.size(); ++j)
       if (j != r) others.push_back(scored[j]);
-    Fitter without(runs, others, free);
+    Fitter without(runs, others, free, 1);
     int unused = 0;
-    const Params q = lm_fit(without, p, without.linearize(p), options.max_iterations, unused, {});
+    bool unused_done = false;
+    const Params q = lm_fit(without, p, without.linearize(p), options.max_iterations, unused, unused_done, {});
     fit.leave_one_out.outcomes[scored[r]] = evaluate_run(runs.runs[scored[r]], {.calibration = to_calibration(q), .progress = {}});
-  }
+  });
   summarise(fit.leave_one_out);
   return fit;
 }
@@ -246,8 +286,9 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit) {
   }
   return calibration_to_json(fit.calibration,
                              {{"fitted_on", fit.in_sample.path},
-                              {"method", "least squares on log(projected / measured), Gauss-Newton"},
+                              {"method", "least squares on log(projected / measured), Levenberg-Marquardt"},
                               {"iterations", fit.iterations},
+                              {"converged", fit.converged},
                               {"fitted_factors", fitted},
                               {"default_model", stats(fit.default_model)},
                               {"in_sample", stats(fit.in_sample)},

@@ -258,7 +258,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                               .costs = &costs,
                               .optimizer = run.optimizer,
                               .dtype = run.dtype,
-                              .granularity = strategies::Granularity::Stage,
+                              .granularity = strategies::Granularity::Op,
                               .symmetry = strategies::Symmetry::DataAndTensor,
                               .calibration = options.calibration};
   const strategies::StrategyResult r =

@@ -22,16 +22,20 @@
 namespace parasim::validation {
 
 struct FitOptions {
-  int max_iterations = 8;
+  int max_iterations = 20;
   /// Factors held at their default (by Calibration::kNames), e.g. {"step_overhead_ms"}.
   std::vector<std::string> fixed;
   std::function<void(const std::string& stage)> on_stage;
+  /// Projections run in parallel over runs (and leave-one-out refits over held-out runs);
+  /// 0: one per hardware thread. The fit does not depend on it.
+  int threads = 0;
 };
 
 struct CalibrationFit {
   Calibration calibration;
   std::vector<bool> fitted;          // per factor: false when held fixed or no run depends on it
   int iterations = 0;
+  bool converged = false;            // false: stopped at max_iterations, still improving
   RunsReport default_model;          // every run with the default model
   RunsReport in_sample;              // every run with the fitted calibration
   RunsReport leave_one_out;          // each run with factors fitted without it
