@@ -12,8 +12,6 @@ constexpr std::array<std::string_view, 5> kNames{"allreduce", "reduce_scatter", 
 }  // namespace
 
 std::string_view to_string(CollectiveOp op) { return enum_name(op, kNames); }
-std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
-  return parse_enum_name<CollectiveOp>(s, kNames);
-}
+std::optional<CollectiveOp> parse_collective_op(std::string_view s) { return parse_enum_name<CollectiveOp>(s, kNames); }
 
 }  // namespace parasim

@@ -84,8 +84,11 @@ json entry_to_json(const ProfileEntry& e) {
   for (Phase p : kPhases) {
     if (!e.has(p)) continue;
     const PhaseStats& s = e.phase(p);
-    phases[phase_key(p)] = {{"min_ns", s.min_ns}, {"median_ns", s.median_ns}, {"max_ns", s.max_ns},
-                            {"launches", s.launches}, {"reps", s.reps}};
+    phases[phase_key(p)] = {{"min_ns", s.min_ns},
+                            {"median_ns", s.median_ns},
+                            {"max_ns", s.max_ns},
+                            {"launches", s.launches},
+                            {"reps", s.reps}};
   }
   j["phases"] = phases;
   if (!e.note.empty()) j["note"] = e.note;

@@ -105,9 +105,9 @@ std::string render_profile_table(const Profile& p) {
       if (!e.has(ph)) continue;
       any = true;
       const PhaseStats& s = e.phase(ph);
-      rows.push_back({{first ? clip(op_label(e), 40) : "", first ? clip(e.kind, 16) : "", phase_key(ph), format_time(s.min_ns),
-                       format_time(s.median_ns), format_time(s.max_ns), percent(s.spread()), std::to_string(s.launches),
-                       first ? clip(e.note, 70) : ""}});
+      rows.push_back({{first ? clip(op_label(e), 40) : "", first ? clip(e.kind, 16) : "", phase_key(ph),
+                       format_time(s.min_ns), format_time(s.median_ns), format_time(s.max_ns), percent(s.spread()),
+                       std::to_string(s.launches), first ? clip(e.note, 70) : ""}});
       first = false;
     }
     if (!any) rows.push_back({{clip(op_label(e), 40), clip(e.kind, 16), "-", "", "", "", "", "", clip(e.note, 70)}});

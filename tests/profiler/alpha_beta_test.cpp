@@ -82,7 +82,7 @@ TEST(AlphaBeta, BusBandwidthFactors) {
   EXPECT_EQ(nccl_tests_name(CollectiveOp::ReduceScatter), "reducescatter");
 }
 
-// nccl-tests alltoall.cu: busbw = algbw * (n-1)/n; its names are the probe files' "collective".
+// nccl-tests, all-to-all: busbw = algbw * (n-1)/n; its names are the probe files' "collective".
 TEST(AlphaBeta, AllToAllFactorAndNcclTestsNames) {
   EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllToAll, 8), 0.875);
   EXPECT_EQ(nccl_tests_name(CollectiveOp::AllReduce), "allreduce");

@@ -28,7 +28,8 @@ TEST(CostModel, RecomputeAndOtherAreNotKernelPhases) {
     (void)phase_index(Phase::Recompute);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "phase recompute has no kernels of its own (kernel phases: fwd, bwd_data, bwd_weight, update)");
+    EXPECT_STREQ(e.what(),
+                 "phase recompute has no kernels of its own (kernel phases: fwd, bwd_data, bwd_weight, update)");
   }
   OpCost c;
   EXPECT_THROW((void)c.at(Phase::Other), std::invalid_argument);

@@ -1,6 +1,6 @@
 // The phase of a training step a piece of work belongs to: one vocabulary for the task graph
 // (all six) and the kernels, cost models and profiles (the four an op has kernels for, see
-// parasim/kernels/op_phases.hpp, which also maps the profile format's "fwd" spelling).
+// parasim/profiler/cost_model.hpp: kPhases, and phase_key() for the profile format's "fwd").
 //
 // Example:
 //   Phase p = parse_phase("backward_data").value();   // Phase::BackwardData
