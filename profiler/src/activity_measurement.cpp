@@ -60,7 +60,7 @@ OpPhaseMeasurement measure_op_phases(OpKernel& kernel, KernelBackend& backend, A
       if (t.kernels + t.memcpys + t.memsets == 0) ++silent;
     }
     if (silent > 0)
-      empty += (empty.empty() ? "" : ", ") + to_string(kPhases[i]) + " (" + std::to_string(silent) + " of " +
+      empty += (empty.empty() ? "" : ", ") + phase_key(kPhases[i]) + " (" + std::to_string(silent) + " of " +
                std::to_string(plan.repetitions) + " repetitions)";
   }
   if (!empty.empty()) add_reason("no device activity attributed to " + empty);

@@ -159,27 +159,25 @@ double max_relative_error(const PiecewiseAlphaBeta& fit, const std::vector<SizeT
   return e;
 }
 
-std::string to_string(Collective c) {
-  switch (c) {
-    case Collective::AllReduce: return "allreduce";
-    case Collective::AllGather: return "allgather";
-    case Collective::ReduceScatter: return "reducescatter";
-    case Collective::Broadcast: return "broadcast";
-    case Collective::Reduce: return "reduce";
-    case Collective::SendRecv: return "sendrecv";
+std::string nccl_tests_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::AllReduce: return "allreduce";
+    case CollectiveOp::ReduceScatter: return "reducescatter";
+    case CollectiveOp::AllGather: return "allgather";
+    case CollectiveOp::Broadcast: return "broadcast";
+    case CollectiveOp::AllToAll: return "alltoall";
   }
   return "?";
 }
 
-double busbw_factor(Collective c, int ranks) {
+double busbw_factor(CollectiveOp op, int ranks) {
   const double n = std::max(ranks, 1);
-  switch (c) {
-    case Collective::AllReduce: return 2.0 * (n - 1) / n;
-    case Collective::AllGather:
-    case Collective::ReduceScatter: return (n - 1) / n;
-    case Collective::Broadcast:
-    case Collective::Reduce:
-    case Collective::SendRecv: return 1.0;
+  switch (op) {
+    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllGather:
+    case CollectiveOp::AllToAll: return (n - 1) / n;
+    case CollectiveOp::Broadcast: return 1.0;
   }
   return 1.0;
 }

@@ -1,24 +1,30 @@
 #include "parasim/profiler/cost_model.hpp"
 
+#include <stdexcept>
+
 #include "parasim/common/error.hpp"
 
 namespace parasim::profiler {
 
 using models::OpKind;
 
-std::string to_string(Phase p) {
-  switch (p) {
-    case Phase::Forward: return "fwd";
-    case Phase::BackwardData: return "bwd_data";
-    case Phase::BackwardWeight: return "bwd_weight";
-    case Phase::Update: return "update";
-  }
-  return "?";
+namespace {
+
+// The profile format's spelling of kPhases, index for index.
+constexpr std::array<std::string_view, 4> kPhaseKeys{"fwd", "bwd_data", "bwd_weight", "update"};
+
+}  // namespace
+
+void throw_not_a_kernel_phase(Phase p) {
+  throw std::invalid_argument("phase " + std::string(parasim::to_string(p)) +
+                              " has no kernels of its own (kernel phases: fwd, bwd_data, bwd_weight, update)");
 }
 
-std::optional<Phase> parse_phase(std::string_view s) {
+std::string phase_key(Phase p) { return std::string(kPhaseKeys[phase_index(p)]); }
+
+std::optional<Phase> parse_phase_key(std::string_view s) {
   for (Phase p : kPhases)
-    if (to_string(p) == s) return p;
+    if (kPhaseKeys[phase_index(p)] == s) return p;
   return std::nullopt;
 }
 
@@ -54,6 +60,8 @@ bool op_has_phase(const models::Op& op, Phase phase) {
       // A tied op (LM head sharing the embedding) owns no weight but computes its gradient.
       return op.params > 0 || !op.attrs.shares_weights_with.empty();
     case Phase::Update: return op.params > 0;
+    case Phase::Recompute:
+    case Phase::Other: throw_not_a_kernel_phase(phase);
   }
   return false;
 }
@@ -64,6 +72,8 @@ TimeNs& OpCost::at(Phase p) {
     case Phase::BackwardData: return bwd_data;
     case Phase::BackwardWeight: return bwd_weight;
     case Phase::Update: return update;
+    case Phase::Recompute:
+    case Phase::Other: throw_not_a_kernel_phase(p);
   }
   return fwd;
 }

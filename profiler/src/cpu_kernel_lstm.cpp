@@ -41,7 +41,7 @@ void build_lstm(Builder& b) {
   lstm_backward::primitive_desc bwd_pd(bwd_desc, b.ctx().engine, fwd_pd);
   b.add(backward_phase, make_prim<lstm_backward>(b.ctx(), bwd_pd, fwd->args), "lstm_bwd");
   b.note(std::string("lstm_backward computes data and weight gradients in one call, timed in ") +
-         to_string(backward_phase));
+         phase_key(backward_phase));
 }
 
 }  // namespace parasim::profiler::cpu

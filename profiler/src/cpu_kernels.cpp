@@ -122,23 +122,23 @@ std::string impl_name(const dnnl::primitive_desc_base& pd) {
 std::shared_ptr<Prim> Builder::add(Phase phase, Prim prim, const std::string& label) {
   auto p = std::make_shared<Prim>(std::move(prim));
   std::shared_ptr<Context> ctx = ctx_;
-  steps_[static_cast<std::size_t>(phase)].push_back([p, ctx] { p->execute(*ctx); });
-  labels_[static_cast<std::size_t>(phase)].push_back(label + ":" + p->impl);
+  steps_[phase_index(phase)].push_back([p, ctx] { p->execute(*ctx); });
+  labels_[phase_index(phase)].push_back(label + ":" + p->impl);
   return p;
 }
 
 void Builder::add(Phase phase, std::function<void()> step, const std::string& label) {
-  steps_[static_cast<std::size_t>(phase)].push_back(std::move(step));
-  labels_[static_cast<std::size_t>(phase)].push_back(label + ":loop");
+  steps_[phase_index(phase)].push_back(std::move(step));
+  labels_[phase_index(phase)].push_back(label + ":loop");
 }
 
 std::string Builder::notes() const {
   std::string s;
   for (Phase p : kPhases) {
-    const auto& l = labels_[static_cast<std::size_t>(p)];
+    const auto& l = labels_[phase_index(p)];
     if (l.empty()) continue;
     if (!s.empty()) s += "; ";
-    s += to_string(p) + "=";
+    s += phase_key(p) + "=";
     for (std::size_t i = 0; i < l.size() && i < 4; ++i) s += (i ? "," : "") + l[i];
     if (l.size() > 4) s += ",... (" + std::to_string(l.size()) + " steps)";
   }
@@ -169,11 +169,11 @@ class CpuOpKernel final : public OpKernel {
 
   void run(Phase phase) override {
     use_threads(threads_);
-    for (auto& step : steps_[static_cast<std::size_t>(phase)]) step();
+    for (auto& step : steps_[phase_index(phase)]) step();
   }
   std::string note() const override { return note_; }
   std::int64_t launches(Phase phase) const override {
-    return static_cast<std::int64_t>(steps_[static_cast<std::size_t>(phase)].size());
+    return static_cast<std::int64_t>(steps_[phase_index(phase)].size());
   }
 
  private:

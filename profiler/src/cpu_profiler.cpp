@@ -36,7 +36,7 @@ std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, Op
   for (int r = 0; r < std::max(repetitions, 1); ++r) {
     for (Phase p : phases) {
       if (kernel.launches(p) == 0) {  // folded into another phase (LSTM, norms): nothing runs
-        samples[static_cast<std::size_t>(p)].push_back(0);
+        samples[phase_index(p)].push_back(0);
         continue;
       }
       if (before_each_run) before_each_run();
@@ -44,11 +44,11 @@ std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, Op
       kernel.run(p);
       backend.synchronize();
       const auto t1 = std::chrono::steady_clock::now();
-      samples[static_cast<std::size_t>(p)].push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+      samples[phase_index(p)].push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
     }
   }
   std::array<std::optional<PhaseStats>, 4> out;
-  for (Phase p : phases) out[static_cast<std::size_t>(p)] = summarize(samples[static_cast<std::size_t>(p)], kernel.launches(p));
+  for (Phase p : phases) out[phase_index(p)] = summarize(samples[phase_index(p)], kernel.launches(p));
   return out;
 }
 

@@ -85,6 +85,8 @@ void CudaOpKernel::run(Phase phase) {
     case Phase::BackwardData: backward_data(); break;
     case Phase::BackwardWeight: backward_weight(); break;
     case Phase::Update: update(); break;
+    case Phase::Recompute:
+    case Phase::Other: break;  // op_has_phase threw
   }
 }
 

@@ -128,11 +128,11 @@ Profile profile_model_on_gpu(const models::Model& model, const GpuProfileOptions
     try {
       std::unique_ptr<OpKernel> kernel = backend->prepare(op, options.optimizer);
       std::array<bool, 4> expected{};
-      for (Phase phase : kPhases) expected[static_cast<std::size_t>(phase)] = op_has_phase(op, phase);
+      for (Phase phase : kPhases) expected[phase_index(phase)] = op_has_phase(op, phase);
       const OpPhaseMeasurement m =
           measure_op_phases(*kernel, *backend, *source, options.plan, static_cast<std::uint32_t>(i), expected);
       for (Phase phase : kPhases)
-        if (op_has_phase(op, phase)) e.set(phase, to_phase_stats(m.phases[static_cast<std::size_t>(phase)]));
+        if (op_has_phase(op, phase)) e.set(phase, to_phase_stats(m.phases[phase_index(phase)]));
       e.note = kernel->note();
       if (!m.reliable) {
         e.note = kUnreliablePrefix + m.reliability_note + (e.note.empty() ? "" : "; " + e.note);

@@ -68,24 +68,24 @@ std::vector<LinkCurve> measure_collectives(std::vector<ProbeDevice*>& devices, c
   const Communicators comms(devices);
   const auto n = static_cast<std::int64_t>(devices.size());
   std::vector<LinkCurve> curves;
-  for (Collective kind : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter}) {
+  for (CollectiveOp kind : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
     LinkCurve curve;
     curve.kind = "nccl";
-    curve.collective = to_string(kind);
+    curve.collective = nccl_tests_name(kind);
     curve.ranks = static_cast<int>(n);
     curve.src = devices.front()->device();
     curve.dst = devices.back()->device();
     for (Bytes size : sizes) {
       std::int64_t count = size / static_cast<Bytes>(sizeof(float));  // elements of the whole buffer
-      if (kind != Collective::AllReduce) count = count / n * n;
+      if (kind != CollectiveOp::AllReduce) count = count / n * n;
       if (count == 0) continue;
-      const auto per_rank = static_cast<std::size_t>(kind == Collective::AllReduce ? count : count / n);
+      const auto per_rank = static_cast<std::size_t>(kind == CollectiveOp::AllReduce ? count : count / n);
       auto call = [&](const ProbeDevice& d, ncclComm_t comm) {
         switch (kind) {
-          case Collective::AllReduce:
+          case CollectiveOp::AllReduce:
             PARASIM_NCCL_CHECK(ncclAllReduce(d.src(), d.dst(), per_rank, ncclFloat, ncclSum, comm, d.stream()));
             break;
-          case Collective::AllGather:
+          case CollectiveOp::AllGather:
             PARASIM_NCCL_CHECK(ncclAllGather(d.src(), d.dst(), per_rank, ncclFloat, comm, d.stream()));
             break;
           default:

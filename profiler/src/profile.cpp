@@ -84,8 +84,11 @@ json entry_to_json(const ProfileEntry& e) {
   for (Phase p : kPhases) {
     if (!e.has(p)) continue;
     const PhaseStats& s = e.phase(p);
-    phases[to_string(p)] = {{"min_ns", s.min_ns}, {"median_ns", s.median_ns}, {"max_ns", s.max_ns},
-                            {"launches", s.launches}, {"reps", s.reps}};
+    phases[phase_key(p)] = {{"min_ns", s.min_ns},
+                            {"median_ns", s.median_ns},
+                            {"max_ns", s.max_ns},
+                            {"launches", s.launches},
+                            {"reps", s.reps}};
   }
   j["phases"] = phases;
   if (!e.note.empty()) j["note"] = e.note;
@@ -199,7 +202,7 @@ ProfileEntry entry_from_json(const JsonField& f) {
   if (!phases.is_object()) phases.fail("an object keyed by fwd, bwd_data, bwd_weight, update");
   for (const auto& [key, value] : phases.raw().items()) {
     const JsonField pf(value, phases.file(), phases.path() + "." + key);
-    const auto phase = parse_phase(key);
+    const auto phase = parse_phase_key(key);
     if (!phase)
       throw InputError(pf.file() + ": " + pf.path() + ": unknown phase \"" + key +
                        "\"; expected fwd, bwd_data, bwd_weight or update");

@@ -75,7 +75,7 @@ ProfileTotals profile_totals(const Profile& p) {
     for (Phase ph : kPhases) {
       if (!e.has(ph)) continue;
       any = true;
-      auto& total = t.per_phase[static_cast<std::size_t>(ph)];
+      auto& total = t.per_phase[phase_index(ph)];
       total = add_scaled(total, e.phase(ph).median_ns, count);
     }
     if (!any) ++t.unmeasured;
@@ -105,9 +105,9 @@ std::string render_profile_table(const Profile& p) {
       if (!e.has(ph)) continue;
       any = true;
       const PhaseStats& s = e.phase(ph);
-      rows.push_back({{first ? clip(op_label(e), 40) : "", first ? clip(e.kind, 16) : "", to_string(ph), format_time(s.min_ns),
-                       format_time(s.median_ns), format_time(s.max_ns), percent(s.spread()), std::to_string(s.launches),
-                       first ? clip(e.note, 70) : ""}});
+      rows.push_back({{first ? clip(op_label(e), 40) : "", first ? clip(e.kind, 16) : "", phase_key(ph),
+                       format_time(s.min_ns), format_time(s.median_ns), format_time(s.max_ns), percent(s.spread()),
+                       std::to_string(s.launches), first ? clip(e.note, 70) : ""}});
       first = false;
     }
     if (!any) rows.push_back({{clip(op_label(e), 40), clip(e.kind, 16), "-", "", "", "", "", "", clip(e.note, 70)}});
@@ -117,7 +117,7 @@ std::string render_profile_table(const Profile& p) {
 
   const ProfileTotals t = profile_totals(p);
   out << "\none iteration (median x ops sharing a signature, " << t.ops << " ops in " << t.entries << " signatures):";
-  for (Phase ph : kPhases) out << "  " << to_string(ph) << " " << format_time(t.per_phase[static_cast<std::size_t>(ph)]);
+  for (Phase ph : kPhases) out << "  " << phase_key(ph) << " " << format_time(t.per_phase[phase_index(ph)]);
   out << "  total " << format_time(t.total()) << "\n";
   if (t.unmeasured > 0) out << t.unmeasured << " signature(s) not measured (see their notes); their costs come from the roofline\n";
   if (!p.links.empty()) out << p.links.size() << " link curve(s)\n";
@@ -142,7 +142,7 @@ nlohmann::json profile_table_json(const Profile& p) {
                       {"ops", e.names.size()},
                       {"kind", e.kind},
                       {"signature", e.signature},
-                      {"phase", to_string(ph)},
+                      {"phase", phase_key(ph)},
                       {"min_ns", s.min_ns},
                       {"median_ns", s.median_ns},
                       {"max_ns", s.max_ns},
@@ -153,7 +153,7 @@ nlohmann::json profile_table_json(const Profile& p) {
   j["rows"] = rows;
   const ProfileTotals t = profile_totals(p);
   nlohmann::json totals = nlohmann::json::object();
-  for (Phase ph : kPhases) totals[to_string(ph)] = t.per_phase[static_cast<std::size_t>(ph)];
+  for (Phase ph : kPhases) totals[phase_key(ph)] = t.per_phase[phase_index(ph)];
   totals["total"] = t.total();
   totals["ops"] = t.ops;
   totals["signatures"] = t.entries;

@@ -105,7 +105,9 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
       if (op.attrs.bias) kw.push_back(mem(b.out));  // bias gradient: reduce dY over N, H, W
       return kw;
     }
-    case Phase::Update: break;
+    case Phase::Update:
+    case Phase::Recompute:
+    case Phase::Other: break;
   }
   return {};
 }
@@ -122,7 +124,9 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
       if (op.attrs.bias) k.push_back(mem(b.out));
       return k;
     }
-    case Phase::Update: break;
+    case Phase::Update:
+    case Phase::Recompute:
+    case Phase::Other: break;
   }
   return {};
 }
@@ -254,7 +258,9 @@ std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
       return {shaped(gemm(total * (1 - recurrent_share), b.in + steps * gates + w_input), h4, static_cast<std::int64_t>(in), bt),
               shaped(gemm(total * recurrent_share, steps * (gates + batch * proj * b.s) + w_recurrent), h4, ip, bt)};
     }
-    case Phase::Update: break;
+    case Phase::Update:
+    case Phase::Recompute:
+    case Phase::Other: break;
   }
   return {};
 }
@@ -285,7 +291,9 @@ std::vector<KernelWork> sampled_softmax_work(const Op& op, Phase phase, const Op
     case Phase::BackwardData: return {mem(3 * logits), gemm(static_cast<double>(op.macs_bwd_data), logits + w + h)};
     case Phase::BackwardWeight:
       return {gemm(static_cast<double>(op.macs_bwd_weight), logits + h + w), mem(b.weights), mem(3 * w)};
-    case Phase::Update: break;
+    case Phase::Update:
+    case Phase::Recompute:
+    case Phase::Other: break;
   }
   return {};
 }

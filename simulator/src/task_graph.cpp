@@ -4,27 +4,13 @@
 #include <array>
 #include <functional>
 
+#include "parasim/common/enum_names.hpp"
+
 namespace parasim::simulator {
 
 namespace {
 
-template <typename E, std::size_t N>
-std::string_view name_of(E e, const std::array<std::string_view, N>& names) {
-  const auto i = static_cast<std::size_t>(e);
-  return i < N ? names[i] : std::string_view("?");
-}
-
-template <typename E, std::size_t N>
-std::optional<E> parse_name(std::string_view s, const std::array<std::string_view, N>& names) {
-  for (std::size_t i = 0; i < N; ++i)
-    if (names[i] == s) return static_cast<E>(i);
-  return std::nullopt;
-}
-
 constexpr std::array<std::string_view, 4> kKinds{"compute", "transfer", "collective", "marker"};
-constexpr std::array<std::string_view, 6> kPhases{"forward", "backward_data", "backward_weight",
-                                                  "update",  "recompute",     "other"};
-constexpr std::array<std::string_view, 5> kOps{"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
 constexpr std::array<std::string_view, 5> kAlgorithms{"auto", "ring", "tree", "hierarchical", "nvls"};
 constexpr std::array<std::string_view, 2> kMemoryCategories{"activations", "other"};
 
@@ -32,19 +18,15 @@ std::uint64_t hash_string(std::string_view s) { return std::hash<std::string_vie
 
 }  // namespace
 
-std::string_view to_string(TaskKind k) { return name_of(k, kKinds); }
-std::string_view to_string(Phase p) { return name_of(p, kPhases); }
-std::string_view to_string(CollectiveOp op) { return name_of(op, kOps); }
-std::string_view to_string(CollectiveAlgorithm a) { return name_of(a, kAlgorithms); }
-std::string_view to_string(MemoryCategory c) { return name_of(c, kMemoryCategories); }
-std::optional<TaskKind> parse_task_kind(std::string_view s) { return parse_name<TaskKind>(s, kKinds); }
-std::optional<Phase> parse_phase(std::string_view s) { return parse_name<Phase>(s, kPhases); }
-std::optional<CollectiveOp> parse_collective_op(std::string_view s) { return parse_name<CollectiveOp>(s, kOps); }
+std::string_view to_string(TaskKind k) { return enum_name(k, kKinds); }
+std::string_view to_string(CollectiveAlgorithm a) { return enum_name(a, kAlgorithms); }
+std::string_view to_string(MemoryCategory c) { return enum_name(c, kMemoryCategories); }
+std::optional<TaskKind> parse_task_kind(std::string_view s) { return parse_enum_name<TaskKind>(s, kKinds); }
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s) {
-  return parse_name<CollectiveAlgorithm>(s, kAlgorithms);
+  return parse_enum_name<CollectiveAlgorithm>(s, kAlgorithms);
 }
 std::optional<MemoryCategory> parse_memory_category(std::string_view s) {
-  return parse_name<MemoryCategory>(s, kMemoryCategories);
+  return parse_enum_name<MemoryCategory>(s, kMemoryCategories);
 }
 
 // ------------------------------------------------------------------------------ StringTable

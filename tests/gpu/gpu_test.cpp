@@ -80,8 +80,8 @@ TEST(GpuProfile, TinyCnnEveryPhaseHasLaunchesAndIsReliable) {
     for (profiler::Phase ph : profiler::kPhases) {
       if (!e.has(ph)) continue;
       ++phases;
-      EXPECT_GT(e.phase(ph).launches, 0) << e.names.front() << " " << profiler::to_string(ph);
-      EXPECT_GT(e.phase(ph).median_ns, 0) << e.names.front() << " " << profiler::to_string(ph);
+      EXPECT_GT(e.phase(ph).launches, 0) << e.names.front() << " " << profiler::phase_key(ph);
+      EXPECT_GT(e.phase(ph).median_ns, 0) << e.names.front() << " " << profiler::phase_key(ph);
       EXPECT_EQ(e.phase(ph).reps, 5);
     }
     EXPECT_GT(phases, 0) << e.names.front();

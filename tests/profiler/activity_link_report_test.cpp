@@ -21,7 +21,7 @@ LinkCurve synthetic_curve(const std::string& kind, int src, int dst, double alph
   c.dst = dst;
   c.collective = collective;
   c.ranks = ranks;
-  const double factor = collective.empty() ? 1.0 : busbw_factor(Collective::AllReduce, ranks);
+  const double factor = collective.empty() ? 1.0 : busbw_factor(CollectiveOp::AllReduce, ranks);
   for (Bytes s : probe_sizes(1 * KiB, 1 * GiB, 4)) {
     const auto t = static_cast<TimeNs>(std::llround(alpha_ns + static_cast<double>(s) / beta_gbps));
     c.points.push_back(make_link_point(s, t, factor));
@@ -82,10 +82,10 @@ TEST(LinkProbePoints, AlgbwIsBytesPerNanosecondAndBusbwScales) {
   EXPECT_EQ(p.time_ns, 10'000);
   EXPECT_DOUBLE_EQ(make_link_point(4096, 0, 1.0).algbw, 0.0);  // no time: no bandwidth, no division by 0
   // nccl-tests factors for 8 ranks.
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::AllReduce, 8), 1.75);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::AllGather, 8), 0.875);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::ReduceScatter, 8), 0.875);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::AllReduce, 1), 0.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllGather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::ReduceScatter, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllReduce, 1), 0.0);
 }
 
 TEST(LinkProbeFit, RecoversAlphaAndBetaOfAnExactLine) {
@@ -108,7 +108,7 @@ TEST(LinkProbeTable, NcclTestsColumns) {
   c.ranks = 8;
   c.src = 0;
   c.dst = 7;
-  c.points.push_back(make_link_point(1024, 10'520, busbw_factor(Collective::AllReduce, 8)));
+  c.points.push_back(make_link_point(1024, 10'520, busbw_factor(CollectiveOp::AllReduce, 8)));
   std::ostringstream out;
   print_link_table(out, c);
   const std::string s = out.str();

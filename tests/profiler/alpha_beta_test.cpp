@@ -74,12 +74,21 @@ TEST(AlphaBeta, ClampsNegativeLatencyAndFlatCurves) {
 }
 
 TEST(AlphaBeta, BusBandwidthFactors) {
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::AllReduce, 8), 1.75);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::AllReduce, 2), 1.0);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::AllGather, 8), 0.875);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::ReduceScatter, 4), 0.75);
-  EXPECT_DOUBLE_EQ(busbw_factor(Collective::Broadcast, 8), 1.0);
-  EXPECT_EQ(to_string(Collective::ReduceScatter), "reducescatter");
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllReduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllGather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::ReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::Broadcast, 8), 1.0);
+  EXPECT_EQ(nccl_tests_name(CollectiveOp::ReduceScatter), "reducescatter");
+}
+
+// nccl-tests, all-to-all: busbw = algbw * (n-1)/n; its names are the probe files' "collective".
+TEST(AlphaBeta, AllToAllFactorAndNcclTestsNames) {
+  EXPECT_DOUBLE_EQ(busbw_factor(CollectiveOp::AllToAll, 8), 0.875);
+  EXPECT_EQ(nccl_tests_name(CollectiveOp::AllReduce), "allreduce");
+  EXPECT_EQ(nccl_tests_name(CollectiveOp::AllGather), "allgather");
+  EXPECT_EQ(nccl_tests_name(CollectiveOp::Broadcast), "broadcast");
+  EXPECT_EQ(nccl_tests_name(CollectiveOp::AllToAll), "alltoall");
 }
 
 }  // namespace

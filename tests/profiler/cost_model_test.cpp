@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
 
@@ -12,9 +14,28 @@ using models::DType;
 using models::ModelBuilder;
 
 TEST(CostModel, PhaseNamesRoundTrip) {
-  for (Phase p : kPhases) EXPECT_EQ(parse_phase(to_string(p)), p);
-  EXPECT_EQ(to_string(Phase::BackwardWeight), "bwd_weight");
-  EXPECT_FALSE(parse_phase("backward").has_value());
+  for (Phase p : kPhases) EXPECT_EQ(parse_phase_key(phase_key(p)), p);
+  EXPECT_EQ(phase_key(Phase::BackwardWeight), "bwd_weight");
+  EXPECT_FALSE(parse_phase_key("backward").has_value());
+}
+
+// The task graph's phases without kernels never reach an array over kPhases.
+TEST(CostModel, RecomputeAndOtherAreNotKernelPhases) {
+  EXPECT_FALSE(parse_phase_key("forward").has_value());
+  EXPECT_FALSE(parse_phase_key("recompute").has_value());
+  EXPECT_EQ(phase_index(Phase::Update), 3u);
+  try {
+    (void)phase_index(Phase::Recompute);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "phase recompute has no kernels of its own (kernel phases: fwd, bwd_data, bwd_weight, update)");
+  }
+  OpCost c;
+  EXPECT_THROW((void)c.at(Phase::Other), std::invalid_argument);
+  models::Op relu;
+  relu.kind = models::OpKind::Relu;
+  EXPECT_THROW((void)op_has_phase(relu, Phase::Other), std::invalid_argument);
 }
 
 TEST(CostModel, CostSourceNamesRoundTrip) {

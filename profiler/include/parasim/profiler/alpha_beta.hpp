@@ -9,12 +9,13 @@
 //   std::vector<SizeTime> pts = {{8, 5'000}, {1 << 20, 15'000}, {1 << 30, 10'000'000}};
 //   PiecewiseAlphaBeta fit = fit_piecewise(pts);
 //   TimeNs t = fit.evaluate(64 * MiB);
-//   double bus = busbw_factor(Collective::AllReduce, 8);   // 2 * 7 / 8 = 1.75
+//   double bus = busbw_factor(CollectiveOp::AllReduce, 8);   // 2 * 7 / 8 = 1.75
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "parasim/common/collective_op.hpp"
 #include "parasim/common/units.hpp"
 
 namespace parasim::profiler {
@@ -65,10 +66,12 @@ PiecewiseAlphaBeta fit_piecewise(std::vector<SizeTime> points, const PiecewiseOp
 /// Largest |fit(bytes) - t| / t over the points.
 double max_relative_error(const PiecewiseAlphaBeta& fit, const std::vector<SizeTime>& points);
 
-enum class Collective : std::uint8_t { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, SendRecv };
-std::string to_string(Collective c);
-/// busbw = algbw * factor (nccl-tests PERFORMANCE.md): allreduce 2(n-1)/n, allgather and
-/// reduce-scatter (n-1)/n, broadcast, reduce and send/recv 1.
-double busbw_factor(Collective c, int ranks);
+/// The nccl-tests name of a collective, which link probe curves record in their "collective"
+/// field: "allreduce", "reducescatter", "allgather", "broadcast", "alltoall" (the task graph
+/// spells them "reduce_scatter", ...: to_string(CollectiveOp)).
+std::string nccl_tests_name(CollectiveOp op);
+/// busbw = algbw * factor (nccl-tests PERFORMANCE.md): allreduce 2(n-1)/n, allgather,
+/// reduce-scatter and alltoall (n-1)/n, broadcast 1.
+double busbw_factor(CollectiveOp op, int ranks);
 
 }  // namespace parasim::profiler

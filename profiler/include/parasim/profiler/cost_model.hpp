@@ -11,23 +11,39 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "parasim/common/phase.hpp"
 #include "parasim/common/units.hpp"
 #include "parasim/models/graph.hpp"
 
 namespace parasim::profiler {
 
-enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update };
-/// "fwd", "bwd_data", "bwd_weight", "update" (also the keys of the profile format).
-std::string to_string(Phase p);
-/// Inverse of to_string(Phase); nullopt for anything else.
-std::optional<Phase> parse_phase(std::string_view s);
-/// The four phases in execution order (named kPhases: gpu_profiler.hpp has its own kAllPhases).
+// Phase lives in common/ (the task graph shares it); profiler:: keeps the name. Costs, profiles
+// and kernels know only the four phases an op has kernels for: a recompute reruns the forward
+// kernel and Other has none (the executor maps them, executor/src/kernel_phase.hpp).
+using parasim::Phase;
+std::string to_string(Phase) = delete;  // makes to_string(phase) ambiguous here: profiles use phase_key()
+/// The four kernel phases in execution order; arrays indexed by phase_index() have this size.
 inline constexpr std::array<Phase, 4> kPhases = {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight, Phase::Update};
+/// "fwd", "bwd_data", "bwd_weight", "update": the keys of the profile format and the phase names
+/// in kernel notes and profile tables (the task graph spells them "forward", ...).
+std::string phase_key(Phase p);
+/// Inverse of phase_key(); nullopt for anything else, including Recompute and Other.
+std::optional<Phase> parse_phase_key(std::string_view s);
+/// Throws std::invalid_argument naming `p`: passing Recompute or Other to the profiler or the
+/// kernels is a bug in the caller, and an array over kPhases has no slot for them.
+[[noreturn]] void throw_not_a_kernel_phase(Phase p);
+/// Position of `p` in kPhases; throw_not_a_kernel_phase() for Recompute and Other.
+inline std::size_t phase_index(Phase p) {
+  const auto i = static_cast<std::size_t>(p);
+  if (i >= kPhases.size()) throw_not_a_kernel_phase(p);
+  return i;
+}
 
 /// Whether `op` does any work in `phase`. The one rule shared by the roofline model, the CPU
 /// kernels and the profiler, so that all three agree on which phases exist:
@@ -41,6 +57,7 @@ inline constexpr std::array<Phase, 4> kPhases = {Phase::Forward, Phase::Backward
 ///     LayerNorm, whose one backward kernel (cuDNN, oneDNN) produces the data and parameter
 ///     gradients together and is charged to BackwardData;
 ///   - Update: ops with parameters.
+/// Throws std::invalid_argument for Recompute and Other (see phase_index()).
 bool op_has_phase(const models::Op& op, Phase phase);
 
 enum class CostSource : std::uint8_t {

@@ -84,9 +84,9 @@ struct ProfileEntry {
   std::array<std::optional<PhaseStats>, 4> phases;  // indexed by Phase
   std::string note;
 
-  bool has(Phase p) const { return phases[static_cast<std::size_t>(p)].has_value(); }
-  const PhaseStats& phase(Phase p) const { return *phases[static_cast<std::size_t>(p)]; }
-  void set(Phase p, PhaseStats s) { phases[static_cast<std::size_t>(p)] = s; }
+  bool has(Phase p) const { return phases[phase_index(p)].has_value(); }
+  const PhaseStats& phase(Phase p) const { return *phases[phase_index(p)]; }
+  void set(Phase p, PhaseStats s) { phases[phase_index(p)] = s; }
   bool operator==(const ProfileEntry&) const = default;
 };
 

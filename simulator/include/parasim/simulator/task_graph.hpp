@@ -45,6 +45,8 @@
 #include <vector>
 
 #include "parasim/common/assert.hpp"
+#include "parasim/common/collective_op.hpp"
+#include "parasim/common/phase.hpp"
 #include "parasim/common/units.hpp"
 
 namespace parasim::simulator {
@@ -61,20 +63,21 @@ inline constexpr std::int64_t kMaxTasks = std::int64_t{1} << 30;
 inline constexpr std::int64_t kMaxDependencies = std::int64_t{4'000'000'000};
 
 enum class TaskKind : std::uint8_t { Compute, Transfer, Collective, Marker };
-enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update, Recompute, Other };
-enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
+// Phase and CollectiveOp live in common/ (the profiler and kernels share them); simulator:: keeps
+// their names.
+using parasim::CollectiveOp;
+using parasim::parse_collective_op;
+using parasim::parse_phase;
+using parasim::Phase;
+using parasim::to_string;
 enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls };
 enum class MemoryCategory : std::uint8_t { Activations, Other };
 
 std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
-std::string_view to_string(Phase p);                 // "forward", "backward_data", ...
-std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
 std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls"
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
 // Inverses of to_string; nullopt for anything else.
 std::optional<TaskKind> parse_task_kind(std::string_view s);
-std::optional<Phase> parse_phase(std::string_view s);
-std::optional<CollectiveOp> parse_collective_op(std::string_view s);
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s);
 std::optional<MemoryCategory> parse_memory_category(std::string_view s);
 
