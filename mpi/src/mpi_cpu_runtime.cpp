@@ -459,7 +459,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
         continue;
       }
       if (detail::Clock::now() - last_progress > world_.timeouts().call) stalled();
-      detail::idle_pause(++idle);
+      detail::idle_pause(++idle, true);
     }
   }
 

@@ -28,9 +28,9 @@ void wait_all(World& world, std::vector<MPI_Request>& requests, Clock::time_poin
 /// MPI_ERRORS_RETURN).
 MPI_Comm world_comm(World& world);
 
-/// Sleeps a little when nothing progressed: many ranks share few cores here, and a spinning
-/// rank would take the core from the rank it waits for.
-void idle_pause(int idle_rounds);
+/// Yields (or, outside a step and after a while, sleeps) when nothing progressed: many ranks
+/// share few cores here, and a spinning rank would take the core from the rank it waits for.
+void idle_pause(int idle_rounds, bool in_step);
 
 }  // namespace detail
 }  // namespace parasim::mpi
