@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <streambuf>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,12 @@
 #include "parasim/mpi/world.hpp"
 
 namespace {
+
+/// Where ranks other than 0 print (a buffer, not nullptr: OutputFile swaps std::cout's buffer).
+class DiscardBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
 
 // Under mpirun / srun with several ranks: only these commands know how to share their work.
 constexpr const char* kRankAwareCommands[] = {"validate", "plan", "project"};
@@ -82,7 +89,12 @@ int main(int argc, char** argv) {
     if (no_progress) parasim::ProgressBar::set_global_enabled(false);
     const parasim::mpi::World* world = parasim::mpi::World::current();
     if (world == nullptr || world->size() == 1) return;
-    if (!world->root()) parasim::ProgressBar::set_global_enabled(false);
+    if (!world->root()) {
+      // Rank 0 prints the command's output; the others computed shares of it.
+      parasim::ProgressBar::set_global_enabled(false);
+      static DiscardBuffer discard;
+      std::cout.rdbuf(&discard);
+    }
     for (const char* name : kRankAwareCommands)
       if (app.got_subcommand(name)) return;
     throw parasim::mpi::AgreedError("only validate, plan and project run on several MPI ranks; run " +
