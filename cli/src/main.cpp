@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
     app.exit(e);
     return finish(parasim::kExitBadInput, "", true);
   } catch (const parasim::mpi::AgreedError& e) {
-    std::cerr << "parasim: " << (e.code() == parasim::kExitBadInput ? "error: " : "runtime failure: ") << e.what() << "\n";
+    // One write: every rank prints it at about the same time.
+    std::cerr << std::string("parasim: ") + (e.code() == parasim::kExitBadInput ? "error: " : "runtime failure: ") + e.what() + "\n";
     return finish(e.code(), "", true);
   } catch (const parasim::InputError& e) {
     std::cerr << "parasim: error: " << e.what() << "\n";
