@@ -70,18 +70,18 @@ dead_rank)
   done
   [ -n "$victim" ] || { kill "$launcher"; fail "rank 1 never started"; }
   sleep 3
+  ranks=$(pgrep -P "$launcher")
   killed=$SECONDS
   kill -9 "$victim"
   wait "$launcher"; rc=$?
   took=$((SECONDS - killed))
   cat "$work/stderr" >&2
   [ "$took" -le 30 ] || fail "the job took ${took} s to end after rank 1 died"
-  # (mpirun --enable-recovery exits 0 even when a rank aborts the job: look for the abort.)
-  grep -q "MPI_ABORT was invoked on rank [02]" "$work/stderr" || fail "no rank ended the job (rc $rc)"
+  # (mpirun --enable-recovery exits 0 even when a rank aborts the job: check the processes.)
+  for pid in $ranks; do kill -0 "$pid" 2>/dev/null && fail "rank process $pid still running (mpirun exit $rc)"; done
   for r in 0 2; do
     grep -q "parasim: rank $r: rank 1 (.*) sent no heartbeat" "$work/stderr" || fail "rank $r did not name rank 1"
   done
-  pgrep -P "$launcher" >/dev/null && fail "ranks left running"
   echo "ok: every rank ended ${took} s after rank 1 died (started $((killed - start)) s into the run)"
   ;;
 mismatched_graph)
