@@ -10,6 +10,7 @@
 #include "mpi_check.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/index.hpp"
+#include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/issue_plan.hpp"
 #include "parasim/mpi/mpi_runtime.hpp"
 #include "parasim/profiler/kernel_backend.hpp"
@@ -51,6 +52,7 @@ std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 // receiver matches each source stream's messages in the order that stream sent them.
 int data_tag(int stream) { return 2 * stream + 16; }
 int signal_tag(int stream) { return 2 * stream + 17; }
+constexpr int kClockTag = 15;
 
 struct Item {
   CommandKind kind;
@@ -127,10 +129,17 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     }
     // Communication streams first: their operations are issued before a long kernel starts.
     std::reverse(streams_.begin(), streams_.end());
+    int here = 0;
+    for (const RankPlace& p : world_.places()) here += p.host == world_.place().host ? 1 : 0;
+    oversubscribed_ = static_cast<std::size_t>(here) > executor::allowed_cores().size();
+    if (oversubscribed_ && options_.priority != executor::CpuRuntimeOptions::Priority::Default)
+      notes_.push_back(std::to_string(here) + " ranks share " + std::to_string(executor::allowed_cores().size()) +
+                       " cores on " + world_.place().host + ": ranks keep their normal priority and time-share the cores");
     find_remote_events(graph, plan);
     find_incoming(graph, plan);
     size_buffers(graph);
     world_.barrier("the executor's setup");
+    measure_clock_offset();
     make_communicators(graph);
     prepare_kernels(graph);
     // Every rank's stand-ins and notes: validate prints them once, for the whole job.
@@ -175,8 +184,22 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
       sg.done = false;
       PARASIM_MPI_CHECK(MPI_Irecv(nullptr, 0, MPI_BYTE, sg.source, sg.tag, detail::world_comm(world_), &sg.request));
     }
-    run_loop();
-    for (const Incoming& in : incoming_) records_.push_back({in.task, Role::TransferReceived, -1, in.done - t0_});
+    {
+      // As the CPU runtime's workers: with SCHED_FIFO a waiting rank's yield hands its core only
+      // to another rank, not to whatever else runs on a shared machine (at load 11 here a yield
+      // at normal priority cost milliseconds: a zero-byte event message took 3 ms).
+      // Not with more ranks than cores on this host: a rank out of its step (at the barrier, at
+      // normal priority) would starve behind real-time ranks spinning for it (measured: 0.9 s
+      // steps with 4 ranks on 2 cores).
+      const executor::PriorityScope priority(oversubscribed_ ? executor::CpuRuntimeOptions::Priority::Default
+                                                             : options_.priority);
+      if (!priority.ok() && options_.priority != executor::CpuRuntimeOptions::Priority::Default && !priority_note_) {
+        priority_note_ = true;
+        notes_.push_back("raising the ranks' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
+      }
+      run_loop();
+    }
+    for (const Incoming& in : incoming_) records_.push_back({in.task, Role::TransferReceived, -1, in.done});
     gather(timeline);
   }
 
@@ -313,6 +336,45 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     if (backend_) backend_->synchronize();
   }
 
+  // This rank's clock minus rank 0's, NTP-style: the round trip with rank 0 of least duration
+  // out of 16, assuming its two halves took equally long, for ranks on other hosts than rank 0.
+  void measure_clock_offset() {
+    const MPI_Comm comm = detail::world_comm(world_);
+    const auto deadline = [&] { return detail::Clock::now() + world_.timeouts().call; };
+    std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+    long long stamp = 0, offset = 0;
+    for (int r = 1; r < world_.size(); ++r) {
+      if (me_ != 0 && me_ != r) continue;
+      // One host has one monotonic clock (steady_clock): nothing to correct.
+      if (world_.places()[ix(r)].host == world_.places()[0].host) continue;
+      TimeNs best = INT64_MAX;
+      for (int k = 0; k < 16; ++k) {
+        if (me_ == 0) {
+          const TimeNs sent = now_ns();
+          PARASIM_MPI_CHECK(MPI_Isend(&stamp, 1, MPI_LONG_LONG, r, kClockTag, comm, &req[0]));
+          detail::wait_all(world_, req, deadline(), "the clock probe", {r});
+          PARASIM_MPI_CHECK(MPI_Irecv(&stamp, 1, MPI_LONG_LONG, r, kClockTag, comm, &req[0]));
+          detail::wait_all(world_, req, deadline(), "the clock probe", {r});
+          const TimeNs back = now_ns();
+          if (back - sent < best) {
+            best = back - sent;
+            offset = stamp - (sent + back) / 2;
+          }
+        } else {
+          PARASIM_MPI_CHECK(MPI_Irecv(&stamp, 1, MPI_LONG_LONG, 0, kClockTag, comm, &req[0]));
+          detail::wait_all(world_, req, deadline(), "the clock probe", {0});
+          stamp = now_ns();
+          PARASIM_MPI_CHECK(MPI_Isend(&stamp, 1, MPI_LONG_LONG, 0, kClockTag, comm, &req[0]));
+          detail::wait_all(world_, req, deadline(), "the clock probe", {0});
+        }
+      }
+      PARASIM_MPI_CHECK(me_ == 0 ? MPI_Isend(&offset, 1, MPI_LONG_LONG, r, kClockTag, comm, &req[0])
+                                 : MPI_Irecv(&offset, 1, MPI_LONG_LONG, 0, kClockTag, comm, &req[0]));
+      detail::wait_all(world_, req, deadline(), "the clock probe", {me_ == 0 ? r : 0});
+      if (me_ == r) offset_ = offset;
+    }
+  }
+
   MPI_Comm comm_of(TaskId t) const {
     const auto m = graph_->group_devices(graph_->group(t));
     return comms_.at({std::vector<int>(m.begin(), m.end()), graph_->stream(t)});
@@ -388,7 +450,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
               while (now_ns() < until) {
               }
             }
-            records_.push_back({t, Role::Compute, s - t0_, now_ns() - t0_});
+            records_.push_back({t, Role::Compute, s, now_ns()});
             break;
           }
           case TaskKind::Transfer:
@@ -406,7 +468,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
               progressed = true;
             }
             if (!test(st.request)) return progressed;
-            records_.push_back({t, Role::TransferSent, st.issued - t0_, now_ns() - t0_});
+            records_.push_back({t, Role::TransferSent, st.issued, now_ns()});
             st.started = false;
             break;
           case TaskKind::Collective:
@@ -417,7 +479,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
               progressed = true;
             }
             if (!test(st.request)) return progressed;
-            records_.push_back({t, Role::CollectiveMember, st.issued - t0_, now_ns() - t0_});
+            records_.push_back({t, Role::CollectiveMember, st.issued, now_ns()});
             st.started = false;
             break;
           case TaskKind::Marker: break;
@@ -491,16 +553,34 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
                        (peers.size() == 1 ? " " : "s ") + list);
   }
 
+  // Every rank's times on rank 0's clock, relative to the first rank leaving the step's
+  // barrier. The first record of each rank's share carries its barrier exit.
   void gather(std::vector<TaskTiming>& timeline) {
-    std::string mine(records_.size() * sizeof(Record), '\0');
-    if (!records_.empty()) std::memcpy(mine.data(), records_.data(), mine.size());
+    std::vector<Record> share;
+    share.push_back({simulator::kNoTask, Role::Compute, t0_ - offset_, 0});
+    for (Record r : records_) {
+      if (r.start >= 0) r.start -= offset_;
+      if (r.end >= 0) r.end -= offset_;
+      share.push_back(r);
+    }
+    std::string mine(share.size() * sizeof(Record), '\0');
+    std::memcpy(mine.data(), share.data(), mine.size());
     const auto all = world_.allgather(mine, "the timings of step " + std::to_string(step_));
     const TaskGraph& g = *graph_;
     std::vector<TimeNs> start(g.size(), -1), end(g.size(), -1);
+    std::vector<std::vector<Record>> shares;
+    TimeNs base = INT64_MAX;
     for (const std::string& bytes : all) {
       std::vector<Record> recs(bytes.size() / sizeof(Record));
       if (!recs.empty()) std::memcpy(recs.data(), bytes.data(), recs.size() * sizeof(Record));
-      for (const Record& r : recs) {
+      if (!recs.empty()) base = std::min(base, recs.front().start);
+      shares.push_back(std::move(recs));
+    }
+    for (std::vector<Record>& recs : shares) {
+      for (std::size_t k = 1; k < recs.size(); ++k) {
+        Record r = recs[k];
+        if (r.start >= 0) r.start -= base;
+        r.end -= base;
         const std::size_t t = ix(r.task);
         switch (r.role) {
           case Role::Compute: start[t] = r.start, end[t] = r.end; break;
@@ -548,8 +628,11 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
   std::vector<char> recorded_;
   std::vector<Record> records_;
   std::int64_t stand_ins_ = 0;
+  bool priority_note_ = false;
+  bool oversubscribed_ = false;  // more ranks on this host than this process may use cores
   int step_ = 0;
-  TimeNs t0_ = 0;
+  TimeNs t0_ = 0;       // this step's barrier exit, on this rank's clock
+  TimeNs offset_ = 0;   // this rank's clock minus rank 0's
 };
 
 }  // namespace

@@ -416,7 +416,7 @@ ExecutionResult measure(const ValidationRequest& req, const strategies::LoweredS
   OpResolver ops = microbatch_ops(replica_of_device, lowered.microbatches, builds);
   std::unique_ptr<StreamRuntime> runtime;
   if (dist) {
-    runtime = mpi::make_mpi_cpu_runtime(*dist->world, ops, {.optimizer = req.optimizer});
+    runtime = mpi::make_mpi_cpu_runtime(*dist->world, ops, {.optimizer = req.optimizer, .priority = req.priority});
   } else if (req.backend == Backend::Cpu) {
     CpuRuntimeOptions o;
     o.optimizer = req.optimizer;
@@ -653,7 +653,7 @@ ValidationResult follow_rank0(const ValidationRequest& req, mpi::World& world) {
     for (std::int64_t size : per_replica)
       if (!builds.count(size)) builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
   const OpResolver ops = microbatch_ops(doc["replica_of_device"].get<std::vector<int>>(), microbatches, builds);
-  auto runtime = mpi::make_mpi_cpu_runtime(world, ops, {.optimizer = req.optimizer});
+  auto runtime = mpi::make_mpi_cpu_runtime(world, ops, {.optimizer = req.optimizer, .priority = req.priority});
   const ExecutionResult run = run_steps(
       graph, *runtime,
       {.warmup = doc["warmup"].get<int>(), .repetitions = doc["repetitions"].get<int>(), .order_durations = durations});

@@ -28,6 +28,7 @@
 
 #include <memory>
 
+#include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/stream_runtime.hpp"
 #include "parasim/mpi/world.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -36,6 +37,8 @@ namespace parasim::mpi {
 
 struct MpiRuntimeOptions {
   profiler::Optimizer optimizer = profiler::Optimizer::Sgd;
+  /// The rank's thread while it runs a step (CpuRuntimeOptions::Priority; best effort).
+  executor::CpuRuntimeOptions::Priority priority = executor::CpuRuntimeOptions::Priority::Default;
 };
 
 /// RuntimeError when parasim was built without MPI. setup() throws InputError when the graph's
