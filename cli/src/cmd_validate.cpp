@@ -87,10 +87,10 @@ void print_one(std::ostream& out, const ValidationResult& r) {
     out << "\n";
   }
   if (r.rank_links)
-    out << "MPI links (measured): ping-pong alpha " << fixed(r.rank_links->pingpong_fit.alpha_ns / 1e3, 1) << " us, beta "
-        << fixed(r.rank_links->pingpong_fit.beta_gbps, 2) << " GB/s (rank 0 <-> 1); all-reduce alpha "
-        << fixed(r.rank_links->allreduce_fit.alpha_ns / 1e3, 1) << " us, beta " << fixed(r.rank_links->allreduce_fit.beta_gbps, 2)
-        << " GB/s (all ranks)\n";
+    out << "MPI links (measured): ping-pong alpha " << fixed(r.rank_links->pingpong_fit.alpha_ns / 1e3, 1)
+        << " us, beta " << fixed(r.rank_links->pingpong_fit.beta_gbps, 2) << " GB/s (rank 0 <-> 1); all-reduce alpha "
+        << fixed(r.rank_links->allreduce_fit.alpha_ns / 1e3, 1) << " us, beta "
+        << fixed(r.rank_links->allreduce_fit.beta_gbps, 2) << " GB/s (all ranks)\n";
   if (r.calibration) {
     const HostCalibration& c = *r.calibration;
     const RouteFit route = route_fit(c, r.collective_weight);

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
     const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
     if (!parasim::mpi::built_with_mpi()) {
       if (size != nullptr && std::atoi(size) > 1) {
-        std::cerr << "parasim: error: started as one of " << size << " MPI ranks, but this parasim was built without MPI "
+        std::cerr << "parasim: error: started as one of " << size
+                  << " MPI ranks, but this parasim was built without MPI "
                   << "(-DPARASIM_MPI=OFF); rebuild with libopenmpi-dev, or run it without mpirun\n";
         return parasim::kExitBadInput;
       }
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     return finish(parasim::kExitBadInput, "", true);
   } catch (const parasim::mpi::AgreedError& e) {
     // One write: every rank prints it at about the same time.
-    std::cerr << std::string("parasim: ") + (e.code() == parasim::kExitBadInput ? "error: " : "runtime failure: ") + e.what() + "\n";
+    std::cerr << std::string("parasim: ") + (e.code() == parasim::kExitBadInput ? "error: " : "runtime failure: ") +
+                     e.what() + "\n";
     return finish(e.code(), "", true);
   } catch (const parasim::InputError& e) {
     std::cerr << "parasim: error: " << e.what() << "\n";

@@ -81,9 +81,11 @@ RankLinkProbe probe_rank_links(World& world, const RankLinkProbeOptions& o) {
       world.barrier("the link probe's all-reduce");
       std::vector<MPI_Request> r(1, MPI_REQUEST_NULL);
       const auto start = detail::Clock::now();
-      PARASIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, floats.data(), static_cast<int>(bytes / 4), MPI_FLOAT, MPI_SUM, comm, &r[0]));
+      PARASIM_MPI_CHECK(
+          MPI_Iallreduce(MPI_IN_PLACE, floats.data(), static_cast<int>(bytes / 4), MPI_FLOAT, MPI_SUM, comm, &r[0]));
       detail::wait_all(world, r, deadline(), "the link probe's all-reduce", {});
-      if (i >= o.warmup) times.push_back(std::chrono::duration<double, std::nano>(detail::Clock::now() - start).count());
+      if (i >= o.warmup)
+        times.push_back(std::chrono::duration<double, std::nano>(detail::Clock::now() - start).count());
     }
     if (me == 0) out.allreduce.push_back({bytes, median(times)});
   }

@@ -69,16 +69,16 @@ struct Record {
   TimeNs end;
 };
 
-struct Incoming {      // a transfer into this rank
+struct Incoming {  // a transfer into this rank
   TaskId task;
-  int source;          // rank
+  int source;  // rank
   int tag;
   std::vector<float> buffer;
   MPI_Request request = MPI_REQUEST_NULL;
   TimeNs done = -1;
 };
 
-struct Signal {        // an event of another rank this rank waits for
+struct Signal {  // an event of another rank this rank waits for
   EventId event;
   int source;
   int tag;
@@ -134,7 +134,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     oversubscribed_ = static_cast<std::size_t>(here) > executor::allowed_cores().size();
     if (oversubscribed_ && options_.priority != executor::CpuRuntimeOptions::Priority::Default)
       notes_.push_back(std::to_string(here) + " ranks share " + std::to_string(executor::allowed_cores().size()) +
-                       " cores on " + world_.place().host + ": ranks keep their normal priority and time-share the cores");
+                       " cores on " + world_.place().host +
+                       ": ranks keep their normal priority and time-share the cores");
     find_remote_events(graph, plan);
     find_incoming(graph, plan);
     size_buffers(graph);
@@ -146,8 +147,9 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     const auto all = world_.allgather(std::to_string(stand_ins_), "the executor's stand-in counts");
     stand_ins_ = 0;
     for (const std::string& s : all) stand_ins_ += std::stoll(s);
-    notes_.push_back("one MPI rank per device, one thread per rank: a rank's kernels run one at a time and its "
-                     "communication (non-blocking MPI) progresses between them");
+    notes_.push_back(
+        "one MPI rank per device, one thread per rank: a rank's kernels run one at a time and its "
+        "communication (non-blocking MPI) progresses between them");
     if (stand_ins_ > 0)
       notes_.push_back(std::to_string(stand_ins_) +
                        " compute tasks have no runnable kernel and spin for their graph duration (not measured)");
@@ -195,7 +197,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
                                                              : options_.priority);
       if (!priority.ok() && options_.priority != executor::CpuRuntimeOptions::Priority::Default && !priority_note_) {
         priority_note_ = true;
-        notes_.push_back("raising the ranks' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
+        notes_.push_back(
+            "raising the ranks' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
       }
       run_loop();
     }
@@ -251,7 +254,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
       for (TaskId t : plan.stream_order[ix(s)]) {
         if (graph.kind(t) != TaskKind::Transfer || graph.dst(t) != me_) continue;
         incoming_of_task_[ix(t)] = static_cast<int>(incoming_.size());
-        Incoming in{t, owner(s), data_tag(s % spd_), std::vector<float>(std::max<std::size_t>(floats_for(graph.bytes(t)), 1))};
+        Incoming in{t, owner(s), data_tag(s % spd_),
+                    std::vector<float>(std::max<std::size_t>(floats_for(graph.bytes(t)), 1))};
         incoming_.push_back(std::move(in));
       }
     }
@@ -403,20 +407,24 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     const MPI_Comm comm = comm_of(t);
     switch (g.collective_op(t)) {
       case CollectiveOp::AllReduce:
-        PARASIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, send_.data(), static_cast<int>(floats_for(g.bytes(t))), MPI_FLOAT,
-                                         MPI_SUM, comm, &st.request));
+        PARASIM_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, send_.data(), static_cast<int>(floats_for(g.bytes(t))),
+                                         MPI_FLOAT, MPI_SUM, comm, &st.request));
         break;
       case CollectiveOp::ReduceScatter:
-        PARASIM_MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, send_.data(), chunk, MPI_FLOAT, MPI_SUM, comm, &st.request));
+        PARASIM_MPI_CHECK(
+            MPI_Ireduce_scatter_block(MPI_IN_PLACE, send_.data(), chunk, MPI_FLOAT, MPI_SUM, comm, &st.request));
         break;
       case CollectiveOp::AllGather:
-        PARASIM_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, send_.data(), chunk, MPI_FLOAT, comm, &st.request));
+        PARASIM_MPI_CHECK(
+            MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, send_.data(), chunk, MPI_FLOAT, comm, &st.request));
         break;
       case CollectiveOp::Broadcast:
-        PARASIM_MPI_CHECK(MPI_Ibcast(send_.data(), static_cast<int>(floats_for(g.bytes(t))), MPI_FLOAT, 0, comm, &st.request));
+        PARASIM_MPI_CHECK(
+            MPI_Ibcast(send_.data(), static_cast<int>(floats_for(g.bytes(t))), MPI_FLOAT, 0, comm, &st.request));
         break;
       case CollectiveOp::AllToAll:
-        PARASIM_MPI_CHECK(MPI_Ialltoall(send_.data(), chunk, MPI_FLOAT, receive_.data(), chunk, MPI_FLOAT, comm, &st.request));
+        PARASIM_MPI_CHECK(
+            MPI_Ialltoall(send_.data(), chunk, MPI_FLOAT, receive_.data(), chunk, MPI_FLOAT, comm, &st.request));
         break;
     }
   }
@@ -447,8 +455,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
               backend_->synchronize();
             } else {
               const TimeNs until = s + g.duration(t);
-              while (now_ns() < until) {
-              }
+              while (now_ns() < until) {}
             }
             records_.push_back({t, Role::Compute, s, now_ns()});
             break;
@@ -547,10 +554,11 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
       if (in.done < 0) peers.insert(in.source);
     std::string list;
     for (int p : peers) list += (list.empty() ? "" : ", ") + std::to_string(p);
-    throw RuntimeError("rank " + std::to_string(me_) + ": step " + std::to_string(step_) + " made no progress for " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(world_.timeouts().call).count()) +
-                       " s waiting for " + (what.empty() ? std::string("messages") : what) + " from rank" +
-                       (peers.size() == 1 ? " " : "s ") + list);
+    throw RuntimeError(
+        "rank " + std::to_string(me_) + ": step " + std::to_string(step_) + " made no progress for " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(world_.timeouts().call).count()) +
+        " s waiting for " + (what.empty() ? std::string("messages") : what) + " from rank" +
+        (peers.size() == 1 ? " " : "s ") + list);
   }
 
   // Every rank's times on rank 0's clock, relative to the first rank leaving the step's
@@ -610,13 +618,13 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
   int me_ = 0;
   int spd_ = 0;
   std::vector<StreamState> streams_;
-  std::vector<std::set<int>> waiters_;          // per event: ranks (other than its owner) that wait for it
-  std::vector<int> signal_of_event_;            // per event: index into signals_, or -1
-  std::vector<std::vector<TaskId>> covered_;    // per event this rank waits for: incoming transfers it covers
+  std::vector<std::set<int>> waiters_;        // per event: ranks (other than its owner) that wait for it
+  std::vector<int> signal_of_event_;          // per event: index into signals_, or -1
+  std::vector<std::vector<TaskId>> covered_;  // per event this rank waits for: incoming transfers it covers
   std::vector<Signal> signals_;
   std::vector<Incoming> incoming_;
   std::vector<int> incoming_of_task_;
-  std::vector<MPI_Request> outgoing_;           // signals in flight
+  std::vector<MPI_Request> outgoing_;  // signals in flight
   std::vector<float> send_, receive_;
   std::map<std::pair<std::vector<int>, int>, MPI_Comm> comms_;
   std::unique_ptr<profiler::KernelBackend> backend_;
@@ -631,8 +639,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
   bool priority_note_ = false;
   bool oversubscribed_ = false;  // more ranks on this host than this process may use cores
   int step_ = 0;
-  TimeNs t0_ = 0;       // this step's barrier exit, on this rank's clock
-  TimeNs offset_ = 0;   // this rank's clock minus rank 0's
+  TimeNs t0_ = 0;      // this step's barrier exit, on this rank's clock
+  TimeNs offset_ = 0;  // this rank's clock minus rank 0's
 };
 
 }  // namespace

@@ -102,8 +102,9 @@ void wait_all(World& world, std::vector<MPI_Request>& requests, Clock::time_poin
     }
     if (Clock::now() > deadline)
       throw RuntimeError("rank " + std::to_string(world.rank()) + ": timed out waiting for " + std::string(what) +
-                         (peers.empty() ? std::string() : " from rank" + std::string(peers.size() > 1 ? "s " : " ") +
-                                                              rank_list(peers)) +
+                         (peers.empty()
+                              ? std::string()
+                              : " from rank" + std::string(peers.size() > 1 ? "s " : " ") + rank_list(peers)) +
                          " (every rank still sends heartbeats: a rank hangs or ranks run different commands)");
     idle_pause(idle, false);
   }
@@ -129,7 +130,9 @@ void heartbeat_main(World& w, World::Impl& impl, std::chrono::milliseconds timeo
   const auto start = detail::Clock::now();
   std::vector<detail::Clock::time_point> seen(static_cast<std::size_t>(n), start);
   for (int p = 0; p < n; ++p)
-    if (p != me) MPI_Irecv(&inbox[static_cast<std::size_t>(p)], 1, MPI_CHAR, p, kHeartbeatTag, impl.heartbeat, &recvs[static_cast<std::size_t>(p)]);
+    if (p != me)
+      MPI_Irecv(&inbox[static_cast<std::size_t>(p)], 1, MPI_CHAR, p, kHeartbeatTag, impl.heartbeat,
+                &recvs[static_cast<std::size_t>(p)]);
   auto next_send = start;
   while (!impl.stop.load()) {
     const auto now = detail::Clock::now();
@@ -150,7 +153,8 @@ void heartbeat_main(World& w, World::Impl& impl, std::chrono::milliseconds timeo
         impl.dead.store(p);
         {
           std::lock_guard lock(impl.print);
-          std::fprintf(stderr, "parasim: rank %d: rank %d (%s) sent no heartbeat for %s: it died or hangs; ending the job\n",
+          std::fprintf(stderr,
+                       "parasim: rank %d: rank %d (%s) sent no heartbeat for %s: it died or hangs; ending the job\n",
                        me, p, w.places()[i].host.c_str(), seconds_text(timeout).c_str());
           std::fflush(stderr);
         }
@@ -247,8 +251,7 @@ std::vector<std::string> World::hosts() const {
 std::vector<int> World::host_of_rank() const {
   const auto h = hosts();
   std::vector<int> out;
-  for (const RankPlace& p : places_)
-    out.push_back(static_cast<int>(std::find(h.begin(), h.end(), p.host) - h.begin()));
+  for (const RankPlace& p : places_) out.push_back(static_cast<int>(std::find(h.begin(), h.end(), p.host) - h.begin()));
   return out;
 }
 
@@ -267,7 +270,8 @@ std::string World::broadcast(std::string bytes, int root, std::string_view what,
   return bytes;
 }
 
-std::vector<std::string> World::allgather(const std::string& bytes, std::string_view what, std::chrono::milliseconds timeout) {
+std::vector<std::string> World::allgather(const std::string& bytes, std::string_view what,
+                                          std::chrono::milliseconds timeout) {
   const auto deadline = detail::Clock::now() + (timeout.count() > 0 ? timeout : timeouts_.call);
   const auto peers = others(*this);
   if (bytes.size() > (1u << 30)) throw RuntimeError("MPI: " + std::string(what) + " is larger than 1 GiB");

@@ -13,7 +13,6 @@
 
 namespace parasim::mpi {
 
-
 namespace detail {
 
 using Clock = std::chrono::steady_clock;

@@ -11,8 +11,9 @@ struct World::Impl {};
 
 namespace {
 [[noreturn]] void unavailable() {
-  throw RuntimeError("parasim was built without MPI (-DPARASIM_MPI=OFF): rebuild with Open MPI (libopenmpi-dev) to run "
-                     "under mpirun or srun");
+  throw RuntimeError(
+      "parasim was built without MPI (-DPARASIM_MPI=OFF): rebuild with Open MPI (libopenmpi-dev) to run "
+      "under mpirun or srun");
 }
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -48,7 +49,9 @@ int World::dead_rank() const { return -1; }
 std::vector<std::string> World::hosts() const { unavailable(); }
 std::vector<int> World::host_of_rank() const { unavailable(); }
 std::string World::broadcast(std::string, int, std::string_view, std::chrono::milliseconds) { unavailable(); }
-std::vector<std::string> World::allgather(const std::string&, std::string_view, std::chrono::milliseconds) { unavailable(); }
+std::vector<std::string> World::allgather(const std::string&, std::string_view, std::chrono::milliseconds) {
+  unavailable();
+}
 void World::barrier(std::string_view, std::chrono::milliseconds) { unavailable(); }
 void World::abort(const std::string& message, int code) {
   (void)message;

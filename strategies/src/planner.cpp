@@ -169,10 +169,28 @@ void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std:
 // Rows on the wire between processes (PlanSharing): every field but the strategy, which the
 // receiver takes from its own candidate list. Doubles survive JSON exactly (17 digits).
 nlohmann::json row_to_wire(std::size_t index, const PlanRow& r) {
-  return {index, r.global_batch, r.devices, static_cast<int>(r.verdict), r.reason, r.step_time, r.throughput,
-          r.bubble_fraction, r.compute, r.exposed_comm, r.peak_memory, r.capacity, r.sampled_micro[0],
-          r.sampled_micro[1], r.simulations, r.epochs, r.steps_per_epoch, r.time_to_train, r.detailed, r.dp_comm,
-          r.pipeline_comm, r.tp_comm};
+  return {index,
+          r.global_batch,
+          r.devices,
+          static_cast<int>(r.verdict),
+          r.reason,
+          r.step_time,
+          r.throughput,
+          r.bubble_fraction,
+          r.compute,
+          r.exposed_comm,
+          r.peak_memory,
+          r.capacity,
+          r.sampled_micro[0],
+          r.sampled_micro[1],
+          r.simulations,
+          r.epochs,
+          r.steps_per_epoch,
+          r.time_to_train,
+          r.detailed,
+          r.dp_comm,
+          r.pipeline_comm,
+          r.tp_comm};
 }
 
 std::size_t row_from_wire(const nlohmann::json& j, const std::vector<Candidate>& candidates, PlanRow& r) {
@@ -259,7 +277,8 @@ PlanResult run_planner(const PlanRequest& req) {
     if (share.parts < 1 || share.part < 0 || share.part >= share.parts || !share.exchange)
       throw InputError("planner: a sharing needs 0 <= part < parts and an exchange");
     std::vector<std::size_t> mine;
-    for (std::size_t n = static_cast<std::size_t>(share.part); n < order.size(); n += static_cast<std::size_t>(share.parts))
+    for (std::size_t n = static_cast<std::size_t>(share.part); n < order.size();
+         n += static_cast<std::size_t>(share.parts))
       mine.push_back(order[n]);
     order = std::move(mine);
   }

@@ -562,7 +562,8 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
 /// the roofline over a fixed cluster (the same bytes on every rank of one build and command).
 std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
   if (req.backend != Backend::Cpu)
-    throw InputError("--backend " + to_string(req.backend) + ": validate on MPI ranks runs the cpu backend; the CUDA "
+    throw InputError("--backend " + to_string(req.backend) +
+                     ": validate on MPI ranks runs the cpu backend; the CUDA "
                      "runtime over MPI and NCCL (mpi_runtime.hpp) is not wired into validate yet");
   const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
   if (strategy.asynchronous())
@@ -571,8 +572,8 @@ std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
   const int devices = static_cast<int>(strategy.devices());
   if (devices != ranks)
     throw InputError("--strategy " + strategies::to_string(strategy) + " runs " + std::to_string(devices) +
-                     " devices and this MPI job has " + std::to_string(ranks) + " ranks: run one rank per device (mpirun -np " +
-                     std::to_string(devices) + ")");
+                     " devices and this MPI job has " + std::to_string(ranks) +
+                     " ranks: run one rank per device (mpirun -np " + std::to_string(devices) + ")");
   const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch, .seq_len = req.seq_len});
   HostCalibration fixed;
   fixed.devices = devices;
@@ -618,14 +619,17 @@ void agree_on_graph(const ValidationRequest& req, mpi::World& world) {
   const std::vector<std::string> all = world.allgather(mine, "every rank's task-graph hash");
   for (int r = 0; r < world.size(); ++r) {
     const std::string& s = all[ix(r)];
-    if (s.rfind("input ", 0) == 0) throw mpi::AgreedError("rank " + std::to_string(r) + ": " + s.substr(6), kExitBadInput);
-    if (s.rfind("runtime ", 0) == 0) throw mpi::AgreedError("rank " + std::to_string(r) + ": " + s.substr(8), kExitRuntime);
+    if (s.rfind("input ", 0) == 0)
+      throw mpi::AgreedError("rank " + std::to_string(r) + ": " + s.substr(6), kExitBadInput);
+    if (s.rfind("runtime ", 0) == 0)
+      throw mpi::AgreedError("rank " + std::to_string(r) + ": " + s.substr(8), kExitRuntime);
   }
   std::string differing;
   for (int r = 1; r < world.size(); ++r)
     if (all[ix(r)] != all[0]) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
   if (differing.empty()) return;
-  const std::string same = "; every rank must run the same command (model, batch, strategy, options) with the same parasim build";
+  const std::string same =
+      "; every rank must run the same command (model, batch, strategy, options) with the same parasim build";
   if (mine != all[0])
     throw mpi::AgreedError("the task graph of rank " + std::to_string(world.rank()) + " (hash " + mine.substr(3) +
                                ") differs from rank 0's (hash " + all[0].substr(3) + ")" + same,
@@ -669,7 +673,9 @@ ValidationResult follow_rank0(const ValidationRequest& req, mpi::World& world) {
 
 }  // namespace
 
-ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) { return validate_impl(req, cache, nullptr); }
+ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
+  return validate_impl(req, cache, nullptr);
+}
 
 ValidationResult validate_on_ranks(const ValidationRequest& req, mpi::World& world) {
   agree_on_graph(req, world);
@@ -682,7 +688,8 @@ ValidationResult validate_on_ranks(const ValidationRequest& req, mpi::World& wor
     // Until the graph is out, a failure here is everyone's: the other ranks wait for it.
     const auto tell = [&](const std::string& message, int code) {
       if (!dist.graph_sent) {
-        world.broadcast(nlohmann::json{{"error", "rank 0: " + message}, {"code", code}}.dump(), 0, "rank 0's task graph");
+        world.broadcast(nlohmann::json{{"error", "rank 0: " + message}, {"code", code}}.dump(), 0,
+                        "rank 0's task graph");
         throw mpi::AgreedError("rank 0: " + message, code);
       }
     };
@@ -755,7 +762,8 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
   if (!r.ranks.empty()) {
     nlohmann::json ranks = nlohmann::json::array();
     for (const RankPlacement& p : r.ranks)
-      ranks.push_back({{"rank", p.rank}, {"device", p.rank}, {"host", p.host}, {"local_rank", p.local_rank}, {"pid", p.pid}});
+      ranks.push_back(
+          {{"rank", p.rank}, {"device", p.rank}, {"host", p.host}, {"local_rank", p.local_rank}, {"pid", p.pid}});
     j["mpi_ranks"] = ranks;
   }
   if (r.rank_links) {
@@ -764,12 +772,14 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
       for (const auto& p : v) a.push_back({{"bytes", p.bytes}, {"time_ns", p.time_ns}});
       return a;
     };
-    j["mpi_links"] = {{"pingpong", {{"points", points(r.rank_links->pingpong)},
-                                    {"alpha_ns", r.rank_links->pingpong_fit.alpha_ns},
-                                    {"beta_gbps", r.rank_links->pingpong_fit.beta_gbps}}},
-                      {"allreduce", {{"points", points(r.rank_links->allreduce)},
-                                     {"alpha_ns", r.rank_links->allreduce_fit.alpha_ns},
-                                     {"beta_gbps", r.rank_links->allreduce_fit.beta_gbps}}}};
+    j["mpi_links"] = {{"pingpong",
+                       {{"points", points(r.rank_links->pingpong)},
+                        {"alpha_ns", r.rank_links->pingpong_fit.alpha_ns},
+                        {"beta_gbps", r.rank_links->pingpong_fit.beta_gbps}}},
+                      {"allreduce",
+                       {{"points", points(r.rank_links->allreduce)},
+                        {"alpha_ns", r.rank_links->allreduce_fit.alpha_ns},
+                        {"beta_gbps", r.rank_links->allreduce_fit.beta_gbps}}}};
   }
   return j;
 }

@@ -23,7 +23,7 @@ struct RankLinkProbeOptions {
 };
 
 struct RankLinkProbe {
-  std::vector<profiler::SizeTime> pingpong;   // rank 0 <-> rank 1, one way
+  std::vector<profiler::SizeTime> pingpong;  // rank 0 <-> rank 1, one way
   profiler::AlphaBetaSegment pingpong_fit;
   std::vector<profiler::SizeTime> allreduce;  // over every rank
   profiler::AlphaBetaSegment allreduce_fit;
