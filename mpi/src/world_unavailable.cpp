@@ -33,10 +33,10 @@ int launcher_local_rank() {
   return -1;
 }
 std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = 0xcbf29ce484222325ull;  // the FNV-1a 64 offset basis
   for (unsigned char c : bytes) {
     h ^= c;
-    h *= 1099511628211ull;
+    h *= 0x100000001b3ull;  // the FNV 64 prime
   }
   return h;
 }
