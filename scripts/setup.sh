@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev gnuplot-nox
   clang libclang-rt-14-dev clang-format
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -5,6 +5,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
+#include "parasim/mpi/world.hpp"
 
 namespace parasim::cli {
 
@@ -20,6 +21,8 @@ void OutputFile::commit() {
   if (!saved_) return;
   std::cout.rdbuf(saved_);
   saved_ = nullptr;
+  // Under MPI only rank 0 writes: the other ranks computed a share of the same output.
+  if (const mpi::World* w = mpi::World::current(); w != nullptr && !w->root()) return;
   const std::string text = captured_.str();
   write_file_atomic(path_, text);
   if (echo_) std::cout << text;

@@ -196,6 +196,7 @@ void run_plan(const PlanOptions& o) {
   req.calibration = planning_calibration(o.in);
   req.extrapolate = !o.in.exact;
   req.prune_dominated = !o.in.exact;
+  req.sharing = mpi_plan_sharing();
   SearchSpace& space = req.space;
   apply_search_options(o.in, space);
   space.gpus = o.gpus;

@@ -20,6 +20,7 @@
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
+#include "parasim/mpi/world.hpp"
 #include "parasim/validation/validate.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
@@ -79,6 +80,17 @@ void print_one(std::ostream& out, const ValidationResult& r) {
     out << "  " << pad(std::to_string(d.device), 6) << lpad(fixed(ns_to_ms(d.projected_compute), 3), 19)
         << lpad(fixed(ns_to_ms(d.measured_compute), 3), 18) << lpad(fixed(ns_to_ms(d.projected_comm), 3), 16)
         << lpad(fixed(ns_to_ms(d.measured_comm), 3), 15) << "\n";
+  if (!r.ranks.empty()) {
+    out << "\nMPI ranks (one per device):";
+    for (const auto& p : r.ranks)
+      out << " " << p.rank << "=" << p.host << "/local " << p.local_rank << "/pid " << p.pid;
+    out << "\n";
+  }
+  if (r.rank_links)
+    out << "MPI links (measured): ping-pong alpha " << fixed(r.rank_links->pingpong_fit.alpha_ns / 1e3, 1)
+        << " us, beta " << fixed(r.rank_links->pingpong_fit.beta_gbps, 2) << " GB/s (rank 0 <-> 1); all-reduce alpha "
+        << fixed(r.rank_links->allreduce_fit.alpha_ns / 1e3, 1) << " us, beta "
+        << fixed(r.rank_links->allreduce_fit.beta_gbps, 2) << " GB/s (all ranks)\n";
   if (r.calibration) {
     const HostCalibration& c = *r.calibration;
     const RouteFit route = route_fit(c, r.collective_weight);
@@ -202,6 +214,15 @@ void run_validate(const ValidateArgs& a) {
     return;
   }
   if (ProgressBar::would_draw()) req.on_stage = [](const std::string& s) { std::cerr << "  " << s << "...\n"; };
+  if (mpi::World* world = mpi::World::current(); world != nullptr && world->size() > 1) {
+    // One rank per device; rank 0 prints what the single-process run prints, plus the layout.
+    const ValidationResult r = validate_on_ranks(req, *world);
+    if (!world->root()) return;
+    std::ostringstream text;
+    print_one(text, r);
+    emit(a, validation_to_json(r), text.str());
+    return;
+  }
   const ValidationResult r = validate(req);
   std::ostringstream text;
   print_one(text, r);
@@ -240,6 +261,8 @@ void register_validate(CLI::App& app) {
   cmd->add_option("--calibration", runs->calibration, "With --runs: a calibration file (parasim calibrate) to apply");
   cmd->callback([args, cmd, runs] {
     if (!runs->file.empty()) {
+      if (const mpi::World* w = mpi::World::current(); w != nullptr && w->size() > 1)
+        throw mpi::AgreedError("validate --runs executes nothing; run it without mpirun", kExitBadInput);
       refuse_options(*cmd,
                      {"--backend", "--model", "--batch", "--strategy", "--reps", "--warmup", "--profile-reps",
                       "--optimizer", "--suite", "--priority", "--profile-cache", "--trace-dir"},
@@ -250,6 +273,8 @@ void register_validate(CLI::App& app) {
       return;
     }
     if (!runs->calibration.empty()) throw InputError("validate: --calibration applies only with --runs");
+    if (const mpi::World* w = mpi::World::current(); w != nullptr && w->size() > 1 && !args->suite.empty())
+      throw mpi::AgreedError("validate --suite runs in one process; run it without mpirun", kExitBadInput);
     // The suite runs its own fixed cases: a model, batch, strategy or trace folder given with it
     // would be ignored.
     if (!args->suite.empty())

@@ -1,8 +1,10 @@
 // parasim: project, plan and validate parallel DNN training before booking a cluster.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <streambuf>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -11,9 +13,53 @@
 #include "parasim/common/allocator.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/progress.hpp"
+#include "parasim/mpi/world.hpp"
+
+namespace {
+
+/// Where ranks other than 0 print (a buffer, not nullptr: OutputFile swaps std::cout's buffer).
+class DiscardBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
+// Under mpirun / srun with several ranks: only these commands know how to share their work.
+constexpr const char* kRankAwareCommands[] = {"validate", "plan", "project"};
+
+/// Ends the MPI job on the way out: an error every rank agreed on ends normally (MPI_Finalize)
+/// with its exit code; any other error of one rank ends every rank (MPI_Abort), since the
+/// others would wait for it.
+int finish(int code, const std::string& error, bool agreed) {
+  parasim::mpi::World* world = parasim::mpi::World::current();
+  if (world == nullptr) return code;
+  if (!error.empty() && !agreed && world->size() > 1)
+    world->abort("this rank failed (above); ending every rank of the job", code);
+  parasim::mpi::World::finalize();
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   parasim::keep_freed_memory_for_reuse();
+  if (parasim::mpi::launched_by_mpi()) {
+    const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (!parasim::mpi::built_with_mpi()) {
+      if (size != nullptr && std::atoi(size) > 1) {
+        std::cerr << "parasim: error: started as one of " << size
+                  << " MPI ranks, but this parasim was built without MPI "
+                  << "(-DPARASIM_MPI=OFF); rebuild with libopenmpi-dev, or run it without mpirun\n";
+        return parasim::kExitBadInput;
+      }
+    } else {
+      try {
+        parasim::mpi::World::init(argc, argv);
+      } catch (const std::exception& e) {
+        std::cerr << "parasim: runtime failure: " << e.what() << "\n";
+        return parasim::kExitRuntime;
+      }
+    }
+  }
   CLI::App app{
       "parasim: how to split a DNN training job across GPUs, how long it will take, and proof.\n"
       "Exit codes: 0 ok, 1 runtime failure, 2 bad input."};
@@ -42,30 +88,49 @@ int main(int argc, char** argv) {
 
   app.parse_complete_callback([&] {
     if (no_progress) parasim::ProgressBar::set_global_enabled(false);
+    const parasim::mpi::World* world = parasim::mpi::World::current();
+    if (world == nullptr || world->size() == 1) return;
+    if (!world->root()) {
+      // Rank 0 prints the command's output; the others computed shares of it.
+      parasim::ProgressBar::set_global_enabled(false);
+      static DiscardBuffer discard;
+      std::cout.rdbuf(&discard);
+    }
+    for (const char* name : kRankAwareCommands)
+      if (app.got_subcommand(name)) return;
+    throw parasim::mpi::AgreedError("only validate, plan and project run on several MPI ranks; run " +
+                                        app.get_subcommands().front()->get_name() + " without mpirun",
+                                    parasim::kExitBadInput);
   });
+  // Parse errors are the same on every rank (same command line), so they count as agreed.
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return finish(app.exit(e), "", true);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return finish(app.exit(e), "", true);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return finish(app.exit(e), "", true);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return parasim::kExitBadInput;
+    return finish(parasim::kExitBadInput, "", true);
+  } catch (const parasim::mpi::AgreedError& e) {
+    // One write: every rank prints it at about the same time.
+    std::cerr << std::string("parasim: ") + (e.code() == parasim::kExitBadInput ? "error: " : "runtime failure: ") +
+                     e.what() + "\n";
+    return finish(e.code(), "", true);
   } catch (const parasim::InputError& e) {
     std::cerr << "parasim: error: " << e.what() << "\n";
-    return parasim::kExitBadInput;
+    return finish(parasim::kExitBadInput, std::string("error: ") + e.what(), false);
   } catch (const parasim::RuntimeError& e) {
     std::cerr << "parasim: runtime failure: " << e.what() << "\n";
-    return parasim::kExitRuntime;
+    return finish(parasim::kExitRuntime, std::string("runtime failure: ") + e.what(), false);
   } catch (const std::bad_alloc&) {
     std::cerr << "parasim: runtime failure: out of memory\n";
-    return parasim::kExitRuntime;
+    return finish(parasim::kExitRuntime, "runtime failure: out of memory", false);
   } catch (const std::exception& e) {
     std::cerr << "parasim: runtime failure: " << e.what() << "\n";
-    return parasim::kExitRuntime;
+    return finish(parasim::kExitRuntime, std::string("runtime failure: ") + e.what(), false);
   }
-  return parasim::kExitOk;
+  return finish(parasim::kExitOk, "", true);
 }

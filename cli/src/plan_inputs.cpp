@@ -2,10 +2,12 @@
 #include "plan_inputs.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/progress.hpp"
+#include "parasim/mpi/world.hpp"
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/zoo.hpp"
@@ -148,6 +150,19 @@ void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& spa
   space.all_mappings = in.all_mappings;
 }
 
+std::optional<strategies::PlanSharing> mpi_plan_sharing() {
+  mpi::World* world = mpi::World::current();
+  if (world == nullptr || world->size() == 1) return std::nullopt;
+  strategies::PlanSharing share;
+  share.part = world->rank();
+  share.parts = world->size();
+  // Ranks finish their shares at different times: the wait is long, the heartbeat guards it.
+  share.exchange = [world](const std::string& rows) {
+    return world->allgather(rows, "the planner rows of every rank", std::chrono::hours(24));
+  };
+  return share;
+}
+
 strategies::Projection run_planning_projection(const PlanningInputs& in, const models::Model& model,
                                                const profiler::CostModel& costs, const strategies::Dataset& data,
                                                const std::string& gpus, std::int64_t per_device_batch,
@@ -172,6 +187,7 @@ strategies::Projection run_planning_projection(const PlanningInputs& in, const m
   req.threads = in.threads;
   req.calibration = planning_calibration(in);
   req.exact = in.exact;
+  req.sharing = mpi_plan_sharing();
   apply_search_options(in, req.space);
   req.space.max_model_parallel = max_model_parallel;
   std::unique_ptr<ProgressBar> bar;

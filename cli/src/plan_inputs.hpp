@@ -74,6 +74,10 @@ strategies::StatisticalEfficiency planning_efficiency(const PlanningInputs& in, 
 std::optional<strategies::Granularity> planning_granularity(const PlanningInputs& in);
 /// Schedules, recompute, ZeRO, max mp/tp and mappings from the options (batch and GPU fields untouched).
 void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& space);
+/// Under mpirun with several ranks: the planner's sweep shared across them (this rank's part,
+/// rows exchanged with an MPI allgather); nullopt in one process.
+std::optional<strategies::PlanSharing> mpi_plan_sharing();
+
 /// `parasim project`'s projection (also what `parasim report --model` draws): `gpus` as --gpus,
 /// `per_device_batch` 0 for the model's default, `max_model_parallel` 0 for one node; a progress
 /// bar per GPU count on a terminal.

@@ -166,6 +166,60 @@ void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std:
   }
 }
 
+// Rows on the wire between processes (PlanSharing): every field but the strategy, which the
+// receiver takes from its own candidate list. Doubles survive JSON exactly (17 digits).
+nlohmann::json row_to_wire(std::size_t index, const PlanRow& r) {
+  return {index,
+          r.global_batch,
+          r.devices,
+          static_cast<int>(r.verdict),
+          r.reason,
+          r.step_time,
+          r.throughput,
+          r.bubble_fraction,
+          r.compute,
+          r.exposed_comm,
+          r.peak_memory,
+          r.capacity,
+          r.sampled_micro[0],
+          r.sampled_micro[1],
+          r.simulations,
+          r.epochs,
+          r.steps_per_epoch,
+          r.time_to_train,
+          r.detailed,
+          r.dp_comm,
+          r.pipeline_comm,
+          r.tp_comm};
+}
+
+std::size_t row_from_wire(const nlohmann::json& j, const std::vector<Candidate>& candidates, PlanRow& r) {
+  const auto index = j.at(0).get<std::size_t>();
+  if (index >= candidates.size()) throw RuntimeError("planner: a share's row names candidate " + std::to_string(index));
+  r.strategy = candidates[index].strategy;
+  r.global_batch = j.at(1).get<std::int64_t>();
+  r.devices = j.at(2).get<std::int64_t>();
+  r.verdict = static_cast<Verdict>(j.at(3).get<int>());
+  r.reason = j.at(4).get<std::string>();
+  r.step_time = j.at(5).get<TimeNs>();
+  r.throughput = j.at(6).get<double>();
+  r.bubble_fraction = j.at(7).get<double>();
+  r.compute = j.at(8).get<TimeNs>();
+  r.exposed_comm = j.at(9).get<TimeNs>();
+  r.peak_memory = j.at(10).get<Bytes>();
+  r.capacity = j.at(11).get<Bytes>();
+  r.sampled_micro = {j.at(12).get<int>(), j.at(13).get<int>()};
+  r.simulations = j.at(14).get<int>();
+  r.epochs = j.at(15).get<double>();
+  r.steps_per_epoch = j.at(16).get<std::int64_t>();
+  r.time_to_train = j.at(17).get<TimeNs>();
+  r.detailed = j.at(18).get<bool>();
+  r.dp_comm = j.at(19).get<TimeNs>();
+  r.pipeline_comm = j.at(20).get<TimeNs>();
+  r.tp_comm = j.at(21).get<TimeNs>();
+  return index;
+}
+
 void check_request(const PlanRequest& req) {
   if (req.model == nullptr || req.cluster == nullptr || req.costs == nullptr)
     throw InputError("planner: a model, a cluster and a cost model are required");
@@ -217,6 +271,17 @@ PlanResult run_planner(const PlanRequest& req) {
     for (std::size_t f = 0; f < order.size(); ++f) order[f] = f;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
   }
+  // Shared across processes: this one's families only (every other one, round robin in cost order).
+  if (req.sharing) {
+    const PlanSharing& share = *req.sharing;
+    if (share.parts < 1 || share.part < 0 || share.part >= share.parts || !share.exchange)
+      throw InputError("planner: a sharing needs 0 <= part < parts and an exchange");
+    std::vector<std::size_t> mine;
+    for (std::size_t n = static_cast<std::size_t>(share.part); n < order.size();
+         n += static_cast<std::size_t>(share.parts))
+      mine.push_back(order[n]);
+    order = std::move(mine);
+  }
   std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> errors(candidates.size());
   // The cost source of the lowest-index simulated candidate, per worker (merged deterministically).
@@ -224,7 +289,7 @@ PlanResult run_planner(const PlanRequest& req) {
                                                            {candidates.size(), std::string()});
   auto work = [&](int worker) {
     simulator::CollectivePlanner collectives(*req.cluster);  // plans and routes kept across this worker's candidates
-    for (std::size_t n = next.fetch_add(1); n < families.size(); n = next.fetch_add(1))
+    for (std::size_t n = next.fetch_add(1); n < order.size(); n = next.fetch_add(1))
       evaluate_family(req, facts, candidates, families[order[n]], out.granularity, cache, collectives, out.rows, errors,
                       sources[static_cast<std::size_t>(worker)]);
   };
@@ -241,6 +306,25 @@ PlanResult run_planner(const PlanRequest& req) {
       first = index;
       out.cost_source = source;
     }
+  if (req.sharing) {
+    // Every share's rows into their slots, and the cost source of the lowest index overall.
+    nlohmann::json mine = {{"first", first}, {"source", out.cost_source}, {"rows", nlohmann::json::array()}};
+    for (std::size_t f : order)
+      for (std::size_t i : families[f]) mine["rows"].push_back(row_to_wire(i, out.rows[i]));
+    for (const std::string& text : req.sharing->exchange(mine.dump())) {
+      const nlohmann::json part = nlohmann::json::parse(text);
+      for (const nlohmann::json& row : part.at("rows")) {
+        PlanRow r;
+        const std::size_t i = row_from_wire(row, candidates, r);
+        out.rows[i] = std::move(r);
+      }
+      const auto index = part.at("first").get<std::size_t>();
+      if (index < first) {
+        first = index;
+        out.cost_source = part.at("source").get<std::string>();
+      }
+    }
+  }
   for (const PlanRow& r : out.rows) {
     switch (r.verdict) {
       case Verdict::Feasible: ++out.stats.feasible; break;

@@ -213,7 +213,8 @@ Projection run_projection(const ProjectionRequest& req) {
                          .extrapolate = !req.exact,
                          .prune_dominated = !req.exact,
                          .on_candidate_done = req.on_candidate_done,
-                         .cache = &cache};
+                         .cache = &cache,
+                         .sharing = req.sharing};
     SearchSpace& s = plan_req.space;
     s.gpus = n;
     s.allow_fewer = false;

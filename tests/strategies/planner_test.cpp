@@ -3,7 +3,9 @@
 // list of a small case; infeasible candidates with their reasons; the shortcuts (micro-batch
 // extrapolation, memory dominance) agreeing with the full evaluation; determinism across threads.
 #include <algorithm>
+#include <barrier>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -253,6 +255,52 @@ TEST(Planner, TensorParallelismOnlyForTransformers) {
   SearchSpace narrow;
   narrow.max_tp = 3;
   EXPECT_EQ(tensor_parallel_widths(narrow, gpt), (std::vector<int>{1, 2, 3}));
+}
+
+TEST(Planner, SharedAcrossProcessesGivesTheRowsOfOne) {
+  // Three "ranks" as threads: each evaluates every third memory family and the exchange is an
+  // allgather through a barrier; every rank must end with the bytes of the unshared plan,
+  // dominance pruning and extrapolation included.
+  const models::Model model = chain_model(4, 256);
+  const hardware::Cluster cluster = star_cluster(4, 0, 1e9);
+  FakeCosts costs;
+  SearchSpace space{.gpus = 4, .global_batch = 64};
+  space.recomputes = {Recompute::None, Recompute::Full};
+  space.schedules = {Schedule::None, Schedule::GPipe, Schedule::OneFOneB};
+  space.max_micro_per_stage = 8;
+  const PlanRequest base = request(model, cluster, costs, space);
+  const PlanResult one = run_planner(base);
+  const std::string want = dump_json(plan_rows_to_json(one, 0));
+  constexpr int kParts = 3;
+  std::vector<std::string> slots(kParts);
+  std::barrier sync(kParts);
+  std::vector<std::string> got(kParts), sources(kParts);
+  std::vector<std::size_t> evaluated(kParts, 0);
+  std::vector<std::thread> ranks;
+  for (int p = 0; p < kParts; ++p)
+    ranks.emplace_back([&, p] {
+      PlanRequest req = base;
+      req.sharing = PlanSharing{.part = p, .parts = kParts, .exchange = [&, p](const std::string& mine) {
+                                  evaluated[static_cast<std::size_t>(p)] = nlohmann::json::parse(mine)["rows"].size();
+                                  slots[static_cast<std::size_t>(p)] = mine;
+                                  sync.arrive_and_wait();
+                                  std::vector<std::string> all = slots;
+                                  sync.arrive_and_wait();
+                                  return all;
+                                }};
+      const PlanResult shared = run_planner(req);
+      got[static_cast<std::size_t>(p)] = dump_json(plan_rows_to_json(shared, 0));
+      sources[static_cast<std::size_t>(p)] = shared.cost_source;
+    });
+  for (std::thread& t : ranks) t.join();
+  std::size_t total = 0;
+  for (int p = 0; p < kParts; ++p) {
+    EXPECT_EQ(got[static_cast<std::size_t>(p)], want) << "part " << p;
+    EXPECT_EQ(sources[static_cast<std::size_t>(p)], one.cost_source);
+    EXPECT_GT(evaluated[static_cast<std::size_t>(p)], 0u) << "part " << p << " got no family";
+    total += evaluated[static_cast<std::size_t>(p)];
+  }
+  EXPECT_EQ(total, one.rows.size());  // every candidate evaluated exactly once
 }
 
 TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {

@@ -21,6 +21,8 @@
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
 #include "parasim/hardware/cluster.hpp"
+#include "parasim/mpi/mpi_runtime.hpp"
+#include "parasim/simulator/task_graph_json.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/cpu_profiler.hpp"
 #include "parasim/profiler/gpu_profiler.hpp"
@@ -60,6 +62,47 @@ double error_percent(TimeNs projected, TimeNs measured) {
 namespace {
 
 constexpr int kContentionRounds = 4;
+
+/// A validation on MPI ranks (validate_on_ranks): rank 0 runs the steps below with these.
+struct Distributed {
+  mpi::World* world = nullptr;
+  mpi::RankLinkProbe probe;
+  bool graph_sent = false;  // rank 0 broadcast its graph: failures after it are not agreed
+};
+
+std::vector<CalibrationPoint> calibration_points(const std::vector<profiler::SizeTime>& v) {
+  std::vector<CalibrationPoint> out;
+  for (const auto& p : v) out.push_back({p.bytes, static_cast<TimeNs>(p.time_ns)});
+  return out;
+}
+
+/// The calibration with the thread-to-thread transfers and all-reduces replaced by the ranks'.
+HostCalibration with_rank_links(HostCalibration c, const mpi::RankLinkProbe& probe) {
+  c.transfer = calibration_points(probe.pingpong);
+  c.transfer_fit = probe.pingpong_fit;
+  c.allreduce = calibration_points(probe.allreduce);
+  c.allreduce_fit = probe.allreduce_fit;
+  return c;
+}
+
+/// The op each compute task runs: its op of the model built at its micro-batch's size.
+OpResolver microbatch_ops(std::vector<int> replica_of_device, std::vector<std::vector<std::int64_t>> microbatches,
+                          const std::map<std::int64_t, std::shared_ptr<const models::Model>>& builds) {
+  return [replica = std::move(replica_of_device), mbs_of = std::move(microbatches), &builds](
+             const simulator::TaskGraph& g, simulator::TaskId t) -> const models::Op* {
+    const std::int32_t op = g.model_op(t);
+    if (op < 0 || ix(g.device(t)) >= replica.size()) return nullptr;
+    const int r = replica[ix(g.device(t))];
+    if (r < 0 || ix(r) >= mbs_of.size()) return nullptr;
+    const auto& mbs = mbs_of[ix(r)];
+    if (mbs.empty()) return nullptr;
+    const std::int32_t mb = g.microbatch(t);
+    const std::int64_t samples = mb >= 0 && ix(mb) < mbs.size() ? mbs[ix(mb)] : mbs.front();
+    auto it = builds.find(samples);
+    if (it == builds.end() || ix(op) >= it->second->num_ops()) return nullptr;
+    return &it->second->op(static_cast<models::OpId>(op));
+  };
+}
 
 void stage(const ValidationRequest& r, const std::string& what) {
   if (r.on_stage) r.on_stage(what);
@@ -205,7 +248,7 @@ void check_host_memory(const simulator::TaskGraph& graph, const ValidationReques
 /// 1. This machine as a cluster: cpu -> the calibrated "cpu-host" star (out.calibration set);
 /// cuda -> the GPUs' measured copy and NCCL numbers. Both measured once per device count.
 hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices, ValidationCache& cache,
-                                      ValidationResult& out) {
+                                      ValidationResult& out, const Distributed* dist) {
   if (req.backend == Backend::Cpu) {
     auto it = cache.calibrations.find(devices);
     if (it == cache.calibrations.end()) {
@@ -214,8 +257,8 @@ hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices,
       co.priority = req.priority;
       it = cache.calibrations.emplace(devices, calibrate_cpu_host(devices, co)).first;
     }
-    out.calibration = it->second;
-    return cpu_host_cluster_spec(devices, it->second);
+    out.calibration = dist ? with_rank_links(it->second, dist->probe) : it->second;
+    return cpu_host_cluster_spec(devices, *out.calibration);
   }
   if (!cuda_backend_built())
     throw RuntimeError(
@@ -367,21 +410,14 @@ strategies::StrategyResult project(const ValidationRequest& req, const models::M
 /// (fewer than asked when the execution budget would be exceeded).
 ExecutionResult measure(const ValidationRequest& req, const strategies::LoweredStep& lowered,
                         const std::map<std::int64_t, std::shared_ptr<const models::Model>>& builds,
-                        const std::vector<TimeNs>& durations, ValidationResult& out) {
-  OpResolver ops = [&](const simulator::TaskGraph& g, simulator::TaskId t) -> const models::Op* {
-    const std::int32_t op = g.model_op(t);
-    if (op < 0) return nullptr;
-    const auto& role = lowered.roles[ix(g.device(t))];
-    const auto& mbs = lowered.microbatches[ix(role.replica)];
-    if (mbs.empty()) return nullptr;
-    const std::int32_t mb = g.microbatch(t);
-    const std::int64_t samples = mb >= 0 && ix(mb) < mbs.size() ? mbs[ix(mb)] : mbs.front();
-    auto it = builds.find(samples);
-    if (it == builds.end() || ix(op) >= it->second->num_ops()) return nullptr;
-    return &it->second->op(static_cast<models::OpId>(op));
-  };
+                        const std::vector<TimeNs>& durations, ValidationResult& out, Distributed* dist) {
+  std::vector<int> replica_of_device;
+  for (const auto& role : lowered.roles) replica_of_device.push_back(role.replica);
+  OpResolver ops = microbatch_ops(replica_of_device, lowered.microbatches, builds);
   std::unique_ptr<StreamRuntime> runtime;
-  if (req.backend == Backend::Cpu) {
+  if (dist) {
+    runtime = mpi::make_mpi_cpu_runtime(*dist->world, ops, {.optimizer = req.optimizer, .priority = req.priority});
+  } else if (req.backend == Backend::Cpu) {
     CpuRuntimeOptions o;
     o.optimizer = req.optimizer;
     o.priority = req.priority;
@@ -398,6 +434,18 @@ ExecutionResult measure(const ValidationRequest& req, const strategies::LoweredS
     if (reps < req.repetitions) warmup = std::min(warmup, 1);
   }
   out.repetitions = reps;
+  if (dist) {
+    // Every rank executes this graph, in this order, as many steps.
+    nlohmann::json doc;
+    doc["graph"] = simulator::taskgraph_to_json(lowered.graph);
+    doc["durations"] = durations;
+    doc["replica_of_device"] = replica_of_device;
+    doc["microbatches"] = lowered.microbatches;
+    doc["warmup"] = warmup;
+    doc["repetitions"] = reps;
+    dist->world->broadcast(doc.dump(), 0, "rank 0's task graph");
+    dist->graph_sent = true;
+  }
   stage(req, "executing " + std::to_string(warmup) + " + " + std::to_string(reps) + " steps");
   return run_steps(lowered.graph, *runtime, {.warmup = warmup, .repetitions = reps, .order_durations = durations});
 }
@@ -440,7 +488,9 @@ void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, 
 
 }  // namespace
 
-ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
+namespace {
+
+ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* cache, Distributed* dist) {
   std::shared_ptr<ValidationCache> own;
   if (!cache) {
     own = make_validation_cache();
@@ -467,7 +517,7 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   out.devices = devices;
 
   std::optional<hardware::Cluster> cluster;
-  cluster.emplace(machine_cluster(req, devices, *cache, out));
+  cluster.emplace(machine_cluster(req, devices, *cache, out, dist));
 
   // The strategy lowered once on the roofline: the micro-batch sizes to profile.
   strategies::StepCache steps;
@@ -499,12 +549,166 @@ ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) 
   for (std::size_t t = 0; t < graph.size(); ++t)
     durations[t] = std::max<TimeNs>(sim.result.timeline[t].end - sim.result.timeline[t].start, 0);
 
-  const ExecutionResult run = measure(req, sim.lowered, profiles.builds, durations, out);
+  const ExecutionResult run = measure(req, sim.lowered, profiles.builds, durations, out, dist);
   compare(sim, run, durations, out);
   if (!req.trace_dir.empty()) write_traces(req, out, graph, *cluster, sim.result, run);
   const profiler::CostCounts counts = measured_costs.counts();
   if (counts.roofline > 0)
     out.notes.push_back(std::to_string(counts.roofline) + " op cost lookups fell back to the roofline (not measured)");
+  return out;
+}
+
+/// What every rank of validate_on_ranks() compares: its request and its task graph lowered on
+/// the roofline over a fixed cluster (the same bytes on every rank of one build and command).
+std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
+  if (req.backend != Backend::Cpu)
+    throw InputError("--backend " + to_string(req.backend) +
+                     ": validate on MPI ranks runs the cpu backend; the CUDA "
+                     "runtime over MPI and NCCL (mpi_runtime.hpp) is not wired into validate yet");
+  const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
+  if (strategy.asynchronous())
+    throw InputError("--strategy: " + req.strategy + ": asynchronous schedules have no step boundary to measure");
+  if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
+  const int devices = static_cast<int>(strategy.devices());
+  if (devices != ranks)
+    throw InputError("--strategy " + strategies::to_string(strategy) + " runs " + std::to_string(devices) +
+                     " devices and this MPI job has " + std::to_string(ranks) +
+                     " ranks: run one rank per device (mpirun -np " + std::to_string(devices) + ")");
+  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch, .seq_len = req.seq_len});
+  HostCalibration fixed;
+  fixed.devices = devices;
+  fixed.cores = 1;
+  fixed.speed = {1.0};
+  fixed.transfer_fit = {0, 0, 10'000, 10};
+  fixed.allreduce_fit = {0, 0, 10'000, 10};
+  const hardware::Cluster cluster{cpu_host_cluster_spec(devices, fixed, 0, 1 * GiB)};
+  strategies::StepCache steps;
+  profiler::RooflineCostModel roofline;
+  strategies::StepSetup setup{.model = &base,
+                              .cluster = &cluster,
+                              .strategy = strategy,
+                              .global_batch = req.batch,
+                              .costs = &roofline,
+                              .optimizer = req.optimizer,
+                              .symmetry = strategies::Symmetry::None,
+                              .cache = &steps};
+  const strategies::LoweredStep dry = strategies::lower_step(setup);
+  return req.model + " batch " + std::to_string(req.batch) + " seq " + std::to_string(req.seq_len) + " " +
+         strategies::to_string(strategy) + " " + profiler::to_string(req.optimizer) + " warmup " +
+         std::to_string(req.warmup) + " reps " + std::to_string(req.repetitions) + "\n" +
+         simulator::taskgraph_to_json(dry.graph).dump();
+}
+
+std::string hex(std::uint64_t h) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+/// 1. Every rank lowers its own request; a failure anywhere or graphs that differ end every rank
+/// with the same agreed error.
+void agree_on_graph(const ValidationRequest& req, mpi::World& world) {
+  std::string mine;
+  try {
+    mine = "ok " + hex(mpi::fnv1a(rank_fingerprint(req, world.size())));
+  } catch (const InputError& e) {
+    mine = std::string("input ") + e.what();
+  } catch (const std::exception& e) {
+    mine = std::string("runtime ") + e.what();
+  }
+  const std::vector<std::string> all = world.allgather(mine, "every rank's task-graph hash");
+  for (int r = 0; r < world.size(); ++r) {
+    const std::string& s = all[ix(r)];
+    if (s.rfind("input ", 0) == 0)
+      throw mpi::AgreedError("rank " + std::to_string(r) + ": " + s.substr(6), kExitBadInput);
+    if (s.rfind("runtime ", 0) == 0)
+      throw mpi::AgreedError("rank " + std::to_string(r) + ": " + s.substr(8), kExitRuntime);
+  }
+  std::string differing;
+  for (int r = 1; r < world.size(); ++r)
+    if (all[ix(r)] != all[0]) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+  if (differing.empty()) return;
+  const std::string same =
+      "; every rank must run the same command (model, batch, strategy, options) with the same parasim build";
+  if (mine != all[0])
+    throw mpi::AgreedError("the task graph of rank " + std::to_string(world.rank()) + " (hash " + mine.substr(3) +
+                               ") differs from rank 0's (hash " + all[0].substr(3) + ")" + same,
+                           kExitBadInput);
+  throw mpi::AgreedError("rank" + std::string(differing.find(',') == std::string::npos ? " " : "s ") + differing +
+                             " run a task graph that differs from rank 0's (hash " + all[0].substr(3) + ")" + same,
+                         kExitBadInput);
+}
+
+/// 3 (ranks other than 0): rank 0's graph, this rank's models at its micro-batch sizes, the
+/// same steps on the MPI runtime.
+ValidationResult follow_rank0(const ValidationRequest& req, mpi::World& world) {
+  // Rank 0 calibrates, profiles and simulates first: a long wait, which the heartbeat guards.
+  const std::string text = world.broadcast("", 0, "rank 0's task graph", std::chrono::hours(2));
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  if (doc.contains("error")) throw mpi::AgreedError(doc["error"].get<std::string>(), doc["code"].get<int>());
+  const simulator::TaskGraph graph = simulator::taskgraph_from_json(doc["graph"], "rank 0's task graph");
+  const auto durations = doc["durations"].get<std::vector<TimeNs>>();
+  const auto microbatches = doc["microbatches"].get<std::vector<std::vector<std::int64_t>>>();
+  const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
+  const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch, .seq_len = req.seq_len});
+  strategies::StepCache steps;
+  std::map<std::int64_t, std::shared_ptr<const models::Model>> builds;
+  for (const auto& per_replica : microbatches)
+    for (std::int64_t size : per_replica)
+      if (!builds.count(size)) builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
+  const OpResolver ops = microbatch_ops(doc["replica_of_device"].get<std::vector<int>>(), microbatches, builds);
+  auto runtime = mpi::make_mpi_cpu_runtime(world, ops, {.optimizer = req.optimizer, .priority = req.priority});
+  const ExecutionResult run = run_steps(
+      graph, *runtime,
+      {.warmup = doc["warmup"].get<int>(), .repetitions = doc["repetitions"].get<int>(), .order_durations = durations});
+  ValidationResult out;
+  out.backend = req.backend;
+  out.model = req.model;
+  out.strategy = strategies::to_string(strategy);
+  out.devices = world.size();
+  out.runtime = run.runtime;
+  out.measured = run.step_median;
+  return out;
+}
+
+}  // namespace
+
+ValidationResult validate(const ValidationRequest& req, ValidationCache* cache) {
+  return validate_impl(req, cache, nullptr);
+}
+
+ValidationResult validate_on_ranks(const ValidationRequest& req, mpi::World& world) {
+  agree_on_graph(req, world);
+  Distributed dist;
+  dist.world = &world;
+  stage(req, "probing the links between " + std::to_string(world.size()) + " MPI ranks");
+  dist.probe = mpi::probe_rank_links(world);
+  ValidationResult out;
+  if (world.root()) {
+    // Until the graph is out, a failure here is everyone's: the other ranks wait for it.
+    const auto tell = [&](const std::string& message, int code) {
+      if (!dist.graph_sent) {
+        world.broadcast(nlohmann::json{{"error", "rank 0: " + message}, {"code", code}}.dump(), 0,
+                        "rank 0's task graph");
+        throw mpi::AgreedError("rank 0: " + message, code);
+      }
+    };
+    try {
+      out = validate_impl(req, nullptr, &dist);
+    } catch (const InputError& e) {
+      tell(e.what(), kExitBadInput);
+      throw;
+    } catch (const mpi::AgreedError&) {
+      throw;
+    } catch (const std::exception& e) {
+      tell(e.what(), kExitRuntime);
+      throw;
+    }
+  } else {
+    out = follow_rank0(req, world);
+  }
+  for (const mpi::RankPlace& p : world.places()) out.ranks.push_back({p.rank, p.host, p.local_rank, p.pid});
+  out.rank_links = dist.probe;
   return out;
 }
 
@@ -555,6 +759,28 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
                     {"measured_comm_ms", ns_to_ms(d.measured_comm)}});
   j["devices_busy"] = busy;
   if (r.calibration) j["calibration"] = host_calibration_to_json(*r.calibration);
+  if (!r.ranks.empty()) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RankPlacement& p : r.ranks)
+      ranks.push_back(
+          {{"rank", p.rank}, {"device", p.rank}, {"host", p.host}, {"local_rank", p.local_rank}, {"pid", p.pid}});
+    j["mpi_ranks"] = ranks;
+  }
+  if (r.rank_links) {
+    const auto points = [](const std::vector<profiler::SizeTime>& v) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& p : v) a.push_back({{"bytes", p.bytes}, {"time_ns", p.time_ns}});
+      return a;
+    };
+    j["mpi_links"] = {{"pingpong",
+                       {{"points", points(r.rank_links->pingpong)},
+                        {"alpha_ns", r.rank_links->pingpong_fit.alpha_ns},
+                        {"beta_gbps", r.rank_links->pingpong_fit.beta_gbps}}},
+                      {"allreduce",
+                       {{"points", points(r.rank_links->allreduce)},
+                        {"alpha_ns", r.rank_links->allreduce_fit.alpha_ns},
+                        {"beta_gbps", r.rank_links->allreduce_fit.beta_gbps}}}};
+  }
   return j;
 }
 

@@ -103,6 +103,16 @@ struct PlanStats {
   std::int64_t simulations = 0;    // event-engine runs (an extrapolated candidate takes two)
 };
 
+/// A sweep split across processes: the memory families (taken in run_planner's cost order) with
+/// index % parts == part are this process's; `exchange` gets this process's rows, serialised,
+/// and returns every process's, by part (an MPI allgather). The merged rows are the same bytes
+/// as one process computing all of them (a family's verdicts stay within one process).
+struct PlanSharing {
+  int part = 0;
+  int parts = 1;
+  std::function<std::vector<std::string>(const std::string&)> exchange;
+};
+
 struct PlanRequest {
   const models::Model* model = nullptr;
   const hardware::Cluster* cluster = nullptr;
@@ -131,6 +141,8 @@ struct PlanRequest {
   /// Called once per finished candidate from any worker (a progress bar); may be empty.
   std::function<void()> on_candidate_done{};
   StepCache* cache = nullptr;  // optional: share across planner calls on the same model/costs
+  /// Optional: this process evaluates one share of the sweep (MPI ranks, one sharing per rank).
+  std::optional<PlanSharing> sharing{};
 };
 
 struct PlanResult {

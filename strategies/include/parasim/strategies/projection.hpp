@@ -75,6 +75,7 @@ struct ProjectionRequest {
   std::function<void()> on_candidate_done{};
   /// Called before each N's search with the number of candidates (progress bars).
   std::function<void(int gpus, std::size_t candidates)> on_gpu_count{};
+  std::optional<PlanSharing> sharing{};  // every N's sweep shared across processes (PlanRequest::sharing)
 };
 
 /// One side (DP only or hybrid) of a projection row.

@@ -31,6 +31,8 @@
 #include "parasim/common/units.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/host_calibration.hpp"
+#include "parasim/mpi/link_probe.hpp"
+#include "parasim/mpi/world.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
 namespace parasim::validation {
@@ -82,6 +84,14 @@ struct DeviceComparison {
   TimeNs measured_comm = 0;
 };
 
+/// Where one device ran in a validation on MPI ranks: rank r executes device r.
+struct RankPlacement {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  int pid = 0;
+};
+
 struct ValidationResult {
   Backend backend = Backend::Cpu;
   std::string model;
@@ -120,6 +130,10 @@ struct ValidationResult {
   std::string runtime;         // the executor runtime's description
   std::vector<std::string> notes;  // oversubscription, unrunnable kernels, calibration caveats
   std::optional<executor::HostCalibration> calibration;  // cpu backend
+  /// validate_on_ranks(): the rank of every device, and the MPI probe the cluster's links were
+  /// fitted to (it replaces the calibration's thread-to-thread transfers and all-reduces).
+  std::vector<RankPlacement> ranks;
+  std::optional<mpi::RankLinkProbe> rank_links;
   /// Compute tasks that ran as stand-ins (no runnable kernel: they spin for their projected
   /// duration), so measured equals projected for them by construction. A row with any is
   /// "not measured": error_pct means nothing and the suite leaves it out of its statistics.
@@ -138,6 +152,16 @@ double error_percent(TimeNs projected, TimeNs measured);
 /// Runs one validation. InputError for an unknown model, a bad strategy or one the executor
 /// cannot run (asynchronous schedules); RuntimeError for machine failures (no GPU, ...).
 ValidationResult validate(const ValidationRequest& request, ValidationCache* cache = nullptr);
+
+/// The same validation as one rank of an MPI job with one rank per device; every rank calls it
+/// with the same request. In order: every rank lowers the strategy on the roofline and the ranks
+/// compare hashes of their task graphs (a mismatch, or an error on any rank, is an
+/// mpi::AgreedError on every rank, exit 2); all probe the links (mpi/link_probe.hpp); rank 0
+/// calibrates, profiles and simulates as validate() does, with the probed links, and broadcasts
+/// the task graph and its order; every rank executes its device on the MPI runtime
+/// (mpi_runtime.hpp). The result is complete on rank 0 (other ranks: only ranks and runtime).
+/// CPU backend only.
+ValidationResult validate_on_ranks(const ValidationRequest& request, mpi::World& world);
 
 /// Fields: backend, model, batch, strategy, devices, projected_ms, measured_ms, measured_min_ms,
 /// measured_max_ms, repetitions, error_pct (null when not measured), measured (false when any
