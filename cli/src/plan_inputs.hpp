@@ -47,6 +47,8 @@ struct PlanningInputs {
   bool even_stages = false;      // mp divides the transformer layers (Calculon, Megatron-LM)
   int max_micro_per_stage = 8;   // pipelined: K <= this x mp; 0: every divisor of the replica batch
   bool all_mappings = false;
+  std::string ep = "on";   // MoE models: search expert parallelism
+  double imbalance = 1.0;  // busiest expert-parallel rank's tokens over the mean
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string attention = "unfused";  // GPU attention kernels: unfused or flash

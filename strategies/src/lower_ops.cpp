@@ -47,6 +47,16 @@ class OpLowering : LoweringBase {
   std::string_view name(OpId v) const { return p_.structure->op(v).name; }
   TpRole role(OpId v) const { return p_.tp->role[v]; }
   CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
+  /// Expert parallelism: op v is an MoE layer whose token slots travel by all-to-all.
+  bool moe(const Variant& var, OpId v) const { return p_.ep > 1 && var.a2a_bytes[v] > 0; }
+  /// One of the all-to-alls of op v (0/1 forward dispatch/combine, 2/3 recompute, 4/5 backward).
+  Ref all_to_all(int r, int mb, OpId v, int which, std::string_view what, Phase phase, const Refs& deps) {
+    const Variant& var = p_.variant(r, mb);
+    const Ref x = e_.ep_all_to_all(r, p_.op_slot[v], var.a2a_bytes[v], what, static_cast<int>(v), mb, phase,
+                                   static_cast<std::int64_t>(v) * 8 + which);
+    e_.after(x, deps);
+    return x;
+  }
 
   void reset_state() {
     fwd_ready_.assign(p_.n, {});
@@ -70,6 +80,8 @@ class OpLowering : LoweringBase {
       e_.after(gather, d);
       d = {gather};
     }
+    const int a2a = phase == Phase::Recompute ? 2 : 0;
+    if (moe(var, v)) d = {all_to_all(r, mb, v, a2a, "ep_dispatch", phase, d)};
     const Ref task = e_.compute(
         r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v), static_cast<int>(v), mb,
         phase);
@@ -82,6 +94,7 @@ class OpLowering : LoweringBase {
                                static_cast<int>(v), mb, phase);
       e_.after(ready, task);
     }
+    if (moe(var, v)) ready = all_to_all(r, mb, v, a2a + 1, "ep_combine", phase, {task});
     return {task, ready};
   }
 
@@ -185,6 +198,8 @@ class OpLowering : LoweringBase {
         e_.after(gather, deps);
         deps = {gather};
       }
+      // Expert parallelism: the output gradients go back to the experts' ranks first.
+      if (moe(var, v)) deps = {all_to_all(r, mb, v, 4, "ep_combine_grad", Phase::BackwardData, deps)};
       Ref data, weight;
       if (bd) {
         data = e_.compute(
@@ -211,6 +226,9 @@ class OpLowering : LoweringBase {
                                             Phase::BackwardData);
         e_.after(reduce, data);
         grad_in_[v] = {reduce};
+      } else if (bd && moe(var, v)) {
+        // ... and the input gradients of the routed slots come back to the tokens' ranks.
+        grad_in_[v] = {all_to_all(r, mb, v, 5, "ep_dispatch_grad", Phase::BackwardData, {data})};
       } else {
         grad_in_[v] = bd ? Refs{data} : grad_out;
       }
@@ -246,7 +264,8 @@ class OpLowering : LoweringBase {
             remote_ties.push_back(tie);
           }
         }
-        Refs done = sync_.sync(r, slot, static_cast<int>(b), mb, ready, buckets[b].bytes, updates);
+        Refs done =
+            sync_.sync(r, slot, static_cast<int>(b), mb, ready, buckets[b].bytes, updates, buckets[b].expert_bytes);
         for (const Tie& tie : remote_ties) {
           const Ref back = e_.transfer(r, slot, p_.op_slot[tie.op], p_.params[tie.owner] * per_param,
                                        "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);

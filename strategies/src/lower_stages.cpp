@@ -25,6 +25,7 @@ struct ChunkWork {
   Bytes fwd_gather = 0, fwd_reduce = 0;            // TP bytes: before column linears / after row linears
   Bytes rec_gather = 0, rec_reduce = 0;
   Bytes bwd_gather = 0, bwd_reduce = 0;
+  Bytes fwd_a2a = 0, rec_a2a = 0, bwd_a2a = 0;  // expert parallelism: dispatch + combine of its MoE layers
   // Activation bytes from earlier chunks into this one (forward) and from later chunks back
   // (gradients), non-zero only, by ascending chunk: what forward()/backward() loop over.
   std::vector<std::pair<int, Bytes>> from_earlier, from_later;
@@ -88,6 +89,11 @@ class StageLowering : LoweringBase {
         w.fwd_alloc += var.fwd_alloc[v];
         if (recomputed) segment_bytes[p_.segment[v]] += var.rec_alloc[v];
         else w.rec_alloc += var.rec_alloc[v];
+        if (p_.ep > 1) {
+          w.fwd_a2a += 2 * var.a2a_bytes[v];
+          if (recomputed) w.rec_a2a += 2 * var.a2a_bytes[v];
+          w.bwd_a2a += 2 * var.a2a_bytes[v];
+        }
         if (p_.tp_ranks == 1) continue;
         const TpRole role = p_.tp->role[v];
         const Bytes gather = p_.sp && role == TpRole::Column ? var.in_full[v] : 0;
@@ -144,6 +150,16 @@ class StageLowering : LoweringBase {
     return x;
   }
 
+  /// Expert parallelism: the chunk's MoE all-to-alls of one phase as one collective of the summed
+  /// bytes (which: 0 forward, 1 recompute, 2 backward), after `after`.
+  Ref all_to_all(int r, int c, int mb, Phase phase, Bytes bytes, int which, Ref after) {
+    if (bytes == 0) return after;
+    const Ref x =
+        e_.ep_all_to_all(r, slot(c), bytes, "ep_all_to_all", -1, mb, phase, static_cast<std::int64_t>(c) * 8 + which);
+    e_.after(x, after);
+    return x;
+  }
+
   void forward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
@@ -170,7 +186,8 @@ class StageLowering : LoweringBase {
       e_.memory(f, w.fwd_alloc, 0);
       item(mb, c, WorkKind::Forward).push_back(f);
       fwd_task_[static_cast<std::size_t>(c)] = f;
-      fwd_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, f);
+      fwd_ready_[static_cast<std::size_t>(c)] =
+          tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, all_to_all(r, c, mb, Phase::Forward, w.fwd_a2a, 0, f));
     }
   }
 
@@ -200,7 +217,8 @@ class StageLowering : LoweringBase {
         e_.after(again, deps);
         e_.memory(again, w.rec_alloc, 0);
         items.push_back(again);
-        deps = {tp_reduce(r, c, mb, Phase::Recompute, w.rec_reduce, again)};
+        deps = {tp_reduce(r, c, mb, Phase::Recompute, w.rec_reduce,
+                          all_to_all(r, c, mb, Phase::Recompute, w.rec_a2a, 1, again))};
       }
       deps = tp_phase(r, c, mb, Phase::BackwardData, w.bwd_gather, deps);
       Ref last;
@@ -221,7 +239,8 @@ class StageLowering : LoweringBase {
         backward_all_[static_cast<std::size_t>(c)].push_back(last);
       }
       e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
-      grad_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::BackwardData, w.bwd_reduce, last);
+      grad_ready_[static_cast<std::size_t>(c)] = tp_reduce(
+          r, c, mb, Phase::BackwardData, w.bwd_reduce, all_to_all(r, c, mb, Phase::BackwardData, w.bwd_a2a, 2, last));
     }
   }
 
@@ -255,7 +274,8 @@ class StageLowering : LoweringBase {
         std::vector<GradientSync::Update> updates;
         updates.push_back({-1, names_[static_cast<std::size_t>(c)],
                            [&update](int k) { return update[static_cast<std::size_t>(k)]; }});
-        Refs done = sync_.sync(r, slot(c), c * 64 + static_cast<int>(b), mb, ready, buckets[b].bytes, updates);
+        Refs done = sync_.sync(r, slot(c), c * 64 + static_cast<int>(b), mb, ready, buckets[b].bytes, updates,
+                               buckets[b].expert_bytes);
         for (const Tie& tie : remote_ties) {
           const Ref back = e_.transfer(r, slot(c), slot(p_.op_chunk[tie.op]), p_.params[tie.owner] * per_param,
                                        "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);
