@@ -62,7 +62,8 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->capture_default_str();
   cmd->add_option("--recompute", in.recompute, "Recompute choices: all or a list of none,selective,full")
       ->capture_default_str();
-  cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2 (2: micro=1 only)")->capture_default_str();
+  cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2, 3 (2: micro=1 only)")
+      ->capture_default_str();
   cmd->add_option("--max-mp", in.max_mp, "Most pipeline/model-parallel stages to try (0: as many as the model has units)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--max-tp", in.max_tp, "Widest tensor parallelism to try (0: the GPUs of one node)")

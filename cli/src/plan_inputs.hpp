@@ -41,7 +41,7 @@ struct PlanningInputs {
   std::string granularity = "auto";
   std::string schedules = "all";
   std::string recompute = "all";
-  std::string zero = "0,1";
+  std::string zero = "0,1,3";
   int max_mp = 0;
   int max_tp = 0;
   bool even_stages = false;      // mp divides the transformer layers (Calculon, Megatron-LM)

@@ -162,7 +162,8 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
 
 Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
                         const std::vector<Update>& updates, Bytes expert_bytes) {
-  const bool reduce = p_.replicas > 1 && bytes > 0;
+  // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
+  const bool reduce = p_.replicas > 1 && bytes > 0 && !p_.zero3();
   // Expert gradients: over the dp / ep replicas holding the same experts.
   const bool expert_reduce = p_.ep > 1 && p_.replicas > p_.ep && expert_bytes > 0;
   const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/batch_split.hpp"
@@ -180,6 +182,35 @@ void form_buckets(Prepared& p) {
   for (OpId v = 0; v < p.n; ++v) {
     p.slot_params[static_cast<std::size_t>(p.op_slot[v])] += p.params[v];
     p.slot_expert_params[static_cast<std::size_t>(p.op_slot[v])] += p.expert_params[v];
+  }
+  // ZeRO-3 gathers layer by layer (a layer: a top-level block, or an op outside blocks); the
+  // layer being computed and the next one (prefetched) are whole at once: the two largest count.
+  p.slot_gathered.assign(static_cast<std::size_t>(p.stages), 0);
+  p.chunk_layers.assign(static_cast<std::size_t>(p.chunks), 0);
+  if (p.zero3()) {
+    std::vector<std::map<std::string, Bytes>> layers(static_cast<std::size_t>(p.stages));
+    std::vector<std::set<std::string>> chunk_units(static_cast<std::size_t>(p.chunks));
+    for (OpId v = 0; v < p.n; ++v) {
+      if (p.params[v] == 0) continue;
+      const std::string& block = p.structure->op(v).block;
+      const std::string unit = block.empty() ? "\x1f" + p.structure->op(v).name : block.substr(0, block.find('/'));
+      layers[static_cast<std::size_t>(p.op_slot[v])][unit] += p.params[v] * per_param;
+      chunk_units[static_cast<std::size_t>(p.op_chunk[v])].insert(unit);
+    }
+    for (int slot = 0; slot < p.stages; ++slot) {
+      Bytes first = 0, second = 0;
+      for (const auto& [unit, bytes] : layers[static_cast<std::size_t>(slot)]) {
+        if (bytes > first) {
+          second = first;
+          first = bytes;
+        } else if (bytes > second) {
+          second = bytes;
+        }
+      }
+      p.slot_gathered[static_cast<std::size_t>(slot)] = first + second;
+    }
+    for (int c = 0; c < p.chunks; ++c)
+      p.chunk_layers[static_cast<std::size_t>(c)] = static_cast<int>(chunk_units[static_cast<std::size_t>(c)].size());
   }
   // A tied op on another device keeps its own copy of the shared weight (Megatron's embedding copy
   // on the last stage).

@@ -111,6 +111,8 @@ struct Prepared {
   std::vector<std::vector<Bucket>> chunk_buckets;     // Stage granularity: per chunk
   std::vector<std::int64_t> slot_params;              // per slot, ties' copies included
   std::vector<std::int64_t> slot_expert_params;       // per slot: the part of slot_params in EP-sharded experts
+  std::vector<Bytes> slot_gathered;                   // ZeRO-3, per slot: bytes of its two largest layers
+  std::vector<int> chunk_layers;                      // ZeRO-3, per chunk: layers (units with parameters)
 
   std::vector<int> sim_replicas;
   int sim_tp = 1;
@@ -125,6 +127,8 @@ struct Prepared {
     return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % micro_batches)]);
   }
   bool layered() const { return s.placement == Placement::Layers; }
+  /// ZeRO-3: parameters are sharded over the replicas and gathered layer by layer.
+  bool zero3() const { return s.zero == 3 && replicas > 1; }
 };
 
 /// Validates the setup and works everything out; InputError naming the problem.

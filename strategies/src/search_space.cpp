@@ -94,6 +94,7 @@ struct Emit {
       for (int z : space.zeros) {
         if (z >= 1 && s.dp == 1) continue;
         if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
+        if (z == 3 && (s.asynchronous() || s.ep > 1)) continue;
         s.zero = z;
         for (const std::string& m : mappings_for(s, space.all_mappings)) {
           s.mapping = m;
@@ -253,7 +254,7 @@ std::vector<Recompute> parse_recompute_list(const std::string& text, const std::
 }
 
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin) {
-  return parse_list<int>(text, origin, {0, 1, 2}, zero_name);
+  return parse_list<int>(text, origin, {0, 1, 2, 3}, zero_name);
 }
 
 }  // namespace parasim::strategies

@@ -95,6 +95,13 @@ void validate(const Strategy& s, const std::string& origin) {
                      " (expert parallelism splits the data-parallel replicas into groups of ep)");
   if (s.imbalance != 1.0 && s.ep == 1)
     throw InputError(origin + ": imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
+  if (s.zero == 3 && s.asynchronous())
+    throw InputError(origin + ": zero=3 needs a synchronous schedule (" + to_string(s.schedule) +
+                     " updates weights after every micro-batch; ZeRO-3 with it is not modelled)");
+  if (s.zero == 3 && s.ep > 1)
+    throw InputError(origin +
+                     ": zero=3 with ep > 1 is not modelled (the experts' parameters would be gathered over "
+                     "dp / ep replicas)");
   // ZeRO-2 keeps only 1/D of the gradients: with gradient accumulation it would reduce-scatter after
   // every micro-batch (DeepSpeed), traffic the lowering does not emit, so it is limited to micro=1.
   if (s.zero == 2 && s.micro > 1)
@@ -129,7 +136,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
       throw InputError(origin + ": placement=: expected layers, branches or a path to an op->device JSON map");
     }
   } else if (key == "recompute") s.recompute = parse_named(kRecomputes, key, value, origin);
-  else if (key == "zero") s.zero = parse_int(key, value, 0, 2, origin);
+  else if (key == "zero") s.zero = parse_int(key, value, 0, 3, origin);
   else if (key == "bucket_mb") s.bucket_mb = parse_positive_double(key, value, origin);
   else if (key == "split") s.split = parse_named(kSplits, key, value, origin);
   else if (key == "overlap") s.overlap = parse_on_off(key, value, origin);

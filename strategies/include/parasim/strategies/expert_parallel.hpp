@@ -12,7 +12,7 @@
 // Example:
 //   models::Model m = models::build_zoo_model("mixtral_8x7b");
 //   models::Model rank = shard_for_expert_parallel(m, /*ep=*/8, /*load=*/1.2);
-//   rank.op(*rank.find_op("layers.0.moe.experts")).params;  // router + 1 expert
+//   rank.op(*rank.find_op("h.0.moe.experts")).params;  // router + 1 expert
 #pragma once
 
 #include <cstdint>

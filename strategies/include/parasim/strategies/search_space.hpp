@@ -54,7 +54,7 @@ struct SearchSpace {
   std::vector<Schedule> schedules = {Schedule::None,        Schedule::GPipe,     Schedule::OneFOneB,
                                      Schedule::Interleaved, Schedule::PipeDream, Schedule::SpecTrain};
   std::vector<Recompute> recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
-  std::vector<int> zeros = {0, 1};
+  std::vector<int> zeros = {0, 1};  // the CLI tries 0,1,3 by default
   bool branch_placement = true;
   bool all_mappings = false;
   bool expert_parallel = true;  // MoE models: try every ep dividing dp and the experts
@@ -80,7 +80,7 @@ std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFac
 /// The tp values the space allows for the model (1 first).
 std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFacts& facts);
 
-/// Parses "none,gpipe,1f1b" / "all" into schedules, "none,full" into recomputes, "0,1" into ZeRO stages.
+/// Parses "none,gpipe,1f1b" / "all" into schedules, "none,full" into recomputes, "0,1,3" into ZeRO stages.
 std::vector<Schedule> parse_schedule_list(const std::string& text, const std::string& origin);
 std::vector<Recompute> parse_recompute_list(const std::string& text, const std::string& origin);
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin);

@@ -49,7 +49,7 @@ struct Strategy {
   Placement placement = Placement::Layers;
   std::string placement_file;  // op -> device map when placement == File
   Recompute recompute = Recompute::None;
-  int zero = 0;          // ZeRO stage across DP: 1 shards optimizer state, 2 also gradients (micro=1)
+  int zero = 0;  // ZeRO stage across DP: 1 shards optimizer state, 2 also gradients (micro=1), 3 also parameters
   double bucket_mb = 25; // DP gradient bucket size (PyTorch DDP default 25 MB)
   BatchSplit split = BatchSplit::Even;
   bool overlap = true;   // overlap DP gradient all-reduce with backward
