@@ -7,9 +7,11 @@
 
 #include "lowering_fixtures.hpp"
 #include "parasim/models/model_json.hpp"
+#include "parasim/models/transformer.hpp"
 #include "parasim/strategies/expert_parallel.hpp"
 #include "parasim/strategies/memory_model.hpp"
 #include "parasim/strategies/planner.hpp"
+#include "parasim/profiler/roofline.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 
 namespace parasim::strategies {
@@ -197,6 +199,47 @@ TEST(ExpertParallel, DenseModelsAndIndivisibleExpertsAreRefused) {
   EXPECT_EQ(input_error([&] { lower(moe, "dp=8,ep=8"); }),
             "ep=8: op moe of model moe has 4 experts, not divisible by 8 (each rank of an expert-parallel group "
             "holds experts / ep of them)");
+}
+
+TEST(ExpertParallel, StageGranularitySumsAChunksAllToAllsPerPhase) {
+  // 2 MoE layers (4 experts, top-2), hidden 64, 16 tokens per sample, fp32; batch 4 on dp=2:
+  // 32 tokens per rank, 64 slots, 64 x 64 x 4 = 16,384 B per all-to-all.
+  models::TransformerConfig c;
+  c.name = "tiny_moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.mlp = models::MlpKind::Swiglu;
+  c.experts = 4;
+  c.top_k = 2;
+  c.moe_ffn = 32;
+  const models::Model m = models::build_transformer(c, {.batch = 1});
+  const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  const profiler::RooflineCostModel roofline;
+  auto lower = [&](Granularity g) {
+    return lower_step({.model = &m,
+                       .cluster = &cluster,
+                       .strategy = parse_strategy("dp=2,ep=2"),
+                       .global_batch = 4,
+                       .costs = &roofline,
+                       .granularity = g});
+  };
+  auto all_to_alls = [](const LoweredStep& s) {
+    std::vector<std::pair<Phase, Bytes>> out;
+    const auto& g = s.graph;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+      if (g.kind(t) == TaskKind::Collective && g.collective_op(t) == CollectiveOp::AllToAll)
+        out.emplace_back(g.phase(t), g.bytes(t));
+    return out;
+  };
+  const LoweredStep op = lower(Granularity::Op);
+  EXPECT_EQ(all_to_alls(op).size(), 8u);  // 2 layers x (dispatch, combine) x (forward, backward)
+  for (const auto& [phase, bytes] : all_to_alls(op)) EXPECT_EQ(bytes, 16'384);
+  const LoweredStep stage = lower(Granularity::Stage);
+  EXPECT_EQ(all_to_alls(stage),
+            (std::vector<std::pair<Phase, Bytes>>{{Phase::Forward, 65'536}, {Phase::BackwardData, 65'536}}));
 }
 
 TEST(ExpertParallel, PlannerTriesEpWhereItDividesDpAndTheExperts) {
