@@ -64,7 +64,8 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->capture_default_str();
   cmd->add_option("--recompute", in.recompute, "Recompute choices: all or a list of none,selective,full")
       ->capture_default_str();
-  cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2 (2: micro=1 only)")->capture_default_str();
+  cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2, 3 (2: micro=1 only)")
+      ->capture_default_str();
   cmd->add_option("--max-mp", in.max_mp, "Most pipeline/model-parallel stages to try (0: as many as the model has units)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--max-tp", in.max_tp, "Widest tensor parallelism to try (0: the GPUs of one node)")
@@ -77,6 +78,13 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--all-mappings", in.all_mappings,
                 "Also try every order of the tp/mp/dp axes over the devices (default: tp-mp-dp, TP innermost)");
+  cmd->add_option("--ep", in.ep,
+                  "MoE models: on tries every expert-parallel width dividing dp and the experts, off only ep=1")
+      ->capture_default_str();
+  cmd->add_option("--imbalance", in.imbalance,
+                  "Expert-parallel load imbalance: the busiest rank's routed tokens over the mean (dropless routing)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 100.0));
   cmd->add_flag("--exact", in.exact,
                 "Simulate every micro-batch and every candidate (no extrapolation along the micro-batch count, no "
                 "memory-dominance pruning; slower)");
@@ -148,6 +156,11 @@ void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& spa
   space.even_stages = in.even_stages;
   space.max_micro_per_stage = in.max_micro_per_stage > 0 ? in.max_micro_per_stage : 1 << 20;
   space.all_mappings = in.all_mappings;
+  if (in.ep != "on" && in.ep != "off") throw InputError("--ep: expected on or off, found \"" + in.ep + "\"");
+  space.expert_parallel = in.ep == "on";
+  if (in.imbalance != 1.0 && !space.expert_parallel)
+    throw InputError("--imbalance: needs --ep on (it is the load of the busiest expert-parallel rank)");
+  space.imbalance = in.imbalance;
 }
 
 std::optional<strategies::PlanSharing> mpi_plan_sharing() {

@@ -41,12 +41,14 @@ struct PlanningInputs {
   std::string granularity = "auto";
   std::string schedules = "all";
   std::string recompute = "all";
-  std::string zero = "0,1";
+  std::string zero = "0,1,3";
   int max_mp = 0;
   int max_tp = 0;
   bool even_stages = false;      // mp divides the transformer layers (Calculon, Megatron-LM)
   int max_micro_per_stage = 8;   // pipelined: K <= this x mp; 0: every divisor of the replica batch
   bool all_mappings = false;
+  std::string ep = "on";   // MoE models: search expert parallelism
+  double imbalance = 1.0;  // busiest expert-parallel rank's tokens over the mean
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string attention = "unfused";  // GPU attention kernels: unfused or flash

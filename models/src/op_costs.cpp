@@ -77,7 +77,9 @@ Weights weights_of(const Op& op) {
     case OpKind::Experts: {
       // Router [E, D] plus E experts of 3 (gated) or 2 matrices [F, D]; no biases (Mixtral, DeepSeek).
       const std::int64_t d = op.input_shapes[0].back();
-      const std::int64_t n = add(mul(a.experts, d), mul({a.experts, a.gated ? 3 : 2, d, a.out_features}));
+      // With expert parallelism the rank holds experts / expert_shards of them and the whole router.
+      const std::int64_t n =
+          add(mul(a.experts, d), mul({a.experts / a.expert_shards, a.gated ? 3 : 2, d, a.out_features}));
       return {n, n};
     }
     case OpKind::SampledSoftmax: {
@@ -98,17 +100,29 @@ Weights weights_of(const Op& op) {
   }
 }
 
+}  // namespace
+
 /// Token slots the experts compute: tokens x top_k when dropless, else E x the per-expert capacity
-/// ceil(capacity_factor x tokens x top_k / E) (GShard's and Switch Transformer's padding).
-std::int64_t expert_slots(const Op& op) {
+/// ceil(capacity_factor x tokens x top_k / E) (GShard's and Switch Transformer's padding). Under
+/// expert parallelism a rank receives from each of the E ranks of its group the slots of its
+/// E-th of the experts - the same count on average - so only the load factor (dropless) changes it;
+/// with a capacity the padded count is computed whatever the load (overflow is dropped).
+std::int64_t routed_slots(const Op& op) {
   const OpAttrs& a = op.attrs;
   const std::int64_t tokens = num_elements(op.input_shapes[0]) / op.input_shapes[0].back();
   const std::int64_t routed = mul(tokens, a.top_k);
-  if (a.capacity_factor <= 0.0) return routed;
+  if (a.capacity_factor <= 0.0) {
+    if (a.expert_load == 1.0) return routed;
+    const double busiest = std::ceil(a.expert_load * static_cast<double>(routed));
+    if (!(busiest < 9e18)) throw ArithmeticOverflow();
+    return static_cast<std::int64_t>(busiest);
+  }
   const double per_expert = std::ceil(a.capacity_factor * static_cast<double>(routed) / static_cast<double>(a.experts));
   if (!(per_expert < 9e18 / static_cast<double>(a.experts))) throw ArithmeticOverflow();
   return mul(a.experts, static_cast<std::int64_t>(per_expert));
 }
+
+namespace {
 
 /// Attention dimensions: batch, heads, query length, key length, q/k features, v features.
 struct AttentionDims {
@@ -169,7 +183,7 @@ void compute_macs(Op& op, const std::vector<const Op*>& producers) {
       // Router logits for every token, then each slot through one expert's 2 or 3 matrices.
       const std::int64_t d = op.input_shapes[0].back();
       const std::int64_t tokens = num_elements(op.input_shapes[0]) / d;
-      op.macs_fwd = add(mul({tokens, d, a.experts}), mul({expert_slots(op), a.gated ? 3 : 2, d, a.out_features}));
+      op.macs_fwd = add(mul({tokens, d, a.experts}), mul({routed_slots(op), a.gated ? 3 : 2, d, a.out_features}));
       op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
       op.macs_bwd_weight = op.macs_fwd;
       break;
@@ -233,7 +247,7 @@ std::int64_t activation_elements_kept(const Op& op) {
       // activations (gate, up and their product; or pre- and post-activation).
       const std::int64_t d = op.input_shapes[0].back();
       const std::int64_t per_slot = add(d, mul(a.gated ? 3 : 2, a.out_features));
-      return add({in, mul(in / d, a.experts), mul(expert_slots(op), per_slot)});
+      return add({in, mul(in / d, a.experts), mul(routed_slots(op), per_slot)});
     }
     case OpKind::SampledSoftmax: {
       const std::int64_t rows = in / op.input_shapes[0].back();
@@ -281,3 +295,11 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
 }
 
 }  // namespace parasim::models::detail
+
+namespace parasim::models {
+
+std::int64_t expert_slots(const Op& op) {
+  return op.kind == OpKind::Experts && !op.input_shapes.empty() ? detail::routed_slots(op) : 0;
+}
+
+}  // namespace parasim::models

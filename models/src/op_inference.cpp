@@ -350,6 +350,9 @@ void infer_experts(Op& op) {
   if (a.top_k > a.experts) fail(op, "top_k (" + str(a.top_k) + ") at most experts (" + str(a.experts) + ")");
   require_at_least(op, "expert width (out_features)", a.out_features, 1);
   if (!(a.capacity_factor >= 0.0 && a.capacity_factor <= 1e6)) fail(op, "capacity_factor >= 0 (0: dropless)");
+  if (a.expert_shards < 1 || a.experts % a.expert_shards != 0)
+    fail(op, "expert_shards (" + str(a.expert_shards) + ") dividing experts (" + str(a.experts) + ")");
+  if (!(a.expert_load >= 1.0 && a.expert_load <= 1e3)) fail(op, "expert_load in [1, 1000]");
   op.output_shape = op.input_shapes[0];
 }
 

@@ -25,4 +25,7 @@ std::string describe_op(const Op& op);
 void infer_shape(Op& op, const Op* weight_owner);
 void compute_costs(Op& op, const std::vector<const Op*>& producers);
 
+/// Token slots an experts op computes (op_costs.cpp has the rule).
+std::int64_t routed_slots(const Op& op);
+
 }  // namespace parasim::models::detail

@@ -93,6 +93,52 @@ Ref Emitter::dp_collective(int slot, CollectiveOp op, Bytes bytes, std::string_v
   return first;
 }
 
+simulator::GroupId Emitter::replica_group(int first, int step, int count, int slot, int rank) {
+  auto [it, fresh] = replica_groups_.try_emplace({first, step, slot, rank}, -1);
+  if (fresh) {
+    std::vector<simulator::DeviceId> devices;
+    for (int i = 0; i < count; ++i) devices.push_back(p_.device(first + i * step, slot, rank));
+    it->second = b_.add_group(devices);
+  }
+  return it->second;
+}
+
+Ref Emitter::ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase,
+                           std::int64_t key) {
+  const int first = replica / p_.ep * p_.ep;
+  auto [it, fresh] = all_to_all_.try_emplace({first, slot, key, mb});
+  if (!fresh) return it->second;
+  for (int t = 0; t < ranks(); ++t) {
+    const TaskId id = b_.add_collective({.op = CollectiveOp::AllToAll,
+                                         .group = replica_group(first, 1, p_.ep, slot, t),
+                                         .bytes = bytes,
+                                         .stream = kTensorParallelStream,
+                                         .name = name,
+                                         .model_op = model_op,
+                                         .microbatch = mb,
+                                         .phase = phase});
+    if (t == 0) it->second = Ref{id, true};
+  }
+  return it->second;
+}
+
+Ref Emitter::edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int mb,
+                            Phase phase) {
+  Ref first;
+  for (int t = 0; t < ranks(); ++t) {
+    const TaskId id = b_.add_collective({.op = op,
+                                         .group = replica_group(replica % p_.ep, p_.ep, p_.replicas / p_.ep, slot, t),
+                                         .bytes = bytes,
+                                         .stream = kDataParallelStream,
+                                         .name = name,
+                                         .model_op = -1,
+                                         .microbatch = mb,
+                                         .phase = phase});
+    if (t == 0) first = Ref{id, true};
+  }
+  return first;
+}
+
 Ref Emitter::marker(std::string_view name) { return Ref{b_.add_marker(name), false}; }
 
 void Emitter::after(Ref task, Ref dep) {
@@ -115,12 +161,17 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
 }
 
 Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
-                        const std::vector<Update>& updates) {
-  const bool reduce = p_.replicas > 1 && bytes > 0;
-  const bool zero = reduce && p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
+                        const std::vector<Update>& updates, Bytes expert_bytes) {
+  // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
+  const bool reduce = p_.replicas > 1 && bytes > 0 && !p_.zero3();
+  // Expert gradients: over the dp / ep replicas holding the same experts.
+  const bool expert_reduce = p_.ep > 1 && p_.replicas > p_.ep && expert_bytes > 0;
+  const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
   const auto key = std::make_tuple(slot, bucket, mb);
+  const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep);
   Refs done;
   Refs after_reduce = ready;
+  if (reduce || expert_reduce) after_reduce = {};
   if (reduce) {
     auto [it, fresh] = reduce_.try_emplace(key);
     if (fresh) {
@@ -129,7 +180,17 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
                                     -1, mb, Phase::BackwardWeight);
     }
     e_.after(it->second, ready);
-    after_reduce = {it->second};
+    after_reduce.push_back(it->second);
+  }
+  if (expert_reduce) {
+    auto [it, fresh] = expert_reduce_.try_emplace(expert_key);
+    if (fresh) {
+      const std::string name = "expert_grads.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
+      it->second = e_.edp_collective(replica, slot, zero ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce,
+                                     expert_bytes, name, mb, Phase::BackwardWeight);
+    }
+    e_.after(it->second, ready);
+    after_reduce.push_back(it->second);
   }
   Refs update_tasks;
   for (const Update& up : updates) {
@@ -137,17 +198,26 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
     e_.after(u, after_reduce);
     update_tasks.push_back(u);
   }
-  if (zero) {
+  const Refs& updated = update_tasks.empty() ? after_reduce : update_tasks;
+  if (zero && reduce) {
     auto [it, fresh] = gather_.try_emplace(key);
     if (fresh) {
       const std::string name = "params.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
       it->second = e_.dp_collective(slot, CollectiveOp::AllGather, bytes, name, -1, mb, Phase::Update);
     }
-    e_.after(it->second, update_tasks.empty() ? after_reduce : update_tasks);
+    e_.after(it->second, updated);
     done.push_back(it->second);
-  } else {
-    done = update_tasks.empty() ? after_reduce : update_tasks;
   }
+  if (zero && expert_reduce) {
+    auto [it, fresh] = expert_gather_.try_emplace(expert_key);
+    if (fresh) {
+      const std::string name = "expert_params.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
+      it->second = e_.edp_collective(replica, slot, CollectiveOp::AllGather, expert_bytes, name, mb, Phase::Update);
+    }
+    e_.after(it->second, updated);
+    done.push_back(it->second);
+  }
+  if (done.empty()) done = updated;
   return done;
 }
 

@@ -82,6 +82,14 @@ class Emitter {
                     Phase phase);
   /// One collective per simulated TP rank over the DP group of (slot, rank): the same stage of every replica.
   Ref dp_collective(int slot, CollectiveOp op, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase);
+  /// One all-to-all per simulated TP rank over the expert-parallel group of (replica, slot, rank):
+  /// the ep consecutive replicas holding replica's block. Replicas of one group share it: the
+  /// first to ask for (key, mb) creates it (with its bytes), the others get the same Ref.
+  Ref ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase,
+                    std::int64_t key);
+  /// One collective per simulated TP rank over the expert-data-parallel group of (slot, rank) that
+  /// `replica` belongs to: the replicas holding the same experts (replica % ep).
+  Ref edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int mb, Phase phase);
   Ref marker(std::string_view name);
 
   void after(Ref task, Ref dep);
@@ -95,12 +103,15 @@ class Emitter {
  private:
   simulator::GroupId tp_group(int replica, int slot);
   simulator::GroupId dp_group(int slot, int rank);
+  simulator::GroupId replica_group(int first, int step, int count, int slot, int rank);
 
   const Prepared& p_;
   simulator::TaskGraphBuilder& b_;
   // Group ids by replica x slot (TP) and slot x rank (DP), -1 until first used: looked up for
   // every collective task.
   std::vector<simulator::GroupId> tp_groups_, dp_groups_;
+  std::map<std::tuple<int, int, int, int>, simulator::GroupId> replica_groups_;  // (first, step, slot, rank)
+  std::map<std::tuple<int, int, std::int64_t, int>, Ref> all_to_all_;            // (group, slot, key, mb)
 };
 
 /// DP gradient reduction and optimizer update of one bucket, shared by both granularities. The
@@ -117,13 +128,16 @@ class GradientSync {
   };
   /// `ready`: the tasks that produce the bucket's final gradients on replica r; `updates` run
   /// after the reduction. Returns what ends the bucket.
+  /// `expert_bytes` (expert parallelism): the bucket's expert gradients, reduced over the replicas
+  /// holding the same experts instead of the whole DP group.
   Refs sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
-            const std::vector<Update>& updates);
+            const std::vector<Update>& updates, Bytes expert_bytes = 0);
 
  private:
   const Prepared& p_;
   Emitter& e_;
   std::map<std::tuple<int, int, int>, Ref> reduce_, gather_;
+  std::map<std::tuple<int, int, int, int>, Ref> expert_reduce_, expert_gather_;  // (slot, bucket, mb, replica % ep)
 };
 
 /// SpecTrain's weight prediction W' = W - s * lr * v over `params` parameters: a memory-bound

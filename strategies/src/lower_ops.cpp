@@ -47,6 +47,16 @@ class OpLowering : LoweringBase {
   std::string_view name(OpId v) const { return p_.structure->op(v).name; }
   TpRole role(OpId v) const { return p_.tp->role[v]; }
   CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
+  /// Expert parallelism: op v is an MoE layer whose token slots travel by all-to-all.
+  bool moe(const Variant& var, OpId v) const { return p_.ep > 1 && var.a2a_bytes[v] > 0; }
+  /// One of the all-to-alls of op v (0/1 forward dispatch/combine, 2/3 recompute, 4/5 backward).
+  Ref all_to_all(int r, int mb, OpId v, int which, std::string_view what, Phase phase, const Refs& deps) {
+    const Variant& var = p_.variant(r, mb);
+    const Ref x = e_.ep_all_to_all(r, p_.op_slot[v], var.a2a_bytes[v], what, static_cast<int>(v), mb, phase,
+                                   static_cast<std::int64_t>(v) * 8 + which);
+    e_.after(x, deps);
+    return x;
+  }
 
   void reset_state() {
     fwd_ready_.assign(p_.n, {});
@@ -70,6 +80,8 @@ class OpLowering : LoweringBase {
       e_.after(gather, d);
       d = {gather};
     }
+    const int a2a = phase == Phase::Recompute ? 2 : 0;
+    if (moe(var, v)) d = {all_to_all(r, mb, v, a2a, "ep_dispatch", phase, d)};
     const Ref task = e_.compute(
         r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v), static_cast<int>(v), mb,
         phase);
@@ -82,12 +94,31 @@ class OpLowering : LoweringBase {
                                static_cast<int>(v), mb, phase);
       e_.after(ready, task);
     }
+    if (moe(var, v)) ready = all_to_all(r, mb, v, a2a + 1, "ep_combine", phase, {task});
     return {task, ready};
+  }
+
+  /// ZeRO-3: the all-gather of op v's parameters over the DP group, after `deps`.
+  Ref gather(int mb, OpId v, Phase phase, const Refs& deps) {
+    const Ref g = e_.dp_collective(p_.op_slot[v], CollectiveOp::AllGather, p_.params[v] * models::dtype_size(p_.dtype),
+                                   "zero3_gather", static_cast<int>(v), mb, phase);
+    e_.after(g, deps);
+    return g;
+  }
+
+  /// ZeRO-3 prefetch: the gather of the i-th weighted op of a slot (in this pass's order) waits for
+  /// the compute of the (i-2)-th, so it overlaps the (i-1)-th; the first two wait for `start`.
+  Refs prefetch_after(std::vector<Ref>& done_by_slot_i, int slot, std::size_t i, const Refs& start) {
+    (void)slot;
+    if (i < 2) return start;
+    return {done_by_slot_i[i - 2]};
   }
 
   void forward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     std::map<std::pair<OpId, int>, Ref> sent;  // (tensor, destination slot) -> transfer
+    std::vector<std::vector<Ref>> weighted(static_cast<std::size_t>(p_.stages));  // ZeRO-3: forward tasks so far
+    std::vector<Refs> start(static_cast<std::size_t>(p_.stages));
     for (OpId v = 0; v < p_.n; ++v) {
       if (!p_.has_fwd[v]) {
         for (OpId u : p_.inputs[v]) append(fwd_ready_[v], fwd_ready_[u]);
@@ -115,7 +146,15 @@ class OpLowering : LoweringBase {
       if (work.empty()) predict_weights(r, mb, chunk);
       const bool no_backward = !p_.has_bd[v] && !p_.has_bw[v];
       const Bytes alloc = var.fwd_alloc[v];
+      const bool gathered = p_.zero3() && p_.params[v] > 0;
+      auto& done = weighted[static_cast<std::size_t>(slot)];
+      if (gathered) {
+        Refs& first = start[static_cast<std::size_t>(slot)];
+        if (done.empty()) first = deps;
+        deps.push_back(gather(mb, v, Phase::Forward, prefetch_after(done, slot, done.size(), first)));
+      }
       auto [task, ready] = op_forward(r, mb, v, Phase::Forward, deps, alloc, no_backward ? alloc : 0, work);
+      if (gathered) done.push_back(task);
       fwd_task_[v] = task;
       fwd_ready_[v] = {ready};
     }
@@ -134,6 +173,8 @@ class OpLowering : LoweringBase {
       Refs deps = trigger;
       for (OpId u : p_.inputs[x])
         if (members.count(u)) append(deps, rec_ready_[u]);
+      // ZeRO-3: the recomputed forward gathers the parameters again; its backward reuses them.
+      if (p_.zero3() && p_.params[x] > 0) deps.push_back(gather(mb, x, Phase::Recompute, trigger));
       const bool no_backward = !p_.has_bd[x] && !p_.has_bw[x];
       auto [task, ready] = op_forward(r, mb, x, Phase::Recompute, deps, var.rec_alloc[x],
                                       no_backward ? var.rec_alloc[x] : 0, work);
@@ -145,6 +186,8 @@ class OpLowering : LoweringBase {
 
   void backward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
+    std::vector<std::vector<Ref>> weighted(static_cast<std::size_t>(p_.stages));  // ZeRO-3: backward tasks so far
+    std::vector<Refs> start(static_cast<std::size_t>(p_.stages));
     for (OpId v = p_.n; v-- > 0;) {
       if (p_.is_input[v]) continue;
       const int slot = p_.op_slot[v];
@@ -185,6 +228,15 @@ class OpLowering : LoweringBase {
         e_.after(gather, deps);
         deps = {gather};
       }
+      const bool gathered = p_.zero3() && p_.params[v] > 0;
+      auto& done = weighted[static_cast<std::size_t>(slot)];
+      if (gathered && seg < 0) {
+        Refs& first = start[static_cast<std::size_t>(slot)];
+        if (done.empty()) first = deps;
+        deps.push_back(gather(mb, v, Phase::BackwardData, prefetch_after(done, slot, done.size(), first)));
+      }
+      // Expert parallelism: the output gradients go back to the experts' ranks first.
+      if (moe(var, v)) deps = {all_to_all(r, mb, v, 4, "ep_combine_grad", Phase::BackwardData, deps)};
       Ref data, weight;
       if (bd) {
         data = e_.compute(
@@ -204,13 +256,25 @@ class OpLowering : LoweringBase {
       const Ref last = bw ? weight : data;
       e_.memory(last, 0, var.bwd_free[v]);
       grad_done_[v] = last;
-      grad_all_[v].push_back(last);
+      if (gathered) {
+        done.push_back(last);
+        // ZeRO-3: each micro-batch's gradients are reduce-scattered into the rank's shard at once.
+        const Ref rs = e_.dp_collective(slot, CollectiveOp::ReduceScatter, p_.params[v] * models::dtype_size(p_.dtype),
+                                        "zero3_reduce_scatter", static_cast<int>(v), mb, Phase::BackwardWeight);
+        e_.after(rs, last);
+        grad_all_[v].push_back(rs);
+      } else {
+        grad_all_[v].push_back(last);
+      }
       if (bd && p_.tp_ranks > 1 && role(v) == TpRole::Column) {
         const Ref reduce = e_.tp_collective(r, slot, reduction(), var.in_full[v],
                                             p_.sp ? "tp_reduce_scatter" : "tp_allreduce", static_cast<int>(v), mb,
                                             Phase::BackwardData);
         e_.after(reduce, data);
         grad_in_[v] = {reduce};
+      } else if (bd && moe(var, v)) {
+        // ... and the input gradients of the routed slots come back to the tokens' ranks.
+        grad_in_[v] = {all_to_all(r, mb, v, 5, "ep_dispatch_grad", Phase::BackwardData, {data})};
       } else {
         grad_in_[v] = bd ? Refs{data} : grad_out;
       }
@@ -246,7 +310,8 @@ class OpLowering : LoweringBase {
             remote_ties.push_back(tie);
           }
         }
-        Refs done = sync_.sync(r, slot, static_cast<int>(b), mb, ready, buckets[b].bytes, updates);
+        Refs done =
+            sync_.sync(r, slot, static_cast<int>(b), mb, ready, buckets[b].bytes, updates, buckets[b].expert_bytes);
         for (const Tie& tie : remote_ties) {
           const Ref back = e_.transfer(r, slot, p_.op_slot[tie.op], p_.params[tie.owner] * per_param,
                                        "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);

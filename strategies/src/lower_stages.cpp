@@ -25,6 +25,7 @@ struct ChunkWork {
   Bytes fwd_gather = 0, fwd_reduce = 0;            // TP bytes: before column linears / after row linears
   Bytes rec_gather = 0, rec_reduce = 0;
   Bytes bwd_gather = 0, bwd_reduce = 0;
+  Bytes fwd_a2a = 0, rec_a2a = 0, bwd_a2a = 0;  // expert parallelism: dispatch + combine of its MoE layers
   // Activation bytes from earlier chunks into this one (forward) and from later chunks back
   // (gradients), non-zero only, by ascending chunk: what forward()/backward() loop over.
   std::vector<std::pair<int, Bytes>> from_earlier, from_later;
@@ -88,6 +89,11 @@ class StageLowering : LoweringBase {
         w.fwd_alloc += var.fwd_alloc[v];
         if (recomputed) segment_bytes[p_.segment[v]] += var.rec_alloc[v];
         else w.rec_alloc += var.rec_alloc[v];
+        if (p_.ep > 1) {
+          w.fwd_a2a += 2 * var.a2a_bytes[v];
+          if (recomputed) w.rec_a2a += 2 * var.a2a_bytes[v];
+          w.bwd_a2a += 2 * var.a2a_bytes[v];
+        }
         if (p_.tp_ranks == 1) continue;
         const TpRole role = p_.tp->role[v];
         const Bytes gather = p_.sp && role == TpRole::Column ? var.in_full[v] : 0;
@@ -144,6 +150,44 @@ class StageLowering : LoweringBase {
     return x;
   }
 
+  /// Expert parallelism: the chunk's MoE all-to-alls of one phase as one collective of the summed
+  /// bytes (which: 0 forward, 1 recompute, 2 backward), after `after`.
+  Ref all_to_all(int r, int c, int mb, Phase phase, Bytes bytes, int which, Ref after) {
+    if (bytes == 0) return after;
+    const Ref x =
+        e_.ep_all_to_all(r, slot(c), bytes, "ep_all_to_all", -1, mb, phase, static_cast<std::int64_t>(c) * 8 + which);
+    e_.after(x, after);
+    return x;
+  }
+
+  /// ZeRO-3 at chunk granularity: the chunk's parameters are gathered layer by layer, each layer's
+  /// all-gather overlapping the previous layer's compute. As two collectives on the DP stream: the
+  /// first layer's (1/L of the chunk's bytes), which the compute waits for, then the other layers'
+  /// (which the chunk's result waits for), so the phase lasts about first + max(compute, rest).
+  /// Returns {first, rest}; invalid refs without ZeRO-3.
+  std::pair<Ref, Ref> gather_chunk(int c, int mb, Phase phase, const Refs& deps) {
+    const int layers = p_.chunk_layers[static_cast<std::size_t>(c)];
+    if (!p_.zero3() || layers == 0) return {};
+    const Bytes total = chunk_params_[static_cast<std::size_t>(c)] * models::dtype_size(p_.dtype);
+    const Bytes first_bytes = total / layers;
+    const Ref first = e_.dp_collective(slot(c), CollectiveOp::AllGather, first_bytes, "zero3_gather", -1, mb, phase);
+    e_.after(first, deps);
+    if (layers == 1) return {first, Ref{}};
+    const Ref rest =
+        e_.dp_collective(slot(c), CollectiveOp::AllGather, total - first_bytes, "zero3_gather", -1, mb, phase);
+    e_.after(rest, first);
+    return {first, rest};
+  }
+
+  /// What ends a phase: `done`, joined with the rest of a ZeRO-3 gather when there is one.
+  Ref joined(Ref done, Ref rest) {
+    if (!rest.valid()) return done;
+    const Ref m = e_.marker("zero3_gathered");
+    e_.after(m, done);
+    e_.after(m, rest);
+    return m;
+  }
+
   void forward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
@@ -163,6 +207,8 @@ class StageLowering : LoweringBase {
       }
       predict_weights(r, mb, c);
       deps = tp_phase(r, c, mb, Phase::Forward, w.fwd_gather, deps);
+      const auto [first, rest] = gather_chunk(c, mb, Phase::Forward, deps);
+      if (first.valid()) deps.push_back(first);
       const Ref f = e_.compute(
           r, slot(c), [&](int k) { return w.fwd[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)], -1,
           mb, Phase::Forward);
@@ -170,7 +216,9 @@ class StageLowering : LoweringBase {
       e_.memory(f, w.fwd_alloc, 0);
       item(mb, c, WorkKind::Forward).push_back(f);
       fwd_task_[static_cast<std::size_t>(c)] = f;
-      fwd_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, f);
+      fwd_ready_[static_cast<std::size_t>(c)] = joined(
+          tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, all_to_all(r, c, mb, Phase::Forward, w.fwd_a2a, 0, f)),
+          rest);
     }
   }
 
@@ -192,17 +240,31 @@ class StageLowering : LoweringBase {
         deps.push_back(x);
       }
       const bool recompute = w.rec_alloc > 0 || std::any_of(w.rec.begin(), w.rec.end(), [](TimeNs t) { return t > 0; });
+      // ZeRO-3: a full recomputation gathers the parameters again and its backward reuses them.
+      const bool regather = recompute && p_.s.recompute == Recompute::Full;
+      Ref rest_gather;
       if (recompute) {
         deps = tp_phase(r, c, mb, Phase::Recompute, w.rec_gather, deps);
+        if (regather) {
+          const auto [first, rest] = gather_chunk(c, mb, Phase::Recompute, deps);
+          if (first.valid()) deps.push_back(first);
+          rest_gather = rest;
+        }
         const Ref again = e_.compute(
             r, slot(c), [&](int k) { return w.rec[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)],
             -1, mb, Phase::Recompute);
         e_.after(again, deps);
         e_.memory(again, w.rec_alloc, 0);
         items.push_back(again);
-        deps = {tp_reduce(r, c, mb, Phase::Recompute, w.rec_reduce, again)};
+        deps = {tp_reduce(r, c, mb, Phase::Recompute, w.rec_reduce,
+                          all_to_all(r, c, mb, Phase::Recompute, w.rec_a2a, 1, again))};
       }
       deps = tp_phase(r, c, mb, Phase::BackwardData, w.bwd_gather, deps);
+      if (!regather) {
+        const auto [first, rest] = gather_chunk(c, mb, Phase::BackwardData, deps);
+        if (first.valid()) deps.push_back(first);
+        rest_gather = rest;
+      }
       Ref last;
       auto add_backward = [&](const DurationFn& duration) {
         const Ref b = e_.compute(r, slot(c), duration, names_[static_cast<std::size_t>(c)], -1, mb, Phase::BackwardData);
@@ -221,7 +283,17 @@ class StageLowering : LoweringBase {
         backward_all_[static_cast<std::size_t>(c)].push_back(last);
       }
       e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
-      grad_ready_[static_cast<std::size_t>(c)] = tp_reduce(r, c, mb, Phase::BackwardData, w.bwd_reduce, last);
+      if (p_.zero3() && p_.chunk_layers[static_cast<std::size_t>(c)] > 0) {
+        // ZeRO-3: the micro-batch's gradients are reduce-scattered into the rank's shard.
+        const Ref rs = e_.dp_collective(slot(c), CollectiveOp::ReduceScatter,
+                                        chunk_params_[static_cast<std::size_t>(c)] * models::dtype_size(p_.dtype),
+                                        "zero3_reduce_scatter", -1, mb, Phase::BackwardWeight);
+        e_.after(rs, joined(last, rest_gather));
+        backward_all_[static_cast<std::size_t>(c)].push_back(rs);
+        if (rest_gather.valid()) last = joined(last, rest_gather);
+      }
+      grad_ready_[static_cast<std::size_t>(c)] = tp_reduce(
+          r, c, mb, Phase::BackwardData, w.bwd_reduce, all_to_all(r, c, mb, Phase::BackwardData, w.bwd_a2a, 2, last));
     }
   }
 
@@ -255,7 +327,8 @@ class StageLowering : LoweringBase {
         std::vector<GradientSync::Update> updates;
         updates.push_back({-1, names_[static_cast<std::size_t>(c)],
                            [&update](int k) { return update[static_cast<std::size_t>(k)]; }});
-        Refs done = sync_.sync(r, slot(c), c * 64 + static_cast<int>(b), mb, ready, buckets[b].bytes, updates);
+        Refs done = sync_.sync(r, slot(c), c * 64 + static_cast<int>(b), mb, ready, buckets[b].bytes, updates,
+                               buckets[b].expert_bytes);
         for (const Tie& tie : remote_ties) {
           const Ref back = e_.transfer(r, slot(c), slot(p_.op_chunk[tie.op]), p_.params[tie.owner] * per_param,
                                        "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);

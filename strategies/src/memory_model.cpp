@@ -9,11 +9,12 @@ ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimi
 }
 
 simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,
-                                          int zero_shards, bool shard_grads) {
+                                          int zero_shards, bool shard_grads, bool shard_params) {
   const ParamBytes per = param_bytes_per_param(dtype, optimizer);
   simulator::StaticMemory m;
   m.params = params * per.weights;
   m.grads = params * per.grads;
+  if (shard_params) m.params = (m.params + zero_shards - 1) / zero_shards;
   if (shard_grads) m.grads = (m.grads + zero_shards - 1) / zero_shards;
   const Bytes optimizer_bytes = params * per.optimizer;
   m.optimizer = (optimizer_bytes + zero_shards - 1) / zero_shards;

@@ -42,11 +42,13 @@ double share(TimeNs part, TimeNs whole) {
 std::string step_limit(const PlanRow& r, const PlanRow& w) {
   const double bubble = r.bubble_fraction;
   const double exposed = share(r.exposed_comm, r.step_time);
-  const double tp = r.detailed && r.strategy.tp > 1 ? share(r.tp_comm, r.step_time) : 0.0;
+  const double tp = r.detailed && (r.strategy.tp > 1 || r.strategy.ep > 1) ? share(r.tp_comm, r.step_time) : 0.0;
   constexpr double kNotable = 0.05;
   if (tp >= kNotable && tp >= bubble && tp >= exposed)
-    return "tensor-parallel collectives (" + format_time(r.tp_comm) + " of its " + format_time(r.step_time) +
-           " step on one device)";
+    return std::string(r.strategy.ep > 1 ? r.strategy.tp > 1 ? "tensor-parallel collectives and expert all-to-alls"
+                                                             : "expert all-to-alls"
+                                         : "tensor-parallel collectives") +
+           " (" + format_time(r.tp_comm) + " of its " + format_time(r.step_time) + " step on one device)";
   if (bubble >= kNotable && bubble >= exposed)
     return "the pipeline bubble (" + pct(bubble) + " of its step, vs " + pct(w.bubble_fraction) + ")";
   if (exposed >= kNotable)
@@ -70,6 +72,41 @@ std::string describe_runner_up(const PlanRow& r, const PlanRow& w, Objective obj
     if (speed_ratio < 1.0) s << " although it processes " << pct(1.0 / speed_ratio - 1.0) << " more samples per second";
   } else {
     s << ", limited by " << step_limit(r, w);
+  }
+  return s.str();
+}
+
+/// MoE models (some candidate has ep > 1): what expert parallelism does for the winner, or what
+/// the best row with it lacks; "" otherwise.
+std::string expert_parallel_sentence(const PlanResult& plan, Objective objective) {
+  const PlanRow& w = plan.rows.front();
+  const PlanRow* best_other = nullptr;  // best feasible row on the other side of ep > 1
+  const PlanRow* closest_other = nullptr;
+  bool searched = false;
+  for (const PlanRow& r : plan.rows) {
+    searched = searched || r.strategy.ep > 1;
+    if ((r.strategy.ep > 1) == (w.strategy.ep > 1)) continue;
+    if (r.feasible() && best_other == nullptr) best_other = &r;
+    if (!r.feasible() && r.verdict != Verdict::Invalid && closest_other == nullptr) closest_other = &r;
+  }
+  if (!searched) return "";
+  std::ostringstream s;
+  if (w.strategy.ep > 1) {
+    s << " Expert parallelism (ep=" << w.strategy.ep << ") splits every MoE layer's experts over " << w.strategy.ep
+      << " data-parallel ranks: each device keeps 1/" << w.strategy.ep
+      << " of the expert weights, gradients and optimizer state and exchanges its routed tokens in 4 all-to-alls "
+         "per MoE layer and micro-batch";
+    if (w.strategy.imbalance > 1.0)
+      s << " (the busiest rank gets " << num(w.strategy.imbalance, 2) << "x the mean tokens and sets the step)";
+    if (best_other != nullptr)
+      s << "; the best configuration without it, " << describe_runner_up(*best_other, w, objective) << ".";
+    else if (closest_other != nullptr)
+      s << "; without it nothing fits: the closest, " << to_string(closest_other->strategy) << ", needs "
+        << gib(closest_other->peak_memory) << " of " << gib(closest_other->capacity) << ".";
+    else s << ".";
+  } else if (best_other != nullptr) {
+    s << " With expert parallelism the best, " << describe_runner_up(*best_other, w, objective)
+      << ": its all-to-alls cost more than the replicated experts' memory saves here.";
   }
   return s.str();
 }
@@ -136,6 +173,7 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
       s << (k > 1 ? "; " : "") << describe_runner_up(plan.rows[rows[k]], w, plan.objective);
     s << ".";
   }
+  s << expert_parallel_sentence(plan, plan.objective);
   memory_sentence();
   if (st.invalid > 0) s << " " << st.invalid << " configurations could not be built (reasons in --json with --top 0).";
   if (const std::string shortcuts = plan_shortcuts(plan); !shortcuts.empty()) s << " " << shortcuts;

@@ -38,15 +38,18 @@ using detail::gib;
 ///   ceil(L / mp) * min layer / tp      whole transformer layers are cut between stages, so some
 ///                                      device holds at least ceil(L / mp) of them (pigeonhole).
 /// TP replicates LayerNorms and pipelines copy tied embeddings: real devices only hold more.
+///   expert parallelism: the experts' parameters count ep times less (and the layer bound, whose
+///                                      smallest layer's experts are not known apart, is not used).
 Bytes parameter_memory_lower_bound(const PlanRequest& req, const ModelFacts& facts, const Strategy& s) {
   const std::int64_t shards = static_cast<std::int64_t>(s.mp) * s.tp;
-  std::int64_t params = (facts.params + shards - 1) / shards;
-  if (facts.min_layer_params > 0) {
+  const std::int64_t total = facts.params - facts.expert_params + (facts.expert_params + s.ep - 1) / s.ep;
+  std::int64_t params = (total + shards - 1) / shards;
+  if (facts.min_layer_params > 0 && s.ep == 1) {
     const std::int64_t layers = (facts.layers + s.mp - 1) / s.mp;
     params = std::max(params, layers * facts.min_layer_params / s.tp);
   }
   const models::DType dtype = req.dtype.value_or(req.model->dtype());
-  return static_memory_for(params, dtype, req.optimizer, s.zero >= 1 ? s.dp : 1, s.zero == 2).total();
+  return static_memory_for(params, dtype, req.optimizer, s.zero >= 1 ? s.dp : 1, s.zero >= 2, s.zero == 3).total();
 }
 
 Bytes largest_capacity(const hardware::Cluster& cluster, std::int64_t devices) {

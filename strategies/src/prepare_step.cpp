@@ -1,8 +1,11 @@
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/batch_split.hpp"
+#include "parasim/strategies/expert_parallel.hpp"
 #include "prepare_placement.hpp"
 #include "prepare_variants.hpp"
 #include "prepared_step.hpp"
@@ -35,6 +38,7 @@ void index_structure(Prepared& p) {
   p.inputs = OpLists(&p.links->inputs);
   p.consumers = OpLists(&p.links->consumers);
   p.params.assign(p.n, 0);
+  p.expert_params.assign(p.n, 0);
   p.selective.assign(p.n, 0);
   for (OpId v = 0; v < p.n; ++v) {
     const models::Op& op = m.op(v);
@@ -44,6 +48,7 @@ void index_structure(Prepared& p) {
     p.has_update[v] = profiler::op_has_phase(op, profiler::Phase::Update);
     p.is_input[v] = op.kind == models::OpKind::Input;
     p.params[v] = op.params;
+    if (p.ep > 1) p.expert_params[v] = expert_params(op);
     if (p.s.recompute == Recompute::Selective && op.kind == models::OpKind::Attention && op.input_shapes.size() == 1)
       p.selective[v] = 1;
     if (!op.attrs.shares_weights_with.empty())
@@ -133,8 +138,9 @@ std::vector<Bucket> make_buckets(const Prepared& p, const std::vector<OpId>& ops
     open.piece.push_back(v);
     if (p.params[v] == 0) continue;
     open.ops.push_back(v);
-    open.bytes += p.params[v] * per_param;
-    if (p.s.overlap && open.bytes >= cap) {
+    open.bytes += (p.params[v] - p.expert_params[v]) * per_param;
+    open.expert_bytes += p.expert_params[v] * per_param;
+    if (p.s.overlap && open.bytes + open.expert_bytes >= cap) {
       out.push_back(std::move(open));
       open = Bucket{};
     }
@@ -172,7 +178,40 @@ void form_buckets(Prepared& p) {
     }
   }
   p.slot_params.assign(static_cast<std::size_t>(p.stages), 0);
-  for (OpId v = 0; v < p.n; ++v) p.slot_params[static_cast<std::size_t>(p.op_slot[v])] += p.params[v];
+  p.slot_expert_params.assign(static_cast<std::size_t>(p.stages), 0);
+  for (OpId v = 0; v < p.n; ++v) {
+    p.slot_params[static_cast<std::size_t>(p.op_slot[v])] += p.params[v];
+    p.slot_expert_params[static_cast<std::size_t>(p.op_slot[v])] += p.expert_params[v];
+  }
+  // ZeRO-3 gathers layer by layer (a layer: a top-level block, or an op outside blocks); the
+  // layer being computed and the next one (prefetched) are whole at once: the two largest count.
+  p.slot_gathered.assign(static_cast<std::size_t>(p.stages), 0);
+  p.chunk_layers.assign(static_cast<std::size_t>(p.chunks), 0);
+  if (p.zero3()) {
+    std::vector<std::map<std::string, Bytes>> layers(static_cast<std::size_t>(p.stages));
+    std::vector<std::set<std::string>> chunk_units(static_cast<std::size_t>(p.chunks));
+    for (OpId v = 0; v < p.n; ++v) {
+      if (p.params[v] == 0) continue;
+      const std::string& block = p.structure->op(v).block;
+      const std::string unit = block.empty() ? "\x1f" + p.structure->op(v).name : block.substr(0, block.find('/'));
+      layers[static_cast<std::size_t>(p.op_slot[v])][unit] += p.params[v] * per_param;
+      chunk_units[static_cast<std::size_t>(p.op_chunk[v])].insert(unit);
+    }
+    for (int slot = 0; slot < p.stages; ++slot) {
+      Bytes first = 0, second = 0;
+      for (const auto& [unit, bytes] : layers[static_cast<std::size_t>(slot)]) {
+        if (bytes > first) {
+          second = first;
+          first = bytes;
+        } else if (bytes > second) {
+          second = bytes;
+        }
+      }
+      p.slot_gathered[static_cast<std::size_t>(slot)] = first + second;
+    }
+    for (int c = 0; c < p.chunks; ++c)
+      p.chunk_layers[static_cast<std::size_t>(c)] = static_cast<int>(chunk_units[static_cast<std::size_t>(c)].size());
+  }
   // A tied op on another device keeps its own copy of the shared weight (Megatron's embedding copy
   // on the last stage).
   for (const Tie& tie : p.ties)
@@ -207,6 +246,11 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
                      " has no transformer layers to split; tensor parallelism (tp > 1) applies to blocks with "
                      "self-attention");
   p.sp = p.tp_ranks > 1 && p.s.recompute == Recompute::Selective;
+  p.ep = p.s.ep;
+  if (p.ep > 1 && experts_gcd(*setup.model) == 0)
+    throw InputError(to_string(p.s) + ": model " + setup.model->name() +
+                     " has no mixture-of-experts layers (experts ops); expert parallelism (ep > 1) shards their "
+                     "experts");
   resolve_kinds(p);
 
   // The micro-batch of an even split drives placement and the speed split.

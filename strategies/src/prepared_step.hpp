@@ -38,12 +38,14 @@ struct Variant {
   std::vector<Bytes> xfer_bytes;  // output bytes one TP rank sends to another stage
   std::vector<Bytes> out_full;    // output bytes (row-parallel outputs: the full tensor to reduce)
   std::vector<Bytes> in_full;     // first input's bytes (column-parallel inputs)
+  std::vector<Bytes> a2a_bytes;   // expert parallelism: bytes one rank sends per all-to-all of an experts op
 };
 
 struct Bucket {
   std::vector<OpId> ops;    // ops whose gradients it holds, in backward order
   std::vector<OpId> piece;  // Stage granularity: every op of the backward piece that completes it
-  Bytes bytes = 0;
+  Bytes bytes = 0;          // gradients reduced over the data-parallel group
+  Bytes expert_bytes = 0;   // expert parallelism: expert gradients, reduced over the expert-data-parallel group
 };
 
 struct Tie {
@@ -69,6 +71,7 @@ struct Prepared {
   int replicas = 1;                 // dp
   int stages = 1;                   // mp: pipeline stages (device slots per replica)
   int tp_ranks = 1;                 // tp
+  int ep = 1;                       // expert-parallel group width (divides replicas)
   int chunks_per_stage = 1;         // interleave for interleaved schedules, else 1
   int chunks = 1;                   // stages x chunks_per_stage
   int micro_batches = 1;            // K, per replica and step
@@ -92,6 +95,7 @@ struct Prepared {
   std::shared_ptr<const StepCache::OpLinks> links;   // the structure's, from the cache
   OpLists inputs, consumers;                          // distinct, in order: links' lists
   std::vector<std::int64_t> params;                   // per op (one TP rank)
+  std::vector<std::int64_t> expert_params;            // per op: the part of params sharded by EP (ep > 1)
   std::vector<int> op_chunk, op_slot;
   std::vector<std::vector<OpId>> chunk_ops;           // ops with a forward task, per chunk, in order
   std::vector<int> segment;                           // full recompute segment of each op, -1 none
@@ -106,6 +110,9 @@ struct Prepared {
   std::vector<std::vector<Bucket>> slot_buckets;      // Op granularity: per slot
   std::vector<std::vector<Bucket>> chunk_buckets;     // Stage granularity: per chunk
   std::vector<std::int64_t> slot_params;              // per slot, ties' copies included
+  std::vector<std::int64_t> slot_expert_params;       // per slot: the part of slot_params in EP-sharded experts
+  std::vector<Bytes> slot_gathered;                   // ZeRO-3, per slot: bytes of its two largest layers
+  std::vector<int> chunk_layers;                      // ZeRO-3, per chunk: layers (units with parameters)
 
   std::vector<int> sim_replicas;
   int sim_tp = 1;
@@ -120,6 +127,8 @@ struct Prepared {
     return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % micro_batches)]);
   }
   bool layered() const { return s.placement == Placement::Layers; }
+  /// ZeRO-3: parameters are sharded over the replicas and gathered layer by layer.
+  bool zero3() const { return s.zero == 3 && replicas > 1; }
 };
 
 /// Validates the setup and works everything out; InputError naming the problem.

@@ -9,6 +9,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/profiler/cost_model.hpp"
+#include "parasim/strategies/expert_parallel.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
 
 namespace parasim::strategies {
@@ -79,12 +80,21 @@ struct Emit {
   std::vector<Candidate>& out;
 
   void finish(Strategy s, std::int64_t batch) {
+    for (int ep : expert_parallel_widths(space, facts, s.dp)) {
+      s.ep = ep;
+      s.imbalance = ep > 1 ? space.imbalance : 1.0;
+      finish_ep(s, batch);
+    }
+  }
+
+  void finish_ep(Strategy s, std::int64_t batch) {
     for (Recompute r : space.recomputes) {
       if (r == Recompute::Selective && !facts.has_attention) continue;
       s.recompute = r;
       for (int z : space.zeros) {
         if (z >= 1 && s.dp == 1) continue;
         if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
+        if (z == 3 && (s.asynchronous() || s.ep > 1)) continue;
         s.zero = z;
         for (const std::string& m : mappings_for(s, space.all_mappings)) {
           s.mapping = m;
@@ -153,10 +163,20 @@ ModelFacts model_facts(const models::Model& model, int devices_per_node) {
     if (op.kind == models::OpKind::Attention) f.has_attention = true;
     if (!plan.any() && op.kind != models::OpKind::Input && model.consumers_of(v).size() >= 2) f.forks = true;
     if (plan.in_tp_block[v]) layer_params[top_level(op.block)] += op.params;
+    f.expert_params += expert_params(op);
   }
+  f.experts = experts_gcd(model);
   for (const auto& [block, params] : layer_params)
     f.min_layer_params = f.min_layer_params == 0 ? params : std::min(f.min_layer_params, params);
   return f;
+}
+
+std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp) {
+  std::vector<int> out{1};
+  if (!space.expert_parallel || facts.experts <= 0) return out;
+  for (int e = 2; e <= dp; ++e)
+    if (dp % e == 0 && facts.experts % e == 0) out.push_back(e);
+  return out;
 }
 
 std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFacts& facts) {
@@ -234,7 +254,7 @@ std::vector<Recompute> parse_recompute_list(const std::string& text, const std::
 }
 
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin) {
-  return parse_list<int>(text, origin, {0, 1, 2}, zero_name);
+  return parse_list<int>(text, origin, {0, 1, 2, 3}, zero_name);
 }
 
 }  // namespace parasim::strategies

@@ -4,6 +4,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/models/model_json.hpp"
+#include "parasim/strategies/expert_parallel.hpp"
 
 namespace parasim::strategies {
 
@@ -18,14 +19,16 @@ std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
 }
 
 std::shared_ptr<const models::Model> StepCache::model(const models::Model& base, std::int64_t batch,
-                                                      models::DType dtype, int tp) {
-  const ModelKey key{&base, batch, static_cast<int>(dtype), tp};
+                                                      models::DType dtype, int tp, int ep, double load) {
+  const ModelKey key{&base, batch, static_cast<int>(dtype), tp, ep, load};
   {
     std::lock_guard lock(mu_);
     if (auto it = models_.find(key); it != models_.end()) return it->second;
   }
   std::shared_ptr<const models::Model> built;
-  if (tp > 1) {
+  if (ep > 1 || load != 1.0) {
+    built = std::make_shared<const models::Model>(shard_for_expert_parallel(*model(base, batch, dtype, tp), ep, load));
+  } else if (tp > 1) {
     // Sharded straight from the base model at the batch: the unsharded model at that batch is
     // only built when something asks for it.
     const auto plan = tp_plan(base);

@@ -64,6 +64,16 @@ double parse_positive_double(const std::string& key, const std::string& value, c
   return v;
 }
 
+double parse_imbalance(const std::string& key, const std::string& value, const std::string& origin) {
+  double v = 0;
+  std::istringstream in(value);
+  in >> v;
+  if (!in || !in.eof() || !std::isfinite(v) || v < 1 || v > 100)
+    throw InputError(origin + ": " + key + "=" + value +
+                     ": expected the busiest expert-parallel rank's tokens over the mean, a number in [1, 100]");
+  return v;
+}
+
 bool parse_on_off(const std::string& key, const std::string& value, const std::string& origin) {
   if (value == "on" || value == "true" || value == "1") return true;
   if (value == "off" || value == "false" || value == "0") return false;
@@ -80,6 +90,18 @@ void validate(const Strategy& s, const std::string& origin) {
   if (s.devices() > kMaxDegree)
     throw InputError(origin + ": dp*mp*tp = " + std::to_string(s.devices()) + " devices; at most " +
                      std::to_string(kMaxDegree) + " are supported");
+  if (s.ep > 1 && s.dp % s.ep != 0)
+    throw InputError(origin + ": ep=" + std::to_string(s.ep) + " must divide dp=" + std::to_string(s.dp) +
+                     " (expert parallelism splits the data-parallel replicas into groups of ep)");
+  if (s.imbalance != 1.0 && s.ep == 1)
+    throw InputError(origin + ": imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
+  if (s.zero == 3 && s.asynchronous())
+    throw InputError(origin + ": zero=3 needs a synchronous schedule (" + to_string(s.schedule) +
+                     " updates weights after every micro-batch; ZeRO-3 with it is not modelled)");
+  if (s.zero == 3 && s.ep > 1)
+    throw InputError(origin +
+                     ": zero=3 with ep > 1 is not modelled (the experts' parameters would be gathered over "
+                     "dp / ep replicas)");
   // ZeRO-2 keeps only 1/D of the gradients: with gradient accumulation it would reduce-scatter after
   // every micro-batch (DeepSpeed), traffic the lowering does not emit, so it is limited to micro=1.
   if (s.zero == 2 && s.micro > 1)
@@ -94,6 +116,8 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   if (key == "dp") s.dp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "mp" || key == "pp") s.mp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "tp") s.tp = parse_int(key, value, 1, kMaxDegree, origin);
+  else if (key == "ep") s.ep = parse_int(key, value, 1, kMaxDegree, origin);
+  else if (key == "imbalance") s.imbalance = parse_imbalance(key, value, origin);
   else if (key == "schedule") s.schedule = parse_named(kSchedules, key, value, origin);
   else if (key == "micro") s.micro = parse_int(key, value, 1, kMaxMicro, origin);
   else if (key == "interleave") s.interleave = parse_int(key, value, 1, 1024, origin);
@@ -112,15 +136,16 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
       throw InputError(origin + ": placement=: expected layers, branches or a path to an op->device JSON map");
     }
   } else if (key == "recompute") s.recompute = parse_named(kRecomputes, key, value, origin);
-  else if (key == "zero") s.zero = parse_int(key, value, 0, 2, origin);
+  else if (key == "zero") s.zero = parse_int(key, value, 0, 3, origin);
   else if (key == "bucket_mb") s.bucket_mb = parse_positive_double(key, value, origin);
   else if (key == "split") s.split = parse_named(kSplits, key, value, origin);
   else if (key == "overlap") s.overlap = parse_on_off(key, value, origin);
   else if (key == "mapping") s.mapping = value;
   else
-    throw InputError(origin + ": unknown key \"" + key +
-                     "\"; expected dp, mp, tp, schedule, micro, interleave, placement, recompute, zero, bucket_mb, "
-                     "split, overlap or mapping");
+    throw InputError(
+        origin + ": unknown key \"" + key +
+        "\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, placement, recompute, zero, bucket_mb, "
+        "split, overlap or mapping");
 }
 
 }  // namespace
@@ -173,6 +198,12 @@ std::string to_string(const Strategy& s) {
   if (s.dp != d.dp || (s.mp == 1 && s.tp == 1)) add("dp", std::to_string(s.dp));
   if (s.mp != d.mp) add("mp", std::to_string(s.mp));
   if (s.tp != d.tp) add("tp", std::to_string(s.tp));
+  if (s.ep != d.ep) add("ep", std::to_string(s.ep));
+  if (s.imbalance != d.imbalance) {
+    std::ostringstream v;
+    v << s.imbalance;
+    add("imbalance", v.str());
+  }
   if (s.schedule != d.schedule) add("schedule", to_string(s.schedule));
   if (s.micro != d.micro) add("micro", std::to_string(s.micro));
   if (s.interleave != d.interleave) add("interleave", std::to_string(s.interleave));
@@ -198,6 +229,8 @@ nlohmann::json strategy_to_json(const Strategy& s) {
   j["dp"] = s.dp;
   j["mp"] = s.mp;
   j["tp"] = s.tp;
+  j["ep"] = s.ep;
+  j["imbalance"] = s.imbalance;
   j["schedule"] = to_string(s.schedule);
   j["micro"] = s.micro;
   j["interleave"] = s.interleave;
@@ -223,7 +256,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   // Every field is routed through the same parser as the grammar so both forms accept the same values;
   // the error names the JSON path.
   auto origin_of = [&](const char* key) { return file + ": $." + std::string(key); };
-  for (const char* key : {"dp", "mp", "tp", "micro", "interleave", "zero"}) {
+  for (const char* key : {"dp", "mp", "tp", "ep", "micro", "interleave", "zero"}) {
     if (auto f = root.find(key)) apply(s, key, std::to_string(f->as_int(INT32_MIN, INT32_MAX)), origin_of(key));
   }
   if (auto f = root.find("bucket_mb")) {
@@ -231,14 +264,19 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
     v << f->as_double();
     apply(s, "bucket_mb", v.str(), origin_of("bucket_mb"));
   }
+  if (auto f = root.find("imbalance")) {
+    std::ostringstream v;
+    v << f->as_double();
+    apply(s, "imbalance", v.str(), origin_of("imbalance"));
+  }
   if (auto f = root.find("overlap")) s.overlap = f->as_bool();
   for (const char* key : {"schedule", "placement", "recompute", "split", "mapping"}) {
     if (auto v = str_field(key)) apply(s, key, *v, origin_of(key));
   }
   for (const auto& [key, value] : j.items()) {
-    static const std::vector<std::string> known = {"schema", "dp", "mp", "tp", "schedule", "micro", "interleave",
-                                                   "placement", "recompute", "zero", "bucket_mb", "split",
-                                                   "overlap", "mapping"};
+    static const std::vector<std::string> known = {
+        "schema",     "dp",        "mp",        "tp",   "ep",        "imbalance", "schedule", "micro",
+        "interleave", "placement", "recompute", "zero", "bucket_mb", "split",     "overlap",  "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

@@ -107,6 +107,71 @@ TEST(DataParallel, ZeroTwoAlsoShardsGradientsWithTheSameTraffic) {
   EXPECT_EQ(two.step_time, one.step_time);
 }
 
+int collectives(const StrategyResult& r, CollectiveOp op, simulator::Phase phase) {
+  const auto& g = r.lowered.graph;
+  return count_tasks(g, [&](simulator::TaskId t) {
+    return g.kind(t) == TaskKind::Collective && g.collective_op(t) == op && g.phase(t) == phase;
+  });
+}
+
+TEST(DataParallel, ZeroThreeGathersEachLayerWithPrefetchAndReduceScattersItsGradients) {
+  // fc1 and fc2 hold 4e6 B each; over 2 ranks an all-gather or reduce-scatter of one is 1 step of
+  // 2e6 B: 2e6 ns. Forward: gather fc1 0..2e6, gather fc2 (prefetched) 2e6..4e6 while fc1 runs
+  // (2e6..2.004e6), fc2 4e6..4.004e6. Backward: gather fc2 4.004e6..6.004e6, gather fc1
+  // (prefetched) 6.004e6..8.004e6 while fc2's backward runs (to 6.012e6); fc2's reduce-scatter
+  // queues behind it on the DP stream: 8.004e6..10.004e6; fc1's backward 8.004e6..8.012e6, its
+  // reduce-scatter 10.004e6..12.004e6; then both shard updates (250 ns each).
+  const StrategyResult r = run("dp=2,zero=3");
+  EXPECT_EQ(r.step_time, 12'004'500);
+  EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::Forward), 2);
+  EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::BackwardData), 2);
+  EXPECT_EQ(collectives(r, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 2);
+  EXPECT_EQ(collectives(r, CollectiveOp::AllReduce, simulator::Phase::BackwardWeight), 0);
+  // Memory: weights, gradients and Adam state / 2, plus both layers gathered whole (the one
+  // computing and the one prefetched): 4e6 + 4e6 + 8e6 + 8e6.
+  const simulator::MemoryBreakdown& m = r.devices[0].breakdown;
+  EXPECT_EQ(m.params, 4'000'000);
+  EXPECT_EQ(m.grads, 4'000'000);
+  EXPECT_EQ(m.optimizer, 8'000'000);
+  EXPECT_EQ(m.other, 8'000'000);
+  // Gradient accumulation: every micro-batch gathers and reduce-scatters again.
+  const StrategyResult acc = run("dp=2,micro=2,zero=3");
+  EXPECT_EQ(collectives(acc, CollectiveOp::AllGather, simulator::Phase::Forward), 4);
+  EXPECT_EQ(collectives(acc, CollectiveOp::AllGather, simulator::Phase::BackwardData), 4);
+  EXPECT_EQ(collectives(acc, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 4);
+}
+
+TEST(DataParallel, ZeroThreeAtStageGranularityOverlapsTheRestOfTheGather) {
+  // One chunk of 2 layers (8e6 B): the first layer's gather (4e6 B: 2e6 ns), the compute (8,000)
+  // next to the rest's (2e6..4e6); backward: first 4e6..6e6, rest 6e6..8e6 next to the backward
+  // (6e6..6.016e6); the chunk's reduce-scatter (8e6 B: 4e6 ns) 8e6..12e6, the update (500 / 2).
+  static const models::Model model = chain_model(2);
+  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  static FakeCosts costs;
+  costs.update = 500;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy("dp=2,zero=3"),
+                  .global_batch = 8,
+                  .costs = &costs,
+                  .granularity = Granularity::Stage};
+  setup.collective_costs = simulator::CollectiveCosts::Links;
+  const StrategyResult r = simulate_strategy(setup);
+  EXPECT_EQ(r.lowered.granularity, Granularity::Stage);
+  EXPECT_EQ(r.step_time, 12'000'500);
+}
+
+TEST(DataParallel, ZeroThreeGrammar) {
+  EXPECT_EQ(to_string(parse_strategy("dp=8,micro=4,zero=3")), "dp=8,micro=4,zero=3");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=8,zero=4"); }), "--strategy: zero=4: expected an integer in [0, 3]");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=2,mp=2,schedule=pipedream,zero=3"); }),
+            "--strategy: zero=3 needs a synchronous schedule (pipedream updates weights after every micro-batch; "
+            "ZeRO-3 with it is not modelled)");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=8,ep=2,zero=3"); }),
+            "--strategy: zero=3 with ep > 1 is not modelled (the experts' parameters would be gathered over dp / ep "
+            "replicas)");
+}
+
 TEST(DataParallel, UnevenBatchSplitsLikeTorchChunk) {
   EXPECT_EQ(split_like_torch_chunk(128, 3), (std::vector<std::int64_t>{43, 43, 42}));
   EXPECT_EQ(split_like_torch_chunk(10, 4), (std::vector<std::int64_t>{3, 3, 3, 1}));

@@ -74,15 +74,15 @@ TEST(StrategyGrammar, BadInputIsNamed) {
   EXPECT_EQ(input_error([] { parse_strategy("dp4"); }),
             "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
   EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
-            "--strategy: unknown key \"foo\"; expected dp, mp, tp, schedule, micro, interleave, placement, recompute, "
-            "zero, bucket_mb, split, overlap or mapping");
+            "--strategy: unknown key \"foo\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, "
+            "placement, recompute, zero, bucket_mb, split, overlap or mapping");
   EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
             "--strategy: interleave=2 needs schedule=interleaved");
   EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
             "--strategy: dp*mp*tp = 2097152 devices; at most 1048576 are supported");
   EXPECT_EQ(input_error([] { parse_strategy("bucket_mb=nan"); }),
             "--strategy: bucket_mb=nan: expected a positive number of megabytes (at most 1e6)");
-  EXPECT_EQ(input_error([] { parse_strategy("zero=3"); }), "--strategy: zero=3: expected an integer in [0, 2]");
+  EXPECT_EQ(input_error([] { parse_strategy("zero=4"); }), "--strategy: zero=4: expected an integer in [0, 3]");
   EXPECT_EQ(input_error([] { parse_strategy("dp=2,micro=2,zero=2"); }),
             "--strategy: zero=2 needs micro=1 (ZeRO-2 with gradient accumulation is not modelled)");
   EXPECT_EQ(parse_strategy("dp=4,zero=2").zero, 2);

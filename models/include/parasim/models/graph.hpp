@@ -111,6 +111,11 @@ struct OpAttrs {
   std::int64_t top_k = 0;         // experts: experts each token is routed to
   bool gated = false;             // experts: SwiGLU experts (gate, up, down) instead of two matrices
   double capacity_factor = 0.0;   // experts: slots per expert = ceil(cf x tokens x top_k / E); 0 = dropless
+  // Expert parallelism (set on one rank's copy by strategies::shard_for_expert_parallel): the rank
+  // holds experts / expert_shards experts; dropless, it computes ceil(expert_load x tokens x top_k)
+  // slots (the busiest rank of its group gets expert_load x the mean). 1 and 1.0: no EP.
+  std::int64_t expert_shards = 1;
+  double expert_load = 1.0;
   /// Name of the op whose weight matrix this op reuses (tied LM head -> token embedding, shared
   /// encoder/decoder embeddings). Such an op has no parameters of its own except a bias, but its
   /// weight gradient still flows into the owner's parameters.
@@ -144,6 +149,10 @@ struct Op {
   /// Two ops with the same signature take the same time on the same device.
   std::string signature() const;
 };
+
+/// Token slots an `experts` op runs through its experts (tokens x top_k dropless, scaled by the
+/// expert-parallel load; else the padded capacity E x ceil(cf x tokens x top_k / E)); 0 for other ops.
+std::int64_t expert_slots(const Op& op);
 
 struct Tensor {
   Shape shape;

@@ -9,7 +9,8 @@
 // the low end of Megatron-LM's "16-20 bytes per parameter" (Megatron's extra 4 for fp32 gradient
 // accumulation buffers is not counted); mixed-precision SGD 2 + 2 + 4 = 8, momentum 12.
 // ZeRO stage 1 (zero=1) divides the optimizer bytes by the data-parallel degree (rounded up);
-// stage 2 (zero=2) divides the gradient bytes too (Rajbhandari et al. 2020, Table 1: P_os+g).
+// stage 2 (zero=2) divides the gradient bytes too (Rajbhandari et al. 2020, Table 1: P_os+g), stage 3
+// (zero=3) the weights as well (P_os+g+p; the gathered layers are counted by the lowering).
 //
 // Example:
 //   ParamBytes b = param_bytes_per_param(models::DType::F16, profiler::Optimizer::Adam);  // {2, 2, 12}
@@ -32,8 +33,9 @@ struct ParamBytes {
 ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer);
 
 /// Static memory of `params` parameters, with the optimizer state sharded over `zero_shards`
-/// data-parallel ranks (1 = no ZeRO) and, when `shard_grads` (ZeRO-2), the gradients too.
+/// data-parallel ranks (1 = no ZeRO) and, when `shard_grads` (ZeRO-2), the gradients too, and when
+/// `shard_params` (ZeRO-3) the weights too.
 simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,
-                                          int zero_shards = 1, bool shard_grads = false);
+                                          int zero_shards = 1, bool shard_grads = false, bool shard_params = false);
 
 }  // namespace parasim::strategies

@@ -1,7 +1,7 @@
 // The strategies a planner tries for one model on N devices: every dp x mp x tp split with the
 // pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
 // sense for it, each with the global batch it trains at (exact N, or at most N with
-// allow_fewer). Candidates come out in a fixed order (tp, mp, schedule, placement, V, K,
+// allow_fewer). Candidates come out in a fixed order (tp, mp, schedule, placement, V, K, ep,
 // recompute, zero, mapping). The rule for each knob and its source: docs/projection.md ("Batch
 // conventions", "The search space").
 //
@@ -33,6 +33,8 @@ struct ModelFacts {
   std::int64_t min_layer_params = 0;  // parameters of the smallest transformer layer (0: none)
   bool has_attention = false;  // selective recompute changes something
   bool forks = false;          // some op feeds two others: placement=branches has something to split
+  std::int64_t experts = 0;    // gcd of the MoE layers' expert counts (0: no MoE layer, no ep)
+  std::int64_t expert_params = 0;  // parameters in experts (what expert parallelism shards)
   int devices_per_node = 8;
 };
 
@@ -52,9 +54,11 @@ struct SearchSpace {
   std::vector<Schedule> schedules = {Schedule::None,        Schedule::GPipe,     Schedule::OneFOneB,
                                      Schedule::Interleaved, Schedule::PipeDream, Schedule::SpecTrain};
   std::vector<Recompute> recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
-  std::vector<int> zeros = {0, 1};
+  std::vector<int> zeros = {0, 1};  // the CLI tries 0,1,3 by default
   bool branch_placement = true;
   bool all_mappings = false;
+  bool expert_parallel = true;  // MoE models: try every ep dividing dp and the experts
+  double imbalance = 1.0;       // the strategies' imbalance= when ep > 1
   int max_micro_per_stage = 8;
   int max_accumulation = 16;
 };
@@ -69,10 +73,14 @@ struct Candidate {
 /// (gpus < 1, no batch rule).
 std::vector<Candidate> enumerate_candidates(const SearchSpace& space, const ModelFacts& facts);
 
+/// The ep values the space allows for a dp-way split of the model (1 first): divisors of dp that
+/// divide the experts of every MoE layer.
+std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp);
+
 /// The tp values the space allows for the model (1 first).
 std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFacts& facts);
 
-/// Parses "none,gpipe,1f1b" / "all" into schedules, "none,full" into recomputes, "0,1" into ZeRO stages.
+/// Parses "none,gpipe,1f1b" / "all" into schedules, "none,full" into recomputes, "0,1,3" into ZeRO stages.
 std::vector<Schedule> parse_schedule_list(const std::string& text, const std::string& origin);
 std::vector<Recompute> parse_recompute_list(const std::string& text, const std::string& origin);
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin);

@@ -35,8 +35,10 @@ namespace parasim::strategies {
 
 class StepCache {
  public:
-  /// `base` at `batch` samples in `dtype`, sharded for `tp` tensor-parallel ranks (tp > 1).
-  std::shared_ptr<const models::Model> model(const models::Model& base, std::int64_t batch, models::DType dtype, int tp);
+  /// `base` at `batch` samples in `dtype`, sharded for `tp` tensor-parallel ranks (tp > 1) and for
+  /// `ep` expert-parallel ranks with the busiest rank's `load` (expert_parallel.hpp).
+  std::shared_ptr<const models::Model> model(const models::Model& base, std::int64_t batch, models::DType dtype, int tp,
+                                             int ep = 1, double load = 1.0);
   /// The TP plan of `base` (which ops are column/row-parallel).
   std::shared_ptr<const TpPlan> tp_plan(const models::Model& base);
   /// Per-op costs (by op id) of `model` (one this cache built) on `device_kind`.
@@ -62,7 +64,7 @@ class StepCache {
   std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
 
  private:
-  using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int>;
+  using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int, int, double>;
   using CostKey = std::tuple<const models::Model*, std::string, int, const profiler::CostModel*>;
   mutable std::mutex mu_;
   std::map<ModelKey, std::shared_ptr<const models::Model>> models_;

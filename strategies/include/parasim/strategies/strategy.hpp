@@ -1,9 +1,11 @@
 // A parallelization strategy: how one training step is split across devices.
 //
 // Grammar (all keys optional; defaults give plain data parallelism on one device):
-//   "dp=D,mp=M,tp=T,schedule=S,micro=K,interleave=V,placement=P,recompute=R,zero=Z,
-//    bucket_mb=X,split=even|speed,overlap=on|off,mapping=tp-mp-dp"
-// Devices used = D x M x T. The same fields are accepted as JSON ("schema": "parasim.strategy/1").
+//   "dp=D,mp=M,tp=T,ep=E,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
+//    zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,mapping=tp-mp-dp"
+// Devices used = D x M x T: expert parallelism (ep) splits the D data-parallel ranks into groups
+// of E that share out the experts, so it adds no devices. The same fields are accepted as JSON
+// ("schema": "parasim.strategy/1").
 //
 // Example:
 //   Strategy s = parse_strategy("dp=4,mp=2,schedule=1f1b,micro=8");
@@ -39,13 +41,15 @@ struct Strategy {
   int dp = 1;
   int mp = 1;  // pipeline / model-parallel stages
   int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
+  int ep = 1;  // expert-parallel group: E consecutive DP replicas each hold experts / E of every MoE layer
+  double imbalance = 1.0;  // tokens the busiest rank of an EP group gets, over the mean (dropless routing)
   Schedule schedule = Schedule::None;
   int micro = 1;       // micro-batches per step (per pipeline)
   int interleave = 1;  // virtual stages per device (schedule=interleaved)
   Placement placement = Placement::Layers;
   std::string placement_file;  // op -> device map when placement == File
   Recompute recompute = Recompute::None;
-  int zero = 0;          // ZeRO stage across DP: 1 shards optimizer state, 2 also gradients (micro=1)
+  int zero = 0;  // ZeRO stage across DP: 1 shards optimizer state, 2 also gradients (micro=1), 3 also parameters
   double bucket_mb = 25; // DP gradient bucket size (PyTorch DDP default 25 MB)
   BatchSplit split = BatchSplit::Even;
   bool overlap = true;   // overlap DP gradient all-reduce with backward

@@ -1,0 +1,285 @@
+// Expert parallelism, by hand. moe_model(): x [batch, 1000] -> relu -> experts (4 experts of 2
+// matrices 1000 x 500, top-2, router [4, 1000]) -> loss, fp32. SlotCosts: an experts op costs
+// 1000 ns per routed token slot per phase, everything else is free. Cluster: GPUs on a switch,
+// alpha 0, 1 GB/s per device link (1 byte/ns), pure link costs. An all-to-all of S bytes per rank
+// over n ranks sends S/n to each of the n-1 others at once: each uplink carries (n-1) S / n.
+#include <gtest/gtest.h>
+
+#include "lowering_fixtures.hpp"
+#include "parasim/models/model_json.hpp"
+#include "parasim/models/transformer.hpp"
+#include "parasim/strategies/expert_parallel.hpp"
+#include "parasim/strategies/memory_model.hpp"
+#include "parasim/strategies/planner.hpp"
+#include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+using namespace testing;
+using simulator::CollectiveOp;
+using simulator::Phase;
+using simulator::TaskKind;
+
+class SlotCosts final : public profiler::CostModel {
+ public:
+  profiler::OpCost cost(const models::Op& op, const std::string&, profiler::Optimizer) const override {
+    profiler::OpCost c;
+    if (op.kind != models::OpKind::Experts) return c;
+    const TimeNs t = 1000 * models::expert_slots(op);
+    c.fwd = c.bwd_data = c.bwd_weight = t;
+    return c;
+  }
+  std::string describe() const override { return "slots"; }
+};
+
+models::Model moe_model(double capacity_factor = 0.0) {
+  models::ModelBuilder b("moe", 1);
+  models::OpId x = b.input("x", {1, 1000});
+  x = b.relu("relu", x);
+  x = b.experts("moe", x, /*experts=*/4, /*top_k=*/2, /*width=*/500, /*gated=*/false, capacity_factor);
+  b.cross_entropy("loss", x);
+  return b.finish();
+}
+
+StrategyResult run(const std::string& strategy, int gpus = 4, std::int64_t batch = 8,
+                   Symmetry symmetry = Symmetry::DataAndTensor,
+                   simulator::CollectiveMode mode = simulator::CollectiveMode::Analytic, double capacity_factor = 0.0) {
+  const models::Model model = moe_model(capacity_factor);
+  const hardware::Cluster cluster = star_cluster(gpus, 0, 1.0);
+  static const SlotCosts costs;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy(strategy),
+                  .global_batch = batch,
+                  .costs = &costs,
+                  .optimizer = profiler::Optimizer::Adam,
+                  .symmetry = symmetry};
+  setup.collective_costs = simulator::CollectiveCosts::Links;
+  return simulate_strategy(setup, {.collectives = mode});
+}
+
+int collectives(const LoweredStep& s, CollectiveOp op, Phase phase) {
+  const auto& g = s.graph;
+  return count_tasks(g, [&](simulator::TaskId t) {
+    return g.kind(t) == TaskKind::Collective && g.collective_op(t) == op && g.phase(t) == phase;
+  });
+}
+
+TEST(ExpertParallel, RankHoldsItsShareOfTheExpertsAndTheWholeRouter) {
+  const models::Model m = moe_model();
+  const models::Op& whole = m.op(*m.find_op("moe"));
+  EXPECT_EQ(whole.params, 4 * 1000 + 4 * 2 * 1000 * 500);
+  EXPECT_EQ(expert_params(whole), 4'000'000);
+  const models::Model r = shard_for_expert_parallel(m, 4, 1.0);
+  const models::Op& rank = r.op(*r.find_op("moe"));
+  EXPECT_EQ(rank.params, 4 * 1000 + 1 * 2 * 1000 * 500);
+  EXPECT_EQ(expert_params(rank), 1'000'000);
+  // Same slots on average: 1 token x top-2; the MACs are the router's plus the slots' unchanged.
+  EXPECT_EQ(models::expert_slots(rank), 2);
+  EXPECT_EQ(rank.macs_fwd, whole.macs_fwd);
+  EXPECT_EQ(all_to_all_bytes(rank), 2 * 1000 * 4);
+  // The busiest rank with 1.5x the mean: ceil(1.5 x 2) = 3 slots.
+  const models::Model busy = shard_for_expert_parallel(m, 4, 1.5);
+  EXPECT_EQ(models::expert_slots(busy.op(*busy.find_op("moe"))), 3);
+  EXPECT_NE(busy.op(*busy.find_op("moe")).signature(), rank.signature());
+}
+
+TEST(ExpertParallel, CapacityFactorPadsAndIgnoresTheLoad) {
+  // 8 tokens x top-2 = 16 routed; capacity 1.25: ceil(1.25 x 16 / 4) = 5 per expert, 20 slots.
+  models::Model m = models::with_batch(moe_model(1.25), 8);
+  EXPECT_EQ(models::expert_slots(m.op(*m.find_op("moe"))), 20);
+  const models::Model r = shard_for_expert_parallel(m, 2, 1.5);
+  EXPECT_EQ(models::expert_slots(r.op(*r.find_op("moe"))), 20);
+  EXPECT_EQ(all_to_all_bytes(r.op(*r.find_op("moe"))), 20 * 1000 * 4);
+}
+
+TEST(ExpertParallel, FourAllToAllsPerLayerAndTheRouterAloneIsAllReduced) {
+  // dp=4, ep=4, batch 8: 2 tokens per rank, 4 slots, 16,000 B per all-to-all, each taking
+  // 3/4 x 16,000 = 12,000 ns. Forward: dispatch 12,000, experts 4,000, combine 12,000; backward:
+  // combine-gradient 12,000, data gradient 4,000 (to 44,000), then the weight gradient (4,000) next
+  // to the dispatch-gradient all-to-all (12,000). Only the router's 4,000 fp32 gradients (16,000 B)
+  // are all-reduced over the 4 replicas (each holds a different expert): a ring of 6 steps of
+  // 4,000 B = 24,000 ns from 48,000. Analytic collectives: step = 72,000.
+  const StrategyResult r = run("dp=4,ep=4");
+  EXPECT_EQ(r.step_time, 72'000);
+  EXPECT_EQ(collectives(r.lowered, CollectiveOp::AllToAll, Phase::Forward), 2);
+  EXPECT_EQ(collectives(r.lowered, CollectiveOp::AllToAll, Phase::BackwardData), 2);
+  const auto& g = r.lowered.graph;
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+    if (g.kind(t) == TaskKind::Collective && g.collective_op(t) == CollectiveOp::AllToAll) {
+      EXPECT_EQ(g.bytes(t), 16'000);
+    }
+  }
+  EXPECT_EQ(r.devices[0].compute, 12'000);
+  // Expanded on the links, the dispatch-gradient all-to-all and the allreduce share the uplinks
+  // from 48,000: 3 all-to-all flows and 1 ring flow at 1/4 byte/ns each. The all-to-all has
+  // 2/3 x 4,000 B per flow left: done at 58,667; the ring's first step has moved 2,667 of its
+  // 4,000 B by then, ends at 60,000, and 5 more steps of 4,000 ns end the step at 80,000.
+  EXPECT_EQ(run("dp=4,ep=4", 4, 8, Symmetry::DataAndTensor, simulator::CollectiveMode::Expanded).step_time, 80'000);
+}
+
+TEST(ExpertParallel, BusiestRankSetsTheStep) {
+  // imbalance=1.5: the busiest rank gets ceil(1.5 x 4) = 6 slots: 24,000 B all-to-alls (18,000 ns),
+  // 6,000 ns per expert phase: 18 + 6 + 18 forward, 18 + 6 data gradient (to 66,000), weight
+  // gradient to 72,000, router allreduce 24,000: 96,000.
+  const StrategyResult r = run("dp=4,ep=4,imbalance=1.5");
+  EXPECT_EQ(r.step_time, 96'000);
+  EXPECT_EQ(r.devices[0].compute, 18'000);
+  // A capacity factor pads every rank to its capacity whatever the load: 1.25 x 4 / 4 = 2 slots
+  // per expert of the rank's tokens (ceil 1.25), 4 x 2 = 8 slots: 32,000 B (24,000 ns), 8,000 ns
+  // per phase: 24 + 8 + 24 + 24 + 8 + 8, then the allreduce: 120,000.
+  EXPECT_EQ(run("dp=4,ep=4,imbalance=1.5", 4, 8, Symmetry::DataAndTensor, simulator::CollectiveMode::Analytic, 1.25)
+                .step_time,
+            120'000);
+}
+
+TEST(ExpertParallel, ExpertGradientsReduceOverTheReplicasHoldingTheSameExperts) {
+  // dp=8, ep=4: replicas 0 and 4 hold the same expert. Per bucket: the router's 16,000 B over all
+  // 8 replicas, the expert's 4e6 B over the 2 that share it.
+  const StrategyResult r = run("dp=8,ep=4", 8, 16);
+  const auto& g = r.lowered.graph;
+  std::vector<std::pair<Bytes, std::size_t>> reductions;
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+    if (g.kind(t) == TaskKind::Collective && g.collective_op(t) == CollectiveOp::AllReduce)
+      reductions.emplace_back(g.bytes(t), g.group_devices(g.group(t)).size());
+  EXPECT_EQ(reductions, (std::vector<std::pair<Bytes, std::size_t>>{{16'000, 8}, {4'000'000, 2}}));
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+    if (g.kind(t) != TaskKind::Collective || g.collective_op(t) != CollectiveOp::AllToAll) continue;
+    const auto group = g.group_devices(g.group(t));
+    EXPECT_EQ(std::vector<simulator::DeviceId>(group.begin(), group.end()),
+              (std::vector<simulator::DeviceId>{0, 1, 2, 3}));
+  }
+  // Static memory: router 4,000 params and 1 expert (1e6) at 16 B each (fp32 Adam).
+  ASSERT_EQ(r.devices.size(), 1u);
+  const simulator::MemoryBreakdown& m = r.devices[0].breakdown;
+  EXPECT_EQ(m.params + m.grads + m.optimizer, (4'000 + 1'000'000) * 16);
+  const StrategyResult z = run("dp=8,ep=4,zero=1", 8, 16);
+  // ZeRO-1: the router's optimizer state / 8 replicas, the expert's / 2 (the replicas holding it).
+  EXPECT_EQ(z.devices[0].breakdown.optimizer, 4'000 * 8 / 8 + 1'000'000 * 8 / 2);
+}
+
+TEST(ExpertParallel, SymmetricReplicaMatchesFullSimulation) {
+  const StrategyResult one = run("dp=8,ep=4,imbalance=1.2", 8, 16);
+  const StrategyResult all = run("dp=8,ep=4,imbalance=1.2", 8, 16, Symmetry::None);
+  EXPECT_EQ(one.step_time, all.step_time);
+  EXPECT_EQ(all.devices.size(), 8u);
+}
+
+TEST(ExpertParallel, GrammarRoundTripsAndRejectsBadCombinations) {
+  const Strategy s = parse_strategy("dp=8,ep=4,imbalance=1.25,zero=1");
+  EXPECT_EQ(s.ep, 4);
+  EXPECT_DOUBLE_EQ(s.imbalance, 1.25);
+  EXPECT_EQ(to_string(s), "dp=8,ep=4,imbalance=1.25,zero=1");
+  EXPECT_EQ(parse_strategy(to_string(s)), s);
+  EXPECT_EQ(strategy_from_json(strategy_to_json(s), "s.json"), s);
+  EXPECT_EQ(input_error([] { parse_strategy("dp=6,ep=4"); }),
+            "--strategy: ep=4 must divide dp=6 (expert parallelism splits the data-parallel replicas into groups of "
+            "ep)");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=4,imbalance=1.2"); }),
+            "--strategy: imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=4,ep=4,imbalance=0.5"); }),
+            "--strategy: imbalance=0.5: expected the busiest expert-parallel rank's tokens over the mean, a number in "
+            "[1, 100]");
+}
+
+TEST(ExpertParallel, DenseModelsAndIndivisibleExpertsAreRefused) {
+  const models::Model dense = chain_model(2);
+  const models::Model moe = moe_model();
+  const hardware::Cluster cluster = star_cluster(8, 0, 1.0);
+  const SlotCosts costs;
+  auto lower = [&](const models::Model& m, const std::string& s) {
+    (void)lower_step(
+        {.model = &m, .cluster = &cluster, .strategy = parse_strategy(s), .global_batch = 8, .costs = &costs});
+  };
+  EXPECT_EQ(input_error([&] { lower(dense, "dp=4,ep=2"); }),
+            "dp=4,ep=2: model chain has no mixture-of-experts layers (experts ops); expert parallelism (ep > 1) "
+            "shards their experts");
+  EXPECT_EQ(input_error([&] { lower(moe, "dp=8,ep=8"); }),
+            "ep=8: op moe of model moe has 4 experts, not divisible by 8 (each rank of an expert-parallel group "
+            "holds experts / ep of them)");
+}
+
+TEST(ExpertParallel, StageGranularitySumsAChunksAllToAllsPerPhase) {
+  // 2 MoE layers (4 experts, top-2), hidden 64, 16 tokens per sample, fp32; batch 4 on dp=2:
+  // 32 tokens per rank, 64 slots, 64 x 64 x 4 = 16,384 B per all-to-all.
+  models::TransformerConfig c;
+  c.name = "tiny_moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.mlp = models::MlpKind::Swiglu;
+  c.experts = 4;
+  c.top_k = 2;
+  c.moe_ffn = 32;
+  const models::Model m = models::build_transformer(c, {.batch = 1});
+  const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  const profiler::RooflineCostModel roofline;
+  auto lower = [&](Granularity g) {
+    return lower_step({.model = &m,
+                       .cluster = &cluster,
+                       .strategy = parse_strategy("dp=2,ep=2"),
+                       .global_batch = 4,
+                       .costs = &roofline,
+                       .granularity = g});
+  };
+  auto all_to_alls = [](const LoweredStep& s) {
+    std::vector<std::pair<Phase, Bytes>> out;
+    const auto& g = s.graph;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+      if (g.kind(t) == TaskKind::Collective && g.collective_op(t) == CollectiveOp::AllToAll)
+        out.emplace_back(g.phase(t), g.bytes(t));
+    return out;
+  };
+  const LoweredStep op = lower(Granularity::Op);
+  EXPECT_EQ(all_to_alls(op).size(), 8u);  // 2 layers x (dispatch, combine) x (forward, backward)
+  for (const auto& [phase, bytes] : all_to_alls(op)) EXPECT_EQ(bytes, 16'384);
+  const LoweredStep stage = lower(Granularity::Stage);
+  EXPECT_EQ(all_to_alls(stage),
+            (std::vector<std::pair<Phase, Bytes>>{{Phase::Forward, 65'536}, {Phase::BackwardData, 65'536}}));
+}
+
+TEST(ExpertParallel, PlannerTriesEpWhereItDividesDpAndTheExperts) {
+  const models::Model m = moe_model();
+  const ModelFacts facts = model_facts(m, 8);
+  EXPECT_EQ(facts.experts, 4);
+  EXPECT_EQ(facts.expert_params, 4'000'000);
+  const SearchSpace space{.gpus = 8, .global_batch = 16};
+  EXPECT_EQ(expert_parallel_widths(space, facts, 8), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(expert_parallel_widths(space, facts, 6), (std::vector<int>{1, 2}));
+  EXPECT_EQ(expert_parallel_widths(SearchSpace{.expert_parallel = false}, facts, 8), (std::vector<int>{1}));
+  EXPECT_EQ(expert_parallel_widths(space, model_facts(chain_model(2), 8), 8), (std::vector<int>{1}));
+}
+
+TEST(ExpertParallel, PlannerPicksEpWhenOnlySharedExpertsFitAndSaysWhy) {
+  // fp32 SGD: 8 B per parameter. Replicated, the 4,004,000 parameters need 32 MB; ep=2 16 MB;
+  // ep=4 8.03 MB, the only split that fits in 12 MiB.
+  const models::Model m = moe_model();
+  const hardware::Cluster cluster = star_cluster(4, 0, 1.0, "V100-SXM2-32GB", 12 * MiB);
+  const SlotCosts costs;
+  PlanRequest req{.model = &m,
+                  .cluster = &cluster,
+                  .costs = &costs,
+                  .optimizer = profiler::Optimizer::Sgd,
+                  .efficiency = StatisticalEfficiency::none(1, "test"),
+                  .dataset_samples = 1000,
+                  .space = SearchSpace{.gpus = 4, .global_batch = 8, .zeros = {0}},
+                  .collective_costs = simulator::CollectiveCosts::Links,
+                  .threads = 1};
+  const PlanResult plan = run_planner(req);
+  ASSERT_FALSE(plan.rows.empty());
+  ASSERT_TRUE(plan.rows.front().feasible());
+  EXPECT_EQ(to_string(plan.rows.front().strategy), "dp=4,ep=4");
+  for (const PlanRow& r : plan.rows) EXPECT_EQ(r.feasible(), r.strategy.ep == 4) << to_string(r.strategy);
+  const std::string why = explain_plan(plan);
+  EXPECT_NE(why.find("Expert parallelism (ep=4) splits every MoE layer's experts over 4 data-parallel ranks"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("without it nothing fits"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace parasim::strategies
