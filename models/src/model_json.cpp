@@ -4,6 +4,7 @@
 #include "model_json_attrs.hpp"
 #include "parasim/models/builder.hpp"
 #include "parasim/models/hf_config.hpp"
+#include "parasim/models/onnx_import.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 
@@ -91,6 +92,7 @@ void save_model_file(const Model& model, const std::filesystem::path& path) {
 }
 
 Model load_model_file(const std::filesystem::path& path, const LoadOptions& options) {
+  if (is_onnx_path(path)) return load_onnx_model(path, options);
   const nlohmann::json doc = read_json_file(path);
   if (is_hf_config(doc)) {
     const TransformerConfig c = transformer_from_hf_config(doc, path.string(), hf_model_name(path));
