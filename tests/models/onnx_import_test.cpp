@@ -330,11 +330,14 @@ std::string read_bytes(const std::filesystem::path& p) {
 }
 
 TEST(OnnxImport, CheckedInFilesAreTheFixtures) {
-  // tests/cli/data/resnet50.onnx (the CLI's plan-equals-zoo case) and the fuzz seeds are these
+  // tests/cli/data/*.onnx (the CLI's plan-equals-zoo and refusal cases) and the fuzz seeds are these
   // fixtures serialized; PARASIM_REGENERATE_ONNX=1 rewrites them after a fixture changes.
   const std::filesystem::path root = PARASIM_SOURCE_DIR;
+  OnnxGraph unsupported = test::mlp_onnx(4, 8, 4);
+  unsupported.node("NonMaxSuppression", "nms", {"logits"}, {"boxes"});
   const std::vector<std::pair<std::filesystem::path, std::string>> files = {
       {root / "tests/cli/data/resnet50.onnx", test::resnet50_onnx().bytes()},
+      {root / "tests/cli/data/unsupported_op.onnx", unsupported.bytes()},
       {root / "tests/fuzz/corpus/onnx/mlp_inline.onnx", test::mlp_onnx(4, 8, 4).bytes()},
       {root / "tests/fuzz/corpus/onnx/tiny_lstm.onnx", test::tiny_lstm_onnx().bytes()},
   };
