@@ -224,7 +224,8 @@ void register_models(CLI::App& app) {
 
   auto opts = std::make_shared<ShowOptions>();
   auto* show = models->add_subcommand("show", "Per-op table of a zoo model, a model file or an ONNX graph");
-  show->add_option("model", opts->target, "Zoo model name (see `parasim models`), a parasim.model/1 file, a config.json or a .onnx graph")
+  show->add_option("model", opts->target,
+                   "Zoo model name (see `parasim models`), parasim.model/1 file, config.json or .onnx")
       ->required();
   show->add_option("--batch", opts->batch, "Samples per batch (default: 1, or the file's batch)");
   show->add_option("--dtype", opts->dtype, "fp32, fp16 or bf16 (default: fp32, or the file's dtype)");

@@ -36,7 +36,7 @@ bool has_training_defaults(const std::string& model) {
 
 void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_option("--model", in.model,
-                  "Zoo model name (see `parasim models`), parasim.model/1 file, Hugging Face config.json or .onnx graph")
+                  "Zoo model (see `parasim models`), parasim.model/1 file, Hugging Face config.json or .onnx graph")
       ->required();
   cmd->add_option("--seq-len", in.seq_len,
                   "Training sequence length of a sequence model or config.json (default: the model's)")

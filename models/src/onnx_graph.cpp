@@ -123,6 +123,14 @@ class Importer {
   std::map<std::size_t, std::string> linear_bias_;   // MatMul node -> its bias initializer
   std::map<std::size_t, std::string> fused_output_;  // node -> the later tensor its op also stands for
   std::map<std::size_t, std::string> gelu_input_;    // erf-GELU: last Mul node -> x
+  /// MatMul-Softmax-MatMul between head-splitting reshapes, recognised as one attention op.
+  struct AttentionMatch {
+    std::size_t softmax = 0;
+    std::string q, k, v;                               // [B, T, D] activations before the head split
+    std::string q_shape, k_shape, v_shape, out_shape;  // the Reshape targets
+    std::optional<std::size_t> dropout;                // on the probabilities
+  };
+  std::map<std::size_t, AttentionMatch> attention_at_;  // the output Reshape node -> its match
   std::set<std::string> used_names_;
   std::int64_t file_batch_ = 0;  // the leading dim the file fixes (0: symbolic)
   bool seq_len_used_ = false;
@@ -294,6 +302,7 @@ class Importer {
       }
       // torch's erf GELU: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5.
       if (n.op_type == "Erf" && n.inputs.size() == 1) match_erf_gelu(i);
+      if (n.op_type == "Softmax" && n.inputs.size() == 1) match_attention(i);
     }
   }
   std::map<std::string, std::string> alias_later_;  // folded node's output -> the tensor it passes on
@@ -319,6 +328,92 @@ class Importer {
     if (!sole_consumer(div.outputs.empty() ? std::string() : div.outputs[0])) return;
     for (std::size_t k : {p->second, erf, index_of(plus), index_of(times_x)}) folded_.insert(k);
     gelu_input_[index_of(half)] = x;
+  }
+
+  /// The node producing `tensor` if it is a forward node of `op_type` whose output only `tensor`'s
+  /// consumer reads; nullptr otherwise.
+  const Node* private_producer(const std::string& tensor, const char* op_type) const {
+    auto p = producer_.find(tensor);
+    if (p == producer_.end() || !forward_[p->second]) return nullptr;
+    const Node& n = g_.nodes[p->second];
+    if (n.op_type != op_type || !n.domain.empty() || !sole_consumer(tensor)) return nullptr;
+    return &n;
+  }
+  bool has_perm(const Node& n, std::vector<std::int64_t> perm) const {
+    auto it = n.attrs.find("perm");
+    return it != n.attrs.end() && it->second.type == Type::Ints && it->second.ints == perm;
+  }
+  /// Reshape [B, T, D] -> [B, T, H, hd] then Transpose `perm` (a head split); the Reshape and
+  /// Transpose nodes, or none.
+  bool head_split(const std::string& tensor, const std::vector<std::int64_t>& perm, std::string& x, std::string& shape,
+                  std::vector<std::size_t>& nodes) const {
+    const Node* t = private_producer(tensor, "Transpose");
+    if (!t || !has_perm(*t, perm) || t->inputs.size() != 1) return false;
+    const Node* r = private_producer(t->inputs[0], "Reshape");
+    if (!r || r->inputs.size() != 2) return false;
+    x = r->inputs[0];
+    shape = r->inputs[1];
+    nodes.push_back(index_of(t));
+    nodes.push_back(index_of(r));
+    return true;
+  }
+
+  /// torch's eager attention: heads split by Reshape + Transpose, MatMul(Q, K^T), an optional scalar
+  /// scale and constant mask, Softmax, optional Dropout, MatMul(P, V), heads merged by Transpose +
+  /// Reshape. Anything else stays as batched matmuls and a softmax, costed the same way.
+  void match_attention(std::size_t softmax) {
+    const Node& s = g_.nodes[softmax];
+    std::vector<std::size_t> nodes{softmax};
+    std::string scores = s.inputs[0];
+    if (const Node* add = private_producer(scores, "Add")) {
+      const std::string mask = add->inputs.size() == 2 ? add->inputs[1] : std::string();
+      if (!initializer(mask) && !is_scalar_constant(mask)) return;
+      nodes.push_back(index_of(add));
+      scores = add->inputs[0];
+    }
+    for (const char* op : {"Div", "Mul"}) {
+      if (const Node* scale = private_producer(scores, op)) {
+        if (scale->inputs.size() != 2 || !is_scalar_constant(scale->inputs[1])) return;
+        nodes.push_back(index_of(scale));
+        scores = scale->inputs[0];
+        break;
+      }
+    }
+    const Node* m1 = private_producer(scores, "MatMul");
+    if (!m1 || m1->inputs.size() != 2 || s.outputs.empty()) return;
+    nodes.push_back(index_of(m1));
+    AttentionMatch a;
+    a.softmax = softmax;
+    std::string probs = s.outputs[0];
+    const Node* next = sole_consumer(probs);
+    if (next && next->op_type == "Dropout" && next->domain.empty() && !next->outputs.empty()) {
+      a.dropout = index_of(next);
+      nodes.push_back(*a.dropout);
+      probs = next->outputs[0];
+      next = sole_consumer(probs);
+    }
+    if (!next || next->op_type != "MatMul" || next->inputs.size() != 2 || next->inputs[0] != probs ||
+        next->outputs.empty())
+      return;
+    const Node* m2 = next;
+    nodes.push_back(index_of(m2));
+    if (!head_split(m1->inputs[0], {0, 2, 1, 3}, a.q, a.q_shape, nodes)) return;
+    if (!head_split(m1->inputs[1], {0, 2, 3, 1}, a.k, a.k_shape, nodes)) {
+      // K^T written as a head split followed by a transpose of the last two axes.
+      const Node* kt = private_producer(m1->inputs[1], "Transpose");
+      if (!kt || !has_perm(*kt, {0, 1, 3, 2}) || kt->inputs.size() != 1) return;
+      if (!head_split(kt->inputs[0], {0, 2, 1, 3}, a.k, a.k_shape, nodes)) return;
+      nodes.push_back(index_of(kt));
+    }
+    if (!head_split(m2->inputs[1], {0, 2, 1, 3}, a.v, a.v_shape, nodes)) return;
+    const Node* merge = sole_consumer(m2->outputs[0]);
+    if (!merge || merge->op_type != "Transpose" || !has_perm(*merge, {0, 2, 1, 3}) || merge->outputs.empty()) return;
+    const Node* out = sole_consumer(merge->outputs[0]);
+    if (!out || out->op_type != "Reshape" || out->inputs.size() != 2 || out->inputs[0] != merge->outputs[0]) return;
+    nodes.push_back(index_of(merge));
+    a.out_shape = out->inputs[1];
+    for (std::size_t k : nodes) folded_.insert(k);
+    attention_at_[index_of(out)] = std::move(a);
   }
 
   // ---------------------------------------------------------------- values
@@ -458,6 +553,7 @@ class Importer {
     const bool ms = node_->domain == "com.microsoft";
     if (!node_->domain.empty() && !ms) unsupported("op domain \"" + node_->domain + "\"");
     if (node_->outputs.empty()) fail("expected at least one output");
+    if (attention_at_.count(index_)) return map_attention(attention_at_[index_]);
     if (gelu_input_.count(index_)) {
       Value x = value(gelu_input_[index_]);
       if (x.kind != Value::Kind::Activation) fail("the GELU input is not an activation");
@@ -966,16 +1062,86 @@ class Importer {
     set_output(0, view(y, layout == 0 ? Shape{t, dirs, batch, h} : Shape{batch, t, dirs, h}, ".Y"));
   }
 
+  /// A Reshape target for `x` with 0 (copy) and one -1 resolved.
+  Shape resolved_shape(const std::string& shape_tensor, const Shape& x) {
+    const Value& v = value(shape_tensor);
+    if (v.kind != Value::Kind::Constant || !v.constant.ints)
+      fail("reshape target \"" + shape_tensor + "\" is not a constant");
+    Shape t = *v.constant.ints;
+    std::int64_t known = 1, inferred = -1;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] == 0 && i < x.size()) t[i] = x[i];
+      if (t[i] == -1 && inferred < 0) inferred = static_cast<std::int64_t>(i);
+      else if (t[i] < 1) fail("reshape target " + to_string(*v.constant.ints) + " for " + to_string(x));
+      else known *= t[i];
+    }
+    if (inferred >= 0 && known > 0) t[static_cast<std::size_t>(inferred)] = num_elements(x) / known;
+    return t;
+  }
+
+  void map_attention(const AttentionMatch& a) {
+    const Node& softmax = g_.nodes[a.softmax];
+    const std::string what = "attention (MatMul-Softmax-MatMul around node \"" + softmax.name + "\")";
+    auto act = [&](const std::string& name) {
+      const Value& v = value(name);
+      if (v.kind != Value::Kind::Activation) fail(what + ": \"" + name + "\" is not an activation");
+      return v.op;
+    };
+    const OpId q = act(a.q), k = act(a.k), v = act(a.v);
+    const Shape qs = b_.shape(q), ks = b_.shape(k), vs = b_.shape(v);
+    if (qs.size() != 3 || ks.size() != 3 || vs.size() != 3)
+      fail(what + ": expected q, k, v of rank 3, found " + to_string(qs) + ", " + to_string(ks) + ", " + to_string(vs));
+    const Shape qt = resolved_shape(a.q_shape, qs), kt = resolved_shape(a.k_shape, ks),
+                vt = resolved_shape(a.v_shape, vs);
+    const std::int64_t heads = qt.size() == 4 ? qt[2] : 0;
+    auto split_ok = [&](const Shape& t, const Shape& x) {
+      return t.size() == 4 && t[0] == x[0] && t[1] == x[1] && t[2] == heads && heads > 0 && t[2] * t[3] == x[2];
+    };
+    if (!split_ok(qt, qs) || !split_ok(kt, ks) || !split_ok(vt, vs))
+      fail(what + ": expected the heads split as [B, T, heads, head_dim], found " + to_string(qt) + ", " +
+           to_string(kt) + ", " + to_string(vt));
+    Op op;
+    op.kind = OpKind::Attention;
+    op.name = unique_name(softmax.name.empty() ? "attention_" + std::to_string(a.softmax) : softmax.name);
+    op.attrs.heads = heads;
+    if (a.dropout) {
+      const Node& d = g_.nodes[*a.dropout];
+      op.attrs.p = 0.5;
+      if (auto r = d.attrs.find("ratio"); r != d.attrs.end() && r->second.type == Type::Float) op.attrs.p = r->second.f;
+      if (d.inputs.size() > 1 && !d.inputs[1].empty()) {
+        const Value& r = value(d.inputs[1]);
+        if (r.kind != Value::Kind::Constant || !r.constant.floats || r.constant.floats->size() != 1)
+          fail(what + ": expected a scalar constant dropout ratio");
+        op.attrs.p = r.constant.floats->front();
+      }
+    }
+    const OpId y = b_.add_op(std::move(op), {q, k, v});
+    const Shape out = resolved_shape(a.out_shape, Shape{qs[0], qs[1], heads, vs[2] / heads});
+    if (out != b_.shape(y))
+      fail(what + ": expected the heads merged back to " + to_string(b_.shape(y)) + ", found " + to_string(out));
+    set_output(0, y);
+  }
+
   // ---------------------------------------------------------------- the loss
 
-  /// An inference graph trains against the zoo's loss: cross-entropy over its first output.
+  /// An inference graph trains against the zoo's loss: cross-entropy over its first output, and
+  /// over any other output no op reads (every sink of a parasim model is a loss).
   void add_loss() {
     if (g_.outputs.empty()) throw InputError(file_ + ": expected a graph output, found none");
-    const std::string& out = g_.outputs.front();
-    auto it = values_.find(out);
-    if (it == values_.end() || it->second.kind != Value::Kind::Activation)
-      throw InputError(file_ + ": graph output \"" + out + "\" is not computed by the graph's forward ops");
-    b_.cross_entropy(unique_name("loss"), it->second.op);
+    std::set<OpId> done;
+    for (std::size_t i = 0; i < g_.outputs.size(); ++i) {
+      const std::string& out = g_.outputs[i];
+      auto it = values_.find(out);
+      if (it == values_.end() || it->second.kind != Value::Kind::Activation) {
+        if (i == 0)
+          throw InputError(file_ + ": graph output \"" + out + "\" is not computed by the graph's forward ops");
+        continue;
+      }
+      const OpId v = it->second.op;
+      if (done.count(v) || (i > 0 && !b_.model().consumers_of(v).empty())) continue;
+      done.insert(v);
+      b_.cross_entropy(unique_name("loss"), v);
+    }
   }
 };
 

@@ -62,7 +62,7 @@ void load_hf_config(std::string_view bytes) {
   expect_reloads("hf_config", [&] { (void)models::model_from_json(models::model_to_json(m), "round trip"); });
 }
 
-#if PARASIM_HAVE_ONNX
+#ifdef PARASIM_HAVE_ONNX
 /// An ONNX graph (protobuf bytes): the model it becomes survives a parasim.model/1 round trip, and
 /// a batch override re-infers every shape or fails cleanly.
 void load_onnx(std::string_view bytes) {
@@ -189,7 +189,7 @@ void load_calibration_file(std::string_view bytes) {
 constexpr std::array kTargets = {
     LoaderTarget{"model", "parasim.model/1 JSON", load_model},
     LoaderTarget{"hf_config", "Hugging Face config.json", load_hf_config},
-#if PARASIM_HAVE_ONNX
+#ifdef PARASIM_HAVE_ONNX
     LoaderTarget{"onnx", "ONNX model (onnx.ModelProto protobuf)", load_onnx},
 #endif
     LoaderTarget{"cluster", "parasim.cluster/1 JSON", load_cluster},

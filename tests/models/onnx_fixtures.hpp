@@ -255,4 +255,41 @@ inline OnnxGraph tiny_lstm_onnx(const std::string& direction = "forward") {
   return g;
 }
 
+/// One self-attention block as torch.onnx writes an eager nn.Module (BERT-style): q, k, v as
+/// MatMul + Add, heads split by Reshape [0, 0, H, hd] + Transpose, MatMul, Div by sqrt(hd),
+/// Softmax, Dropout, MatMul, heads merged by Transpose + Reshape, then the output projection.
+inline OnnxGraph attention_onnx(std::int64_t t = 8, std::int64_t d = 16, std::int64_t heads = 4) {
+  OnnxGraph g;
+  g.input("x", {std::string("batch"), t, d});
+  auto linear = [&](const std::string& name, const std::string& in) {
+    g.weight(name + ".weight_t", {d, d});
+    g.weight(name + ".bias", {d});
+    g.node("MatMul", "/attn/" + name + "/MatMul", {in, name + ".weight_t"}, {name + "_mm"});
+    g.node("Add", "/attn/" + name + "/Add", {name + ".bias", name + "_mm"}, {name + "_out"});
+    return name + "_out";
+  };
+  g.ints("split_shape", {0, 0, heads, d / heads});
+  auto split = [&](const std::string& name, const std::string& in, const std::vector<std::int64_t>& perm) {
+    g.node("Reshape", "/attn/Reshape_" + name, {in, "split_shape"}, {name + "_4d"});
+    OnnxGraph::attr(g.node("Transpose", "/attn/Transpose_" + name, {name + "_4d"}, {name + "_heads"}), "perm", perm);
+    return name + "_heads";
+  };
+  const std::string q = split("q", linear("q", "x"), {0, 2, 1, 3});
+  const std::string k = split("k", linear("k", "x"), {0, 2, 3, 1});
+  const std::string v = split("v", linear("v", "x"), {0, 2, 1, 3});
+  g.node("MatMul", "/attn/MatMul", {q, k}, {"scores"});
+  g.scalar("sqrt_hd", 2.0f);
+  g.node("Div", "/attn/Div", {"scores", "sqrt_hd"}, {"scaled"});
+  OnnxGraph::attr(g.node("Softmax", "/attn/Softmax", {"scaled"}, {"probs"}), "axis", std::int64_t{-1});
+  g.scalar("ratio", 0.1f);
+  g.node("Dropout", "/attn/dropout/Dropout", {"probs", "ratio"}, {"probs_d"});
+  g.node("MatMul", "/attn/MatMul_1", {"probs_d", v}, {"context"});
+  OnnxGraph::attr(g.node("Transpose", "/attn/Transpose_out", {"context"}, {"context_t"}), "perm",
+                  std::vector<std::int64_t>{0, 2, 1, 3});
+  g.ints("merge_shape", {0, 0, d});
+  g.node("Reshape", "/attn/Reshape_out", {"context_t", "merge_shape"}, {"merged"});
+  g.output(linear("out", "merged"));
+  return g;
+}
+
 }  // namespace parasim::test

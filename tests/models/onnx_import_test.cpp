@@ -206,6 +206,38 @@ TEST(OnnxImport, ErfGeluAndShapeArithmeticFold) {
   EXPECT_EQ(m.op(2).output_shape, (Shape{3, 24}));
 }
 
+TEST(OnnxImport, EagerAttentionBecomesOneAttentionOp) {
+  const Model m = load(test::attention_onnx(), "attn", {.batch = 2});
+  ModelBuilder b("attn", 2);
+  const OpId x = b.input("x", {2, 8, 16});
+  const OpId q = b.linear("q", x, 16, 16), k = b.linear("k", x, 16, 16), v = b.linear("v", x, 16, 16);
+  Op core;
+  core.kind = OpKind::Attention;
+  core.name = "core";
+  core.attrs.heads = 4;
+  core.attrs.p = static_cast<double>(0.1f);
+  const OpId a = b.add_op(core, {q, k, v});
+  b.cross_entropy("loss", b.linear("out", a, 16, 16));
+  const Model ref = b.finish();
+  expect_same_graph(m, ref);
+  EXPECT_EQ(m.op(4).name, "/attn/Softmax");
+  EXPECT_EQ(m.op(4).block, "attn");
+  EXPECT_EQ(m.op(4).macs_fwd, 2 * 8 * 8 * (16 + 16));  // Q K^T and P V over 4 heads of 4
+  // Without the heads merged back the pattern is not attention: batched matmuls and a softmax,
+  // with the same MACs.
+  OnnxGraph open = test::attention_onnx();
+  auto* nodes = open.proto().mutable_graph()->mutable_node();
+  nodes->DeleteSubrange(nodes->size() - 4, 4);  // merge Transpose, Reshape, out MatMul, Add
+  open.proto().mutable_graph()->mutable_output(0)->set_name("context");
+  const Model unfused = load(open, "attn", {.batch = 2});
+  EXPECT_FALSE(unfused.find_op("/attn/Softmax") &&
+               unfused.op(*unfused.find_op("/attn/Softmax")).kind == OpKind::Attention);
+  EXPECT_EQ(unfused.op(*unfused.find_op("/attn/MatMul")).kind, OpKind::BatchedMatmul);
+  EXPECT_EQ(
+      unfused.op(*unfused.find_op("/attn/MatMul")).macs_fwd + unfused.op(*unfused.find_op("/attn/MatMul_1")).macs_fwd,
+      m.op(4).macs_fwd);
+}
+
 TEST(OnnxImport, SymbolicSequenceTakesTheSequenceLength) {
   OnnxGraph g;
   g.input("tokens", {std::string("batch"), std::string("seq")}, onnx::TensorProto::INT64);
