@@ -436,8 +436,8 @@ class Importer {
       return values_[name] = v;
     }
     auto prod = producer_.find(name);
-    if (prod != producer_.end() && prod->second > index_)
-      fail("input \"" + name + "\" is produced by a later node (ONNX requires nodes in topological order)");
+    if (prod != producer_.end() && prod->second >= index_)
+      fail("input \"" + name + "\" is produced by this or a later node (ONNX requires nodes in topological order)");
     if (prod != producer_.end() && !forward_[prod->second])
       fail("input \"" + name + "\" comes from a gradient or optimizer node outside the forward graph");
     fail("input \"" + name + "\" is missing: it is neither a graph input, an initializer nor a node's output");
@@ -492,6 +492,7 @@ class Importer {
     values_[node_->outputs[k]] = std::move(v);
   }
   void alias(std::size_t out, std::size_t in) {
+    if (!present(in)) fail("expected input " + std::to_string(in));
     if (out < node_->outputs.size() && !node_->outputs[out].empty())
       values_[node_->outputs[out]] = value(node_->inputs[in]);
   }
@@ -634,6 +635,10 @@ class Importer {
   /// Symmetric (height, width) padding from pads/auto_pad; asymmetric padding is refused.
   Hw padding(const Shape& x, Hw kernel, Hw stride, Hw dilation) const {
     const std::string auto_pad = attr_string("auto_pad", "NOTSET");
+    constexpr std::int64_t kMax = std::int64_t{1} << 20;  // keeps the arithmetic below far from overflow
+    for (std::int64_t v : {kernel.h, kernel.w, stride.h, stride.w, dilation.h, dilation.w})
+      if (v < 1 || v > kMax) fail("expected kernel, strides and dilations in [1, 2^20], found " + std::to_string(v));
+    if (x[2] > kMax * kMax || x[3] > kMax * kMax) fail("an input of at most 2^40 rows and columns");
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       auto same = [&](std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d) {
         const std::int64_t out = (in + s - 1) / s;
@@ -665,7 +670,7 @@ class Importer {
     const Constant& w = constant(1, "W");
     const std::int64_t groups = attr_int("group", 1);
     if (w.dims.size() != 4) fail("expected a weight W [M, C/group, kH, kW], found " + to_string(w.dims));
-    if (groups < 1 || xs[1] % groups != 0 || w.dims[1] * groups != xs[1])
+    if (groups < 1 || xs[1] % groups != 0 || w.dims[1] != xs[1] / groups)
       fail("weight W " + to_string(w.dims) + " expects " + std::to_string(w.dims[1]) + " x group (" +
            std::to_string(groups) + ") input channels, the input " + to_string(xs) + " has " + std::to_string(xs[1]));
     const Hw kernel = pair_attr("kernel_shape", 0);
@@ -849,8 +854,8 @@ class Importer {
                             ((t == "Add" || t == "Sum") && __builtin_add_overflow(x, y, &out[i])) ||
                             (t == "Sub" && __builtin_sub_overflow(x, y, &out[i]));
       if (overflow) fail("integer overflow in a shape computation");
-      if (t == "Div") out[i] = (y == -1) ? -x : x / y;
       if (t == "Div" && x == INT64_MIN && y == -1) fail("integer overflow in a shape computation");
+      if (t == "Div") out[i] = x / y;
     }
     Constant r;
     r.dims = n == 1 && constant(0, "A").dims.empty() && constant(1, "B").dims.empty()
@@ -1031,7 +1036,7 @@ class Importer {
       fail("expected direction forward, reverse or bidirectional, found " + direction);
     const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
     const std::int64_t h = attr_int("hidden_size", 0);
-    if (h < 1) fail("expected a hidden_size attribute >= 1");
+    if (h < 1 || h > (std::int64_t{1} << 40)) fail("expected a hidden_size attribute in [1, 2^40]");
     if (attr_int("input_forget", 0) != 0) unsupported("LSTM with input_forget");
     if (node_->attrs.count("activations")) unsupported("LSTM with non-default activations");
     if (present(7)) unsupported("LSTM with peepholes (P)");
@@ -1073,7 +1078,7 @@ class Importer {
       if (t[i] == 0 && i < x.size()) t[i] = x[i];
       if (t[i] == -1 && inferred < 0) inferred = static_cast<std::int64_t>(i);
       else if (t[i] < 1) fail("reshape target " + to_string(*v.constant.ints) + " for " + to_string(x));
-      else known *= t[i];
+      else if (__builtin_mul_overflow(known, t[i], &known)) fail("reshape target " + to_string(t) + " overflows");
     }
     if (inferred >= 0 && known > 0) t[static_cast<std::size_t>(inferred)] = num_elements(x) / known;
     return t;
@@ -1095,7 +1100,8 @@ class Importer {
                 vt = resolved_shape(a.v_shape, vs);
     const std::int64_t heads = qt.size() == 4 ? qt[2] : 0;
     auto split_ok = [&](const Shape& t, const Shape& x) {
-      return t.size() == 4 && t[0] == x[0] && t[1] == x[1] && t[2] == heads && heads > 0 && t[2] * t[3] == x[2];
+      return t.size() == 4 && t[0] == x[0] && t[1] == x[1] && t[2] == heads && heads > 0 && t[3] > 0 &&
+             x[2] % heads == 0 && x[2] / heads == t[3];
     };
     if (!split_ok(qt, qs) || !split_ok(kt, ks) || !split_ok(vt, vs))
       fail(what + ": expected the heads split as [B, T, heads, head_dim], found " + to_string(qt) + ", " +

@@ -323,8 +323,8 @@ TEST(OnnxImport, NodesOutOfOrderOrFromTheBackwardAreNamed) {
   auto* nodes = g.proto().mutable_graph()->mutable_node();
   nodes->SwapElements(1, 2);  // Relu before the Gemm that feeds it
   EXPECT_EQ(load_error(g),
-            "bad.onnx: node \"act\" (Relu): input \"h\" is produced by a later node (ONNX requires "
-            "nodes in topological order)");
+            "bad.onnx: node \"act\" (Relu): input \"h\" is produced by this or a later node (ONNX "
+            "requires nodes in topological order)");
 }
 
 TEST(OnnxImport, UnavailableOutputsAreNamedWhereUsed) {
