@@ -68,6 +68,13 @@ std::string block_of(const std::string& node_name) {
   return block;
 }
 
+/// The leading dimension the file fixes for its first graph input that fixes one (0: symbolic).
+std::int64_t fixed_batch(const Graph& g) {
+  for (const GraphInput& in : g.inputs)
+    if (in.has_shape && !in.dims.empty() && in.dims[0].value && *in.dims[0].value > 0) return *in.dims[0].value;
+  return 0;
+}
+
 std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
   std::int64_t n = 1;
   for (std::size_t i = from; i < to && i < s.size(); ++i) n *= s[i];
@@ -77,7 +84,11 @@ std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
 class Importer {
  public:
   Importer(const Graph& g, std::string file, const std::string& name, const LoadOptions& o)
-      : g_(g), file_(std::move(file)), options_(o), b_(name, o.batch.value_or(1), o.dtype.value_or(DType::F32)) {}
+      : g_(g),
+        file_(std::move(file)),
+        options_(o),
+        file_batch_(fixed_batch(g)),
+        b_(name, o.batch.value_or(file_batch_ > 0 ? file_batch_ : 1), o.dtype.value_or(DType::F32)) {}
 
   Model run() {
     if (g_.nodes.empty()) throw InputError(file_ + ": expected a graph with at least one node, found none");
@@ -113,6 +124,7 @@ class Importer {
   const Graph& g_;
   std::string file_;
   LoadOptions options_;
+  std::int64_t file_batch_ = 0;  // the leading dim the file fixes (0: symbolic)
   ModelBuilder b_;
   std::map<std::string, Value> values_;
   std::map<std::string, const GraphInput*> inputs_;            // graph inputs, created as ops on first use
@@ -132,7 +144,6 @@ class Importer {
   };
   std::map<std::size_t, AttentionMatch> attention_at_;  // the output Reshape node -> its match
   std::set<std::string> used_names_;
-  std::int64_t file_batch_ = 0;  // the leading dim the file fixes (0: symbolic)
   bool seq_len_used_ = false;
   const Node* node_ = nullptr;
   std::size_t index_ = 0;
@@ -172,11 +183,7 @@ class Importer {
   // ---------------------------------------------------------------- inputs and passes
 
   void read_inputs() {
-    for (const GraphInput& in : g_.inputs) {
-      inputs_[in.name] = &in;
-      if (file_batch_ == 0 && in.has_shape && !in.dims.empty() && in.dims[0].value && *in.dims[0].value > 0)
-        file_batch_ = *in.dims[0].value;
-    }
+    for (const GraphInput& in : g_.inputs) inputs_[in.name] = &in;
   }
 
   Shape input_shape(const GraphInput& in) {

@@ -82,10 +82,27 @@ TEST(OnnxImport, TorchvisionResNet50MatchesTheZooOpByOp) {
   EXPECT_EQ(m.op(m.num_ops() - 1).name, "loss");
 }
 
+TEST(OnnxImport, ImportedModelsRoundTripThroughTheModelFile) {
+  for (const Model& m : {load(test::resnet50_onnx(), "resnet50", {.batch = 4}),
+                         load(test::tiny_lstm_onnx("bidirectional"), "bilstm", {.batch = 3}),
+                         load(test::attention_onnx(), "attn", {.batch = 2})})
+    EXPECT_EQ(model_from_json(model_to_json(m), "round trip"), m) << m.name();
+  // The planner rebuilds models at each per-device batch from batch 1 (with_batch); time-major LSTM
+  // views carry the batch in their second or third axis.
+  for (const auto& [g, name] :
+       {std::pair{test::resnet50_onnx(), "resnet50"}, std::pair{test::tiny_lstm_onnx(), "lstm"},
+        std::pair{test::tiny_lstm_onnx("bidirectional"), "bilstm"}, std::pair{test::attention_onnx(), "attn"}}) {
+    const Model at1 = load(g, name);
+    EXPECT_EQ(with_batch(at1, 8), load(g, name, {.batch = 8})) << name;
+    EXPECT_EQ(model_from_json(model_to_json(at1), "file", {.batch = 8}), load(g, name, {.batch = 8})) << name;
+  }
+}
+
 TEST(OnnxImport, SymbolicOrFixedBatchFollowsTheBatchOption) {
   const Model symbolic = load(test::resnet50_onnx(), "resnet50", {.batch = 32});
   expect_same_graph(symbolic, build_zoo_model("resnet50", {.batch = 32}));
-  EXPECT_EQ(load(test::resnet50_onnx(), "resnet50").batch(), 1);  // symbolic, no option: 1
+  EXPECT_EQ(load(test::resnet50_onnx(), "resnet50").batch(), 1);                 // symbolic, no option: 1
+  EXPECT_EQ(load(test::resnet50_onnx(std::int64_t{4}), "resnet50").batch(), 4);  // fixed, no option: the file's
   // Exported with a fixed batch of 1: --batch 8 replaces it.
   const Model fixed = load(test::resnet50_onnx(std::int64_t{1}), "resnet50", {.batch = 8});
   expect_same_graph(fixed, build_zoo_model("resnet50", {.batch = 8}));

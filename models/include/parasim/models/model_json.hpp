@@ -32,7 +32,8 @@ inline constexpr const char* kModelSchema = "parasim.model/1";
 /// Overrides applied while loading (the file's own values otherwise).
 struct LoadOptions {
   /// New batch size: the leading dimension of every input and reshape op that equals the
-  /// file's batch is replaced, then everything is re-inferred.
+  /// file's batch is replaced (or, for a reshape whose input no longer matches it, its last
+  /// dimension equal to the batch: a time-major view), then everything is re-inferred.
   std::optional<std::int64_t> batch = std::nullopt;
   std::optional<DType> dtype = std::nullopt;
   /// Tokens per sample: only for Hugging Face config.json files (default: the config's pre-training

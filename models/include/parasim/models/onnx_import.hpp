@@ -8,7 +8,8 @@
 // external data need not be present.
 //
 // Batch: the leading dimension of every graph input. A symbolic one (dim_param) takes
-// LoadOptions::batch (default 1); a fixed one is replaced by LoadOptions::batch when given.
+// LoadOptions::batch (default: the file's fixed batch, else 1); a fixed one is replaced by
+// LoadOptions::batch when given.
 // Another symbolic dimension takes LoadOptions::seq_len, or the load fails naming it.
 //
 // Every error names the file, and the node (its name and op_type) or initializer at fault.
