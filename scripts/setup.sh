@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libboost-graph-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev gnuplot-nox
+  libonnx-dev libprotobuf-dev
   clang libclang-rt-14-dev clang-format
   libopenmpi-dev openmpi-bin
 )

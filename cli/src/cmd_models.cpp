@@ -114,7 +114,8 @@ struct ShowOptions {
 
 bool looks_like_file(const std::string& target) {
   std::error_code ec;
-  return target.find('/') != std::string::npos || target.ends_with(".json") || std::filesystem::exists(target, ec);
+  return target.find('/') != std::string::npos || target.ends_with(".json") || target.ends_with(".onnx") ||
+         std::filesystem::exists(target, ec);
 }
 
 Model load_target(const ShowOptions& o) {
@@ -222,8 +223,9 @@ void register_models(CLI::App& app) {
   models->add_flag("--json", *list_json, "Print the zoo as a JSON list");
 
   auto opts = std::make_shared<ShowOptions>();
-  auto* show = models->add_subcommand("show", "Per-op table of a zoo model or a parasim.model/1 file");
-  show->add_option("model", opts->target, "Zoo model name (see `parasim models`) or a parasim.model/1 JSON file")
+  auto* show = models->add_subcommand("show", "Per-op table of a zoo model, a model file or an ONNX graph");
+  show->add_option("model", opts->target,
+                   "Zoo model name (see `parasim models`), parasim.model/1 file, config.json or .onnx")
       ->required();
   show->add_option("--batch", opts->batch, "Samples per batch (default: 1, or the file's batch)");
   show->add_option("--dtype", opts->dtype, "fp32, fp16 or bf16 (default: fp32, or the file's dtype)");

@@ -88,7 +88,8 @@ models::DType dtype_option(const std::string& s) {
 
 bool looks_like_file(const std::string& target) {
   std::error_code ec;
-  return target.find('/') != std::string::npos || target.ends_with(".json") || std::filesystem::exists(target, ec);
+  return target.find('/') != std::string::npos || target.ends_with(".json") || target.ends_with(".onnx") ||
+         std::filesystem::exists(target, ec);
 }
 
 models::Model load_model(const ProfileArgs& a) {
@@ -272,7 +273,7 @@ void register_profile(CLI::App& app) {
       "profile",
       "Measure per-op forward/backward/update times of a model on this host (oneDNN) or a GPU, and write a "
       "parasim.profile/1 file; `show`, `import` and `links` below");
-  cmd->add_option("--model", args->model, "Zoo model name, parasim.model/1 file or Hugging Face config.json");
+  cmd->add_option("--model", args->model, "Zoo model name, parasim.model/1 file, config.json or .onnx graph");
   cmd->add_option("--batch", args->batch, "Mini-batch size per device")->capture_default_str();
   cmd->add_option("--dtype", args->dtype, "fp32, fp16 or bf16")->capture_default_str();
   cmd->add_option("--image-size", args->image_size, "Image models: input height = width (default: the model's)");

@@ -20,7 +20,8 @@ namespace {
 
 bool looks_like_file(const std::string& target) {
   std::error_code ec;
-  return target.find('/') != std::string::npos || target.ends_with(".json") || std::filesystem::exists(target, ec);
+  return target.find('/') != std::string::npos || target.ends_with(".json") || target.ends_with(".onnx") ||
+         std::filesystem::exists(target, ec);
 }
 
 bool known_dataset(const std::string& name) {
@@ -37,7 +38,7 @@ bool has_training_defaults(const std::string& model) {
 
 void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_option("--model", in.model,
-                  "Zoo model name (see `parasim models`), parasim.model/1 file or Hugging Face config.json")
+                  "Zoo model (see `parasim models`), parasim.model/1 file, Hugging Face config.json or .onnx graph")
       ->required();
   cmd->add_option("--seq-len", in.seq_len,
                   "Training sequence length of a sequence model or config.json (default: the model's)")

@@ -14,6 +14,7 @@
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/models/model_json.hpp"
+#include "parasim/models/onnx_import.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -31,7 +32,8 @@ using strategies::StrategyResult;
 constexpr const char* kDefaultPreset = "dgx-h100";
 
 models::Model load_model(const std::string& name_or_file, std::optional<models::DType> dtype) {
-  if (!models::is_zoo_model(name_or_file) && std::filesystem::exists(name_or_file))
+  if (!models::is_zoo_model(name_or_file) &&
+      (std::filesystem::exists(name_or_file) || models::is_onnx_path(name_or_file)))
     return models::load_model_file(name_or_file, {.dtype = dtype});
   // Unknown names get build_zoo_model's error, which lists the known models.
   return models::build_zoo_model(name_or_file, {.batch = 1, .dtype = dtype.value_or(models::DType::F32)});
@@ -103,7 +105,8 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
 
 void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--model", o.model,
-                 "Model mode: a zoo model (`parasim models`), a parasim.model/1 file or a Hugging Face config.json");
+                 "Model mode: a zoo model (`parasim models`), a parasim.model/1 file, a Hugging Face config.json or an "
+                 ".onnx graph");
   cmd.add_option(
          "--strategy", o.strategy,
          "Model mode: dp=,mp=,tp=,ep=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,zero=,bucket_mb=,"

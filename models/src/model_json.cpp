@@ -2,8 +2,10 @@
 #include "parasim/models/model_json.hpp"
 
 #include "model_json_attrs.hpp"
+#include "rebatch.hpp"
 #include "parasim/models/builder.hpp"
 #include "parasim/models/hf_config.hpp"
+#include "parasim/models/onnx_import.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 
@@ -91,6 +93,7 @@ void save_model_file(const Model& model, const std::filesystem::path& path) {
 }
 
 Model load_model_file(const std::filesystem::path& path, const LoadOptions& options) {
+  if (is_onnx_path(path)) return load_onnx_model(path, options);
   const nlohmann::json doc = read_json_file(path);
   if (is_hf_config(doc)) {
     const TransformerConfig c = transformer_from_hf_config(doc, path.string(), hf_model_name(path));
@@ -118,9 +121,10 @@ Model with_batch(const Model& model, std::int64_t batch, std::optional<DType> dt
   b.set_dataset(model.dataset());
   for (OpId v = 0; v < model.num_ops(); ++v) {
     Op op = model.op(v);
-    const bool shape_is_input = op.kind == OpKind::Input || op.kind == OpKind::Reshape;
-    if (shape_is_input && !op.output_shape.empty() && op.output_shape[0] == model.batch()) op.output_shape[0] = batch;
-    b.add_op(std::move(op), model.inputs_of(v));
+    const std::vector<OpId> inputs = model.inputs_of(v);
+    if (op.kind == OpKind::Input || op.kind == OpKind::Reshape)
+      detail::rebatch_shape(op, model.batch(), batch, inputs.empty() ? nullptr : &b.shape(inputs[0]));
+    b.add_op(std::move(op), inputs);
   }
   return b.finish();
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "model_json_attrs.hpp"
+#include "rebatch.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/models/builder.hpp"
@@ -314,10 +315,10 @@ Model model_from_json(const nlohmann::json& doc, const std::string& file, const 
     Record& r = records[i];
     Op op = r.op;
     const bool shape_is_input = op.kind == OpKind::Input || op.kind == OpKind::Reshape;
-    if (shape_is_input && options.batch && !op.output_shape.empty() && op.output_shape[0] == file_batch)
-      op.output_shape[0] = batch;
     std::vector<OpId> inputs;
     for (std::size_t u : r.inputs) inputs.push_back(ids[u]);
+    if (shape_is_input && options.batch)
+      detail::rebatch_shape(op, file_batch, batch, inputs.empty() ? nullptr : &b.shape(inputs[0]));
     try {
       ids[i] = b.add_op(std::move(op), inputs);
     } catch (const InputError& e) {

@@ -14,6 +14,7 @@
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/models/hf_config.hpp"
 #include "parasim/models/model_json.hpp"
+#include "parasim/models/onnx_import.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/kineto_import.hpp"
 #include "parasim/profiler/profile.hpp"
@@ -60,6 +61,16 @@ void load_hf_config(std::string_view bytes) {
   const models::Model m = models::build_transformer(c, models::ModelOptions{.batch = 1, .seq_len = 8});
   expect_reloads("hf_config", [&] { (void)models::model_from_json(models::model_to_json(m), "round trip"); });
 }
+
+#ifdef PARASIM_HAVE_ONNX
+/// An ONNX graph (protobuf bytes): the model it becomes survives a parasim.model/1 round trip, and
+/// a batch override re-infers every shape or fails cleanly.
+void load_onnx(std::string_view bytes) {
+  const models::Model m = models::onnx_model_from_bytes(bytes, kOrigin, "fuzz");
+  expect_reloads("onnx", [&] { (void)models::model_from_json(models::model_to_json(m), "round trip"); });
+  (void)models::onnx_model_from_bytes(bytes, kOrigin, "fuzz", models::LoadOptions{.batch = 3});
+}
+#endif
 
 /// A loaded cluster must carry traffic: a point-to-point copy and every collective algorithm
 /// over all devices, through the engine (routes, link latencies and bandwidths all get used).
@@ -178,6 +189,9 @@ void load_calibration_file(std::string_view bytes) {
 constexpr std::array kTargets = {
     LoaderTarget{"model", "parasim.model/1 JSON", load_model},
     LoaderTarget{"hf_config", "Hugging Face config.json", load_hf_config},
+#ifdef PARASIM_HAVE_ONNX
+    LoaderTarget{"onnx", "ONNX model (onnx.ModelProto protobuf)", load_onnx},
+#endif
     LoaderTarget{"cluster", "parasim.cluster/1 JSON", load_cluster},
     LoaderTarget{"strategy", "strategy grammar text (dp=4,mp=2,...)", load_strategy_text},
     LoaderTarget{"strategy_json", "parasim.strategy/1 JSON", load_strategy_json},

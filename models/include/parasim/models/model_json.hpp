@@ -32,19 +32,22 @@ inline constexpr const char* kModelSchema = "parasim.model/1";
 /// Overrides applied while loading (the file's own values otherwise).
 struct LoadOptions {
   /// New batch size: the leading dimension of every input and reshape op that equals the
-  /// file's batch is replaced, then everything is re-inferred.
+  /// file's batch is replaced (or, for a reshape whose input no longer matches it, its last
+  /// dimension equal to the batch: a time-major view), then everything is re-inferred.
   std::optional<std::int64_t> batch = std::nullopt;
   std::optional<DType> dtype = std::nullopt;
-  /// Tokens per sample: only for Hugging Face config.json files (InputError for parasim.model/1
-  /// files, whose shapes are fixed); default: the config's pre-training length.
+  /// Tokens per sample: only for Hugging Face config.json files (default: the config's pre-training
+  /// length) and ONNX graphs with a symbolic sequence dimension; InputError for parasim.model/1
+  /// files, whose shapes are fixed.
   std::optional<std::int64_t> seq_len = std::nullopt;
 };
 
 nlohmann::json model_to_json(const Model& model);
 /// `file` names the origin in error messages.
 Model model_from_json(const nlohmann::json& doc, const std::string& file, const LoadOptions& options = {});
-/// A parasim.model/1 file, or a Hugging Face config.json (a JSON object with "model_type", built
-/// with build_transformer: hf_config.hpp; batch 1 and fp32 unless overridden).
+/// A parasim.model/1 file, a Hugging Face config.json (a JSON object with "model_type", built
+/// with build_transformer: hf_config.hpp; batch 1 and fp32 unless overridden), or an ONNX graph
+/// (a ".onnx" file: onnx_import.hpp).
 Model load_model_file(const std::filesystem::path& path, const LoadOptions& options = {});
 /// Writes atomically (temporary file + rename). RuntimeError if the file cannot be written.
 void save_model_file(const Model& model, const std::filesystem::path& path);
