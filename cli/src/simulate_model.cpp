@@ -77,6 +77,9 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
       << r.lowered.graph.size() << " tasks, " << r.devices.size() << " of " << used << " devices simulated"
       << (r.devices.size() < used ? " (the others are symmetric)" : "")
       << (r.lowered.sequence_parallel ? ", sequence parallel" : "") << "\n"
+      << "symmetry     " << r.devices.size() << " of " << used << " devices simulated, "
+      << (used - std::min(used, r.devices.size())) << " inferred; collective messages "
+      << r.result.collective_messages << " simulated, " << r.result.collective_messages_inferred << " inferred\n"
       << "batch        " << batch_split(r) << "\n"
       << "cost source  " << r.cost_source << "\n";
   if (r.simulated) {

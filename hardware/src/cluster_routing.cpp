@@ -14,6 +14,9 @@ namespace parasim::hardware {
 
 namespace {
 
+// Set in a tree entry when the endpoint had two equally good ways in (rule 4 decided).
+constexpr DirLinkId kTieBit = DirLinkId{1} << 30;
+
 struct Label {
   std::int32_t transits = std::numeric_limits<std::int32_t>::max();
   std::int32_t hops = std::numeric_limits<std::int32_t>::max();
@@ -25,6 +28,7 @@ struct Label {
     if (hops != o.hops) return hops < o.hops;
     return bottleneck > o.bottleneck;
   }
+  bool operator==(const Label&) const = default;
 };
 
 struct QueueEntry {
@@ -70,6 +74,8 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
         best[v] = cand;
         parent[v] = dl;
         queue.push({cand, seq++, static_cast<EndpointId>(v)});
+      } else if (cand == best[v]) {
+        parent[v] |= kTieBit;
       }
     }
   }
@@ -123,12 +129,29 @@ std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
   std::vector<DirLinkId> path;
   if (src == dst) return path;
   std::vector<DirLinkId> scratch;
-  const DirLinkId* tree = tree_of(src, scratch);
-  for (EndpointId e = dst; e != src;) {
-    const DirLinkId dl = tree[static_cast<std::size_t>(e)];
-    if (dl < 0) throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
+  // Identical nodes: node 0's tree, swapped back - unless a tie on the way makes rule 4 matter.
+  const int k = identical_nodes_ ? node_of(src) : 0;
+  const DeviceId from = k != 0 ? swap_endpoint(src, k) : src;
+  const DirLinkId* tree = tree_of(from, scratch);
+  bool tie = false;
+  for (EndpointId e = k != 0 ? swap_endpoint(dst, k) : dst; e != from;) {
+    const DirLinkId entry = tree[static_cast<std::size_t>(e)];
+    if (entry < 0) throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
+    tie = tie || (entry & kTieBit) != 0;
+    const DirLinkId dl = entry & ~kTieBit;
     path.push_back(dl);
     e = dir_from(dl);
+  }
+  if (k != 0 && tie) {  // search from src itself
+    path.clear();
+    tree = tree_of(src, scratch);
+    for (EndpointId e = dst; e != src;) {
+      const DirLinkId dl = tree[static_cast<std::size_t>(e)] & ~kTieBit;
+      path.push_back(dl);
+      e = dir_from(dl);
+    }
+  } else if (k != 0) {
+    for (DirLinkId& dl : path) dl = swap_link(dl, k);
   }
   std::reverse(path.begin(), path.end());
   return path;

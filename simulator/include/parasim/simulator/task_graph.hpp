@@ -63,13 +63,13 @@ inline constexpr std::int64_t kMaxDependencies = std::int64_t{4'000'000'000};
 enum class TaskKind : std::uint8_t { Compute, Transfer, Collective, Marker };
 enum class Phase : std::uint8_t { Forward, BackwardData, BackwardWeight, Update, Recompute, Other };
 enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, AllToAll };
-enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls };
+enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls, HierarchicalTree };
 enum class MemoryCategory : std::uint8_t { Activations, Other };
 
 std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
 std::string_view to_string(Phase p);                 // "forward", "backward_data", ...
 std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
-std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls"
+std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree"
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
 // Inverses of to_string; nullopt for anything else.
 std::optional<TaskKind> parse_task_kind(std::string_view s);
@@ -163,10 +163,10 @@ class TaskGraph {
   int stream(TaskId t) const { return static_cast<int>((meta_[checked(t)] >> 5) & 0xFFu); }
   CollectiveOp collective_op(TaskId t) const { return static_cast<CollectiveOp>((meta_[checked(t)] >> 13) & 0x7u); }
   CollectiveAlgorithm algorithm(TaskId t) const {
-    return static_cast<CollectiveAlgorithm>((meta_[checked(t)] >> 16) & 0x3u);
+    return static_cast<CollectiveAlgorithm>((meta_[checked(t)] >> 16) & 0x7u);
   }
   MemoryCategory memory_category(TaskId t) const {
-    return static_cast<MemoryCategory>((meta_[checked(t)] >> 18) & 0x1u);
+    return static_cast<MemoryCategory>((meta_[checked(t)] >> 19) & 0x1u);
   }
 
   /// Compute: its device. Transfer: the source (whose stream runs it). Marker: a device for
