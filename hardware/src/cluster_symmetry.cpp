@@ -13,7 +13,8 @@ namespace parasim::hardware {
 
 int Cluster::endpoint_node(EndpointId e) const {
   const auto d = static_cast<EndpointId>(spec_.devices.size());
-  return e < d ? spec_.devices[static_cast<std::size_t>(e)].node : spec_.endpoints[static_cast<std::size_t>(e - d)].node;
+  return e < d ? spec_.devices[static_cast<std::size_t>(e)].node
+               : spec_.endpoints[static_cast<std::size_t>(e - d)].node;
 }
 
 void Cluster::index_node_symmetry() {
@@ -68,8 +69,12 @@ void Cluster::index_node_symmetry() {
     link_local_[i] = slot - lcount[static_cast<std::size_t>(n)];
   }
   // Compare every node with node 0.
-  const auto ep_size = [&](int n) { return count[static_cast<std::size_t>(n) + 1] - count[static_cast<std::size_t>(n)]; };
-  const auto link_size = [&](int n) { return lcount[static_cast<std::size_t>(n) + 1] - lcount[static_cast<std::size_t>(n)]; };
+  const auto ep_size = [&](int n) {
+    return count[static_cast<std::size_t>(n) + 1] - count[static_cast<std::size_t>(n)];
+  };
+  const auto link_size = [&](int n) {
+    return lcount[static_cast<std::size_t>(n) + 1] - lcount[static_cast<std::size_t>(n)];
+  };
   // An end of a link as the swap sees it: local index (>= 0) or a shared endpoint (-1 - id).
   const auto end_key = [&](EndpointId e) {
     return endpoint_local_[static_cast<std::size_t>(e)] >= 0 ? endpoint_local_[static_cast<std::size_t>(e)] : -1 - e;
@@ -80,8 +85,8 @@ void Cluster::index_node_symmetry() {
       const EndpointId e0 = node_eps_[static_cast<std::size_t>(count[0] + i)];
       const EndpointId en = node_eps_[static_cast<std::size_t>(count[static_cast<std::size_t>(n)] + i)];
       if (endpoint_kind(e0) != endpoint_kind(en)) return;
-      if (e0 < num_devices() && (en >= num_devices() || device(e0).kind != device(en).kind ||
-                                 device(e0).memory != device(en).memory))
+      if (e0 < num_devices() &&
+          (en >= num_devices() || device(e0).kind != device(en).kind || device(e0).memory != device(en).memory))
         return;
     }
     for (std::int32_t i = 0; i < link_size(0); ++i) {
@@ -95,19 +100,19 @@ void Cluster::index_node_symmetry() {
   identical_nodes_ = true;
 }
 
-EndpointId Cluster::swap_endpoint(EndpointId e, int k) const {
+EndpointId Cluster::swap_endpoint(EndpointId e, int a, int b) const {
   const int n = endpoint_node(e);
-  if (n < 0 || k == 0 || (n != 0 && n != k)) return e;
-  const int to = n == 0 ? k : 0;
+  if (n < 0 || a == b || (n != a && n != b)) return e;
+  const int to = n == a ? b : a;
   return node_eps_[static_cast<std::size_t>(node_ep_offsets_[static_cast<std::size_t>(to)] +
                                             endpoint_local_[static_cast<std::size_t>(e)])];
 }
 
-DirLinkId Cluster::swap_link(DirLinkId d, int k) const {
+DirLinkId Cluster::swap_link(DirLinkId d, int a, int b) const {
   const LinkId l = link_of(d);
   const int n = link_node_[static_cast<std::size_t>(l)];
-  if (n < 0 || k == 0 || (n != 0 && n != k)) return d;
-  const int to = n == 0 ? k : 0;
+  if (n < 0 || a == b || (n != a && n != b)) return d;
+  const int to = n == a ? b : a;
   const LinkId image = node_links_[static_cast<std::size_t>(node_link_offsets_[static_cast<std::size_t>(to)] +
                                                             link_local_[static_cast<std::size_t>(l)])];
   return directed(image, (d & 1) != 0);

@@ -390,7 +390,8 @@ std::vector<DeviceId> CollectivePlanner::segment_ring(const std::vector<DeviceId
   if (found == ring_cache_->segment_perms.end()) {
     const std::vector<DeviceId> best = RingSearch(seg, *routes_).best();
     std::vector<std::size_t> perm;
-    for (DeviceId d : best) perm.push_back(static_cast<std::size_t>(std::find(seg.begin(), seg.end(), d) - seg.begin()));
+    for (DeviceId d : best)
+      perm.push_back(static_cast<std::size_t>(std::find(seg.begin(), seg.end(), d) - seg.begin()));
     found = ring_cache_->segment_perms.emplace(std::move(locals), std::move(perm)).first;
   }
   std::vector<DeviceId> out;
@@ -435,8 +436,8 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
 // One message per class of equivalent ones: the same links hop by hop up to the identity of the
 // link (kind, bandwidth, latency) and the same idle max-min rate. In order of first appearance, so
 // a ring's representatives are its first ranks (the group's first devices, the simulated ones).
-std::vector<std::uint32_t> CollectivePlanner::representatives(std::span<const std::span<const hardware::DirLinkId>> flows,
-                                                              std::span<const double> rates) const {
+std::vector<std::uint32_t> CollectivePlanner::representatives(
+    std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> rates) const {
   std::map<std::vector<std::int64_t>, std::uint32_t> seen;
   std::vector<std::uint32_t> reps;
   std::vector<std::int64_t> key;
@@ -468,8 +469,8 @@ bool CollectivePlanner::nvls_capable(const std::vector<DeviceId>& order) {
   return true;
 }
 
-void CollectivePlanner::hierarchical_tree(CollectivePlan& p, const std::vector<std::pair<std::size_t, std::size_t>>& segs,
-                                          Bytes bytes) {
+void CollectivePlanner::hierarchical_tree(CollectivePlan& p,
+                                          const std::vector<std::pair<std::size_t, std::size_t>>& segs, Bytes bytes) {
   const auto& order = p.order;
   p.algorithm = CollectiveAlgorithm::HierarchicalTree;
   const std::size_t m = segs.front().second - segs.front().first, k = segs.size();
@@ -505,9 +506,9 @@ void CollectivePlanner::hierarchical_tree(CollectivePlan& p, const std::vector<s
     if (t < best) best = t, chunks = c;
   }
   const auto steps = static_cast<std::uint32_t>(chunks + depth - 1);
-  if (m > 1) add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);  // reduce-scatter in each node
-  add_phase(p, std::move(up), steps, mm * chunks, true);                    // reduce up the trees
-  add_phase(p, std::move(down), steps, mm * chunks, true);                  // broadcast down
+  if (m > 1) add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);             // reduce-scatter in each node
+  add_phase(p, std::move(up), steps, mm * chunks, true);                              // reduce up the trees
+  add_phase(p, std::move(down), steps, mm * chunks, true);                            // broadcast down
   if (m > 1) add_phase(p, std::move(intra), static_cast<std::uint32_t>(mm - 1), mm);  // all-gather in each node
 }
 
@@ -624,8 +625,8 @@ CollectivePlan CollectivePlanner::plan(std::span<const DeviceId> group, Collecti
   if (algo != CollectiveAlgorithm::Auto) return plan_fixed(order, op, algo, bytes);
   CollectivePlan best;
   TimeNs best_time = std::numeric_limits<TimeNs>::max();
-  for (CollectiveAlgorithm candidate : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
-                                        CollectiveAlgorithm::HierarchicalTree}) {
+  for (CollectiveAlgorithm candidate : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical,
+                                        CollectiveAlgorithm::Tree, CollectiveAlgorithm::HierarchicalTree}) {
     CollectivePlan p = plan_fixed(order, op, candidate, bytes);
     if (p.algorithm != candidate && candidate != CollectiveAlgorithm::Ring) continue;  // did not apply
     const TimeNs t = p.analytic_time(bytes);

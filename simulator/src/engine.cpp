@@ -440,8 +440,9 @@ class Simulation {
       r.protocol = c.protocol;
     } else {
       const bool nccl = options_.costs == CollectiveCosts::Nccl;
-      for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
-                                    CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
+      for (CollectiveAlgorithm a :
+           {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
+            CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
         if (a == CollectiveAlgorithm::Nvls && !nccl) continue;  // NVLS is part of the NCCL cost model
         const CollectivePlan& p = plan_of(group, op, a, bytes);
         if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;  // not applicable here

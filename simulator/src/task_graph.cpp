@@ -25,8 +25,8 @@ constexpr std::array<std::string_view, 4> kKinds{"compute", "transfer", "collect
 constexpr std::array<std::string_view, 6> kPhases{"forward", "backward_data", "backward_weight",
                                                   "update",  "recompute",     "other"};
 constexpr std::array<std::string_view, 5> kOps{"allreduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"};
-constexpr std::array<std::string_view, 6> kAlgorithms{"auto", "ring", "tree", "hierarchical", "nvls",
-                                                     "hierarchical_tree"};
+constexpr std::array<std::string_view, 6> kAlgorithms{"auto",         "ring", "tree",
+                                                      "hierarchical", "nvls", "hierarchical_tree"};
 constexpr std::array<std::string_view, 2> kMemoryCategories{"activations", "other"};
 
 std::uint64_t hash_string(std::string_view s) { return std::hash<std::string_view>{}(s); }

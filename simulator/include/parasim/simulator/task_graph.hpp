@@ -69,7 +69,8 @@ enum class MemoryCategory : std::uint8_t { Activations, Other };
 std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
 std::string_view to_string(Phase p);                 // "forward", "backward_data", ...
 std::string_view to_string(CollectiveOp op);         // "allreduce", "reduce_scatter", ...
-std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree"
+// "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree"
+std::string_view to_string(CollectiveAlgorithm a);
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
 // Inverses of to_string; nullopt for anything else.
 std::optional<TaskKind> parse_task_kind(std::string_view s);
