@@ -75,10 +75,13 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
       << "cluster      " << cluster.name() << " x" << cluster.num_nodes() << " (" << cluster.num_devices()
       << " devices, " << used << " used)\n"
       << "strategy     " << strategies::to_string(r.strategy) << "\n"
-      << "lowering     " << strategies::to_string(r.lowered.granularity) << " granularity, "
-      << r.lowered.graph.size() << " tasks, " << r.devices.size() << " of " << used << " devices simulated"
+      << "lowering     " << strategies::to_string(r.lowered.granularity) << " granularity, " << r.lowered.graph.size()
+      << " tasks, " << r.devices.size() << " of " << used << " devices simulated"
       << (r.devices.size() < used ? " (the others are symmetric)" : "")
       << (r.lowered.sequence_parallel ? ", sequence parallel" : "") << "\n"
+      << "symmetry     " << r.devices.size() << " of " << used << " devices simulated, "
+      << (used - std::min(used, r.devices.size())) << " inferred; collective messages " << r.result.collective_messages
+      << " simulated, " << r.result.collective_messages_inferred << " inferred\n"
       << "batch        " << batch_split(r) << "\n"
       << "cost source  " << r.cost_source << "\n";
   if (r.simulated) {

@@ -177,6 +177,12 @@ void Cluster::validate_and_index() {
     if (slowest_link_ == 0 || l.bandwidth.value < slowest_link_) slowest_link_ = l.bandwidth.value;
   }
 
+  device_local_.assign(spec_.devices.size(), 0);
+  for (std::size_t n = 0; n + 1 < node_devices_offsets_.size(); ++n)
+    for (auto i = node_devices_offsets_[n]; i < node_devices_offsets_[n + 1]; ++i)
+      device_local_[static_cast<std::size_t>(node_devices_[static_cast<std::size_t>(i)])] =
+          i - node_devices_offsets_[n];
+  index_node_symmetry();
   cache_->reset(spec_.devices.size(), static_cast<std::size_t>(n_endpoints));
 }
 

@@ -14,6 +14,9 @@ namespace parasim::hardware {
 
 namespace {
 
+// Set in a tree entry when the endpoint had two equally good ways in (rule 4 decided).
+constexpr DirLinkId kTieBit = DirLinkId{1} << 30;
+
 struct Label {
   std::int32_t transits = std::numeric_limits<std::int32_t>::max();
   std::int32_t hops = std::numeric_limits<std::int32_t>::max();
@@ -25,6 +28,7 @@ struct Label {
     if (hops != o.hops) return hops < o.hops;
     return bottleneck > o.bottleneck;
   }
+  bool operator==(const Label&) const = default;
 };
 
 struct QueueEntry {
@@ -43,7 +47,7 @@ struct WorseFirst {
 
 }  // namespace
 
-void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
+void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent, bool two_nodes) const {
   const auto n = static_cast<std::size_t>(num_endpoints());
   std::vector<Label> best(n);
   std::vector<std::uint8_t> done(n, 0);
@@ -64,12 +68,15 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
       const DirLinkId dl = adj_[static_cast<std::size_t>(i)];
       const auto v = static_cast<std::size_t>(dir_to(dl));
       if (done[v]) continue;
+      if (two_nodes && endpoint_node(static_cast<EndpointId>(v)) > 1) continue;
       const Label cand{top.label.transits + transit, top.label.hops + 1,
                        std::min(top.label.bottleneck, dir_bandwidth(dl).value)};
       if (cand.better_than(best[v])) {
         best[v] = cand;
         parent[v] = dl;
         queue.push({cand, seq++, static_cast<EndpointId>(v)});
+      } else if (cand == best[v]) {
+        parent[v] |= kTieBit;
       }
     }
   }
@@ -89,11 +96,11 @@ const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch)
     }
     if (full) {  // never evicted, so the budget only fills up: computed per call from now on
       scratch.resize(c.endpoints);
-      shortest_path_tree(src, scratch.data());
+      shortest_path_tree(src, scratch.data(), identical_nodes_);
       return scratch.data();
     }
     auto tree = std::make_unique<DirLinkId[]>(c.endpoints);
-    shortest_path_tree(src, tree.get());
+    shortest_path_tree(src, tree.get(), identical_nodes_);
     std::lock_guard<std::mutex> lock(c.mu);
     if (const auto it = c.sparse.find(src); it != c.sparse.end()) return it->second.get();
     if (static_cast<std::int64_t>((c.sparse.size() + 1) * c.endpoints) <= kMaxSparseTreeEntries)
@@ -107,7 +114,7 @@ const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch)
     if (c.ready[static_cast<std::size_t>(src)]) return tree;
   }
   scratch.resize(c.endpoints);
-  shortest_path_tree(src, scratch.data());
+  shortest_path_tree(src, scratch.data(), identical_nodes_);
   std::lock_guard<std::mutex> lock(c.mu);
   if (!c.ready[static_cast<std::size_t>(src)]) {
     std::copy(scratch.begin(), scratch.end(), tree);
@@ -123,9 +130,51 @@ std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
   std::vector<DirLinkId> path;
   if (src == dst) return path;
   std::vector<DirLinkId> scratch;
+  if (identical_nodes_) {
+    // Node 0's two-node tree: src swapped into node 0 (with k), dst then into node 0 or 1 (with j).
+    const int k = node_of(src);
+    const DeviceId from = swap_endpoint(src, 0, k);
+    EndpointId to = swap_endpoint(dst, 0, k);
+    const int j = std::max(endpoint_node(to), 1);  // node 0 and 1 stay where they are
+    to = swap_endpoint(to, 1, j);
+    const DirLinkId* tree = tree_of(from, scratch);
+    bool exact = true;
+    int last_node = node_of(to);
+    std::uint64_t seen = 0;  // nodes 0 and 1 left behind (a second visit fails)
+    for (EndpointId e = to; e != from;) {
+      const DirLinkId entry = tree[static_cast<std::size_t>(e)];
+      if (entry < 0)
+        throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
+      exact = exact && (entry & kTieBit) == 0;
+      const DirLinkId dl = entry & ~kTieBit;
+      path.push_back(dl);
+      e = dir_from(dl);
+      const int n = endpoint_node(e);
+      if (n == last_node) continue;
+      if (last_node >= 0) seen |= std::uint64_t{1} << last_node;
+      if (n >= 0 && (seen >> n & 1)) exact = false;
+      last_node = n;
+    }
+    if (exact) {
+      for (DirLinkId& dl : path) dl = swap_link(swap_link(dl, 1, j), 0, k);
+      std::reverse(path.begin(), path.end());
+      return path;
+    }
+    // Searched directly, over the whole cluster (not kept).
+    path.clear();
+    scratch.assign(static_cast<std::size_t>(num_endpoints()), -1);
+    shortest_path_tree(src, scratch.data(), false);
+    for (EndpointId e = dst; e != src;) {
+      const DirLinkId dl = scratch[static_cast<std::size_t>(e)] & ~kTieBit;
+      path.push_back(dl);
+      e = dir_from(dl);
+    }
+    std::reverse(path.begin(), path.end());
+    return path;
+  }
   const DirLinkId* tree = tree_of(src, scratch);
   for (EndpointId e = dst; e != src;) {
-    const DirLinkId dl = tree[static_cast<std::size_t>(e)];
+    const DirLinkId dl = tree[static_cast<std::size_t>(e)] & ~kTieBit;
     if (dl < 0) throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
     path.push_back(dl);
     e = dir_from(dl);

@@ -97,9 +97,11 @@ std::string nccl_kernel_name(CollectiveOp op, CollectiveAlgorithm algo, Bytes by
     case CollectiveOp::Broadcast: base = "ncclDevKernel_Broadcast"; break;
     case CollectiveOp::AllToAll: return "ncclDevKernel_SendRecv";
   }
-  const char* a = algo == CollectiveAlgorithm::Tree ? "_TREE" : algo == CollectiveAlgorithm::Hierarchical ? "_HIERARCHICAL"
-                  : algo == CollectiveAlgorithm::Nvls       ? "_NVLS"
-                                                            : "_RING";
+  const char* a = algo == CollectiveAlgorithm::Tree               ? "_TREE"
+                  : algo == CollectiveAlgorithm::Hierarchical     ? "_HIERARCHICAL"
+                  : algo == CollectiveAlgorithm::Nvls             ? "_NVLS"
+                  : algo == CollectiveAlgorithm::HierarchicalTree ? "_HIERARCHICAL_TREE"
+                                                                  : "_RING";
   // NCCL's protocol choice by size: LL for small messages, LL128 for medium, Simple for large.
   const char* proto = bytes <= 64 * KiB ? "_LL" : bytes <= 4 * MiB ? "_LL128" : "_SIMPLE";
   return base + a + proto;

@@ -2,6 +2,7 @@
 #include "parasim/simulator/collectives.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -73,7 +74,7 @@ TimeNs CollectivePlan::base_latency(CollectiveProtocol protocol) const {
 
 TimeNs CollectivePlan::step_latency(const CollectivePhase& phase, CollectiveProtocol protocol) const {
   if (nvls) return us(kNvlsLatUs);
-  const int a = algorithm == CollectiveAlgorithm::Tree ? 0 : 1;
+  const int a = algorithm == CollectiveAlgorithm::Tree || phase.tree ? 0 : 1;
   double lat = kHwLatUs[static_cast<int>(phase.hop)][a][static_cast<int>(protocol)];
   // LL's flag polling is slower when the proxy also drives the network (tuning.cc: x1.8).
   if (multi_node && protocol == CollectiveProtocol::LL && phase.hop != HopClass::Net) lat *= 1.8;
@@ -84,7 +85,7 @@ double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, Collective
   if (nvls) return kNvlsAlgbwFraction;
   const double payload = phase.hop == HopClass::NVLink ? kNvlinkPayload : phase.hop == HopClass::Net ? kNetPayload : 1.0;
   double proto = 1.0;
-  const bool tree = algorithm == CollectiveAlgorithm::Tree;
+  const bool tree = algorithm == CollectiveAlgorithm::Tree || phase.tree;
   if (protocol == CollectiveProtocol::LL)
     proto = tree ? 1.0 / 3.8 : (multi_node || op == CollectiveOp::AllReduce ? 0.25 : 1.0 / 3.0);
   else if (protocol == CollectiveProtocol::LL128)
@@ -146,6 +147,7 @@ struct CollectivePlanner::RingCache {
   explicit RingCache(const hardware::Cluster& c)
       : solver(static_cast<std::size_t>(c.num_directed_links())), capacity(c.dir_bandwidths()) {}
   std::map<std::vector<DeviceId>, std::vector<DeviceId>> orders;
+  std::map<std::vector<int>, std::vector<std::size_t>> segment_perms;  // local indices -> ring positions
   std::size_t order_bytes = 0;  // held by `orders`, roughly
   MaxMinSolver solver;
   std::span<const double> capacity;  // the cluster's dir_bandwidths()
@@ -314,10 +316,11 @@ int ceil_log2(std::size_t n) {
   return l;
 }
 
-void add_phase(CollectivePlan& p, std::vector<DevicePair> pattern, std::uint32_t repeats, std::int64_t divisor) {
+void add_phase(CollectivePlan& p, std::vector<DevicePair> pattern, std::uint32_t repeats, std::int64_t divisor,
+               bool tree = false) {
   if (pattern.empty() || repeats == 0) return;
   // Merge with the previous phase when it is the same pattern and size (pipeline steady state).
-  if (!p.phases.empty() && p.phases.back().divisor == divisor) {
+  if (!p.phases.empty() && p.phases.back().divisor == divisor && p.phases.back().tree == tree) {
     const auto& prev = p.patterns[p.phases.back().pattern];
     if (prev.size() == pattern.size() &&
         std::equal(prev.begin(), prev.end(), pattern.begin(),
@@ -327,7 +330,7 @@ void add_phase(CollectivePlan& p, std::vector<DevicePair> pattern, std::uint32_t
     }
   }
   p.patterns.push_back(std::move(pattern));
-  p.phases.push_back({static_cast<std::uint32_t>(p.patterns.size() - 1), repeats, divisor});
+  p.phases.push_back({static_cast<std::uint32_t>(p.patterns.size() - 1), repeats, divisor, HopClass::NVLink, tree});
 }
 
 void binomial_reduce(CollectivePlan& p) {
@@ -357,18 +360,19 @@ std::vector<DeviceId> CollectivePlanner::ring_order(std::span<const DeviceId> gr
   std::vector<DeviceId> key(group.begin(), group.end());
   auto it = ring_cache_->orders.find(key);
   if (it != ring_cache_->orders.end()) return it->second;
-  // Group by node in order of first appearance, keeping the group's order inside each node.
-  std::vector<int> node_order;
-  for (DeviceId d : group)
-    if (std::find(node_order.begin(), node_order.end(), cluster_.node_of(d)) == node_order.end())
-      node_order.push_back(cluster_.node_of(d));
+  // Group by node in order of first appearance, keeping the group's order inside each node
+  // (bucketed: a data-parallel group spans thousands of nodes).
+  std::unordered_map<int, std::size_t> slot_of_node;
+  std::vector<std::vector<DeviceId>> segs;
+  for (DeviceId d : group) {
+    const auto [slot, fresh] = slot_of_node.try_emplace(cluster_.node_of(d), segs.size());
+    if (fresh) segs.emplace_back();
+    segs[slot->second].push_back(d);
+  }
   std::vector<DeviceId> order;
   order.reserve(group.size());
-  for (int node : node_order) {
-    std::vector<DeviceId> seg;
-    for (DeviceId d : group)
-      if (cluster_.node_of(d) == node) seg.push_back(d);
-    if (seg.size() > 2 && seg.size() <= kMaxRingSearch) seg = RingSearch(seg, *routes_).best();
+  for (auto& seg : segs) {
+    if (seg.size() > 2 && seg.size() <= kMaxRingSearch) seg = segment_ring(seg);
     order.insert(order.end(), seg.begin(), seg.end());
   }
   ring_cache_->order_bytes += 2 * order.size() * sizeof(DeviceId) + 64;
@@ -376,8 +380,28 @@ std::vector<DeviceId> CollectivePlanner::ring_order(std::span<const DeviceId> gr
   return order;
 }
 
+std::vector<DeviceId> CollectivePlanner::segment_ring(const std::vector<DeviceId>& seg) {
+  if (!cluster_.identical_nodes()) return RingSearch(seg, *routes_).best();
+  // Identical nodes: the same local indices give the same ring on every node (their routes are
+  // images of each other), so one search per distinct set of local indices.
+  std::vector<int> locals;
+  for (DeviceId d : seg) locals.push_back(cluster_.local_index(d));
+  auto found = ring_cache_->segment_perms.find(locals);
+  if (found == ring_cache_->segment_perms.end()) {
+    const std::vector<DeviceId> best = RingSearch(seg, *routes_).best();
+    std::vector<std::size_t> perm;
+    for (DeviceId d : best)
+      perm.push_back(static_cast<std::size_t>(std::find(seg.begin(), seg.end(), d) - seg.begin()));
+    found = ring_cache_->segment_perms.emplace(std::move(locals), std::move(perm)).first;
+  }
+  std::vector<DeviceId> out;
+  for (std::size_t i : found->second) out.push_back(seg[i]);
+  return out;
+}
+
 void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
   p.idle.clear();
+  p.representatives.clear();
   std::vector<RouteRef> refs;
   std::vector<std::span<const hardware::DirLinkId>> flows;
   std::vector<double> rates;
@@ -392,6 +416,7 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     std::vector<IdleFlow> idle(pattern.size());
     for (std::size_t i = 0; i < pattern.size(); ++i) idle[i] = {refs[i].latency, rates[i]};
     p.idle.push_back(std::move(idle));
+    p.representatives.push_back(representatives(flows, rates));
     // NCCL's hardware class of the pattern: the slowest class any of its messages crosses.
     HopClass hop = HopClass::NVLink;
     for (const auto& links : flows)
@@ -408,6 +433,27 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
   p.ll128 = std::any_of(p.phases.begin(), p.phases.end(), [](const CollectivePhase& ph) { return ph.hop == HopClass::NVLink; });
 }
 
+// One message per class of equivalent ones: the same links hop by hop up to the identity of the
+// link (kind, bandwidth, latency) and the same idle max-min rate. In order of first appearance, so
+// a ring's representatives are its first ranks (the group's first devices, the simulated ones).
+std::vector<std::uint32_t> CollectivePlanner::representatives(
+    std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> rates) const {
+  std::map<std::vector<std::int64_t>, std::uint32_t> seen;
+  std::vector<std::uint32_t> reps;
+  std::vector<std::int64_t> key;
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    key.assign({std::bit_cast<std::int64_t>(rates[i]), static_cast<std::int64_t>(flows[i].size())});
+    for (hardware::DirLinkId l : flows[i]) {
+      const hardware::ClusterLink& link = cluster_.link(hardware::Cluster::link_of(l));
+      key.push_back(static_cast<std::int64_t>(link.kind));
+      key.push_back(link.alpha);
+      key.push_back(std::bit_cast<std::int64_t>(link.bandwidth.value));
+    }
+    if (seen.try_emplace(key, static_cast<std::uint32_t>(i)).second) reps.push_back(static_cast<std::uint32_t>(i));
+  }
+  return reps;
+}
+
 bool CollectivePlanner::nvls_capable(const std::vector<DeviceId>& order) {
   // NVLink SHARP needs third-generation NVSwitch (Hopper): every member a Hopper GPU whose route
   // to its ring successor goes through an NVSwitch.
@@ -421,6 +467,49 @@ bool CollectivePlanner::nvls_capable(const std::vector<DeviceId>& order) {
     if (!via_switch) return false;
   }
   return true;
+}
+
+void CollectivePlanner::hierarchical_tree(CollectivePlan& p,
+                                          const std::vector<std::pair<std::size_t, std::size_t>>& segs, Bytes bytes) {
+  const auto& order = p.order;
+  p.algorithm = CollectiveAlgorithm::HierarchicalTree;
+  const std::size_t m = segs.front().second - segs.front().first, k = segs.size();
+  const auto mm = static_cast<std::int64_t>(m);
+  std::vector<DevicePair> intra, up, down;
+  for (const auto& s : segs) {
+    auto ring = ring_pattern(std::vector<DeviceId>(order.begin() + static_cast<std::ptrdiff_t>(s.first),
+                                                   order.begin() + static_cast<std::ptrdiff_t>(s.second)));
+    intra.insert(intra.end(), ring.begin(), ring.end());
+  }
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 1; j < k; ++j) {
+      const DeviceId child = order[segs[j].first + i], parent = order[segs[(j - 1) / 2].first + i];
+      up.push_back({child, parent});
+      down.push_back({parent, child});
+    }
+  std::int64_t depth = 0;
+  while ((std::size_t{2} << depth) <= k) ++depth;  // floor(log2 k)
+  // Chunks: the idle time of the tree part, on its slowest edge, is smallest.
+  TimeNs alpha = 0;
+  double beta = std::numeric_limits<double>::infinity();
+  for (const auto& pr : up) {
+    const RouteRef r = routes_->get(pr.src, pr.dst);
+    alpha = std::max(alpha, r.latency);
+    beta = std::min(beta, r.bottleneck);
+  }
+  beta /= 2;  // a parent takes two children at once
+  std::int64_t chunks = 1;
+  TimeNs best = std::numeric_limits<TimeNs>::max();
+  const Bytes shard = (bytes + mm - 1) / mm;
+  for (std::int64_t c = 1; c <= kMaxBroadcastChunks && shard > 0; ++c) {
+    const TimeNs t = (c + depth - 1) * (alpha + serialization_time((shard + c - 1) / c, GBps{beta}));
+    if (t < best) best = t, chunks = c;
+  }
+  const auto steps = static_cast<std::uint32_t>(chunks + depth - 1);
+  if (m > 1) add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);             // reduce-scatter in each node
+  add_phase(p, std::move(up), steps, mm * chunks, true);                              // reduce up the trees
+  add_phase(p, std::move(down), steps, mm * chunks, true);                            // broadcast down
+  if (m > 1) add_phase(p, std::move(intra), static_cast<std::uint32_t>(mm - 1), mm);  // all-gather in each node
 }
 
 CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op,
@@ -471,6 +560,10 @@ CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order,
         add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);                // reduce-scatter in each node
         add_phase(p, std::move(inter), static_cast<std::uint32_t>(2 * (k - 1)), mm * k);  // allreduce across nodes
         add_phase(p, std::move(intra), static_cast<std::uint32_t>(mm - 1), mm);     // all-gather in each node
+        break;
+      }
+      if (algo == CollectiveAlgorithm::HierarchicalTree && segs.size() >= 2 && uniform) {
+        hierarchical_tree(p, segs, bytes);
         break;
       }
       add_phase(p, ring_pattern(order), static_cast<std::uint32_t>(2 * (nn - 1)), nn);
@@ -532,7 +625,8 @@ CollectivePlan CollectivePlanner::plan(std::span<const DeviceId> group, Collecti
   if (algo != CollectiveAlgorithm::Auto) return plan_fixed(order, op, algo, bytes);
   CollectivePlan best;
   TimeNs best_time = std::numeric_limits<TimeNs>::max();
-  for (CollectiveAlgorithm candidate : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree}) {
+  for (CollectiveAlgorithm candidate : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical,
+                                        CollectiveAlgorithm::Tree, CollectiveAlgorithm::HierarchicalTree}) {
     CollectivePlan p = plan_fixed(order, op, candidate, bytes);
     if (p.algorithm != candidate && candidate != CollectiveAlgorithm::Ring) continue;  // did not apply
     const TimeNs t = p.analytic_time(bytes);
@@ -548,13 +642,15 @@ TimeNs CollectivePlanner::analytic_time(std::span<const DeviceId> group, Collect
 
 const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> group, CollectiveOp op,
                                                      CollectiveAlgorithm algo, Bytes bytes) {
-  const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto;
+  const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto ||
+                     algo == CollectiveAlgorithm::HierarchicalTree;  // chunk counts depend on the size
   const PlanMemo::Query query{group, static_cast<int>(op), static_cast<int>(algo), sized ? bytes : 0};
   if (auto it = memo_->plans.find(query); it != memo_->plans.end()) return *it->second;
   PlanMemo::Key key{std::vector<DeviceId>(group.begin(), group.end()), query.op, query.algo, query.bytes};
   auto p = std::make_unique<const CollectivePlan>(plan(group, op, algo, bytes));
   std::size_t b = 2 * group.size() * sizeof(DeviceId) + 256;
   for (const auto& pattern : p->patterns) b += pattern.size() * (sizeof(DevicePair) + sizeof(IdleFlow));
+  for (const auto& reps : p->representatives) b += reps.size() * sizeof(std::uint32_t);
   memo_->bytes += b;
   return *memo_->plans.emplace(std::move(key), std::move(p)).first->second;
 }
@@ -589,6 +685,7 @@ void CollectivePlanner::trim(std::size_t max_bytes) {
   memo_->costs.clear();
   memo_->bytes = 0;
   ring_cache_->orders.clear();
+  ring_cache_->segment_perms.clear();
   ring_cache_->order_bytes = 0;
   routes_->clear();
 }

@@ -263,8 +263,8 @@ class Simulation {
     for (const auto& r : reschedules_) events_.push(r.finish, r.flow, EventType::FlowDone, r.version);
   }
 
-  void begin_flow(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner) {
-    const FlowId f = network_.add(route, bytes, owner_kind, owner);
+  void begin_flow(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap = 0) {
+    const FlowId f = network_.add(route, bytes, owner_kind, owner, cap);
     events_.push(now_ + route.latency, f, EventType::FlowLatencyDone);
   }
 
@@ -416,7 +416,8 @@ class Simulation {
   // Plans are cached per (group, op, algorithm); only a broadcast's chunk count depends on the
   // size. The planner memoises them too, across runs when it is shared.
   const CollectivePlan& plan_of(GroupId group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes) {
-    const PlanKey key{group, op, algo, op == CollectiveOp::Broadcast ? bytes : 0};
+    const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::HierarchicalTree;
+    const PlanKey key{group, op, algo, sized ? bytes : 0};
     auto it = plans_.find(key);
     if (it == plans_.end()) it = plans_.emplace(key, &planner_.cached_plan(g_.group_devices(group), op, algo, bytes)).first;
     return *it->second;
@@ -439,8 +440,9 @@ class Simulation {
       r.protocol = c.protocol;
     } else {
       const bool nccl = options_.costs == CollectiveCosts::Nccl;
-      for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
-                                    CollectiveAlgorithm::Nvls}) {
+      for (CollectiveAlgorithm a :
+           {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
+            CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
         if (a == CollectiveAlgorithm::Nvls && !nccl) continue;  // NVLS is part of the NCCL cost model
         const CollectivePlan& p = plan_of(group, op, a, bytes);
         if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;  // not applicable here
@@ -507,6 +509,22 @@ class Simulation {
       if (run.phase == 0 && run.repeat == 0) latency += run.plan->base_latency(run.protocol);
       latency = static_cast<TimeNs>(std::llround(static_cast<double>(latency) * scale));
     }
+    if (options_.symmetric_collectives) {
+      const auto& reps = run.plan->representatives[ph.pattern];
+      const auto& idle = run.plan->idle[ph.pattern];
+      run.pending = static_cast<std::uint32_t>(reps.size());
+      messages_ += static_cast<std::int64_t>(reps.size());
+      inferred_ += static_cast<std::int64_t>(pattern.size() - reps.size());
+      for (std::uint32_t i : reps) {
+        RouteRef route = planner_.routes().get(pattern[i].src, pattern[i].dst);
+        if (nccl) route.latency = latency;
+        // Held to its class's idle share when the class shares links (the others are not simulated).
+        const double cap = idle[i].rate < route.bottleneck ? idle[i].rate : 0.0;
+        begin_flow(route, b, kOwnerCollective, r, cap);
+      }
+      return;
+    }
+    messages_ += static_cast<std::int64_t>(pattern.size());
     for (const DevicePair& p : pattern) {
       RouteRef route = planner_.routes().get(p.src, p.dst);
       if (nccl) route.latency = latency;
@@ -602,6 +620,8 @@ class Simulation {
     r.tasks = static_cast<std::int64_t>(g_.size());
     r.events = event_count_;
     r.collective_mode = options_.collectives;
+    r.collective_messages = messages_;
+    r.collective_messages_inferred = inferred_;
     now_ = last_end_;
     // Devices without local state: never touched (idle throughout) or passive (below).
     r.devices.resize(static_cast<std::size_t>(g_.num_devices()));
@@ -665,6 +685,7 @@ class Simulation {
   TaskId last_task_ = kNoTask;
   std::size_t completed_ = 0;
   std::int64_t event_count_ = 0;
+  std::int64_t messages_ = 0, inferred_ = 0;  // collective messages simulated / inferred
 };
 
 /// Simulated times and memory are int64 (ns, bytes). A graph whose work on this cluster could add

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace parasim::simulator {
 
@@ -54,7 +55,7 @@ FlowNetwork::~FlowNetwork() {
   pooled_arrays = std::move(arrays_);
 }
 
-FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner) {
+FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap) {
   FlowId f;
   if (!free_slots_.empty()) {
     f = free_slots_.back();
@@ -74,6 +75,7 @@ FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_k
   fl.remaining = static_cast<double>(bytes);
   fl.owner = owner;
   fl.owner_kind = owner_kind;
+  fl.cap = cap;
   return f;
 }
 
@@ -160,19 +162,23 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   if (component_.empty()) return;
 
   spans_.clear();
+  caps_.clear();
+  bool capped = false;
   for (FlowId f : component_) {
     Flow& fl = flows_[f];
     fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
     fl.last = now;
     spans_.push_back(route_of(fl));
+    capped = capped || fl.cap > 0;
+    caps_.push_back(fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity());
   }
   rates_.assign(component_.size(), 0.0);
   if (component_.size() == 1) {  // alone on its links (the common case): its slowest link
-    double r = capacity_[static_cast<std::size_t>(spans_[0][0])];
+    double r = std::min(capacity_[static_cast<std::size_t>(spans_[0][0])], caps_[0]);
     for (hardware::DirLinkId l : spans_[0]) r = std::min(r, capacity_[static_cast<std::size_t>(l)]);
     rates_[0] = r;
   } else {
-    solver_.solve(spans_, capacity_, rates_);
+    solver_.solve(spans_, capacity_, rates_, capped ? std::span<const double>(caps_) : std::span<const double>());
   }
   for (std::size_t i = 0; i < component_.size(); ++i) {
     Flow& fl = flows_[component_[i]];

@@ -24,6 +24,7 @@ struct Flow {
   Bytes bytes = 0;
   double remaining = 0;  // bytes still to move
   double rate = 0;       // bytes per ns
+  double cap = 0;        // the most it may get (> 0), or 0 for no bound beyond its links
   TimeNs last = 0;       // when `remaining` was last brought up to date
   std::uint32_t version = 0;
   std::uint32_t owner = 0;
@@ -63,7 +64,7 @@ class FlowNetwork {
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
-  FlowId add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner);
+  FlowId add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap = 0);
   Flow& flow(FlowId f) { return flows_[f]; }
   /// The flow starts moving data: it joins every link of its route.
   void join(FlowId f, TimeNs now);
@@ -100,6 +101,7 @@ class FlowNetwork {
   std::vector<FlowId> component_;
   std::vector<std::span<const hardware::DirLinkId>> spans_;
   std::vector<double> rates_;
+  std::vector<double> caps_;
   MaxMinSolver& solver_;
   std::vector<LinkInterval> intervals_;
 };

@@ -6,7 +6,7 @@
 namespace parasim::simulator {
 
 void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> capacity,
-                         std::span<double> rates) {
+                         std::span<double> rates, std::span<const double> caps) {
   if (++epoch_ == 0) {  // wrapped: clear the stamps once every 4 billion solves
     std::fill(stamp_.begin(), stamp_.end(), 0);
     epoch_ = 1;
@@ -39,6 +39,24 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t j = 0; j < nl; ++j)
       if (cnt_[j] > 0) best = std::min(best, cap_[j] / cnt_[j]);
+    // A flow's own cap below every link's fair share freezes it first.
+    double lowest_cap = std::numeric_limits<double>::infinity();
+    for (std::size_t f = 0; f < caps.size(); ++f)
+      if (!frozen_[f]) lowest_cap = std::min(lowest_cap, caps[f]);
+    if (lowest_cap < best) {
+      for (std::size_t f = 0; f < caps.size(); ++f) {
+        if (frozen_[f] || caps[f] != lowest_cap) continue;
+        frozen_[f] = 1;
+        rates[f] = lowest_cap;
+        --left;
+        for (hardware::DirLinkId l : flows[f]) {
+          const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
+          cap_[lj] -= lowest_cap;
+          --cnt_[lj];
+        }
+      }
+      continue;
+    }
     // Every link at the lowest fair share is a bottleneck at this level: freeze them together.
     bottlenecks_.clear();
     for (std::size_t j = 0; j < nl; ++j)

@@ -17,9 +17,10 @@ class MaxMinSolver {
   explicit MaxMinSolver(std::size_t num_directed_links) : stamp_(num_directed_links, 0), local_(num_directed_links, 0) {}
 
   /// `flows[i]` lists the directed links flow i crosses (at least one); `capacity` is indexed
-  /// by directed link id in bytes/ns; writes `rates[i]`.
+  /// by directed link id in bytes/ns; writes `rates[i]`. `caps`, when not empty, bounds each
+  /// flow's rate (a flow standing for a class of messages that share links: its idle share).
   void solve(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> capacity,
-             std::span<double> rates);
+             std::span<double> rates, std::span<const double> caps = {});
 
  private:
   std::vector<std::uint32_t> stamp_;

@@ -144,7 +144,7 @@ void TaskGraphBuilder::set_memory(TaskId t, Bytes alloc_at_start, Bytes free_at_
   g_.alloc_[static_cast<std::size_t>(t)] = alloc_at_start;
   g_.free_[static_cast<std::size_t>(t)] = free_at_end;
   auto& meta = g_.meta_[static_cast<std::size_t>(t)];
-  meta = (meta & ~(1u << 18)) | (static_cast<std::uint32_t>(category) << 18);
+  meta = (meta & ~(1u << 19)) | (static_cast<std::uint32_t>(category) << 19);
 }
 
 void TaskGraphBuilder::set_static_memory(DeviceId d, const StaticMemory& m) {

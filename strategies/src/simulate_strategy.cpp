@@ -83,6 +83,8 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   engine_options.costs = setup.collective_costs;
   engine_options.intra_node_comm_scale = setup.calibration.intra_node_comm;
   engine_options.inter_node_comm_scale = setup.calibration.inter_node_comm;
+  // One simulated replica: its collectives' messages by class too (the rest are inferred).
+  engine_options.symmetric_collectives = step.symmetry != Symmetry::None;
   const bool async = !step.microbatch_done.empty();
   if (async) engine_options.record_timeline = true;  // the steady state is measured between markers
   r.result = simulator::Engine(cluster, engine_options).run(step.graph);
@@ -156,6 +158,11 @@ nlohmann::json strategy_result_to_json(const StrategyResult& r) {
   j["microbatches"] = r.lowered.microbatches;
   j["sequence_parallel"] = r.lowered.sequence_parallel;
   j["tasks"] = r.lowered.graph.size();
+  // What was simulated and what was inferred from it by symmetry.
+  j["simulated_devices"] = r.devices.size();
+  j["inferred_devices"] = r.lowered.roles.size() - std::min(r.lowered.roles.size(), r.devices.size());
+  j["collective_messages_simulated"] = r.result.collective_messages;
+  j["collective_messages_inferred"] = r.result.collective_messages_inferred;
   json devices = json::array();
   for (const DeviceReport& d : r.devices) {
     devices.push_back({{"device", d.device},

@@ -98,3 +98,37 @@ TEST(ClusterRouting, LargeClustersRouteOnDemand) {
 
 }  // namespace
 }  // namespace parasim::hardware
+
+namespace parasim::hardware {
+namespace {
+
+// Identical nodes: routes from node k and to nodes >= 2 come from node 0's two-node trees, swapped.
+// A copy of the same cluster with one extra (unlinked) endpoint in its last node is not symmetric,
+// so it searches every route over the whole cluster: both must give the same links, pair by pair.
+void expect_same_routes_as_full_search(const std::string& preset, int nodes) {
+  const Cluster fast = make_cluster_preset(preset, nodes);
+  ClusterSpec spec = make_cluster_preset_spec(preset, nodes);
+  spec.endpoints.push_back({"odd-one-out", EndpointKind::Cpu, nodes - 1});
+  const Cluster slow(spec);
+  ASSERT_TRUE(fast.identical_nodes());
+  ASSERT_FALSE(slow.identical_nodes());
+  for (DeviceId a = 0; a < fast.num_devices(); ++a)
+    for (DeviceId b = 0; b < fast.num_devices(); ++b) ASSERT_EQ(fast.route(a, b), slow.route(a, b)) << a << "->" << b;
+}
+
+TEST(ClusterRouting, IdenticalNodesRouteLikeAFullSearch) {
+  expect_same_routes_as_full_search("dgx-h100", 4);
+  expect_same_routes_as_full_search("dgx1-v100", 3);  // two GPUs per NIC, PCIe and QPI inside
+  expect_same_routes_as_full_search("pcie-hetero", 3);
+}
+
+TEST(ClusterRouting, NodesThatDifferAreNotIdentical) {
+  EXPECT_FALSE(make_cluster_preset("dgx-h100", 1).identical_nodes());  // one node: nothing to swap
+  ClusterSpec spec = make_cluster_preset_spec("dgx-h100", 3);
+  spec.links.back().bandwidth = GBps{25.0};  // node 2's last NIC is slower
+  EXPECT_FALSE(Cluster(spec).identical_nodes());
+  EXPECT_EQ(Cluster(spec).local_index(19), 3);
+}
+
+}  // namespace
+}  // namespace parasim::hardware

@@ -15,6 +15,14 @@
 //   2. then the fewest hops;
 //   3. then the highest bottleneck bandwidth;
 //   4. then the first path found when links are explored in link-id order.
+// Identical nodes: when every node is a copy of node 0 (same endpoints and links in the same
+// order, attached to the same shared endpoints - every preset), swapping node 0 and node k maps
+// the cluster onto itself, so a route from node k is node 0's route, swapped back; and a route
+// from node 0 to node j >= 2 is the one to node 1, swapped with node j. Only node 0's devices
+// then need a shortest-path tree, searched over nodes 0 and 1 and the shared endpoints (8 small
+// trees instead of 16,384 over the whole fabric). A route whose search met a tie (two equally good
+// ways, where rule 4 could differ after the swap), or that enters a node twice (where a way
+// through a third node could tie with it), is searched directly over the whole cluster.
 //
 // Example:
 //   using namespace parasim::hardware;
@@ -146,15 +154,27 @@ class Cluster {
   int max_devices_per_node() const;
   /// The distinct device kinds in first-seen order ("V100-SXM2-32GB", or several for a hetero box).
   std::vector<std::string> device_kinds() const;
+  /// True when there are several nodes and every one is a copy of node 0 (see the header comment):
+  /// devices with the same local index then see the same routes, up to the swap of their nodes.
+  bool identical_nodes() const { return identical_nodes_; }
+  /// A device's position among its node's devices (0 .. devices per node - 1).
+  int local_index(DeviceId d) const { return device_local_[static_cast<std::size_t>(d)]; }
 
  private:
   struct RouteCache;
   void validate_and_index();
   void check_connected() const;
   // Shortest-path tree from one source device: the directed link into each endpoint (-1 none).
-  void shortest_path_tree(DeviceId src, DirLinkId* parent_out) const;
+  // `two_nodes`: only over nodes 0 and 1 and the shared endpoints (identical nodes).
+  void shortest_path_tree(DeviceId src, DirLinkId* parent_out, bool two_nodes) const;
   // The tree of `src`: cached when small enough, otherwise computed into `scratch`.
   const DirLinkId* tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const;
+  // Identical nodes (cluster_symmetry.cpp): decides identical_nodes_ and fills the maps below.
+  void index_node_symmetry();
+  // The image of an endpoint / directed link under the swap of nodes `a` and `b`.
+  EndpointId swap_endpoint(EndpointId e, int a, int b) const;
+  DirLinkId swap_link(DirLinkId d, int a, int b) const;
+  int endpoint_node(EndpointId e) const;
 
   ClusterSpec spec_;
   // Adjacency in CSR form: for endpoint e, adj_[adj_offsets_[e] .. adj_offsets_[e+1]) are the
@@ -166,6 +186,15 @@ class Cluster {
   std::vector<double> dir_bandwidth_;
   double total_link_latency_ = 0;
   double slowest_link_ = 0;
+  std::vector<std::int32_t> device_local_;  // per device: index among its node's devices
+  bool identical_nodes_ = false;
+  std::vector<std::int32_t> endpoint_local_;   // per endpoint: index in its node's list, -1 shared
+  std::vector<std::int32_t> node_ep_offsets_;  // CSR: node k's endpoints in id order
+  std::vector<EndpointId> node_eps_;
+  std::vector<std::int32_t> link_node_;          // per link: the node it touches, -1 none
+  std::vector<std::int32_t> link_local_;         // per link: index in its node's list
+  std::vector<std::int32_t> node_link_offsets_;  // CSR: node k's links in id order
+  std::vector<LinkId> node_links_;
   // Shortest-path trees per source device, computed on first use and kept when devices x
   // endpoints fits in kMaxPrecomputedTreeEntries (otherwise recomputed per call).
   std::unique_ptr<RouteCache> cache_;

@@ -17,6 +17,13 @@
 //                       (m-1 steps of S/m) -> m concurrent inter-node ring allreduces of S/m over
 //                       the same local rank on every node (2(K-1) steps of S/(mK)) -> intra-node
 //                       ring all_gather (m-1 steps of S/m)
+//   hierarchical_tree   (K >= 2 nodes, m per node; what NCCL's tree does at scale) intra-node ring
+//                       reduce_scatter -> per local rank, a pipelined binary tree over the K nodes
+//                       (node j's parent is (j-1)/2, depth D = floor(log2 K)): C+D-1 reduce steps in
+//                       which every child sends S/(mC) to its parent, then C+D-1 broadcast steps back,
+//                       with C (1..64) chosen to minimise the idle time -> intra-node ring all_gather.
+//                       Latency grows with log2 K instead of K; every tree edge is counted busy in
+//                       every step (the pipeline's fill and drain are not trimmed).
 //   all_to_all          one step: every rank sends S/n to every other rank at once
 //   auto                the plan with the smallest idle-network time among the ones that apply
 // reduce_scatter and all_gather only have rings (as in NCCL); tree/hierarchical fall back to ring.
@@ -77,6 +84,7 @@ struct CollectivePhase {
   std::uint32_t repeats = 0;
   std::int64_t divisor = 1;
   HopClass hop = HopClass::NVLink;  // the slowest class its messages cross (Nccl costs)
+  bool tree = false;                // a tree phase (NCCL's tree latencies and bandwidth)
 };
 
 /// A collective's time under a cost model, and the protocol it used (Simple under Links).
@@ -100,6 +108,10 @@ struct CollectivePlan {
   std::vector<DeviceId> order;                                // rank order used
   std::vector<std::vector<DevicePair>> patterns;
   std::vector<std::vector<IdleFlow>> idle;                    // per pattern, per pair
+  /// Per pattern: the pairs that stand for all (EngineOptions::symmetric_collectives), one per class
+  /// of messages that cross the same kinds of links (kind, bandwidth, latency, hop by hop) at the
+  /// same idle max-min rate - on an otherwise idle network they all take the same time.
+  std::vector<std::vector<std::uint32_t>> representatives;
   std::vector<CollectivePhase> phases;
   bool nvls = false;      // NVLink SHARP all-reduce: one step, the switch reduces and multicasts
   bool multi_node = false;
@@ -155,6 +167,10 @@ class CollectivePlanner {
  private:
   CollectivePlan plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
   void add_idle_stats(CollectivePlan& p);
+  std::vector<DeviceId> segment_ring(const std::vector<DeviceId>& seg);
+  void hierarchical_tree(CollectivePlan& p, const std::vector<std::pair<std::size_t, std::size_t>>& segs, Bytes bytes);
+  std::vector<std::uint32_t> representatives(std::span<const std::span<const hardware::DirLinkId>> flows,
+                                             std::span<const double> rates) const;
   bool nvls_capable(const std::vector<DeviceId>& order);
 
   const hardware::Cluster& cluster_;

@@ -39,6 +39,12 @@ struct EngineOptions {
   double intra_node_comm_scale = 1.0;
   double inter_node_comm_scale = 1.0;
   bool record_timeline = false;  // per-task start/end and link busy intervals (for traces)
+  /// Expanded collectives by symmetry: each step runs one message per class of equivalent ones
+  /// (CollectivePlan::representatives), held to the idle share its class gets, instead of one per
+  /// member - what a symmetric lowering (one simulated replica) wants; the others are inferred.
+  /// Exact when the step's other messages share no link with other traffic (they belong to
+  /// replicas that are not simulated); false runs every message.
+  bool symmetric_collectives = false;
   /// Optional: a CollectivePlanner of the same cluster kept across runs, so that collective plans,
   /// ring orders and routes are worked out once for many task graphs (a planner sweeping thousands
   /// of strategies). Results are identical to a fresh planner's. One run at a time may use it; its

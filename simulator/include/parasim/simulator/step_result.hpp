@@ -75,6 +75,10 @@ struct StepResult {
   std::int64_t events = 0;              // heap events processed (task ends, flow phases)
   std::int64_t tasks = 0;
   CollectiveMode collective_mode = CollectiveMode::Expanded;
+  /// Expanded collectives: messages simulated, and messages inferred from a simulated one of their
+  /// class (EngineOptions::symmetric_collectives).
+  std::int64_t collective_messages = 0;
+  std::int64_t collective_messages_inferred = 0;
   // Filled only with EngineOptions::record_timeline:
   std::vector<TaskTiming> timeline;     // indexed by task id
   std::vector<LinkInterval> link_timeline;  // maximal busy intervals per directed link

@@ -70,11 +70,12 @@ using parasim::parse_collective_op;
 using parasim::parse_phase;
 using parasim::Phase;
 using parasim::to_string;
-enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls };
+enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls, HierarchicalTree };
 enum class MemoryCategory : std::uint8_t { Activations, Other };
 
 std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
-std::string_view to_string(CollectiveAlgorithm a);   // "auto", "ring", "tree", "hierarchical", "nvls"
+// "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree"
+std::string_view to_string(CollectiveAlgorithm a);
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
 // Inverses of to_string; nullopt for anything else.
 std::optional<TaskKind> parse_task_kind(std::string_view s);
@@ -166,10 +167,10 @@ class TaskGraph {
   int stream(TaskId t) const { return static_cast<int>((meta_[checked(t)] >> 5) & 0xFFu); }
   CollectiveOp collective_op(TaskId t) const { return static_cast<CollectiveOp>((meta_[checked(t)] >> 13) & 0x7u); }
   CollectiveAlgorithm algorithm(TaskId t) const {
-    return static_cast<CollectiveAlgorithm>((meta_[checked(t)] >> 16) & 0x3u);
+    return static_cast<CollectiveAlgorithm>((meta_[checked(t)] >> 16) & 0x7u);
   }
   MemoryCategory memory_category(TaskId t) const {
-    return static_cast<MemoryCategory>((meta_[checked(t)] >> 18) & 0x1u);
+    return static_cast<MemoryCategory>((meta_[checked(t)] >> 19) & 0x1u);
   }
 
   /// Compute: its device. Transfer: the source (whose stream runs it). Marker: a device for
