@@ -68,13 +68,13 @@ std::string batch_split(const StrategyResult& r) {
 
 void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cluster& cluster) {
   const std::size_t used = r.lowered.roles.size();
-  out << "model        " << r.model << " (" << models::to_string(r.dtype) << ", " << profiler::to_string(r.optimizer)
+  out << "model        " << r.model << " (" << models::to_string(r.dtype) << ", " << parasim::to_string(r.optimizer)
       << "), global batch " << r.global_batch << "\n"
       << "cluster      " << cluster.name() << " x" << cluster.num_nodes() << " (" << cluster.num_devices()
       << " devices, " << used << " used)\n"
       << "strategy     " << strategies::to_string(r.strategy) << "\n"
-      << "lowering     " << strategies::to_string(r.lowered.granularity) << " granularity, "
-      << r.lowered.graph.size() << " tasks, " << r.devices.size() << " of " << used << " devices simulated"
+      << "lowering     " << strategies::to_string(r.lowered.granularity) << " granularity, " << r.lowered.graph.size()
+      << " tasks, " << r.devices.size() << " of " << used << " devices simulated"
       << (r.devices.size() < used ? " (the others are symmetric)" : "")
       << (r.lowered.sequence_parallel ? ", sequence parallel" : "") << "\n"
       << "batch        " << batch_split(r) << "\n"
