@@ -70,7 +70,7 @@ std::string batch_split(const StrategyResult& r) {
 
 void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cluster& cluster) {
   const std::size_t used = r.lowered.roles.size();
-  out << "model        " << r.model << " (" << models::to_string(r.dtype) << ", " << profiler::to_string(r.optimizer)
+  out << "model        " << r.model << " (" << models::to_string(r.dtype) << ", " << parasim::to_string(r.optimizer)
       << "), global batch " << r.global_batch << "\n"
       << "cluster      " << cluster.name() << " x" << cluster.num_nodes() << " (" << cluster.num_devices()
       << " devices, " << used << " used)\n"

@@ -23,7 +23,7 @@
 #include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_collectives.hpp"
 #include "parasim/executor/issue_plan.hpp"
-#include "parasim/profiler/kernel_backend.hpp"
+#include "parasim/kernels/kernel_backend.hpp"
 
 namespace parasim::executor {
 
@@ -102,8 +102,8 @@ struct Worker {
   int core = -1;
   std::thread thread;
   std::vector<Item> items;  // this step's program for this stream
-  std::unique_ptr<profiler::KernelBackend> backend;
-  std::map<const models::Op*, std::unique_ptr<profiler::OpKernel>> kernels;
+  std::unique_ptr<kernels::KernelBackend> backend;
+  std::map<const models::Op*, std::unique_ptr<kernels::OpKernel>> kernels;
   std::vector<const models::Op*> ops;         // ops of its compute tasks (setup input)
   std::vector<std::string> unrunnable;        // "conv1: <why>" (setup output)
   std::size_t send_floats = 0, receive_floats = 0;
@@ -369,7 +369,7 @@ class CpuRuntime final : public StreamRuntime {
     w.receive.assign(w.receive_floats, 0.0f);
     for (const auto& [dst, n] : w.outgoing_floats) w.outgoing[dst].assign(n, 0.0f);
     if (w.ops.empty()) return;
-    w.backend = profiler::make_cpu_kernel_backend(1);
+    w.backend = kernels::make_cpu_kernel_backend(1);
     for (const models::Op* op : w.ops) {
       try {
         w.kernels.emplace(op, w.backend->prepare(*op, options_.optimizer));
@@ -380,8 +380,8 @@ class CpuRuntime final : public StreamRuntime {
     // One untimed pass over every phase so that the first timed step does not pay for lazy
     // initialisation (oneDNN JIT, page faults in workspaces).
     for (auto& [op, k] : w.kernels)
-      for (profiler::Phase p : profiler::kPhases)
-        if (profiler::op_has_phase(*op, p)) k->run(p);
+      for (profiler::Phase p : kernels::kPhases)
+        if (kernels::op_has_phase(*op, p)) k->run(p);
     w.backend->synchronize();
   }
 
@@ -411,7 +411,7 @@ class CpuRuntime final : public StreamRuntime {
 
   void run_compute(Worker& w, TaskId t) {
     const TimeNs s = now_ns();
-    if (profiler::OpKernel* k = kernel_[ix(t)]) {
+    if (kernels::OpKernel* k = kernel_[ix(t)]) {
       k->run(phase_[ix(t)]);
       w.backend->synchronize();
     } else {
@@ -464,7 +464,7 @@ class CpuRuntime final : public StreamRuntime {
   std::vector<std::unique_ptr<RingCommunicator>> comms_;
   std::vector<CollectiveSlot> collective_;
   std::vector<TimeNs> arrive_, finish_, start_, end_;
-  std::vector<profiler::OpKernel*> kernel_;
+  std::vector<kernels::OpKernel*> kernel_;
   std::vector<const models::Op*> op_;
   std::vector<profiler::Phase> phase_;
   std::unique_ptr<detail::StepEvent[]> events_;

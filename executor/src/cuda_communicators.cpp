@@ -4,7 +4,7 @@
 #include <string>
 
 #include "parasim/common/error.hpp"
-#include "parasim/profiler/cuda_check.hpp"
+#include "parasim/kernels/cuda_check.hpp"
 
 namespace parasim::executor::cuda_detail {
 

@@ -17,9 +17,9 @@
 #include "parasim/common/index.hpp"
 #include "parasim/executor/cuda_setup_policy.hpp"
 #include "parasim/executor/issue_plan.hpp"
-#include "parasim/profiler/cuda_check.hpp"
-#include "parasim/profiler/cuda_kernel_backend.hpp"
-#include "parasim/profiler/kernel_backend.hpp"
+#include "parasim/kernels/cuda_check.hpp"
+#include "parasim/kernels/cuda_kernel_backend.hpp"
+#include "parasim/kernels/kernel_backend.hpp"
 
 namespace parasim::executor {
 
@@ -81,8 +81,8 @@ struct StreamState {
   DeviceId device = 0;
   int cuda_device = 0;
   cudaStream_t stream = nullptr;
-  std::unique_ptr<profiler::KernelBackend> backend;
-  std::map<const models::Op*, std::unique_ptr<profiler::OpKernel>> kernels;
+  std::unique_ptr<kernels::KernelBackend> backend;
+  std::map<const models::Op*, std::unique_ptr<kernels::OpKernel>> kernels;
   std::size_t send_floats = 0, receive_floats = 0;
   DeviceBuffer send, receive;
   std::map<DeviceId, std::size_t> outgoing_floats;
@@ -223,7 +223,7 @@ class CudaRuntime final : public StreamRuntime {
       PARASIM_CUDA_CHECK(cudaEventRecord(timing_start(t, r), st.stream));
     }
     PARASIM_NCCL_CHECK(ncclGroupStart());
-    profiler::NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [this] { comms_failed_ = true; });
+    kernels::NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [this] { comms_failed_ = true; });
     for (int r = 0; r < n; ++r) {
       StreamState& st = streams_[ix(streams[ix(r)])];
       ncclComm_t c = comm.comms[ix(r)];
@@ -407,10 +407,10 @@ class CudaRuntime final : public StreamRuntime {
         try {
           // The backend (cuDNN/cuBLAS handles, workspace) can fail to allocate like any kernel.
           if (!st.backend) {
-            profiler::CudaBackendOptions bo;
+            kernels::CudaBackendOptions bo;
             bo.allow_tf32 = options_.allow_tf32;
             bo.benchmark_algorithms = options_.benchmark_algorithms;
-            st.backend = profiler::make_cuda_kernel_backend(st.cuda_device, st.stream, bo);
+            st.backend = kernels::make_cuda_kernel_backend(st.cuda_device, st.stream, bo);
           }
           st.kernels.emplace(op, st.backend->prepare(*op, options_.optimizer));
         } catch (const RuntimeError& e) {

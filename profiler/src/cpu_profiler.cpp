@@ -6,7 +6,6 @@
 #include <memory>
 #include <unistd.h>
 
-#include "cpu_kernel_common.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -117,7 +116,7 @@ DeviceInfo host_device_info(int threads) {
   DeviceInfo d;
   d.name = host.model_name;
   d.kind = host_device_kind(host);
-  d.onednn = cpu::onednn_version();
+  d.onednn = kernels::onednn_version();
   char hostname[256] = {};
   if (gethostname(hostname, sizeof hostname - 1) == 0) d.host = hostname;
   d.threads = std::max(threads, 1);

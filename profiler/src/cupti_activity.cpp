@@ -19,7 +19,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/units.hpp"
-#include "parasim/profiler/cuda_check.hpp"
+#include "parasim/kernels/cuda_check.hpp"
 #include "parasim/profiler/cupti_activity.hpp"
 
 namespace parasim::profiler {
@@ -131,9 +131,9 @@ void check_cupti_setup(CUptiResult status, const char* call_text, int line) {
   }
   const char* text = nullptr;
   if (cuptiGetResultString(status, &text) != CUPTI_SUCCESS) text = nullptr;
-  throw_vendor_call_failure("CUPTI", call_text, __FILE__, line,
-                            std::string(text ? text : "unknown CUPTI error") + " (code " +
-                                std::to_string(static_cast<int>(status)) + ")");
+  kernels::throw_vendor_call_failure(
+      "CUPTI", call_text, __FILE__, line,
+      std::string(text ? text : "unknown CUPTI error") + " (code " + std::to_string(static_cast<int>(status)) + ")");
 }
 
 #define PARASIM_CUPTI_SETUP(call) check_cupti_setup((call), #call, __LINE__)

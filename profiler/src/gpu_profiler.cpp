@@ -9,10 +9,9 @@
 #include <cudnn.h>
 #include <cupti.h>
 
-#include "cuda_backend_context.hpp"
 #include "parasim/common/error.hpp"
-#include "parasim/profiler/cuda_check.hpp"
-#include "parasim/profiler/cuda_kernel_backend.hpp"
+#include "parasim/kernels/cuda_check.hpp"
+#include "parasim/kernels/cuda_kernel_backend.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
 
 namespace parasim::profiler {
@@ -59,7 +58,7 @@ std::vector<SignatureGroup> group_by_signature(const models::Model& model) {
 }  // namespace
 
 GpuDeviceInfo query_gpu_device(int device) {
-  cuda::require_cuda_device(device);
+  kernels::cuda::require_cuda_device(device);
   GpuDeviceInfo info;
   info.index = device;
   cudaDeviceProp prop{};

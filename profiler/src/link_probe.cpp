@@ -4,10 +4,10 @@
 
 #include <memory>
 
-#include "cuda_backend_context.hpp"
 #include "link_probe_resources.hpp"
 #include "parasim/common/error.hpp"
-#include "parasim/profiler/cuda_check.hpp"
+#include "parasim/kernels/cuda_check.hpp"
+#include "parasim/kernels/cuda_kernel_backend.hpp"
 
 namespace parasim::profiler {
 
@@ -103,7 +103,7 @@ void validate(const LinkProbeOptions& o) {
 LinkProbeResult probe_links(const LinkProbeOptions& o) {
   validate(o);
   const std::vector<Bytes> sizes = probe_sizes(o.min_bytes, o.max_bytes, o.size_factor);
-  cuda::require_cuda_device(0);
+  kernels::cuda::require_cuda_device(0);
   int visible = 0;
   PARASIM_CUDA_CHECK(cudaGetDeviceCount(&visible));
   std::vector<int> indices = o.devices;

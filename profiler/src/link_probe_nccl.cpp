@@ -14,7 +14,7 @@
 #include "link_probe_resources.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/profiler/alpha_beta.hpp"
-#include "parasim/profiler/cuda_check.hpp"
+#include "parasim/kernels/cuda_check.hpp"
 #include "parasim/profiler/link_probe.hpp"
 
 namespace parasim::profiler::link_probe_detail {
@@ -55,7 +55,7 @@ void synchronize_all(const std::vector<ProbeDevice*>& devices) {
 template <class Call>
 void launch_round(const std::vector<ProbeDevice*>& devices, const Communicators& comms, Call call) {
   PARASIM_NCCL_CHECK(ncclGroupStart());
-  NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [&comms] { comms.mark_failed(); });
+  kernels::NcclGroupGuard group([] { PARASIM_NCCL_CHECK(ncclGroupEnd()); }, [&comms] { comms.mark_failed(); });
   for (std::size_t r = 0; r < devices.size(); ++r) call(*devices[r], comms[r]);
   group.close();
 }

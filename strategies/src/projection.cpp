@@ -186,7 +186,7 @@ Projection run_projection(const ProjectionRequest& req) {
   const int max_width = req.space.max_model_parallel > 0 ? req.space.max_model_parallel : per_node;
   a.hybrid_rule = "M = mp x tp in 2.." + std::to_string(max_width) + " dividing N (pipeline/model parallel stages x tensor parallel width)";
   a.dtype = models::to_string(req.dtype.value_or(req.model->dtype()));
-  a.optimizer = profiler::to_string(req.optimizer);
+  a.optimizer = parasim::to_string(req.optimizer);
   a.collectives = std::string(simulator::to_string(req.collectives));
 
   StepCache cache;

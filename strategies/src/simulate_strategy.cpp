@@ -138,7 +138,7 @@ nlohmann::json strategy_result_to_json(const StrategyResult& r) {
   j["strategy"] = to_string(r.strategy);
   j["global_batch"] = r.global_batch;
   j["dtype"] = models::to_string(r.dtype);
-  j["optimizer"] = profiler::to_string(r.optimizer);
+  j["optimizer"] = parasim::to_string(r.optimizer);
   j["granularity"] = to_string(r.lowered.granularity);
   j["symmetry"] = to_string(r.lowered.symmetry);
   j["collectives"] = std::string(simulator::to_string(r.collectives));

@@ -20,9 +20,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda_kernels.hpp"  // profiler/src: the launchers under test
+#include "cuda_kernels.hpp"  // kernels/src: the launchers under test
+#include "parasim/kernels/cuda_check.hpp"
 #include "parasim/models/zoo.hpp"
-#include "parasim/profiler/cuda_check.hpp"
 #include "parasim/profiler/cupti_activity.hpp"
 #include "parasim/profiler/gpu_profiler.hpp"
 #include "parasim/profiler/link_probe.hpp"
@@ -135,7 +135,7 @@ TEST(GpuTracing, PeerCopiesAreTracedAndAttributed) {
 
 // ------------------------------------------------------------------ kernels vs CPU references
 
-using profiler::cuda::Elem;
+using kernels::cuda::Elem;
 
 /// Device copy of host floats, freed at scope end.
 class Dev {
@@ -180,14 +180,14 @@ TEST(GpuKernels, FillAndActivations) {
   const std::size_t n = 257;
   const auto x = ramp(n, 2.0f);
   Dev dx(x), dy(n), dg(ramp(n, 0.5f, 1.0f)), dd(n);
-  profiler::cuda::fill_zero(dy.get(), static_cast<std::int64_t>(n), Elem::F32, kStream);
+  kernels::cuda::fill_zero(dy.get(), static_cast<std::int64_t>(n), Elem::F32, kStream);
   expect_near_all(dy.host(), std::vector<float>(n, 0.0f), 0, "fill_zero");
-  using profiler::cuda::Activation;
+  using kernels::cuda::Activation;
   const auto g = dg.host();
   for (Activation a : {Activation::Relu, Activation::Gelu, Activation::Tanh, Activation::Sigmoid}) {
-    profiler::cuda::activation_forward(a, dx.get(), dy.get(), static_cast<std::int64_t>(n), Elem::F32, kStream);
-    profiler::cuda::activation_backward(a, dx.get(), dy.get(), dg.get(), dd.get(), static_cast<std::int64_t>(n), Elem::F32,
-                                        kStream);
+    kernels::cuda::activation_forward(a, dx.get(), dy.get(), static_cast<std::int64_t>(n), Elem::F32, kStream);
+    kernels::cuda::activation_backward(a, dx.get(), dy.get(), dg.get(), dd.get(), static_cast<std::int64_t>(n),
+                                       Elem::F32, kStream);
     std::vector<float> y(n), d(n);
     for (std::size_t i = 0; i < n; ++i) {
       const double v = x[i];
@@ -214,23 +214,23 @@ TEST(GpuKernels, AddMulBiasAndStridedCopy) {
   const std::int64_t rows = 5, cols = 7, n = rows * cols;
   const auto a = ramp(35), b = ramp(35, 1.5f, 2.0f), bias = ramp(7, 0.3f, 4.0f), bcast = ramp(5, 1.0f, 3.0f);
   Dev da(a), db(b), dy(35), dbias(bias), dbc(bcast);
-  profiler::cuda::add(da.get(), db.get(), dy.get(), n, Elem::F32, kStream);
+  kernels::cuda::add(da.get(), db.get(), dy.get(), n, Elem::F32, kStream);
   std::vector<float> want(35);
   for (std::size_t i = 0; i < 35; ++i) want[i] = a[i] + b[i];
   expect_near_all(dy.host(), want, 1e-6f, "add");
   // mul with b broadcast over the trailing 7 elements: y[r, c] = a[r, c] * bcast[r]
-  profiler::cuda::mul_forward(da.get(), dbc.get(), dy.get(), n, cols, Elem::F32, kStream);
+  kernels::cuda::mul_forward(da.get(), dbc.get(), dy.get(), n, cols, Elem::F32, kStream);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) want[r * cols + c] = a[r * cols + c] * bcast[r];
   expect_near_all(dy.host(), want, 1e-6f, "mul_forward");
   Dev dz(a);
-  profiler::cuda::add_bias(dz.get(), dbias.get(), rows, cols, Elem::F32, kStream);
+  kernels::cuda::add_bias(dz.get(), dbias.get(), rows, cols, Elem::F32, kStream);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) want[r * cols + c] = a[r * cols + c] + bias[c];
   expect_near_all(dz.host(), want, 1e-6f, "add_bias");
   // strided_copy: columns 2..4 of each row of a [5, 7] into a [5, 3]
   Dev dc(15);
-  profiler::cuda::strided_copy(da.get(), cols, 2, dc.get(), 3, 0, rows, 3, Elem::F32, kStream);
+  kernels::cuda::strided_copy(da.get(), cols, 2, dc.get(), 3, 0, rows, 3, Elem::F32, kStream);
   std::vector<float> part(15);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < 3; ++j) part[r * 3 + j] = a[r * cols + 2 + j];
@@ -242,7 +242,7 @@ TEST(GpuKernels, ReductionsLossAndLayerNorm) {
   const std::int64_t rows = 6, cols = 40;
   const auto x = ramp(240, 2.0f), y = ramp(240, 1.0f, 0.5f);
   Dev dx(x), dyv(y), dout(6), dcol(40), dscratch(80);
-  profiler::cuda::row_dot(dx.get(), dyv.get(), dout.get(), 1, rows, cols, Elem::F32, kStream);
+  kernels::cuda::row_dot(dx.get(), dyv.get(), dout.get(), 1, rows, cols, Elem::F32, kStream);
   std::vector<float> dots(6, 0.0f), sums(40, 0.0f);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) {
@@ -250,7 +250,7 @@ TEST(GpuKernels, ReductionsLossAndLayerNorm) {
       sums[c] += x[r * cols + c];
     }
   expect_near_all(dout.host(), dots, 1e-5f, "row_dot");
-  profiler::cuda::column_sum(dx.get(), dcol.get(), dscratch.get(), rows, cols, Elem::F32, kStream);
+  kernels::cuda::column_sum(dx.get(), dcol.get(), dscratch.get(), rows, cols, Elem::F32, kStream);
   expect_near_all(dcol.host(), sums, 1e-5f, "column_sum");
 
   // cross entropy with labels r * 3
@@ -260,8 +260,8 @@ TEST(GpuKernels, ReductionsLossAndLayerNorm) {
   PARASIM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dl), sizeof(std::int32_t) * 6));
   PARASIM_CUDA_CHECK(cudaMemcpy(dl, labels.data(), sizeof(std::int32_t) * 6, cudaMemcpyHostToDevice));
   Dev dloss(6), dlogits(240);
-  profiler::cuda::cross_entropy_forward(dx.get(), dl, dloss.get(), rows, cols, Elem::F32, kStream);
-  profiler::cuda::cross_entropy_backward(dx.get(), dl, dlogits.get(), rows, cols, Elem::F32, kStream);
+  kernels::cuda::cross_entropy_forward(dx.get(), dl, dloss.get(), rows, cols, Elem::F32, kStream);
+  kernels::cuda::cross_entropy_backward(dx.get(), dl, dlogits.get(), rows, cols, Elem::F32, kStream);
   std::vector<float> loss(6), grad(240);
   for (std::int64_t r = 0; r < rows; ++r) {
     double mx = -1e30, s = 0;
@@ -283,8 +283,8 @@ TEST(GpuKernels, ReductionsLossAndLayerNorm) {
     beta[c] = 0.01f * static_cast<float>(c);
   }
   Dev dgamma(gamma), dbeta(beta), dln(240), dmean(6), drstd(6);
-  profiler::cuda::layernorm_forward(dx.get(), dgamma.get(), dbeta.get(), dln.get(), dmean.get(), drstd.get(), rows, cols,
-                                    Elem::F32, kStream);
+  kernels::cuda::layernorm_forward(dx.get(), dgamma.get(), dbeta.get(), dln.get(), dmean.get(), drstd.get(), rows, cols,
+                                   Elem::F32, kStream);
   std::vector<float> ln(240);
   for (std::int64_t r = 0; r < rows; ++r) {
     double m = 0, v = 0;
@@ -307,8 +307,8 @@ TEST(GpuKernels, EmbeddingLstmCellAndAdditiveAttention) {
   PARASIM_CUDA_CHECK(cudaMemcpy(did, ids.data(), sizeof(std::int32_t) * 4, cudaMemcpyHostToDevice));
   const auto table = ramp(30);
   Dev dtable(table), dout(20), dgrad(ramp(20, 1.0f, 1.0f)), dtab_grad(30);
-  profiler::cuda::embedding_gather(did, dtable.get(), dout.get(), 4, 5, Elem::F32, kStream);
-  profiler::cuda::embedding_scatter_add(did, dgrad.get(), dtab_grad.get(), 4, 5, Elem::F32, kStream);
+  kernels::cuda::embedding_gather(did, dtable.get(), dout.get(), 4, 5, Elem::F32, kStream);
+  kernels::cuda::embedding_scatter_add(did, dgrad.get(), dtab_grad.get(), 4, 5, Elem::F32, kStream);
   std::vector<float> gathered(20), scattered(30, 0.0f);
   const auto g = dgrad.host();
   for (int i = 0; i < 4; ++i)
@@ -324,7 +324,7 @@ TEST(GpuKernels, EmbeddingLstmCellAndAdditiveAttention) {
   const std::int64_t B = 3, H = 4;
   const auto gates = ramp(48, 1.5f), bias = ramp(16, 0.2f, 1.0f), c_prev = ramp(12, 0.8f, 2.0f);
   Dev dgates(gates), dbias(bias), dcp(c_prev), dc(12), dh(12);
-  profiler::cuda::lstm_cell_forward(dgates.get(), dbias.get(), dcp.get(), dc.get(), dh.get(), B, H, Elem::F32, kStream);
+  kernels::cuda::lstm_cell_forward(dgates.get(), dbias.get(), dcp.get(), dc.get(), dh.get(), B, H, Elem::F32, kStream);
   std::vector<float> c(12), h(12);
   auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
   for (std::int64_t b = 0; b < B; ++b)
@@ -340,11 +340,11 @@ TEST(GpuKernels, EmbeddingLstmCellAndAdditiveAttention) {
   expect_near_all(dh.host(), h, 1e-5f, "lstm_cell_forward h");
 
   // Additive attention scores: B=2, heads=2, Tq=3, Tk=4, head_dim=2 (D = 4)
-  const profiler::cuda::AdditiveDims ad{2, 2, 3, 4, 2};
+  const kernels::cuda::AdditiveDims ad{2, 2, 3, 4, 2};
   const auto q = ramp(2 * 3 * 4), k = ramp(2 * 4 * 4, 1.0f, 1.0f), w = ramp(4, 1.0f, 2.0f), ab = ramp(4, 0.1f, 3.0f);
   Dev dq(q), dk(k), dw(w), dab(ab), dgs(std::vector<float>{0.5f}), dscores(2 * 2 * 3 * 4);
-  profiler::cuda::additive_attention_scores(dq.get(), dk.get(), dw.get(), dab.get(), dgs.get(), dscores.get(), ad, Elem::F32,
-                                            kStream);
+  kernels::cuda::additive_attention_scores(dq.get(), dk.get(), dw.get(), dab.get(), dgs.get(), dscores.get(), ad,
+                                           Elem::F32, kStream);
   std::vector<float> scores(48);
   for (int b = 0; b < 2; ++b)
     for (int hh = 0; hh < 2; ++hh)
@@ -366,10 +366,10 @@ TEST(GpuKernels, Optimizers) {
   const auto p0 = ramp(33), grad = ramp(33, 0.5f, 1.0f);
   Dev sgd(p0), dg(grad), mom(p0), vel(ramp(33, 0.1f, 2.0f)), adam(p0), m(ramp(33, 0.1f, 3.0f)), v(std::vector<float>(33, 0.04f));
   const auto vel0 = vel.host(), m0 = m.host(), v0 = v.host();
-  profiler::cuda::sgd_update(sgd.get(), dg.get(), n, 0.1f, Elem::F32, kStream);
-  profiler::cuda::momentum_update(mom.get(), dg.get(), vel.get(), n, 0.1f, 0.9f, Elem::F32, kStream);
-  profiler::cuda::adam_update(adam.get(), dg.get(), m.get(), v.get(), n, 0.01f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.001f, Elem::F32,
-                              kStream);
+  kernels::cuda::sgd_update(sgd.get(), dg.get(), n, 0.1f, Elem::F32, kStream);
+  kernels::cuda::momentum_update(mom.get(), dg.get(), vel.get(), n, 0.1f, 0.9f, Elem::F32, kStream);
+  kernels::cuda::adam_update(adam.get(), dg.get(), m.get(), v.get(), n, 0.01f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.001f,
+                             Elem::F32, kStream);
   std::vector<float> ws(33), wm(33), wa(33);
   for (std::size_t i = 0; i < 33; ++i) {
     ws[i] = p0[i] - 0.1f * grad[i];

@@ -6,7 +6,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
 #include "parasim/profiler/cpu_profiler.hpp"
-#include "parasim/profiler/kernel_backend.hpp"
+#include "parasim/kernels/kernel_backend.hpp"
 #include "parasim/profiler/roofline.hpp"
 
 namespace parasim::profiler {

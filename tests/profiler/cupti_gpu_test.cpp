@@ -12,8 +12,8 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
-#include "parasim/profiler/cuda_check.hpp"
-#include "parasim/profiler/cuda_kernel_backend.hpp"
+#include "parasim/kernels/cuda_check.hpp"
+#include "parasim/kernels/cuda_kernel_backend.hpp"
 #include "parasim/profiler/gpu_profiler.hpp"
 #include "parasim/profiler/link_probe.hpp"
 
@@ -71,7 +71,8 @@ TEST(CudaCheck, EveryVendorMacroThrowsRuntimeError) {
 }
 
 TEST(CudaCheck, MessageShortensThePath) {
-  EXPECT_EQ(vendor_call_failure_message("NCCL", "ncclGroupEnd()", "/a/b/c/link_probe_nccl.cpp", 42, "unhandled cuda error"),
+  EXPECT_EQ(kernels::vendor_call_failure_message("NCCL", "ncclGroupEnd()", "/a/b/c/link_probe_nccl.cpp", 42,
+                                                 "unhandled cuda error"),
             "NCCL call failed: ncclGroupEnd() at link_probe_nccl.cpp:42: unhandled cuda error");
 }
 

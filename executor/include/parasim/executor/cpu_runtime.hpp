@@ -3,7 +3,7 @@
 //   * Every (device, stream) that has tasks is a worker thread pinned (pthread_setaffinity_np)
 //     to allowed core `device mod cores` (or `(device + stream * devices) mod cores` with
 //     spread_streams), so a device's comm stream runs beside its compute stream as on a GPU.
-//   * Compute tasks run the op's real oneDNN kernels: one profiler::make_cpu_kernel_backend(1)
+//   * Compute tasks run the op's real oneDNN kernels: one kernels::make_cpu_kernel_backend(1)
 //     per worker, every op's kernels prepared once in setup() on the worker that runs them (its
 //     buffers are first touched there), the same kernels the CPU profiler times.
 //   * Transfers are memcpy of the task's bytes from the source stream's buffer into a buffer of

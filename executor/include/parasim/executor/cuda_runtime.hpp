@@ -2,7 +2,7 @@
 //
 //   * Per graph device, one non-blocking CUDA stream per graph stream (stream 0 computes,
 //     stream 1 communicates, as the lowering numbers them).
-//   * Compute tasks run the op's real kernels through profiler::make_cuda_kernel_backend(device,
+//   * Compute tasks run the op's real kernels through kernels::make_cuda_kernel_backend(device,
 //     stream) (cuDNN, cuBLAS and our own kernels), prepared once in setup(): the very kernels the
 //     GPU profiler times. setup() creates the NCCL communicators and the transfer buffers first
 //     and prepares kernels last, in issue order, until a GPU's free memory (cudaMemGetInfo)
@@ -53,8 +53,8 @@ struct CudaRuntimeOptions {
   profiler::Optimizer optimizer = profiler::Optimizer::Sgd;
   /// Graph device d runs on CUDA device devices[d]; empty: device d on CUDA device d.
   std::vector<int> devices;
-  bool allow_tf32 = false;           // as profiler::CudaBackendOptions (match the profile)
-  bool benchmark_algorithms = true;  // as profiler::CudaBackendOptions
+  bool allow_tf32 = false;           // as kernels::CudaBackendOptions (match the profile)
+  bool benchmark_algorithms = true;  // as kernels::CudaBackendOptions
   /// Free memory each GPU keeps while kernels are prepared (see cuda_setup_policy.hpp).
   Bytes memory_reserve = kDefaultCudaMemoryReserve;
 };

@@ -1,6 +1,6 @@
 // The CUDA runtime's decisions that need no GPU, kept free of CUDA headers so every machine tests
 // them: which compute tasks run as timed stand-ins and why, and the order that keeps NCCL
-// collectives of one GPU from hanging (the NCCL group guard is profiler::NcclGroupGuard).
+// collectives of one GPU from hanging (the NCCL group guard is kernels::NcclGroupGuard).
 //
 // Example (what cuda_runtime.cpp does):
 //   StandInLedger ledger;

@@ -17,48 +17,23 @@
 #include <string>
 #include <string_view>
 
-#include "parasim/common/phase.hpp"
+#include "parasim/common/optimizer.hpp"
 #include "parasim/common/units.hpp"
+#include "parasim/kernels/op_phases.hpp"
 #include "parasim/models/graph.hpp"
 
 namespace parasim::profiler {
 
-// Phase lives in common/ (the task graph shares it); profiler:: keeps the name. Costs, profiles
-// and kernels know only the four phases an op has kernels for: a recompute reruns the forward
-// kernel and Other has none (the executor maps them, executor/src/kernel_phase.hpp).
-using parasim::Phase;
+// The kernel phases and the optimizer are shared with the kernels (kernels/op_phases.hpp,
+// common/optimizer.hpp); profiler:: keeps their names.
+using kernels::kPhases;
+using kernels::op_has_phase;
+using kernels::parse_phase_key;
+using kernels::Phase;
+using kernels::phase_index;
+using kernels::phase_key;
+using kernels::throw_not_a_kernel_phase;
 std::string to_string(Phase) = delete;  // makes to_string(phase) ambiguous here: profiles use phase_key()
-/// The four kernel phases in execution order; arrays indexed by phase_index() have this size.
-inline constexpr std::array<Phase, 4> kPhases = {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight, Phase::Update};
-/// "fwd", "bwd_data", "bwd_weight", "update": the keys of the profile format and the phase names
-/// in kernel notes and profile tables (the task graph spells them "forward", ...).
-std::string phase_key(Phase p);
-/// Inverse of phase_key(); nullopt for anything else, including Recompute and Other.
-std::optional<Phase> parse_phase_key(std::string_view s);
-/// Throws std::invalid_argument naming `p`: passing Recompute or Other to the profiler or the
-/// kernels is a bug in the caller, and an array over kPhases has no slot for them.
-[[noreturn]] void throw_not_a_kernel_phase(Phase p);
-/// Position of `p` in kPhases; throw_not_a_kernel_phase() for Recompute and Other.
-inline std::size_t phase_index(Phase p) {
-  const auto i = static_cast<std::size_t>(p);
-  if (i >= kPhases.size()) throw_not_a_kernel_phase(p);
-  return i;
-}
-
-/// Whether `op` does any work in `phase`. The one rule shared by the roofline model, the CPU
-/// kernels and the profiler, so that all three agree on which phases exist:
-///   - Input and Reshape do nothing in any phase;
-///   - Forward: every other op;
-///   - BackwardData: ops whose input carries a gradient: not Embedding (its input is token ids);
-///     matrix ops (conv, linear, matmul, lstm, attention, sampled softmax) only when
-///     macs_bwd_data > 0, so a model can mark a first layer whose input needs no gradient;
-///     Add has no kernel (its gradient is passed through unchanged);
-///   - BackwardWeight: ops with parameters or a shared (tied) weight, except BatchNorm and
-///     LayerNorm, whose one backward kernel (cuDNN, oneDNN) produces the data and parameter
-///     gradients together and is charged to BackwardData;
-///   - Update: ops with parameters.
-/// Throws std::invalid_argument for Recompute and Other (see phase_index()).
-bool op_has_phase(const models::Op& op, Phase phase);
 
 enum class CostSource : std::uint8_t {
   MeasuredGpu,     // CUPTI kernel records from a real GPU run
@@ -84,9 +59,8 @@ struct OpCost {
   TimeNs at(Phase p) const;
 };
 
-enum class Optimizer : std::uint8_t { Sgd, Momentum, Adam };
-std::string to_string(Optimizer o);
-std::optional<Optimizer> parse_optimizer(std::string_view s);  // "sgd", "momentum", "adam"; nullopt otherwise
+using parasim::Optimizer;
+using parasim::parse_optimizer;
 /// Optimizer state bytes per parameter (fp32 master state): sgd 0, momentum 4, adam 8.
 Bytes optimizer_state_bytes_per_param(Optimizer o);
 /// Bytes one optimizer step moves per parameter: read the gradient (in the model dtype), read and

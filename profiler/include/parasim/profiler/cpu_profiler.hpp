@@ -16,11 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "parasim/kernels/kernel_backend.hpp"
 #include "parasim/models/graph.hpp"
-#include "parasim/profiler/kernel_backend.hpp"
 #include "parasim/profiler/profile.hpp"
 
 namespace parasim::profiler {
+
+// The kernels the profiler times are the kernels component's; profiler:: keeps their names.
+using kernels::KernelBackend;
+using kernels::make_cpu_kernel_backend;
+using kernels::OpKernel;
 
 struct CpuProfileOptions {
   int threads = 1;       // oneDNN threads (the CPU executor runs one device per core: 1)

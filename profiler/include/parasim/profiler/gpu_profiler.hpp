@@ -24,13 +24,20 @@
 #include <vector>
 
 #include "parasim/common/units.hpp"
+#include "parasim/hardware/cuda_device_name.hpp"
+#include "parasim/kernels/cuda_kernel_backend.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/profiler/cupti_activity.hpp"
-#include "parasim/profiler/kernel_backend.hpp"
 #include "parasim/profiler/profile.hpp"
 
 namespace parasim::profiler {
+
+// The kernels the profiler times are the kernels component's; profiler:: keeps their names.
+using kernels::CudaBackendOptions;
+using kernels::KernelBackend;
+using kernels::make_cuda_kernel_backend;
+using kernels::OpKernel;
 
 /// How many times to run each phase.
 struct MeasurementPlan {
@@ -66,10 +73,7 @@ inline constexpr const char* kUnreliablePrefix = "UNRELIABLE: ";
 /// counted. Returns the number of unreliable entries otherwise.
 std::size_t check_profile_reliability(const Profile& profile);
 
-/// Canonical hardware::DeviceSpec kind for a CUDA device name ("NVIDIA H200" -> "H200-SXM-141GB",
-/// "Tesla V100-SXM2-16GB" -> "V100-SXM2-16GB"). Names parasim does not know map to
-/// "cuda-<name with spaces as dashes>" so profiles from new GPUs stay usable (without roofline).
-std::string device_kind_from_cuda_name(const std::string& cuda_device_name);
+using hardware::device_kind_from_cuda_name;  // hardware/cuda_device_name.hpp
 
 /// What the profile records about the GPU and its software stack.
 struct GpuDeviceInfo {

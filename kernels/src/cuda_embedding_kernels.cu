@@ -1,0 +1,50 @@
+// Embedding lookup (gather) and its gradient (scatter-add into the dense table gradient).
+#include "cuda_kernel_common.cuh"
+
+namespace parasim::kernels::cuda {
+namespace {
+
+template <class T>
+__global__ void gather_kernel(const std::int32_t* ids, const T* table, T* out, std::int64_t count, std::int64_t dim) {
+  PARASIM_GRID_STRIDE_LOOP(i, count * dim) {
+    const std::int64_t row = i / dim;
+    out[i] = table[static_cast<std::int64_t>(ids[row]) * dim + (i - row * dim)];
+  }
+}
+
+// Atomic adds: ids repeat (frequent tokens), and fp16/bf16 atomics exist from sm_70/sm_80 on,
+// which CMAKE_CUDA_ARCHITECTURES (80, 90) guarantees.
+template <class T>
+__global__ void scatter_add_kernel(const std::int32_t* ids, const T* dout, T* dtable, std::int64_t count,
+                                   std::int64_t dim) {
+  PARASIM_GRID_STRIDE_LOOP(i, count * dim) {
+    const std::int64_t row = i / dim;
+    atomicAdd(&dtable[static_cast<std::int64_t>(ids[row]) * dim + (i - row * dim)], dout[i]);
+  }
+}
+
+}  // namespace
+
+void embedding_gather(const std::int32_t* ids, const void* table, void* out, std::int64_t count, std::int64_t dim,
+                      Elem dtype, cudaStream_t stream) {
+  if (count * dim <= 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    gather_kernel<T><<<grid_for(count * dim), kThreads, 0, stream>>>(ids, static_cast<const T*>(table),
+                                                                     static_cast<T*>(out), count, dim);
+  });
+  PARASIM_CHECK_LAUNCH();
+}
+
+void embedding_scatter_add(const std::int32_t* ids, const void* dout, void* dtable, std::int64_t count,
+                           std::int64_t dim, Elem dtype, cudaStream_t stream) {
+  if (count * dim <= 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    scatter_add_kernel<T><<<grid_for(count * dim), kThreads, 0, stream>>>(ids, static_cast<const T*>(dout),
+                                                                          static_cast<T*>(dtable), count, dim);
+  });
+  PARASIM_CHECK_LAUNCH();
+}
+
+}  // namespace parasim::kernels::cuda
