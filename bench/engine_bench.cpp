@@ -40,8 +40,10 @@ TaskGraph random_dag(std::int64_t n, std::uint32_t seed) {
       t = b.add_transfer({.src = dev, .dst = static_cast<DeviceId>((dev + 1 + rng() % (kDevices - 1)) % kDevices),
                           .bytes = static_cast<Bytes>(64 * KiB + rng() % (4 * MiB)), .name = "activation"});
     } else {
-      t = b.add_collective({.op = CollectiveOp::AllReduce, .group = rng() % 2 ? all : half,
-                            .bytes = static_cast<Bytes>(MiB + rng() % (64 * MiB)), .algorithm = CollectiveAlgorithm::Ring,
+      t = b.add_collective({.op = CollectiveOp::AllReduce,
+                            .group = rng() % 2 ? all : half,
+                            .bytes = static_cast<Bytes>(MiB + rng() % (64 * MiB)),
+                            .algorithm = CollectiveAlgorithm::Ring,
                             .name = "grads"});
     }
     const int deps = 1 + static_cast<int>(rng() % 2);
@@ -99,8 +101,8 @@ void BM_EngineChains(benchmark::State& state) {
 
 void BM_BuildGraph(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(random_dag(state.range(0), 42).size());
-  state.counters["tasks/s"] = benchmark::Counter(static_cast<double>(state.range(0)) * static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["tasks/s"] = benchmark::Counter(
+      static_cast<double>(state.range(0)) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
   }
   std::sort(step_errors.begin(), step_errors.end());
   const double median = step_errors.empty() ? 0 : step_errors[step_errors.size() / 2];
-  const int differing = static_cast<int>(std::count_if(step_errors.begin(), step_errors.end(), [](double e) { return e > 0; }));
+  const int differing =
+      static_cast<int>(std::count_if(step_errors.begin(), step_errors.end(), [](double e) { return e > 0; }));
 
   std::size_t same_prefix = 0;
   while (same_prefix < fast.plan.rows.size() && same_prefix < full.plan.rows.size() &&
@@ -128,8 +129,8 @@ int main(int argc, char** argv) {
   std::printf("| plan | engine runs | wall time |\n|---|---|---|\n");
   std::printf("| shortcuts (extrapolated: %d rows) | %lld | %.2f s |\n", extrapolated,
               static_cast<long long>(fast.plan.stats.simulations), fast.seconds);
-  std::printf("| every candidate at its own K | %lld | %.2f s |\n\n", static_cast<long long>(full.plan.stats.simulations),
-              full.seconds);
+  std::printf("| every candidate at its own K | %lld | %.2f s |\n\n",
+              static_cast<long long>(full.plan.stats.simulations), full.seconds);
   std::printf("rows with a step time in both: %zu; differing: %d; max |error| %.4f%% (%s); median %.4f%%\n",
               step_errors.size(), differing, 100 * worst.error, worst.row.c_str(), 100 * median);
   std::printf("peak memory differs in %d rows (max %.4f%%%s%s); verdicts differ in %d rows\n", peaks_differ,
@@ -137,7 +138,8 @@ int main(int argc, char** argv) {
   std::printf("ranking: the first %zu rows in the same order; %zu of %zu rows at another rank\n\n", same_prefix,
               displaced, fast.plan.rows.size());
   std::printf("| schedule, stages | max step error | row |\n|---|---|---|\n");
-  for (const auto& [shape, w] : worst_by_shape) std::printf("| %s | %.4f%% | %s |\n", shape.c_str(), 100 * w.error, w.row.c_str());
+  for (const auto& [shape, w] : worst_by_shape)
+    std::printf("| %s | %.4f%% | %s |\n", shape.c_str(), 100 * w.error, w.row.c_str());
 
   // Dominance pruning against full enumeration (both without extrapolation).
   std::map<std::string, const PlanRow*> in_exact;
@@ -170,8 +172,8 @@ int main(int argc, char** argv) {
   std::printf("| plan | engine runs | wall time |\n|---|---|---|\n");
   std::printf("| pruning (skipped: %d rows) | %lld | %.2f s |\n", pruned,
               static_cast<long long>(full.plan.stats.simulations), full.seconds);
-  std::printf("| full enumeration (--exact) | %lld | %.2f s |\n\n", static_cast<long long>(exact.plan.stats.simulations),
-              exact.seconds);
+  std::printf("| full enumeration (--exact) | %lld | %.2f s |\n\n",
+              static_cast<long long>(exact.plan.stats.simulations), exact.seconds);
   std::printf("skipped rows that fit when simulated: %d%s%s; other rows differing: %d; feasible rows in the same "
               "order: %s (%zu and %zu)\n",
               pruned_but_fit, first_wrong.empty() ? "" : ", first: ", first_wrong.c_str(), other_rows_differ,

@@ -4,6 +4,7 @@
 #   citations  a comment in a C++, CMake or shell file that names one of our source files
 #              (<name>.cpp, .hpp, .cu or .cuh, parasim/<component>/<name>.hpp, <dir>/<name>.cpp) names a file
 #              that exists, so comments do not point at code that moved or was renamed
+#   columns    no line of our C++ sources (reproductions/ excepted) is over 120 columns
 #   format     lines added since BASE follow .clang-format (clang-format-diff) and are at most
 #              120 columns. BASE is $PARASIM_LINT_BASE, else the merge base with main; on main
 #              itself nothing is added, so only a branch's own lines are checked and code nobody
@@ -46,6 +47,13 @@ done < <(
 )
 if [ "$stale" -ne 0 ]; then failed=1; fi
 echo "lint: citations: $stale stale"
+
+# ------------------------------------------------------------------ columns, tree-wide
+# shellcheck disable=SC2086
+wide=$(awk 'length($0) > 120 { print FILENAME ":" FNR ": " length($0) " columns (at most 120)" }' \
+  $(printf '%s\n' "$tracked" | grep -E '\.(cpp|hpp|cu|cuh|h)$' | grep -v '^reproductions/'))
+if [ -n "$wide" ]; then printf '%s\n' "$wide"; failed=1; fi
+echo "lint: columns: $(printf '%s' "$wide" | grep -c . || true) lines over 120"
 
 # ------------------------------------------------------------------ format of added lines
 base=${PARASIM_LINT_BASE:-$(git merge-base HEAD main 2>/dev/null || true)}

@@ -30,8 +30,9 @@ void OutputFile::commit() {
 }
 
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path) {
-  return cmd.add_option("-o,--output", path, "Also write the output (table, JSON or CSV) to this file; with --json/--csv "
-                                             "only to the file");
+  return cmd.add_option("-o,--output", path,
+                        "Also write the output (table, JSON or CSV) to this file; with --json/--csv "
+                        "only to the file");
 }
 
 namespace {

@@ -34,7 +34,8 @@ std::string pct(double v) {
 
 void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
   out << "parasim calibrate --runs " << runs << "  (" << f.in_sample.scored << " runs, " << f.iterations
-      << " Levenberg-Marquardt iterations" << (f.converged ? "" : ", stopped at the limit while still improving") << ")\n\n";
+      << " Levenberg-Marquardt iterations" << (f.converged ? "" : ", stopped at the limit while still improving")
+      << ")\n\n";
   std::vector<std::vector<std::string>> factors{{"factor", "value", "fitted"}};
   for (std::size_t i = 0; i < Calibration::kNames.size(); ++i)
     factors.push_back({std::string(Calibration::kNames[i]), fixed(f.calibration.get(i), 4),

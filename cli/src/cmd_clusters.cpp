@@ -126,7 +126,8 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
   for (const auto& d : s.devices) ++kinds[d.kind];
   std::vector<std::vector<std::string>> dev_rows{{"device kind", "count", "memory"}};
   for (const auto& [kind, count] : kinds) {
-    const auto it = std::find_if(s.devices.begin(), s.devices.end(), [&](const ClusterDevice& d) { return d.kind == kind; });
+    const auto it =
+        std::find_if(s.devices.begin(), s.devices.end(), [&](const ClusterDevice& d) { return d.kind == kind; });
     dev_rows.push_back({kind, std::to_string(count), format_bytes(it->memory)});
   }
   print_table(std::cout, dev_rows, {false, true, true});
@@ -136,7 +137,8 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
   for (const auto& l : s.links) ++groups[{std::string(to_string(l.kind)), l.bandwidth.value, l.alpha}];
   std::vector<std::vector<std::string>> link_rows{{"link kind", "count", "bandwidth/direction", "latency"}};
   for (const auto& [key, count] : groups)
-    link_rows.push_back({std::get<0>(key), std::to_string(count), gbps_text(std::get<1>(key)), format_time(std::get<2>(key))});
+    link_rows.push_back(
+        {std::get<0>(key), std::to_string(count), gbps_text(std::get<1>(key)), format_time(std::get<2>(key))});
   std::cout << "\n";
   print_table(std::cout, link_rows, {false, true, true, true});
 
@@ -154,15 +156,18 @@ void register_clusters(CLI::App& app) {
   auto* cmd = app.add_subcommand("clusters", "List the cluster presets, or show one preset or cluster file");
   auto nodes = std::make_shared<int>(1);
   auto as_json = std::make_shared<bool>(false);
-  cmd->add_option("--nodes", *nodes, "Nodes joined by InfiniBand (presets only)")->check(CLI::Range(1, kMaxPresetNodes));
+  cmd->add_option("--nodes", *nodes, "Nodes joined by InfiniBand (presets only)")
+      ->check(CLI::Range(1, kMaxPresetNodes));
   cmd->add_flag("--json", *as_json, "Print JSON instead of a table");
 
-  auto* show = cmd->add_subcommand("show", "Show one cluster: a preset name (e.g. dgx1-v100:ib=hdr) or a parasim.cluster/1 file");
+  auto* show = cmd->add_subcommand(
+      "show", "Show one cluster: a preset name (e.g. dgx1-v100:ib=hdr) or a parasim.cluster/1 file");
   auto name = std::make_shared<std::string>();
   auto show_nodes = std::make_shared<int>(1);
   auto show_json = std::make_shared<bool>(false);
   show->add_option("name", *name, "Preset name or cluster file")->required();
-  show->add_option("--nodes", *show_nodes, "Nodes joined by InfiniBand (presets only)")->check(CLI::Range(1, kMaxPresetNodes));
+  show->add_option("--nodes", *show_nodes, "Nodes joined by InfiniBand (presets only)")
+      ->check(CLI::Range(1, kMaxPresetNodes));
   show->add_flag("--json", *show_json, "Print the parasim.cluster/1 JSON (loadable with --cluster FILE)");
   show->callback([=] { show_cluster(*name, *show_nodes, *show_json); });
 

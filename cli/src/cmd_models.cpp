@@ -120,7 +120,8 @@ bool looks_like_file(const std::string& target) {
 
 Model load_target(const ShowOptions& o) {
   auto check = [](const char* flag, std::int64_t v) {
-    if (v != kNotGiven && v < 1) throw InputError(std::string(flag) + ": expected an integer >= 1, found " + std::to_string(v));
+    if (v != kNotGiven && v < 1)
+      throw InputError(std::string(flag) + ": expected an integer >= 1, found " + std::to_string(v));
   };
   check("--batch", o.batch);
   check("--image-size", o.image_size);

@@ -71,8 +71,8 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
                 const std::string& cost_note) {
   using namespace strategies;
   out << "plan: " << req.model->name() << " on " << o.gpus << (o.allow_fewer ? " (at most)" : "") << " GPUs of "
-      << req.cluster->name() << " (" << req.cluster->num_nodes() << " node" << (req.cluster->num_nodes() == 1 ? "" : "s")
-      << "), objective " << to_string(plan.objective) << "\n"
+      << req.cluster->name() << " (" << req.cluster->num_nodes() << " node"
+      << (req.cluster->num_nodes() == 1 ? "" : "s") << "), objective " << to_string(plan.objective) << "\n"
       << "batch        " << batch_rule << "\n"
       << "costs        " << (plan.cost_source.empty() ? req.costs->describe() : plan.cost_source) << "\n"
       << "cost choice  " << cost_note << "\n"
@@ -81,7 +81,8 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << simulator::to_string(req.collectives) << " collectives\n\n";
   std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "bubble", "exp. comm",
                                               "memory", "of cap.", "epochs", "time to train"}};
-  const std::size_t n = o.top == 0 ? plan.rows.size() : std::min<std::size_t>(static_cast<std::size_t>(o.top), plan.rows.size());
+  const std::size_t n =
+      o.top == 0 ? plan.rows.size() : std::min<std::size_t>(static_cast<std::size_t>(o.top), plan.rows.size());
   for (std::size_t i = 0; i < n; ++i) {
     const PlanRow& r = plan.rows[i];
     if (!r.simulated() || r.step_time == 0) {
@@ -92,8 +93,8 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
     }
     // ~: extrapolated along the micro-batch count (the note under the table says how to turn it off).
     const std::string approx = r.sampled_micro[0] > 0 ? "~" : "";
-    rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch), approx + format_time(r.step_time),
-                    fixed(r.throughput, 0), pct(r.bubble_fraction),
+    rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch),
+                    approx + format_time(r.step_time), fixed(r.throughput, 0), pct(r.bubble_fraction),
                     pct(r.step_time > 0 ? static_cast<double>(r.exposed_comm) / static_cast<double>(r.step_time) : 0),
                     format_bytes(r.peak_memory), pct(r.memory_ratio()) + (r.feasible() ? "" : " OVER"),
                     fixed(r.epochs, 1), approx + format_time(r.time_to_train)});
@@ -133,7 +134,8 @@ std::string why_nothing_to_try(const PlanOptions& o, const strategies::SearchSpa
   for (int tp : widths)
     for (int mp = 1; mp <= max_mp && static_cast<std::int64_t>(mp) * tp <= space.gpus; ++mp) {
       const int width = mp * tp;
-      if (width < space.min_model_parallel || (space.max_model_parallel > 0 && width > space.max_model_parallel)) continue;
+      if (width < space.min_model_parallel || (space.max_model_parallel > 0 && width > space.max_model_parallel))
+        continue;
       if (space.even_stages && facts.layers % mp != 0) continue;
       if (!space.allow_fewer && space.gpus % width != 0) continue;
       dps.push_back(space.gpus / width);
@@ -145,8 +147,9 @@ std::string why_nothing_to_try(const PlanOptions& o, const strategies::SearchSpa
   if (dps.empty()) {
     why += "Every configuration uses exactly " + n + " GPUs as tp x mp x dp, with tp one of {" + join_ints(widths) +
            "} and mp at most " + std::to_string(max_mp) + " (" + facts.name + "'s pipeline units" +
-           (space.max_mp > 0 ? " or --max-mp" : "") + (space.even_stages ? ", dividing its layers (--even-stages)" : "") +
-           "), and no such split gives " + n + ". Change one: --allow-fewer (use at most " + n +
+           (space.max_mp > 0 ? " or --max-mp" : "") +
+           (space.even_stages ? ", dividing its layers (--even-stages)" : "") + "), and no such split gives " + n +
+           ". Change one: --allow-fewer (use at most " + n +
            " GPUs), or a GPU count that such a split gives (a multiple of " + std::to_string(widths.back()) + ")";
     return why + ".";
   }
@@ -242,7 +245,8 @@ void run_plan(const PlanOptions& o) {
 
 void register_plan(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
-  auto* cmd = app.add_subcommand("plan", "Find the fastest way to split a training job over N GPUs (simulated, ranked)");
+  auto* cmd =
+      app.add_subcommand("plan", "Find the fastest way to split a training job over N GPUs (simulated, ranked)");
   add_planning_options(cmd, o->in);
   cmd->add_option("--gpus", o->gpus, "Number of GPUs")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--nodes", o->nodes, "Nodes of the preset (default: just enough for --gpus)")
@@ -250,7 +254,8 @@ void register_plan(CLI::App& app) {
   cmd->add_flag("--allow-fewer", o->allow_fewer,
                 "Use at most --gpus GPUs: dp = floor(N / (tp x mp)) (Calculon-style search)");
   cmd->add_option("--batch", o->batch, "Global batch of every configuration")->check(CLI::Range(1, 1 << 30));
-  cmd->add_option("--max-batch", o->max_batch, "Largest global batch; each configuration takes the largest multiple of dp")
+  cmd->add_option("--max-batch", o->max_batch,
+                  "Largest global batch; each configuration takes the largest multiple of dp")
       ->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--per-device-batch", o->per_device_batch, "Batch per data-parallel replica (global = this x dp)")
       ->check(CLI::Range(1, 1 << 24));

@@ -93,7 +93,8 @@ bool looks_like_file(const std::string& target) {
 }
 
 models::Model load_model(const ProfileArgs& a) {
-  if (a.model.empty()) throw InputError("parasim profile: --model NAME|FILE is required (or: profile show|import|links)");
+  if (a.model.empty())
+    throw InputError("parasim profile: --model NAME|FILE is required (or: profile show|import|links)");
   if (a.batch < 1) throw InputError("--batch: expected an integer >= 1, found " + std::to_string(a.batch));
   const models::DType dtype = dtype_option(a.dtype);
   if (!models::is_zoo_model(a.model) && looks_like_file(a.model)) {
@@ -157,13 +158,14 @@ class LazyProgress {
 
 void print_summary(const Profile& p, const std::filesystem::path& path) {
   const ProfileTotals t = profile_totals(p);
-  std::cout << "wrote " << path.string() << ": " << p.model << " b" << p.batch << " " << models::to_string(p.dtype) << " on "
-            << p.device.name << ", " << t.entries << " distinct ops (" << t.ops << " ops), one iteration "
+  std::cout << "wrote " << path.string() << ": " << p.model << " b" << p.batch << " " << models::to_string(p.dtype)
+            << " on " << p.device.name << ", " << t.entries << " distinct ops (" << t.ops << " ops), one iteration "
             << format_time(t.total()) << " (fwd " << format_time(t.per_phase[0]) << ", bwd "
             << format_time(t.per_phase[1] + t.per_phase[2]) << ", update " << format_time(t.per_phase[3]) << ")\n";
   if (t.unmeasured > 0)
-    std::cerr << "parasim: warning: " << t.unmeasured
-              << " op signature(s) could not be measured; their notes say why and their costs will come from the roofline\n";
+    std::cerr
+        << "parasim: warning: " << t.unmeasured
+        << " op signature(s) could not be measured; their notes say why and their costs will come from the roofline\n";
 }
 
 void run_profile(const ProfileArgs& a) {
@@ -199,7 +201,8 @@ void run_profile(const ProfileArgs& a) {
     p.command = command_line(a);
     for (const auto& w : warnings) std::cerr << "parasim: warning: " << w << "\n";
 #else
-    throw RuntimeError("parasim was built without CUDA; --backend cuda needs a CUDA build and a GPU (use --backend cpu)");
+    throw RuntimeError(
+        "parasim was built without CUDA; --backend cuda needs a CUDA build and a GPU (use --backend cpu)");
 #endif
   }
   const std::filesystem::path out = a.output.empty() ? default_output(p) : std::filesystem::path(a.output);
@@ -255,8 +258,8 @@ void run_links(const LinksArgs& a) {
     std::cout << "wrote " << a.output << "\n";
   }
   if (!a.cluster.empty()) {
-    hardware::save_cluster_file(hardware::Cluster(cluster_spec_from_probe(r, std::filesystem::path(a.cluster).stem().string())),
-                                a.cluster);
+    hardware::save_cluster_file(
+        hardware::Cluster(cluster_spec_from_probe(r, std::filesystem::path(a.cluster).stem().string())), a.cluster);
     std::cout << "wrote " << a.cluster << "\n";
   }
 #else
@@ -291,7 +294,8 @@ void register_profile(CLI::App& app) {
   cmd->require_subcommand(0, 1);
 
   auto show = std::make_shared<ShowArgs>();
-  CLI::App* show_cmd = cmd->add_subcommand("show", "Print a profile as a table: per op and phase min/median/max, spread, launches");
+  CLI::App* show_cmd =
+      cmd->add_subcommand("show", "Print a profile as a table: per op and phase min/median/max, spread, launches");
   show_cmd->add_option("file", show->file, "parasim.profile/1 file")->required();
   show_cmd->add_flag("--json", show->json, "JSON rows and totals instead of the table");
   show_cmd->callback([show] { run_show(*show); });
@@ -308,7 +312,8 @@ void register_profile(CLI::App& app) {
 
   auto links = std::make_shared<LinksArgs>();
   CLI::App* links_cmd = cmd->add_subcommand(
-      "links", "Probe host<->GPU, GPU<->GPU copies and NCCL collectives nccl-tests style, with alpha-beta fits (CUDA builds)");
+      "links",
+      "Probe host<->GPU, GPU<->GPU copies and NCCL collectives nccl-tests style, with alpha-beta fits (CUDA builds)");
   links_cmd->add_option("--devices", links->devices, "CUDA device indices (default: all)")->delimiter(',');
   links_cmd->add_option("--min-bytes", links->min_bytes, "Smallest message")->capture_default_str();
   links_cmd->add_option("--max-bytes", links->max_bytes, "Largest message")->capture_default_str();

@@ -69,7 +69,8 @@ void print_projection(std::ostream& out, const strategies::Projection& p, const 
       << "  training         " << a.dtype << ", " << a.optimizer << "; " << a.granularity << " granularity, "
       << a.collectives << " collectives\n"
       << "  time to train    E(B) x ceil(dataset / B) x step time; gain = (T_dp - T_hybrid) / T_dp\n"
-      << "  shortcuts        " << a.shortcuts << (a.shortcuts.rfind("extrapolated", 0) == 0 ? " (marked ~)" : "") << "\n";
+      << "  shortcuts        " << a.shortcuts << (a.shortcuts.rfind("extrapolated", 0) == 0 ? " (marked ~)" : "")
+      << "\n";
 }
 
 void run_project(const ProjectOptions& o) {
@@ -91,7 +92,8 @@ void run_project(const ProjectOptions& o) {
 void register_project(CLI::App& app) {
   auto o = std::make_shared<ProjectOptions>();
   auto* cmd = app.add_subcommand(
-      "project", "Project time to train for DP only vs hybrid DP x model parallelism across GPU counts (Pal et al. 2019)");
+      "project",
+      "Project time to train for DP only vs hybrid DP x model parallelism across GPU counts (Pal et al. 2019)");
   add_planning_options(cmd, o->in);
   cmd->add_option("--gpus", o->gpus, "GPU counts: 8,16,32 or 8-1024 (powers of two) or 1-64x2")->required();
   cmd->add_option("--per-device-batch", o->per_device_batch,

@@ -190,7 +190,8 @@ void register_report(CLI::App& app) {
   CLI::Option* model = cmd->add_option("--model", args->in.model, "Zoo model or parasim.model/1 file to project");
   cmd->add_option("--cluster", args->in.cluster, "Cluster preset or parasim.cluster/1 file");
 #endif
-  auto* gpus = cmd->add_option("--gpus", args->gpus, "GPU counts to project: 8,16,32 or 8-1024 (powers of two) or 1-64x2");
+  auto* gpus =
+      cmd->add_option("--gpus", args->gpus, "GPU counts to project: 8,16,32 or 8-1024 (powers of two) or 1-64x2");
   cmd->add_option("--per-device-batch", args->per_device_batch,
                   "Batch per data-parallel worker (default per model; global = this x number of workers)")
       ->check(CLI::Range(1, 1 << 24));

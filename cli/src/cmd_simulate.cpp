@@ -64,7 +64,8 @@ hardware::Cluster cluster_from_options(const SimulateOptions& o, int devices_nee
 
 std::string percent(TimeNs part, TimeNs whole) {
   char buf[16];
-  std::snprintf(buf, sizeof buf, "%.1f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(buf, sizeof buf, "%.1f%%",
+                whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return buf;
 }
 
@@ -76,8 +77,9 @@ void print_devices(std::ostream& out, const StepResult& r, const hardware::Clust
     std::string cap = percent(s.peak_memory, s.capacity);
     if (s.peak_memory > s.capacity) cap += " OVER";
     rows.push_back({std::to_string(d) + " " + cluster.device(static_cast<DeviceId>(d)).name,
-                    cluster.device(static_cast<DeviceId>(d)).kind, format_time(s.compute_busy), format_time(s.comm_busy),
-                    format_time(s.exposed_comm), format_time(s.idle), format_bytes(s.peak_memory), cap});
+                    cluster.device(static_cast<DeviceId>(d)).kind, format_time(s.compute_busy),
+                    format_time(s.comm_busy), format_time(s.exposed_comm), format_time(s.idle),
+                    format_bytes(s.peak_memory), cap});
   }
   print_table(out, rows, {false, false, true, true, true, true, true, true});
 }
@@ -87,7 +89,8 @@ void print_busiest_links(std::ostream& out, const StepResult& r, const hardware:
   for (std::size_t l = 0; l < r.links.size(); ++l)
     if (r.links[l].busy > 0) order.push_back(l);
   if (order.empty()) return;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return r.links[a].busy > r.links[b].busy; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return r.links[a].busy > r.links[b].busy; });
   order.resize(std::min<std::size_t>(order.size(), 5));
   std::vector<std::vector<std::string>> rows{{"busiest links", "busy", "of step", "bytes"}};
   for (std::size_t l : order)
@@ -166,7 +169,8 @@ void register_simulate(CLI::App& app) {
   cmd->callback([opts, model_opts] {
     OutputFile out(opts->output, !opts->json);
     if (simulate_model_requested(*model_opts))
-      run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace, opts->json});
+      run_simulate_model(*model_opts,
+                         {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace, opts->json});
     else if (!model_opts->profile.empty() || model_opts->traces_given)
       throw InputError(std::string(model_opts->traces_given ? "--traces" : "--profile") +
                        ": only used with --model (a task graph carries its own durations)");

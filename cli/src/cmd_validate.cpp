@@ -49,8 +49,12 @@ struct ValidateArgs {
   std::string profile_cache = "auto";
 };
 
-std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
-std::string lpad(const std::string& s, std::size_t w) { return s.size() >= w ? " " + s : std::string(w - s.size(), ' ') + s; }
+std::string pad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' ');
+}
+std::string lpad(const std::string& s, std::size_t w) {
+  return s.size() >= w ? " " + s : std::string(w - s.size(), ' ') + s;
+}
 
 void print_notes(std::ostream& out, const std::vector<std::string>& notes) {
   if (notes.empty()) return;
@@ -63,7 +67,8 @@ void print_one(std::ostream& out, const ValidationResult& r) {
       << (r.devices == 1 ? "" : "s") << ", " << r.tasks << " tasks) on " << r.runtime << "\n";
   out << "  projected  " << lpad(fixed(r.projected_ms(), 3), 10) << " ms   simulated with " << r.cost_source << "\n";
   if (r.rt_throttle > 0)
-    out << "                          = " << fixed(ns_to_ms(r.simulated), 3) << " ms simulated + " << fixed(ns_to_ms(r.rt_throttle), 3)
+    out << "                          = " << fixed(ns_to_ms(r.simulated), 3) << " ms simulated + "
+        << fixed(ns_to_ms(r.rt_throttle), 3)
         << " ms real-time throttling (SCHED_FIFO workers busy beyond the kernel's rt budget)\n";
   out << "  measured   " << lpad(fixed(r.measured_ms(), 3), 10) << " ms   median of " << r.repetitions << " steps [min "
       << fixed(ns_to_ms(r.measured_min), 3) << ", max " << fixed(ns_to_ms(r.measured_max), 3) << "], first task to last"
@@ -97,14 +102,17 @@ void print_one(std::ostream& out, const ValidationResult& r) {
     out << "\ncpu-host cluster (measured): transfer alpha " << fixed(c.transfer_fit.alpha_ns / 1e3, 1) << " us, beta "
         << fixed(c.transfer_fit.beta_gbps, 2) << " GB/s";
     if (!c.allreduce.empty())
-      out << "; all-reduce alpha " << fixed(c.allreduce_fit.alpha_ns / 1e3, 1) << " us, beta " << fixed(c.allreduce_fit.beta_gbps, 2) << " GB/s";
-    out << "\n  route used (" << fixed(100 * r.collective_weight, 0) << "% collectives): alpha " << fixed(route.alpha_ns / 1e3, 1)
-        << " us, beta " << fixed(route.beta_gbps, 2) << " GB/s; cross-thread wake-up " << fixed(ns_to_us(c.wakeup), 1)
-        << " us; dispatch " << fixed(ns_to_us(c.dispatch), 2) << " us/task; step start " << fixed(ns_to_us(c.step_start), 1) << " us\n";
-    out << "op profiles with " << (r.cold_cache_profile ? "cold" : "warm") << " caches (working set " << format_bytes(r.working_set)
-        << ", last-level cache " << format_bytes(r.last_level_cache) << ")";
+      out << "; all-reduce alpha " << fixed(c.allreduce_fit.alpha_ns / 1e3, 1) << " us, beta "
+          << fixed(c.allreduce_fit.beta_gbps, 2) << " GB/s";
+    out << "\n  route used (" << fixed(100 * r.collective_weight, 0) << "% collectives): alpha "
+        << fixed(route.alpha_ns / 1e3, 1) << " us, beta " << fixed(route.beta_gbps, 2) << " GB/s; cross-thread wake-up "
+        << fixed(ns_to_us(c.wakeup), 1) << " us; dispatch " << fixed(ns_to_us(c.dispatch), 2) << " us/task; step start "
+        << fixed(ns_to_us(c.step_start), 1) << " us\n";
+    out << "op profiles with " << (r.cold_cache_profile ? "cold" : "warm") << " caches (working set "
+        << format_bytes(r.working_set) << ", last-level cache " << format_bytes(r.last_level_cache) << ")";
     if (c.rt_runtime > 0)
-      out << "; rt budget " << fixed(ns_to_ms(c.rt_runtime), 0) << " ms of every " << fixed(ns_to_ms(c.rt_period), 0) << " ms";
+      out << "; rt budget " << fixed(ns_to_ms(c.rt_runtime), 0) << " ms of every " << fixed(ns_to_ms(c.rt_period), 0)
+          << " ms";
     out << "\n";
     out << "concurrent per-thread speed (1.." << c.speed.size() << " busy threads):";
     for (double v : c.speed) out << " " << fixed(v, 2);
@@ -125,17 +133,20 @@ void print_one(std::ostream& out, const ValidationResult& r) {
 }
 
 void print_suite(std::ostream& out, const SuiteResult& s) {
-  out << "parasim validate --suite " << s.name << "  (" << s.backend << " backend; " << s.machine << "; " << s.date << ")"
+  out << "parasim validate --suite " << s.name << "  (" << s.backend << " backend; " << s.machine << "; " << s.date
+      << ")"
       << (s.name == "heldout" ? ": cases the host model was not tuned on" : ": the cases the host model was tuned on")
       << "\n\n";
-  out << pad("model, batch", 22) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14) << lpad("measured ms", 13)
-      << lpad("[min, max]", 20) << lpad("error %", 9) << lpad("rt stall ms", 12) << lpad("contention ms", 15)
-      << lpad("profile", 9) << "\n";
+  out << pad("model, batch", 22) << pad("strategy", 28) << lpad("dev", 3) << lpad("projected ms", 14)
+      << lpad("measured ms", 13) << lpad("[min, max]", 20) << lpad("error %", 9) << lpad("rt stall ms", 12)
+      << lpad("contention ms", 15) << lpad("profile", 9) << "\n";
   for (const auto& r : s.rows) {
-    const std::string range = "[" + fixed(ns_to_ms(r.measured_min), 2) + ", " + fixed(ns_to_ms(r.measured_max), 2) + "]";
-    const std::string what = r.model + " b" + std::to_string(r.batch) + (r.seq_len > 0 ? " s" + std::to_string(r.seq_len) : "");
-    out << pad(what, 22) << pad(r.strategy, 28) << lpad(std::to_string(r.devices), 3) << lpad(fixed(r.projected_ms(), 3), 14)
-        << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20)
+    const std::string range =
+        "[" + fixed(ns_to_ms(r.measured_min), 2) + ", " + fixed(ns_to_ms(r.measured_max), 2) + "]";
+    const std::string what =
+        r.model + " b" + std::to_string(r.batch) + (r.seq_len > 0 ? " s" + std::to_string(r.seq_len) : "");
+    out << pad(what, 22) << pad(r.strategy, 28) << lpad(std::to_string(r.devices), 3)
+        << lpad(fixed(r.projected_ms(), 3), 14) << lpad(fixed(r.measured_ms(), 3), 13) << lpad(range, 20)
         << lpad(r.is_measured() ? fixed(r.error_pct, 1) : "not measured", r.is_measured() ? 9 : 13)
         << lpad(fixed(ns_to_ms(r.rt_throttle), 1), 12)
         << lpad(r.contention_applied ? (r.simulated >= r.simulated_without_contention ? "+" : "") +
@@ -145,8 +156,8 @@ void print_suite(std::ostream& out, const SuiteResult& s) {
         << lpad(r.cold_cache_profile ? "cold" : "warm", 9) << "\n";
   }
   if (s.measured_rows > 0)
-    out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| " << fixed(s.max_abs_error_pct, 1)
-        << " % over " << s.measured_rows << " measured cases";
+    out << "\nmedian |error| " << fixed(s.median_abs_error_pct, 1) << " %, max |error| "
+        << fixed(s.max_abs_error_pct, 1) << " % over " << s.measured_rows << " measured cases";
   else
     out << "\nno case was measured: no error statistics";
   if (s.measured_rows < s.rows.size())
@@ -235,20 +246,31 @@ void register_validate(CLI::App& app) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "Profile, simulate and execute the same task graph; print projected vs measured step time");
-  cmd->add_option("--backend", args->backend, "cpu (oneDNN threads) or cuda (GPUs of this node)")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "cpu (oneDNN threads) or cuda (GPUs of this node)")
+      ->capture_default_str();
   cmd->add_option("--model", args->model, "Zoo model")->capture_default_str();
-  cmd->add_option("--batch", args->batch, "Global batch (all replicas and micro-batches)")->capture_default_str()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
-  cmd->add_option("--strategy", args->strategy, "Strategy, e.g. dp=2 or mp=2,schedule=1f1b,micro=4")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "Global batch (all replicas and micro-batches)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  cmd->add_option("--strategy", args->strategy, "Strategy, e.g. dp=2 or mp=2,schedule=1f1b,micro=4")
+      ->capture_default_str();
   cmd->add_option("--reps", args->reps, "Timed executor steps")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", args->warmup, "Untimed executor steps first")->capture_default_str()->check(CLI::Range(0, 100000));
-  cmd->add_option("--profile-reps", args->profile_reps, "Profiler repetitions per op phase")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", args->warmup, "Untimed executor steps first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--profile-reps", args->profile_reps, "Profiler repetitions per op phase")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--optimizer", args->optimizer, "sgd, momentum or adam")->capture_default_str();
-  cmd->add_option("--suite", args->suite,
-                  "ci: the fixed CPU matrix the host model was tuned on, {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, "
-                  "dp=2, mp=2, mp=2 1f1b micro=4}; heldout: 8 cases it was not tuned on (other batches and widths, GPipe, "
-                  "interleaved, an uneven split, tp=2)");
+  cmd->add_option(
+      "--suite", args->suite,
+      "ci: the fixed CPU matrix the host model was tuned on, {tiny_cnn, tiny_lstm, googlenet_cifar} x {dp=1, "
+      "dp=2, mp=2, mp=2 1f1b micro=4}; heldout: 8 cases it was not tuned on (other batches and widths, GPipe, "
+      "interleaved, an uneven split, tp=2)");
   cmd->add_flag("--json", args->json, "Print JSON instead of the table");
-  cmd->add_option("--priority", args->priority, "cpu: worker/profiler thread priority: default, boosted (nice -20) or fifo (SCHED_FIFO)")->capture_default_str();
+  cmd->add_option("--priority", args->priority,
+                  "cpu: worker/profiler thread priority: default, boosted (nice -20) or fifo (SCHED_FIFO)")
+      ->capture_default_str();
   cmd->add_option("--profile-cache", args->profile_cache,
                   "cpu: op profiles with warm caches, cold (evicted before every run), or auto: cold when the step's "
                   "working set exceeds the last-level cache")->capture_default_str();
@@ -278,7 +300,8 @@ void register_validate(CLI::App& app) {
     // The suite runs its own fixed cases: a model, batch, strategy or trace folder given with it
     // would be ignored.
     if (!args->suite.empty())
-      refuse_options(*cmd, {"--model", "--batch", "--strategy", "--trace-dir"}, "validate --suite (it runs its own fixed cases)");
+      refuse_options(*cmd, {"--model", "--batch", "--strategy", "--trace-dir"},
+                     "validate --suite (it runs its own fixed cases)");
     args->reps_given = cmd->count("--reps") > 0;
     args->warmup_given = cmd->count("--warmup") > 0;
     args->profile_reps_given = cmd->count("--profile-reps") > 0;

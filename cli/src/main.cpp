@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   app.name("parasim");
   app.require_subcommand(1);
   bool no_progress = false;
-  app.add_flag("--no-progress", no_progress, "Never draw progress bars (they are off anyway when stderr is not a terminal)");
+  app.add_flag("--no-progress", no_progress,
+               "Never draw progress bars (they are off anyway when stderr is not a terminal)");
   app.set_version_flag("--version", "parasim 0.1.0");
 
   parasim::cli::register_models(app);
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
   std::vector<CLI::App*> commands = app.get_subcommands([](CLI::App*) { return true; });
   for (std::size_t i = 0; i < commands.size(); ++i) {
     for (CLI::App* nested : commands[i]->get_subcommands([](CLI::App*) { return true; })) commands.push_back(nested);
-    commands[i]->add_flag("--no-progress", no_progress, "Never draw progress bars (off anyway when stderr is not a terminal)");
+    commands[i]->add_flag("--no-progress", no_progress,
+                          "Never draw progress bars (off anyway when stderr is not a terminal)");
   }
 
   app.parse_complete_callback([&] {

@@ -67,14 +67,16 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->capture_default_str();
   cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2, 3 (2: micro=1 only)")
       ->capture_default_str();
-  cmd->add_option("--max-mp", in.max_mp, "Most pipeline/model-parallel stages to try (0: as many as the model has units)")
+  cmd->add_option("--max-mp", in.max_mp,
+                  "Most pipeline/model-parallel stages to try (0: as many as the model has units)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--max-tp", in.max_tp, "Widest tensor parallelism to try (0: the GPUs of one node)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--even-stages", in.even_stages,
                 "Only pipeline depths that divide the transformer layers (Calculon, Megatron-LM's even split)");
-  cmd->add_option("--max-micro-per-stage", in.max_micro_per_stage,
-                  "Pipelined schedules try micro-batch counts up to this x stages (0: every divisor of the replica batch)")
+  cmd->add_option(
+         "--max-micro-per-stage", in.max_micro_per_stage,
+         "Pipelined schedules try micro-batch counts up to this x stages (0: every divisor of the replica batch)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_flag("--all-mappings", in.all_mappings,
@@ -90,8 +92,9 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
                 "Simulate every micro-batch and every candidate (no extrapolation along the micro-batch count, no "
                 "memory-dominance pruning; slower)");
   cmd->add_option("--threads", in.threads, "Worker threads (0: all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_option("--calibration", in.calibration,
-                  "Calibration file from `parasim calibrate` (kernel, link and per-step factors fitted to measured runs)");
+  cmd->add_option(
+      "--calibration", in.calibration,
+      "Calibration file from `parasim calibrate` (kernel, link and per-step factors fitted to measured runs)");
   cmd->add_option("--attention", in.attention,
                   "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash (fused, "
                   "FlashAttention-2)")
@@ -133,7 +136,8 @@ std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, c
 
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model) {
   if (!in.dataset.empty()) return strategies::dataset(in.dataset);
-  if (has_training_defaults(model.name())) return strategies::dataset(strategies::training_defaults_for(model.name()).dataset);
+  if (has_training_defaults(model.name()))
+    return strategies::dataset(strategies::training_defaults_for(model.name()).dataset);
   if (known_dataset(model.dataset())) return strategies::dataset(model.dataset());
   return strategies::dataset("synthetic");
 }

@@ -128,7 +128,8 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
                  "Model mode: op (every op a task) or stage (one task per pipeline chunk and micro-batch)")
       ->capture_default_str();
   cmd.add_option("--calibration", o.calibration, "Model mode: a calibration file from `parasim calibrate`");
-  cmd.add_option("--attention", o.attention, "Model mode: GPU attention kernels, unfused or flash")->capture_default_str();
+  cmd.add_option("--attention", o.attention, "Model mode: GPU attention kernels, unfused or flash")
+      ->capture_default_str();
   cmd.add_flag("--all-devices", o.all_devices,
                "Model mode: simulate every replica and TP rank instead of one representative");
 }
@@ -176,7 +177,8 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   }
   std::cout << "cost choice  " << choice.note << "\n";
   print_report(std::cout, r, cluster);
-  if (!common.trace.empty() && r.simulated) std::cout << "\ntrace written to " << common.trace << " (open in ui.perfetto.dev)\n";
+  if (!common.trace.empty() && r.simulated)
+    std::cout << "\ntrace written to " << common.trace << " (open in ui.perfetto.dev)\n";
 }
 
 }  // namespace parasim::cli

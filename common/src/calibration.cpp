@@ -33,8 +33,9 @@ void Calibration::set(std::size_t i, double v) {
 std::string Calibration::describe() const {
   if (is_default()) return "none";
   char buf[256];
-  std::snprintf(buf, sizeof buf, "matrix x%.3f, memory x%.3f, intra-node comm x%.3f, inter-node comm x%.3f, +%.1f ms per step",
-                matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms);
+  std::snprintf(buf, sizeof buf,
+                "matrix x%.3f, memory x%.3f, intra-node comm x%.3f, inter-node comm x%.3f, +%.1f ms per step", matrix,
+                memory, intra_node_comm, inter_node_comm, step_overhead_ms);
   return std::string(buf) + (origin.empty() ? "" : " (" + origin + ")");
 }
 

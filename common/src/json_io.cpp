@@ -81,7 +81,9 @@ nlohmann::json read_json_file(const fs::path& path) { return parse_json_text(rea
 void write_file_atomic(const fs::path& path, std::string_view content) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) throw RuntimeError(path.string() + ": cannot create directory " + path.parent_path().string() + ": " + ec.message());
+  if (ec)
+    throw RuntimeError(path.string() + ": cannot create directory " + path.parent_path().string() + ": " +
+                       ec.message());
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {

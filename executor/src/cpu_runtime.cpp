@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "cpu_sync.hpp"
-#include "kernel_phase.hpp"
+#include "parasim/kernels/op_phases.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_collectives.hpp"
@@ -80,7 +80,7 @@ using detail::now_ns;
 
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
-using detail::kernel_phase;
+using kernels::kernel_phase;
 
 /// How long a ring collective's rank spins at a barrier before it sleeps.
 constexpr TimeNs kCollectiveSpinNs = 50'000;
@@ -121,7 +121,8 @@ class CpuRuntime final : public StreamRuntime {
   ~CpuRuntime() override { stop(); }
 
   std::string name() const override {
-    return "cpu (" + std::to_string(workers_.size()) + " worker threads on " + std::to_string(cores_.size()) + " cores)";
+    return "cpu (" + std::to_string(workers_.size()) + " worker threads on " + std::to_string(cores_.size()) +
+           " cores)";
   }
   std::vector<std::string> notes() const override { return notes_; }
 
@@ -156,8 +157,12 @@ class CpuRuntime final : public StreamRuntime {
     if (broken_) throw RuntimeError("cpu runtime: a previous step failed");
     for (Worker& w : workers_) w.items.clear();
   }
-  void wait_event(StreamIndex s, EventId e) override { worker(s).items.push_back({CommandKind::Wait, simulator::kNoTask, e}); }
-  void record_event(StreamIndex s, EventId e) override { worker(s).items.push_back({CommandKind::Record, simulator::kNoTask, e}); }
+  void wait_event(StreamIndex s, EventId e) override {
+    worker(s).items.push_back({CommandKind::Wait, simulator::kNoTask, e});
+  }
+  void record_event(StreamIndex s, EventId e) override {
+    worker(s).items.push_back({CommandKind::Record, simulator::kNoTask, e});
+  }
   void launch_compute(StreamIndex s, TaskId t) override { worker(s).items.push_back({CommandKind::Launch, t, -1}); }
   void launch_transfer(StreamIndex s, TaskId t) override { worker(s).items.push_back({CommandKind::Launch, t, -1}); }
   void launch_collective(std::span<const StreamIndex> streams, TaskId t) override {
@@ -221,7 +226,8 @@ class CpuRuntime final : public StreamRuntime {
   void collect_ops(const TaskGraph& graph, const IssuePlan& plan) {
     for (Worker& w : workers_) {
       for (TaskId t : plan.stream_order[ix(w.stream)])
-        if (graph.kind(t) == TaskKind::Compute && op_[ix(t)] && kernel_phase(graph.phase(t))) w.ops.push_back(op_[ix(t)]);
+        if (graph.kind(t) == TaskKind::Compute && op_[ix(t)] && kernel_phase(graph.phase(t)))
+          w.ops.push_back(op_[ix(t)]);
       std::sort(w.ops.begin(), w.ops.end());
       w.ops.erase(std::unique(w.ops.begin(), w.ops.end()), w.ops.end());
     }
@@ -288,10 +294,12 @@ class CpuRuntime final : public StreamRuntime {
 
   void write_notes(const TaskGraph& graph) {
     if (priority_refused_.load())
-      notes_.push_back("raising the workers' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
+      notes_.push_back(
+          "raising the workers' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
     if (workers_.size() > cores_.size())
       notes_.push_back(std::to_string(workers_.size()) + " worker threads (devices x used streams) share " +
-                       std::to_string(cores_.size()) + " cores: work the graph runs in parallel partly runs one after another");
+                       std::to_string(cores_.size()) +
+                       " cores: work the graph runs in parallel partly runs one after another");
     if (synthetic_tasks_ > 0)
       notes_.push_back(std::to_string(synthetic_tasks_) +
                        " compute tasks have no runnable kernel and spin for their graph duration (not measured)");

@@ -23,7 +23,8 @@
 namespace parasim::executor::detail {
 
 inline TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 inline void cpu_relax() {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cuda_communicators.hpp"
-#include "kernel_phase.hpp"
+#include "parasim/kernels/op_phases.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/index.hpp"
 #include "parasim/executor/cuda_setup_policy.hpp"
@@ -46,7 +46,7 @@ using simulator::TaskKind;
 
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
-using detail::kernel_phase;
+using kernels::kernel_phase;
 
 /// Device memory that frees itself.
 class DeviceBuffer {
@@ -285,7 +285,9 @@ class CudaRuntime final : public StreamRuntime {
   }
 
   cudaEvent_t timing_start(TaskId t, int member) const { return timing_events_[timing_first_[ix(t)] + 2 * ix(member)]; }
-  cudaEvent_t timing_end(TaskId t, int member) const { return timing_events_[timing_first_[ix(t)] + 2 * ix(member) + 1]; }
+  cudaEvent_t timing_end(TaskId t, int member) const {
+    return timing_events_[timing_first_[ix(t)] + 2 * ix(member) + 1];
+  }
 
   static std::pair<std::vector<DeviceId>, int> comm_key(const TaskGraph& g, TaskId t) {
     const auto m = g.group_devices(g.group(t));
@@ -305,12 +307,14 @@ class CudaRuntime final : public StreamRuntime {
     for (int d = 0; d < num_devices_; ++d) {
       const int c = ranks_.cuda_device[ix(d)];
       if (c < 0 || c >= visible)
-        throw RuntimeError("the task graph needs " + std::to_string(num_devices_) + " GPUs but " + std::to_string(visible) +
+        throw RuntimeError("the task graph needs " + std::to_string(num_devices_) + " GPUs but " +
+                           std::to_string(visible) +
                            " are visible: run it on a machine with enough GPUs (two graph devices on one GPU would "
                            "contend for its SMs and memory and NCCL cannot place two ranks on one GPU, so parasim "
                            "does not emulate them)");
       if (!used.insert(c).second)
-        throw RuntimeError("graph devices must map to distinct GPUs; CUDA device " + std::to_string(c) + " is used twice");
+        throw RuntimeError("graph devices must map to distinct GPUs; CUDA device " + std::to_string(c) +
+                           " is used twice");
     }
   }
 

@@ -85,7 +85,8 @@ std::vector<DeviceBusy> device_busy(const TaskGraph& graph, const std::vector<Ta
 }
 
 ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const ExecutionOptions& options) {
-  if (options.repetitions < 1) throw InputError("executor: repetitions must be >= 1, found " + std::to_string(options.repetitions));
+  if (options.repetitions < 1)
+    throw InputError("executor: repetitions must be >= 1, found " + std::to_string(options.repetitions));
   if (options.warmup < 0) throw InputError("executor: warmup must be >= 0, found " + std::to_string(options.warmup));
   const IssuePlan plan = plan_issue(graph, options.order_durations);
   runtime.setup(graph, plan);
@@ -165,7 +166,8 @@ nlohmann::json execution_result_to_json(const ExecutionResult& r) {
   j["events_per_step"] = r.events;
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceBusy& d : r.devices)
-    devices.push_back({{"compute_busy_ns", d.compute_busy}, {"comm_busy_ns", d.comm_busy}, {"exposed_comm_ns", d.exposed_comm}});
+    devices.push_back(
+        {{"compute_busy_ns", d.compute_busy}, {"comm_busy_ns", d.comm_busy}, {"exposed_comm_ns", d.exposed_comm}});
   j["devices"] = devices;
   j["notes"] = r.notes;
   return j;

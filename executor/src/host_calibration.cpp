@@ -27,7 +27,8 @@ using namespace parasim::simulator;
 namespace {
 
 TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // The lowering's stream numbers (strategies/lowering.hpp): measure with the same workers.
@@ -64,7 +65,8 @@ TimeNs measure_allreduce(int devices, Bytes bytes, const CalibrationOptions& o) 
   std::vector<DeviceId> all;
   for (DeviceId d = 0; d < devices; ++d) all.push_back(d);
   const GroupId g = b.add_group(all);
-  const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = bytes, .stream = kDataParallelStream, .name = "ar"});
+  const TaskId ar = b.add_collective(
+      {.op = CollectiveOp::AllReduce, .group = g, .bytes = bytes, .stream = kDataParallelStream, .name = "ar"});
   std::vector<TaskId> before, after;
   for (DeviceId d = 0; d < devices; ++d) {
     before.push_back(b.add_compute({.device = d, .duration = kLeadIn, .name = "c"}));
@@ -199,7 +201,8 @@ profiler::AlphaBetaSegment fit(const std::vector<CalibrationPoint>& pts) {
 }  // namespace
 
 HostCalibration calibrate_cpu_host(int devices, const CalibrationOptions& options) {
-  if (devices < 1 || devices > 64) throw InputError("cpu host: devices must be in [1, 64], found " + std::to_string(devices));
+  if (devices < 1 || devices > 64)
+    throw InputError("cpu host: devices must be in [1, 64], found " + std::to_string(devices));
   if (options.sizes.empty()) throw InputError("cpu host calibration: no message sizes");
   HostCalibration c;
   c.devices = devices;
@@ -287,9 +290,12 @@ nlohmann::json host_calibration_to_json(const HostCalibration& c) {
   j["devices"] = c.devices;
   j["cores"] = c.cores;
   j["oversubscribed"] = c.oversubscribed;
-  j["transfer"] = {{"points", points(c.transfer)}, {"alpha_ns", c.transfer_fit.alpha_ns}, {"beta_gbps", c.transfer_fit.beta_gbps}};
+  j["transfer"] = {
+      {"points", points(c.transfer)}, {"alpha_ns", c.transfer_fit.alpha_ns}, {"beta_gbps", c.transfer_fit.beta_gbps}};
   if (!c.allreduce.empty())
-    j["allreduce"] = {{"points", points(c.allreduce)}, {"alpha_ns", c.allreduce_fit.alpha_ns}, {"beta_gbps", c.allreduce_fit.beta_gbps}};
+    j["allreduce"] = {{"points", points(c.allreduce)},
+                      {"alpha_ns", c.allreduce_fit.alpha_ns},
+                      {"beta_gbps", c.allreduce_fit.beta_gbps}};
   j["wakeup_ns"] = c.wakeup;
   j["step_start_ns"] = c.step_start;
   j["dispatch_ns"] = c.dispatch;

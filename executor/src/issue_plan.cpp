@@ -162,7 +162,8 @@ IssuePlan plan_issue(const TaskGraph& graph, std::span<const TimeNs> durations) 
     throw InputError("executor: " + std::to_string(durations.size()) + " order durations for a graph of " +
                      std::to_string(graph.size()) + " tasks");
   const std::vector<TimeNs> defaults = durations.empty() ? default_order_durations(graph) : std::vector<TimeNs>{};
-  const std::vector<TaskId> start_order = VirtualRun(graph, durations.empty() ? std::span<const TimeNs>(defaults) : durations).run();
+  const std::vector<TaskId> start_order =
+      VirtualRun(graph, durations.empty() ? std::span<const TimeNs>(defaults) : durations).run();
 
   IssuePlan plan;
   plan.num_devices = graph.num_devices();

@@ -35,7 +35,8 @@ class ProgramChecker {
     for (TaskId t = 0; t < static_cast<TaskId>(g_.size()); ++t) {
       if (g_.kind(t) == TaskKind::Marker) continue;
       if (launches_[ix(t)] != 1)
-        problems_.push_back(describe(g_, t) + " was launched " + std::to_string(launches_[ix(t)]) + " times, expected once");
+        problems_.push_back(describe(g_, t) + " was launched " + std::to_string(launches_[ix(t)]) +
+                            " times, expected once");
     }
     check_deadlock_free(calls);
     return std::move(problems_);
@@ -54,7 +55,8 @@ class ProgramChecker {
       case CommandKind::Record: {
         if (c.streams.size() != 1) break;
         const StreamIndex s = c.streams.front();
-        if (events_.count(c.event)) problems_.push_back("event " + std::to_string(c.event) + " recorded twice in one step");
+        if (events_.count(c.event))
+          problems_.push_back("event " + std::to_string(c.event) + " recorded twice in one step");
         events_[c.event] = vc_[ix(s)];
         break;
       }
@@ -109,9 +111,10 @@ class ProgramChecker {
         const Clock& k = vc_[ix(m)];
         for (std::size_t r = 0; r < S_; ++r) {
           if ((*dc)[r] <= k[r]) continue;
-          problems_.push_back(describe(g_, t) + " may start on stream " + std::to_string(m) + " before its dependency " +
-                              describe(g_, d) + " ended: nothing orders it after position " + std::to_string((*dc)[r]) +
-                              " of stream " + std::to_string(r));
+          problems_.push_back(describe(g_, t) + " may start on stream " + std::to_string(m) +
+                              " before its dependency " + describe(g_, d) +
+                              " ended: nothing orders it after position " + std::to_string((*dc)[r]) + " of stream " +
+                              std::to_string(r));
         }
       }
     }
@@ -158,7 +161,8 @@ class ProgramChecker {
     }
     for (std::size_t s = 0; s < S_; ++s)
       if (head[s] < per_stream[s].size()) {
-        problems_.push_back("stream " + std::to_string(s) + " deadlocks at call " + std::to_string(per_stream[s][head[s]]));
+        problems_.push_back("stream " + std::to_string(s) + " deadlocks at call " +
+                            std::to_string(per_stream[s][head[s]]));
         return;
       }
   }

@@ -123,8 +123,9 @@ void Cluster::validate_and_index() {
   std::vector<std::int32_t> count(static_cast<std::size_t>(max_node) + 1, 0);
   for (const auto& dev : spec_.devices) ++count[static_cast<std::size_t>(dev.node)];
   for (std::size_t n = 0; n < count.size(); ++n)
-    if (count[n] == 0) throw InputError(where + "node " + std::to_string(n) + " has no devices (nodes must be numbered 0.." +
-                                        std::to_string(max_node) + " without gaps)");
+    if (count[n] == 0)
+      throw InputError(where + "node " + std::to_string(n) + " has no devices (nodes must be numbered 0.." +
+                       std::to_string(max_node) + " without gaps)");
   node_devices_offsets_.assign(count.size() + 1, 0);
   for (std::size_t n = 0; n < count.size(); ++n) node_devices_offsets_[n + 1] = node_devices_offsets_[n] + count[n];
   node_devices_.assign(spec_.devices.size(), 0);
@@ -212,7 +213,8 @@ void Cluster::check_connected() const {
 
 const std::string& Cluster::endpoint_name(EndpointId e) const {
   const auto d = static_cast<EndpointId>(spec_.devices.size());
-  return e < d ? spec_.devices[static_cast<std::size_t>(e)].name : spec_.endpoints[static_cast<std::size_t>(e - d)].name;
+  return e < d ? spec_.devices[static_cast<std::size_t>(e)].name
+               : spec_.endpoints[static_cast<std::size_t>(e - d)].name;
 }
 
 EndpointKind Cluster::endpoint_kind(EndpointId e) const {
@@ -227,7 +229,8 @@ std::optional<EndpointId> Cluster::find_endpoint(std::string_view name) const {
 }
 
 std::string Cluster::directed_link_name(DirLinkId d) const {
-  return endpoint_name(dir_from(d)) + "->" + endpoint_name(dir_to(d)) + " (" + std::string(to_string(link(link_of(d)).kind)) + ")";
+  return endpoint_name(dir_from(d)) + "->" + endpoint_name(dir_to(d)) + " (" +
+         std::string(to_string(link(link_of(d)).kind)) + ")";
 }
 
 std::span<const DeviceId> Cluster::devices_of_node(int node) const {

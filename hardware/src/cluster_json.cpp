@@ -59,7 +59,8 @@ Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) 
     std::string name = nonempty_string(f);
     auto [it, fresh] = names.emplace(name, std::make_pair(id, f.path()));
     if (!fresh)
-      throw InputError(f.file() + ": " + f.path() + ": duplicate name \"" + name + "\" (also " + it->second.second + ")");
+      throw InputError(f.file() + ": " + f.path() + ": duplicate name \"" + name + "\" (also " + it->second.second +
+                       ")");
     return name;
   };
 

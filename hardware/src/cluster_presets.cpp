@@ -135,7 +135,8 @@ ClusterSpec nvswitch_node_spec(const std::string& name, const std::string& kind,
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < 8; ++g) b.device(node_prefix(n) + "gpu" + std::to_string(g), kind, n);
   std::vector<EndpointId> switches;
-  for (int n = 0; n < nodes; ++n) switches.push_back(b.endpoint(node_prefix(n) + "nvswitch", EndpointKind::NvSwitch, n));
+  for (int n = 0; n < nodes; ++n)
+    switches.push_back(b.endpoint(node_prefix(n) + "nvswitch", EndpointKind::NvSwitch, n));
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < 8; ++g)
       b.link(node_prefix(n) + "nvswitch.gpu" + std::to_string(g), LinkKind::NVSwitch, n * 8 + g,
@@ -240,9 +241,10 @@ ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib) {
              cpu[static_cast<std::size_t>(s / 2)], kPcieHopAlphaNs, kPcie3);
     b.link(p + "qpi", LinkKind::QPI, cpu[0], cpu[1], kQpiAlphaNs, kQpi);
   }
-  add_infiniband(b, spec, nodes, 4, ib,
-                 [&](int node, int nic) { return pcie_switches[static_cast<std::size_t>(node)][static_cast<std::size_t>(nic)]; },
-                 LinkKind::PCIe, kPcie3, kPcieHopAlphaNs);
+  add_infiniband(
+      b, spec, nodes, 4, ib,
+      [&](int node, int nic) { return pcie_switches[static_cast<std::size_t>(node)][static_cast<std::size_t>(nic)]; },
+      LinkKind::PCIe, kPcie3, kPcieHopAlphaNs);
   return spec;
 }
 
@@ -270,7 +272,8 @@ ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib) {
   SpecBuilder b(spec);
   const std::array<const char*, 3> kinds{"TITAN-X-Pascal", "TITAN-X-Pascal", "GTX-1080"};
   for (int n = 0; n < nodes; ++n)
-    for (int g = 0; g < 3; ++g) b.device(node_prefix(n) + "gpu" + std::to_string(g), kinds[static_cast<std::size_t>(g)], n);
+    for (int g = 0; g < 3; ++g)
+      b.device(node_prefix(n) + "gpu" + std::to_string(g), kinds[static_cast<std::size_t>(g)], n);
   std::vector<EndpointId> hosts;
   for (int n = 0; n < nodes; ++n) hosts.push_back(b.endpoint(node_prefix(n) + "cpu0", EndpointKind::Cpu, n));
   // GeForce cards have no peer-to-peer: a copy is staged through host memory, i.e. it crosses
@@ -326,6 +329,8 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
   return spec;
 }
 
-Cluster make_cluster_preset(const std::string& name, int nodes) { return Cluster(make_cluster_preset_spec(name, nodes)); }
+Cluster make_cluster_preset(const std::string& name, int nodes) {
+  return Cluster(make_cluster_preset_spec(name, nodes));
+}
 
 }  // namespace parasim::hardware

@@ -175,7 +175,8 @@ std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
   const DirLinkId* tree = tree_of(src, scratch);
   for (EndpointId e = dst; e != src;) {
     const DirLinkId dl = tree[static_cast<std::size_t>(e)] & ~kTieBit;
-    if (dl < 0) throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
+    if (dl < 0)
+      throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
     path.push_back(dl);
     e = dir_from(dl);
   }

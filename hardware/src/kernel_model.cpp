@@ -73,7 +73,8 @@ GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_mov
     // Split-K: too few output tiles to fill the SMs -> cut K so that every SM gets one, never
     // below 256 per split (cuBLAS's heuristics; the partial sums add one pass over C).
     std::int64_t split = 1;
-    if (output_tiles < sm_count) split = std::clamp<std::int64_t>(sm_count / output_tiles, 1, std::max<std::int64_t>(1, s.k / 256));
+    if (output_tiles < sm_count)
+      split = std::clamp<std::int64_t>(sm_count / output_tiles, 1, std::max<std::int64_t>(1, s.k / 256));
     const std::int64_t ctas = output_tiles * split;
     const std::int64_t waves = ceil_div(ctas, sm_count);
     const double k_per_cta = static_cast<double>(ceil_div(s.k, split));
@@ -84,7 +85,8 @@ GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_mov
     const double wave_store =
         static_cast<double>(std::min<std::int64_t>(ctas, sm_count) * tile.m * tile.n) * out_bytes;
     double t = static_cast<double>(waves) * (cta_ns + memory_time_ns(wave_store)) + kernel_fill_ns;
-    if (split > 1) t += memory_time_ns(2.0 * static_cast<double>(s.m * s.n * s.batch) * 4.0 * static_cast<double>(split));
+    if (split > 1)
+      t += memory_time_ns(2.0 * static_cast<double>(s.m * s.n * s.batch) * 4.0 * static_cast<double>(split));
     if (t < best.time_ns) {
       best.time_ns = t;
       best.tile = tile;
@@ -108,9 +110,10 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   k.tensor_core_fraction = spec.arch == "ampere"   ? kA100TensorFraction
                            : spec.arch == "hopper" ? kH100TensorFraction
                                                    : kAssumedVoltaTensorFraction;
-  k.tensor_core_source = spec.arch == "ampere"   ? std::string(kMamfSource) + ": A100 SXM 267.9 of 312 TFLOP/s"
-                         : spec.arch == "hopper" ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
-                                                 : "assumed: between the measured Ampere and Hopper ratios (no measurement)";
+  k.tensor_core_source = spec.arch == "ampere" ? std::string(kMamfSource) + ": A100 SXM 267.9 of 312 TFLOP/s"
+                         : spec.arch == "hopper"
+                             ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
+                             : "assumed: between the measured Ampere and Hopper ratios (no measurement)";
   k.cuda_core_fraction = kAssumedCudaCoreFraction;
   k.cuda_core_source = "assumed: SGEMM has no tensor-core pipeline to starve";
   // Achievable HBM bandwidth by bytes per kernel: Calculon's measured-efficiency table for A100 and

@@ -58,8 +58,8 @@ void build_softmax(Builder& b) {
 void build_add(Builder& b) {
   const auto n = static_cast<int>(b.op().input_shapes.size());
   const memory::desc md = plain_md({elements(b.op().output_shape)}, b.dt());
-  sum::primitive_desc pd(md, std::vector<float>(static_cast<std::size_t>(n), 1.0f), std::vector<memory::desc>(static_cast<std::size_t>(n), md),
-                         b.ctx().engine);
+  sum::primitive_desc pd(md, std::vector<float>(static_cast<std::size_t>(n), 1.0f),
+                         std::vector<memory::desc>(static_cast<std::size_t>(n), md), b.ctx().engine);
   b.add(Phase::Forward, make_prim<sum>(b.ctx(), pd, {}, n), "sum");
   // No backward: the gradient of a sum is passed to every input unchanged (op_has_phase).
 }
@@ -70,7 +70,8 @@ void build_mul(Builder& b) {
   for (std::size_t i = 1; i < n; ++i) b.add(Phase::Forward, binary_prim(b.ctx(), algorithm::binary_mul, md), "mul");
   if (!b.has(Phase::BackwardData)) return;
   // dX_i = dY * (product of the other inputs): one multiply per input (exact for two inputs).
-  for (std::size_t i = 0; i < n; ++i) b.add(Phase::BackwardData, binary_prim(b.ctx(), algorithm::binary_mul, md), "mul_bwd");
+  for (std::size_t i = 0; i < n; ++i)
+    b.add(Phase::BackwardData, binary_prim(b.ctx(), algorithm::binary_mul, md), "mul_bwd");
   if (n > 2) b.note("mul of " + std::to_string(n) + " inputs: backward approximated by one multiply per input");
 }
 
@@ -94,7 +95,8 @@ void build_concat(Builder& b) {
     Prim p;
     reorder::primitive_desc rpd(b.ctx().engine, slice, b.ctx().engine, src);
     p.primitive = reorder(rpd);
-    p.args = {{DNNL_ARG_FROM, memory(slice, b.ctx().engine, diff_dst.get_data_handle())}, {DNNL_ARG_TO, memory(src, b.ctx().engine)}};
+    p.args = {{DNNL_ARG_FROM, memory(slice, b.ctx().engine, diff_dst.get_data_handle())},
+              {DNNL_ARG_TO, memory(src, b.ctx().engine)}};
     p.impl = impl_name(rpd);
     p.keep_alive.push_back(diff_dst);  // the slices view its buffer
     b.add(Phase::BackwardData, std::move(p), "concat_bwd_slice");

@@ -49,7 +49,8 @@ void build_gemm_pair(Builder& b, const Dims& a, const Dims& w, const Dims& c) {
   b.add(Phase::BackwardData, matmul_prim(b.ctx(), plain_md(c, dt), transposed_md(w, dt), plain_md(a, dt)), "matmul_dA");
   // dB = A^T dC
   if (grads >= 2)
-    b.add(Phase::BackwardData, matmul_prim(b.ctx(), transposed_md(a, dt), plain_md(c, dt), plain_md(w, dt)), "matmul_dB");
+    b.add(Phase::BackwardData, matmul_prim(b.ctx(), transposed_md(a, dt), plain_md(c, dt), plain_md(w, dt)),
+          "matmul_dB");
 }
 
 }  // namespace
@@ -155,7 +156,8 @@ struct AdditiveScores {
     for_each([&](std::size_t si, const float* qi, const float* kj, memory::dim d0, memory::dim dh, memory::dim,
                  memory::dim, memory::dim) {
       float acc = 0;
-      for (memory::dim d = 0; d < dh; ++d) acc += v[static_cast<std::size_t>(d0 + d)] * std::tanh(qi[d] + kj[d] + bias[static_cast<std::size_t>(d0 + d)]);
+      for (memory::dim d = 0; d < dh; ++d)
+        acc += v[static_cast<std::size_t>(d0 + d)] * std::tanh(qi[d] + kj[d] + bias[static_cast<std::size_t>(d0 + d)]);
       scores[si] = acc;
     });
   }
@@ -213,8 +215,10 @@ void build_attention(Builder& b) {
   b.add(Phase::Forward, matmul_prim(b.ctx(), plain_md(scores, dt), plain_md(v, dt), plain_md(out, dt)), "PV");
 
   if (b.has(Phase::BackwardData)) {
-    b.add(Phase::BackwardData, matmul_prim(b.ctx(), transposed_md(scores, dt), plain_md(out, dt), plain_md(v, dt)), "dV");
-    b.add(Phase::BackwardData, matmul_prim(b.ctx(), plain_md(out, dt), transposed_md(v, dt), plain_md(scores, dt)), "dP");
+    b.add(Phase::BackwardData, matmul_prim(b.ctx(), transposed_md(scores, dt), plain_md(out, dt), plain_md(v, dt)),
+          "dV");
+    b.add(Phase::BackwardData, matmul_prim(b.ctx(), plain_md(out, dt), transposed_md(v, dt), plain_md(scores, dt)),
+          "dP");
     softmax_backward::primitive_desc pd(softmax_backward::desc(plain_md(scores, dt), plain_md(scores, dt), 2),
                                         b.ctx().engine, sm_pd);
     b.add(Phase::BackwardData, make_prim<softmax_backward>(b.ctx(), pd, sm->args), "softmax_bwd");
@@ -222,7 +226,8 @@ void build_attention(Builder& b) {
       b.add(Phase::BackwardData, [add_scores] { add_scores->backward_data(); }, "additive_scores_bwd");
     } else {
       b.add(Phase::BackwardData, matmul_prim(b.ctx(), plain_md(scores, dt), plain_md(k, dt), plain_md(q, dt)), "dQ");
-      b.add(Phase::BackwardData, matmul_prim(b.ctx(), transposed_md(scores, dt), plain_md(q, dt), plain_md(k, dt)), "dK");
+      b.add(Phase::BackwardData, matmul_prim(b.ctx(), transposed_md(scores, dt), plain_md(q, dt), plain_md(k, dt)),
+            "dK");
     }
   }
   if (additive && b.has(Phase::BackwardWeight))

@@ -16,7 +16,9 @@ namespace {
 
 using namespace dnnl;
 
-std::int64_t elements(const models::Shape& s) { return std::accumulate(s.begin(), s.end(), std::int64_t{1}, std::multiplies<>()); }
+std::int64_t elements(const models::Shape& s) {
+  return std::accumulate(s.begin(), s.end(), std::int64_t{1}, std::multiplies<>());
+}
 
 /// Deterministic ids in [0, range).
 std::vector<std::int32_t> random_ids(std::size_t n, std::int64_t range, std::uint64_t seed) {
@@ -40,7 +42,8 @@ struct Embedding {
 
   void forward() {
     for (std::size_t i = 0; i < ids.size(); ++i)
-      std::memcpy(&out[i * static_cast<std::size_t>(dim)], &table[static_cast<std::size_t>(ids[i]) * static_cast<std::size_t>(dim)],
+      std::memcpy(&out[i * static_cast<std::size_t>(dim)],
+                  &table[static_cast<std::size_t>(ids[i]) * static_cast<std::size_t>(dim)],
                   static_cast<std::size_t>(dim) * sizeof(float));
   }
   void zero_grad() { std::fill(dtable.begin(), dtable.end(), 0.0f); }
@@ -81,14 +84,16 @@ void build_cross_entropy(Builder& b) {
   const memory::dim classes = x.back();
   const memory::dim rows = elements(x) / classes;
   const memory::desc md = plain_md({rows, classes}, DataType::f32);
-  logsoftmax_forward::primitive_desc fwd_pd(logsoftmax_forward::desc(prop_kind::forward_training, md, 1), b.ctx().engine);
+  logsoftmax_forward::primitive_desc fwd_pd(logsoftmax_forward::desc(prop_kind::forward_training, md, 1),
+                                            b.ctx().engine);
   auto fwd = b.add(Phase::Forward, make_prim<logsoftmax_forward>(b.ctx(), fwd_pd), "logsoftmax");
   auto labels = std::make_shared<std::vector<std::int32_t>>(random_ids(static_cast<std::size_t>(rows), classes, 61));
   auto loss = std::make_shared<float>(0.0f);
   const float* logp = data(fwd->arg(DNNL_ARG_DST));
   b.add(Phase::Forward, [labels, loss, logp, classes] {
     double acc = 0;
-    for (std::size_t r = 0; r < labels->size(); ++r) acc -= logp[r * static_cast<std::size_t>(classes) + static_cast<std::size_t>((*labels)[r])];
+    for (std::size_t r = 0; r < labels->size(); ++r)
+      acc -= logp[r * static_cast<std::size_t>(classes) + static_cast<std::size_t>((*labels)[r])];
     *loss = static_cast<float>(acc / static_cast<double>(labels->size()));
   }, "nll");
   if (!b.has(Phase::BackwardData)) return;
@@ -99,7 +104,8 @@ void build_cross_entropy(Builder& b) {
     // nll backward: zero, then -1/rows at each label.
     std::fill(dlogp, dlogp + rows * classes, 0.0f);
     for (std::size_t r = 0; r < labels->size(); ++r)
-      dlogp[r * static_cast<std::size_t>(classes) + static_cast<std::size_t>((*labels)[r])] = -1.0f / static_cast<float>(rows);
+      dlogp[r * static_cast<std::size_t>(classes) + static_cast<std::size_t>((*labels)[r])] =
+          -1.0f / static_cast<float>(rows);
   }, "nll_bwd");
   b.add(Phase::BackwardData, std::move(*bwd), "logsoftmax_bwd");
   if (b.dt() != DataType::f32) b.note("loss in fp32");

@@ -17,7 +17,8 @@ void build_lstm(Builder& b) {
   const memory::dim proj = op.attrs.proj;
   const memory::dim recurrent = proj > 0 ? proj : hidden;
   const DataType dt = b.dt();
-  const auto direction = op.attrs.reverse ? rnn_direction::unidirectional_right2left : rnn_direction::unidirectional_left2right;
+  const auto direction =
+      op.attrs.reverse ? rnn_direction::unidirectional_right2left : rnn_direction::unidirectional_left2right;
 
   const memory::desc none;
   const memory::desc src_layer({steps, batch, in}, dt, Tag::tnc);

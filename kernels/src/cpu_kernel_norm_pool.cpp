@@ -25,7 +25,8 @@ void build_pooling(Builder& b, algorithm alg, const Dims& kernel, const Dims& st
   const auto& x = op.input_shapes.at(0);
   const auto& y = op.output_shape;
   const DataType dt = b.dt();
-  const Dims pad_r{right_pad(x[2], y[2], kernel[0], strides[0], pad_l[0]), right_pad(x[3], y[3], kernel[1], strides[1], pad_l[1])};
+  const Dims pad_r{right_pad(x[2], y[2], kernel[0], strides[0], pad_l[0]),
+                   right_pad(x[3], y[3], kernel[1], strides[1], pad_l[1])};
   const memory::desc src = plain_md({x[0], x[1], x[2], x[3]}, dt), dst = plain_md({y[0], y[1], y[2], y[3]}, dt);
   pooling_forward::primitive_desc fwd_pd(
       pooling_forward::desc(prop_kind::forward_training, alg, src, dst, strides, kernel, pad_l, pad_r), b.ctx().engine);
@@ -55,7 +56,8 @@ struct AdaptiveAvgPool {
         }
   }
   void forward() {
-    windows([&](std::size_t o, std::int64_t p, std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1, float scale) {
+    windows([&](std::size_t o, std::int64_t p, std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1,
+                float scale) {
       float acc = 0;
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w) acc += x[static_cast<std::size_t>((p * ih + h) * iw + w)];
@@ -64,7 +66,8 @@ struct AdaptiveAvgPool {
   }
   void backward() {
     std::fill(dx.begin(), dx.end(), 0.0f);
-    windows([&](std::size_t o, std::int64_t p, std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1, float scale) {
+    windows([&](std::size_t o, std::int64_t p, std::int64_t h0, std::int64_t h1, std::int64_t w0, std::int64_t w1,
+                float scale) {
       const float g = dy[o] * scale;
       for (std::int64_t h = h0; h < h1; ++h)
         for (std::int64_t w = w0; w < w1; ++w) dx[static_cast<std::size_t>((p * ih + h) * iw + w)] += g;
@@ -76,7 +79,8 @@ struct AdaptiveAvgPool {
 
 void build_pool(Builder& b) {
   const auto& a = b.op().attrs;
-  const algorithm alg = b.op().kind == models::OpKind::MaxPool2d ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
+  const algorithm alg =
+      b.op().kind == models::OpKind::MaxPool2d ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
   build_pooling(b, alg, {a.kernel_h, a.kernel_w}, {a.stride_h, a.stride_w}, {a.pad_h, a.pad_w});
 }
 
@@ -114,8 +118,8 @@ void build_batch_norm(Builder& b) {
       batch_normalization_forward::desc(prop_kind::forward_training, md, eps, flags), b.ctx().engine);
   auto fwd = b.add(Phase::Forward, make_prim<batch_normalization_forward>(b.ctx(), fwd_pd), "batch_norm");
   if (!b.has(Phase::BackwardData)) return;
-  batch_normalization_backward::primitive_desc pd(batch_normalization_backward::desc(prop_kind::backward, md, md, eps, flags),
-                                                  b.ctx().engine, fwd_pd);
+  batch_normalization_backward::primitive_desc pd(
+      batch_normalization_backward::desc(prop_kind::backward, md, md, eps, flags), b.ctx().engine, fwd_pd);
   b.add(Phase::BackwardData, make_prim<batch_normalization_backward>(b.ctx(), pd, fwd->args), "batch_norm_bwd");
 }
 
@@ -130,8 +134,8 @@ void build_layer_norm(Builder& b) {
       layer_normalization_forward::desc(prop_kind::forward_training, md, eps, flags), b.ctx().engine);
   auto fwd = b.add(Phase::Forward, make_prim<layer_normalization_forward>(b.ctx(), fwd_pd), "layer_norm");
   if (!b.has(Phase::BackwardData)) return;
-  layer_normalization_backward::primitive_desc pd(layer_normalization_backward::desc(prop_kind::backward, md, md, eps, flags),
-                                                  b.ctx().engine, fwd_pd);
+  layer_normalization_backward::primitive_desc pd(
+      layer_normalization_backward::desc(prop_kind::backward, md, md, eps, flags), b.ctx().engine, fwd_pd);
   b.add(Phase::BackwardData, make_prim<layer_normalization_backward>(b.ctx(), pd, fwd->args), "layer_norm_bwd");
 }
 

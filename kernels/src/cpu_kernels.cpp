@@ -285,7 +285,8 @@ class CpuKernelBackend final : public KernelBackend {
  public:
   explicit CpuKernelBackend(int) : host_(detect_host_cpu()) {}
   std::unique_ptr<OpKernel> prepare(const models::Op&, Optimizer) override {
-    throw RuntimeError("parasim was built without oneDNN; the CPU kernel backend needs it (install libdnnl-dev and rebuild)");
+    throw RuntimeError(
+        "parasim was built without oneDNN; the CPU kernel backend needs it (install libdnnl-dev and rebuild)");
   }
   void synchronize() override {}
   std::string name() const override { return "cpu-onednn"; }
@@ -299,6 +300,8 @@ class CpuKernelBackend final : public KernelBackend {
 
 }  // namespace
 
-std::unique_ptr<KernelBackend> make_cpu_kernel_backend(int threads) { return std::make_unique<CpuKernelBackend>(threads); }
+std::unique_ptr<KernelBackend> make_cpu_kernel_backend(int threads) {
+  return std::make_unique<CpuKernelBackend>(threads);
+}
 
 }  // namespace parasim::kernels

@@ -91,7 +91,8 @@ class AttentionKernel final : public CudaOpKernel {
     for (std::int64_t bh0 = 0; bh0 < bh_; bh0 += chunk_bh_) {
       const std::int64_t n = std::min(chunk_bh_, bh_ - bh0);
       scores_and_softmax(bh0, n);
-      gemm(ctx(), dtype(), per_head(gemm_shape(false, false, tq_, dvh_, tk_, tk_, dvh_, dvh_), n, tq_ * tk_, tk_ * dvh_, tq_ * dvh_),
+      gemm(ctx(), dtype(),
+           per_head(gemm_shape(false, false, tq_, dvh_, tk_, tk_, dvh_, dvh_), n, tq_ * tk_, tk_ * dvh_, tq_ * dvh_),
            p_, at(v_, bh0 * tk_ * dvh_), at(o_, bh0 * tq_ * dvh_));
     }
   }
@@ -103,20 +104,27 @@ class AttentionKernel final : public CudaOpKernel {
       if (chunks_ > 1) scores_and_softmax(bh0, n);
       void* dout = at(do_, bh0 * tq_ * dvh_);
       // dP = dO V^T, dV = P^T dO
-      gemm(ctx(), dtype(), per_head(gemm_shape(false, true, tq_, tk_, dvh_, dvh_, dvh_, tk_), n, tq_ * dvh_, tk_ * dvh_, tq_ * tk_),
+      gemm(ctx(), dtype(),
+           per_head(gemm_shape(false, true, tq_, tk_, dvh_, dvh_, dvh_, tk_), n, tq_ * dvh_, tk_ * dvh_, tq_ * tk_),
            dout, at(v_, bh0 * tk_ * dvh_), dp_);
-      gemm(ctx(), dtype(), per_head(gemm_shape(true, false, tk_, dvh_, tq_, tk_, dvh_, dvh_), n, tq_ * tk_, tq_ * dvh_, tk_ * dvh_),
-           p_, dout, at(dvalues_, bh0 * tk_ * dvh_));
+      gemm(ctx(), dtype(),
+           per_head(gemm_shape(true, false, tk_, dvh_, tq_, tk_, dvh_, dvh_), n, tq_ * tk_, tq_ * dvh_, tk_ * dvh_), p_,
+           dout, at(dvalues_, bh0 * tk_ * dvh_));
       softmax_rows_backward(ctx(), dtype(), p_, dp_, ds_, n * tq_, tk_);
       if (additive_) {
         additive_attention_backward(at(q_, bh0 * tq_ * dh_), at(k_, bh0 * tk_ * dh_), params_.weights(0),
                                     params_.weights(d_), params_.weights(2 * d_), ds_, at(dq_, bh0 * tq_ * dh_),
-                                    at(dw_partial_, bh0 * tq_ * dh_), at(dk_, bh0 * tk_ * dh_), dims(n), elem(), stream());
+                                    at(dw_partial_, bh0 * tq_ * dh_), at(dk_, bh0 * tk_ * dh_), dims(n), elem(),
+                                    stream());
       } else {
-        gemm(ctx(), dtype(), per_head(gemm_shape(false, false, tq_, dh_, tk_, tk_, dh_, dh_, scale_), n, tq_ * tk_, tk_ * dh_, tq_ * dh_),
+        gemm(ctx(), dtype(),
+             per_head(gemm_shape(false, false, tq_, dh_, tk_, tk_, dh_, dh_, scale_), n, tq_ * tk_, tk_ * dh_,
+                      tq_ * dh_),
              ds_, at(k_, bh0 * tk_ * dh_), at(dq_, bh0 * tq_ * dh_));
-        gemm(ctx(), dtype(), per_head(gemm_shape(true, false, tk_, dh_, tq_, tk_, dh_, dh_, scale_), n, tq_ * tk_, tq_ * dh_, tk_ * dh_),
-             ds_, at(q_, bh0 * tq_ * dh_), at(dk_, bh0 * tk_ * dh_));
+        gemm(
+            ctx(), dtype(),
+            per_head(gemm_shape(true, false, tk_, dh_, tq_, tk_, dh_, dh_, scale_), n, tq_ * tk_, tq_ * dh_, tk_ * dh_),
+            ds_, at(q_, bh0 * tq_ * dh_), at(dk_, bh0 * tk_ * dh_));
       }
     }
   }
@@ -138,7 +146,8 @@ class AttentionKernel final : public CudaOpKernel {
       additive_attention_scores(at(q_, bh0 * tq_ * dh_), at(k_, bh0 * tk_ * dh_), params_.weights(0),
                                 params_.weights(d_), params_.weights(2 * d_), s_, dims(n), elem(), stream());
     } else {
-      gemm(ctx(), dtype(), per_head(gemm_shape(false, true, tq_, tk_, dh_, dh_, dh_, tk_, scale_), n, tq_ * dh_, tk_ * dh_, tq_ * tk_),
+      gemm(ctx(), dtype(),
+           per_head(gemm_shape(false, true, tq_, tk_, dh_, dh_, dh_, tk_, scale_), n, tq_ * dh_, tk_ * dh_, tq_ * tk_),
            at(q_, bh0 * tq_ * dh_), at(k_, bh0 * tk_ * dh_), s_);
     }
     softmax_rows_forward(ctx(), dtype(), s_, p_, n * tq_, tk_);

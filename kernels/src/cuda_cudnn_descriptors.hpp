@@ -47,7 +47,8 @@ using Dims4 = std::array<std::int64_t, 4>;
 
 /// cuDNN's legacy API takes int dimensions and addresses tensors with 32-bit offsets.
 inline int cudnn_dim(std::int64_t v, const std::string& what) {
-  if (v < 1 || v > INT_MAX) throw RuntimeError(what + ": dimension " + std::to_string(v) + " is outside cuDNN's int range");
+  if (v < 1 || v > INT_MAX)
+    throw RuntimeError(what + ": dimension " + std::to_string(v) + " is outside cuDNN's int range");
   return static_cast<int>(v);
 }
 

@@ -46,13 +46,15 @@ class LinearKernel final : public CudaOpKernel {
 
  protected:
   void forward() override {
-    gemm(ctx(), dtype(), {.trans_a = false, .trans_b = true, .m = m_, .n = n_, .k = k_, .lda = k_, .ldb = k_, .ldc = n_},
-         x_, params_.weights(w_offset_), y_);
+    gemm(ctx(), dtype(),
+         {.trans_a = false, .trans_b = true, .m = m_, .n = n_, .k = k_, .lda = k_, .ldb = k_, .ldc = n_}, x_,
+         params_.weights(w_offset_), y_);
     if (op().attrs.bias) add_bias(y_, params_.weights(b_offset_), m_, n_, elem(), stream());
   }
   void backward_data() override {
-    gemm(ctx(), dtype(), {.trans_a = false, .trans_b = false, .m = m_, .n = k_, .k = n_, .lda = n_, .ldb = k_, .ldc = k_},
-         dy_, params_.weights(w_offset_), dx_);
+    gemm(ctx(), dtype(),
+         {.trans_a = false, .trans_b = false, .m = m_, .n = k_, .k = n_, .lda = n_, .ldb = k_, .ldc = k_}, dy_,
+         params_.weights(w_offset_), dx_);
   }
   void backward_weight() override {
     gemm(ctx(), dtype(),

@@ -48,7 +48,8 @@ void dropout_backward(const void* dy, const std::uint8_t* mask, void* dx, std::i
                       cudaStream_t stream);
 /// y[r, c] += bias[c] for a row-major [rows, cols] tensor.
 void add_bias(void* y, const void* bias, std::int64_t rows, std::int64_t cols, Elem dtype, cudaStream_t stream);
-/// Copies `outer` chunks of `chunk` elements: dst[o * dst_stride + dst_offset + j] = src[o * src_stride + src_offset + j]
+/// Copies `outer` chunks of `chunk` elements:
+///   dst[o * dst_stride + dst_offset + j] = src[o * src_stride + src_offset + j]
 /// (concat forward and its split backward).
 void strided_copy(const void* src, std::int64_t src_stride, std::int64_t src_offset, void* dst,
                   std::int64_t dst_stride, std::int64_t dst_offset, std::int64_t outer, std::int64_t chunk,
@@ -100,7 +101,8 @@ void lstm_cell_backward(const void* gates, const void* c_prev, const void* c, co
                         void* dgates, std::int64_t batch, std::int64_t hidden, Elem dtype, cudaStream_t stream);
 
 // ---------------------------------------------------------------- additive attention (cuda_attention_kernels.cu)
-/// Bahdanau scores: scores[b, h, i, j] = g * sum_d w[h*dh + d] * tanh(q[b, i, h*dh + d] + k[b, j, h*dh + d] + bias[h*dh + d])
+/// Bahdanau scores:
+///   scores[b, h, i, j] = g * sum_d w[h*dh + d] * tanh(q[b, i, h*dh + d] + k[b, j, h*dh + d] + bias[h*dh + d])
 /// for q [B, Tq, H*dh], k [B, Tk, H*dh]; scores [B*H, Tq, Tk]. `g` is a device scalar.
 struct AdditiveDims {
   std::int64_t batch, heads, tq, tk, head_dim;

@@ -54,7 +54,8 @@ class LstmKernel final : public CudaOpKernel {
     fill_zero(cells_, b_ * h_, elem(), stream());
     fill_zero(outputs_, b_ * r_, elem(), stream());
     if (zero_bias_ != nullptr) fill_zero(zero_bias_, g, elem(), stream());
-    note_ = "time-major; per step: recurrent 4-gate GEMM + cell kernel" + std::string(p_ > 0 ? " + projection GEMM" : "");
+    note_ =
+        "time-major; per step: recurrent 4-gate GEMM + cell kernel" + std::string(p_ > 0 ? " + projection GEMM" : "");
     if (o.attrs.reverse) note_ += "; reverse direction (same work)";
   }
 
@@ -64,11 +65,11 @@ class LstmKernel final : public CudaOpKernel {
     gemm(ctx(), dtype(), gemm_shape(false, true, t_ * b_, g, in_, in_, in_, g), x_, params_.weights(w_ih_), gates_);
     for (std::int64_t t = 0; t < t_; ++t) {
       void* gates_t = offset(gates_, t * b_ * g, dtype());
-      gemm(ctx(), dtype(), gemm_shape(false, true, b_, g, r_, r_, r_, g, 1.0f, 1.0f), offset(outputs_, t * b_ * r_, dtype()),
-           params_.weights(w_hh_), gates_t);
+      gemm(ctx(), dtype(), gemm_shape(false, true, b_, g, r_, r_, r_, g, 1.0f, 1.0f),
+           offset(outputs_, t * b_ * r_, dtype()), params_.weights(w_hh_), gates_t);
       void* h_out = p_ > 0 ? offset(hidden_, t * b_ * h_, dtype()) : offset(outputs_, (t + 1) * b_ * r_, dtype());
-      lstm_cell_forward(gates_t, bias(), offset(cells_, t * b_ * h_, dtype()), offset(cells_, (t + 1) * b_ * h_, dtype()),
-                        h_out, b_, h_, elem(), stream());
+      lstm_cell_forward(gates_t, bias(), offset(cells_, t * b_ * h_, dtype()),
+                        offset(cells_, (t + 1) * b_ * h_, dtype()), h_out, b_, h_, elem(), stream());
       if (p_ > 0) {
         gemm(ctx(), dtype(), gemm_shape(false, true, b_, p_, h_, h_, h_, p_), h_out, params_.weights(w_hr_),
              offset(outputs_, (t + 1) * b_ * r_, dtype()));
@@ -89,7 +90,8 @@ class LstmKernel final : public CudaOpKernel {
     gemm(ctx(), dtype(), gemm_shape(true, false, g, in_, rows, g, in_, in_), dgates_, x_, params_.grads(w_ih_));
     gemm(ctx(), dtype(), gemm_shape(true, false, g, r_, rows, g, r_, r_), dgates_, outputs_, params_.grads(w_hh_));
     if (op().attrs.bias) column_sum(dgates_, params_.grads(bias_), bias_scratch_, rows, g, elem(), stream());
-    if (p_ > 0) gemm(ctx(), dtype(), gemm_shape(true, false, p_, h_, rows, p_, h_, h_), dy_, hidden_, params_.grads(w_hr_));
+    if (p_ > 0)
+      gemm(ctx(), dtype(), gemm_shape(true, false, p_, h_, rows, p_, h_, h_), dy_, hidden_, params_.grads(w_hr_));
   }
 
  private:
@@ -111,8 +113,8 @@ class LstmKernel final : public CudaOpKernel {
         dh_t = dh_;
       }
       lstm_cell_backward(offset(gates_, t * b_ * g, dtype()), offset(cells_, t * b_ * h_, dtype()),
-                         offset(cells_, (t + 1) * b_ * h_, dtype()), dh_t, dc_, offset(dgates_, t * b_ * g, dtype()), b_,
-                         h_, elem(), stream());
+                         offset(cells_, (t + 1) * b_ * h_, dtype()), dh_t, dc_, offset(dgates_, t * b_ * g, dtype()),
+                         b_, h_, elem(), stream());
     }
   }
 

@@ -40,7 +40,8 @@ std::optional<OpId> ModelBuilder::find(const std::string& name) const {
 }
 
 OpId ModelBuilder::add_op(Op op, const std::vector<OpId>& inputs) {
-  if (op.name.empty()) throw InputError(to_string(op.kind) + " op in model " + model_.name() + ": expected a non-empty name");
+  if (op.name.empty())
+    throw InputError(to_string(op.kind) + " op in model " + model_.name() + ": expected a non-empty name");
   if (by_name_.count(op.name)) throw InputError("duplicate op name \"" + op.name + "\" in model " + model_.name());
   std::vector<const Op*> producers;
   producers.reserve(inputs.size());
@@ -180,7 +181,9 @@ OpId ModelBuilder::rms_norm(const std::string& name, OpId x) { return unary(OpKi
 
 // ------------------------------------------------------------------ products
 
-OpId ModelBuilder::matmul(const std::string& name, OpId a, OpId b) { return add_op(make_op(OpKind::Matmul, name), {a, b}); }
+OpId ModelBuilder::matmul(const std::string& name, OpId a, OpId b) {
+  return add_op(make_op(OpKind::Matmul, name), {a, b});
+}
 
 OpId ModelBuilder::batched_matmul(const std::string& name, OpId a, OpId b) {
   return add_op(make_op(OpKind::BatchedMatmul, name), {a, b});
@@ -266,8 +269,12 @@ OpId ModelBuilder::dropout(const std::string& name, OpId x, double p) {
   return add_op(std::move(op), {x});
 }
 
-OpId ModelBuilder::add(const std::string& name, const std::vector<OpId>& xs) { return add_op(make_op(OpKind::Add, name), xs); }
-OpId ModelBuilder::mul(const std::string& name, const std::vector<OpId>& xs) { return add_op(make_op(OpKind::Mul, name), xs); }
+OpId ModelBuilder::add(const std::string& name, const std::vector<OpId>& xs) {
+  return add_op(make_op(OpKind::Add, name), xs);
+}
+OpId ModelBuilder::mul(const std::string& name, const std::vector<OpId>& xs) {
+  return add_op(make_op(OpKind::Mul, name), xs);
+}
 
 OpId ModelBuilder::concat(const std::string& name, const std::vector<OpId>& xs, std::int64_t axis) {
   Op op = make_op(OpKind::Concat, name);
@@ -285,7 +292,8 @@ OpId ModelBuilder::flatten(const std::string& name, OpId x, std::int64_t start_d
   const Shape& in = shape(x);
   if (start_dim < 0 || start_dim >= static_cast<std::int64_t>(in.size()))
     throw InputError("reshape \"" + name + "\" with input " + to_string(in) + ": expected flatten start_dim in [0, " +
-                     std::to_string(static_cast<std::int64_t>(in.size()) - 1) + "], found " + std::to_string(start_dim));
+                     std::to_string(static_cast<std::int64_t>(in.size()) - 1) + "], found " +
+                     std::to_string(start_dim));
   Shape out(in.begin(), in.begin() + start_dim);
   out.push_back(-1);
   return reshape(name, x, std::move(out));
@@ -293,7 +301,9 @@ OpId ModelBuilder::flatten(const std::string& name, OpId x, std::int64_t start_d
 
 // ------------------------------------------------------------------ losses
 
-OpId ModelBuilder::cross_entropy(const std::string& name, OpId logits) { return unary(OpKind::CrossEntropy, name, logits); }
+OpId ModelBuilder::cross_entropy(const std::string& name, OpId logits) {
+  return unary(OpKind::CrossEntropy, name, logits);
+}
 
 OpId ModelBuilder::sampled_softmax(const std::string& name, OpId x, std::int64_t vocab, std::int64_t num_sampled) {
   Op op = make_op(OpKind::SampledSoftmax, name);

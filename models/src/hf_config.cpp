@@ -152,7 +152,8 @@ TransformerConfig transformer_from_hf_config(const nlohmann::json& doc, const st
   else if (type == "bert") read_bert(r, c);
   else type_field.fail("a model_type parasim reads (gpt2, gpt_neox, llama, mistral, qwen2, mixtral, bert)");
   if (c.layers > kMaxLayers)
-    root.at(root.has("n_layer") ? "n_layer" : "num_hidden_layers").fail("at most " + std::to_string(kMaxLayers) + " layers");
+    root.at(root.has("n_layer") ? "n_layer" : "num_hidden_layers")
+        .fail("at most " + std::to_string(kMaxLayers) + " layers");
   // The builder's own checks (heads dividing hidden...), reported against the file; one layer
   // suffices, every layer is alike.
   try {

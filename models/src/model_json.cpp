@@ -116,7 +116,8 @@ Model with_batch(const Model& model, std::int64_t batch, std::optional<DType> dt
   // What loading model_to_json(model) with LoadOptions{batch, dtype} gives (tests compare the
   // two for every zoo model), without writing and parsing the document: the same ops, in the
   // same order, through the same builder; only input and reshape shapes carry the batch.
-  if (batch < 1) throw InputError("model " + model.name() + ": batch override must be >= 1, found " + std::to_string(batch));
+  if (batch < 1)
+    throw InputError("model " + model.name() + ": batch override must be >= 1, found " + std::to_string(batch));
   ModelBuilder b(model.name(), batch, dtype.value_or(model.dtype()));
   b.set_dataset(model.dataset());
   for (OpId v = 0; v < model.num_ops(); ++v) {

@@ -53,7 +53,8 @@ Weights weights_of(const Op& op) {
       // W_hr [proj, h]; r = proj if projecting else hidden.
       const std::int64_t in = op.input_shapes[0][2];
       const std::int64_t r = a.proj > 0 ? a.proj : a.hidden;
-      const std::int64_t n = add({mul({4, a.hidden, add(in, r)}), a.bias ? mul(8, a.hidden) : 0, mul(a.hidden, a.proj)});
+      const std::int64_t n =
+          add({mul({4, a.hidden, add(in, r)}), a.bias ? mul(8, a.hidden) : 0, mul(a.hidden, a.proj)});
       return {n, n};
     }
     case OpKind::Embedding: {

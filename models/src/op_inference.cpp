@@ -32,7 +32,8 @@ std::string hw(std::int64_t h, std::int64_t w) { return str(h) + "x" + str(w); }
 
 void require_inputs(const Op& op, std::size_t n) {
   if (op.input_shapes.size() == n) return;
-  fail(op, (n == 0 ? std::string("no inputs") : "exactly " + str(static_cast<std::int64_t>(n)) + (n == 1 ? " input" : " inputs")) +
+  fail(op, (n == 0 ? std::string("no inputs")
+                   : "exactly " + str(static_cast<std::int64_t>(n)) + (n == 1 ? " input" : " inputs")) +
                ", found " + str(static_cast<std::int64_t>(op.input_shapes.size())));
 }
 
@@ -149,7 +150,8 @@ void infer_pool2d(Op& op) {
   const std::int64_t ph = add(x[2], mul(2, a.pad_h));
   const std::int64_t pw = add(x[3], mul(2, a.pad_w));
   if (ph < a.kernel_h || pw < a.kernel_w)
-    fail(op, "a padded input (" + hw(ph, pw) + ") at least as large as the kernel (" + hw(a.kernel_h, a.kernel_w) + ")");
+    fail(op,
+         "a padded input (" + hw(ph, pw) + ") at least as large as the kernel (" + hw(a.kernel_h, a.kernel_w) + ")");
   op.output_shape = {x[0], x[1], pool_output(x[2], a.kernel_h, a.stride_h, a.pad_h, a.ceil_mode),
                      pool_output(x[3], a.kernel_w, a.stride_w, a.pad_w, a.ceil_mode)};
 }
@@ -309,7 +311,8 @@ std::int64_t packed_head_dim(const Op& op) {
   const Shape& qkv = op.input_shapes[0];
   if (kv == 0) {
     require_rank(op, qkv, 3, "[B, T, 3 * D] (packed q, k, v)");
-    if (qkv[2] % 3 != 0) fail(op, "a packed q, k, v input whose last dimension (" + str(qkv[2]) + ") is divisible by 3");
+    if (qkv[2] % 3 != 0)
+      fail(op, "a packed q, k, v input whose last dimension (" + str(qkv[2]) + ") is divisible by 3");
     const std::int64_t d = qkv[2] / 3;
     if (d % heads != 0) fail(op, "model dimension (" + str(d) + ") divisible by heads (" + str(heads) + ")");
     return d / heads;
@@ -368,7 +371,8 @@ void infer_attention(Op& op) {
   }
   if (op.attrs.kv_heads != 0) fail(op, "kv_heads only with one packed q, k, v input");
   if (op.input_shapes.size() != 3)
-    fail(op, "1 input (packed qkv) or 3 inputs (q, k, v), found " + str(static_cast<std::int64_t>(op.input_shapes.size())));
+    fail(op,
+         "1 input (packed qkv) or 3 inputs (q, k, v), found " + str(static_cast<std::int64_t>(op.input_shapes.size())));
   const Shape& q = op.input_shapes[0];
   const Shape& k = op.input_shapes[1];
   const Shape& v = op.input_shapes[2];
@@ -376,7 +380,8 @@ void infer_attention(Op& op) {
   if (q[0] != k[0] || q[0] != v[0] || k[1] != v[1] || q[2] != k[2])
     fail(op, "q [B, Tq, D], k [B, Tk, D] and v [B, Tk, Dv] with matching B, Tk and D");
   if (q[2] % heads != 0 || v[2] % heads != 0)
-    fail(op, "q and v feature dimensions (" + str(q[2]) + ", " + str(v[2]) + ") divisible by heads (" + str(heads) + ")");
+    fail(op,
+         "q and v feature dimensions (" + str(q[2]) + ", " + str(v[2]) + ") divisible by heads (" + str(heads) + ")");
   op.output_shape = {q[0], q[1], v[2]};
 }
 

@@ -32,7 +32,8 @@ const std::vector<Registered>& registry() {
   static const std::vector<Registered> r = [] {
     std::vector<Registered> v;
     v.push_back({image("resnet50", "ResNet-50 v1.5 (torchvision), 224x224", "imagenet-1k"), zoo::resnet50});
-    v.push_back({image("vgg16", "VGG-16 (torchvision), 224x224, classifier 4096-4096-1000", "imagenet-1k"), zoo::vgg16});
+    v.push_back(
+        {image("vgg16", "VGG-16 (torchvision), 224x224, classifier 4096-4096-1000", "imagenet-1k"), zoo::vgg16});
     v.push_back({image("vgg16_cifar", "VGG-16 with BatchNorm for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cifar-10"),
                  zoo::vgg16_cifar});
     v.push_back({image("inception_v3", "Inception-v3 (torchvision) with aux classifier, 299x299", "imagenet-1k", true),
@@ -58,16 +59,20 @@ const std::vector<Registered>& registry() {
                  [](const ModelOptions& o) { return transformer("megatron_22b", o); }});
     v.push_back({sequence("gpt3_175b", "GPT-3 175B: 96 layers, 12288 hidden, 96 heads, 2048 tokens", "openwebtext"),
                  [](const ModelOptions& o) { return transformer("gpt3_175b", o); }});
-    v.push_back({sequence("turing_530b", "Megatron-Turing NLG 530B: 105 layers, 20480 hidden, 128 heads", "openwebtext"),
-                 [](const ModelOptions& o) { return transformer("turing_530b", o); }});
-    v.push_back({sequence("megatron_1t", "Megatron 1T: 128 layers, 25600 hidden, 160 heads, 2048 tokens", "openwebtext"),
-                 [](const ModelOptions& o) { return transformer("megatron_1t", o); }});
-    v.push_back({sequence("llama3_8b", "Llama 3 8B (Meta 2024): 32 layers, 4096 hidden, 32 heads, 8 KV heads, 8192 tokens",
-                          "openwebtext"),
-                 [](const ModelOptions& o) { return transformer("llama3_8b", o); }});
-    v.push_back({sequence("llama3_70b", "Llama 3 70B (Meta 2024): 80 layers, 8192 hidden, 64 heads, 8 KV heads, 8192 tokens",
-                          "openwebtext"),
-                 [](const ModelOptions& o) { return transformer("llama3_70b", o); }});
+    v.push_back(
+        {sequence("turing_530b", "Megatron-Turing NLG 530B: 105 layers, 20480 hidden, 128 heads", "openwebtext"),
+         [](const ModelOptions& o) { return transformer("turing_530b", o); }});
+    v.push_back(
+        {sequence("megatron_1t", "Megatron 1T: 128 layers, 25600 hidden, 160 heads, 2048 tokens", "openwebtext"),
+         [](const ModelOptions& o) { return transformer("megatron_1t", o); }});
+    v.push_back(
+        {sequence("llama3_8b", "Llama 3 8B (Meta 2024): 32 layers, 4096 hidden, 32 heads, 8 KV heads, 8192 tokens",
+                  "openwebtext"),
+         [](const ModelOptions& o) { return transformer("llama3_8b", o); }});
+    v.push_back(
+        {sequence("llama3_70b", "Llama 3 70B (Meta 2024): 80 layers, 8192 hidden, 64 heads, 8 KV heads, 8192 tokens",
+                  "openwebtext"),
+         [](const ModelOptions& o) { return transformer("llama3_70b", o); }});
     v.push_back({sequence("llama31_405b",
                           "Llama 3.1 405B (Meta 2024): 126 layers, 16384 hidden, 128 heads, 8 KV heads, 8192 tokens",
                           "openwebtext"),

@@ -135,8 +135,9 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
   require(c.head_dim >= 0, c, "head_dim >= 0, found " + std::to_string(c.head_dim));
   require(c.heads >= 1 && (c.head_dim > 0 || c.hidden % c.heads == 0), c,
           "heads >= 1 dividing hidden (" + std::to_string(c.hidden) + "), found " + std::to_string(c.heads));
-  require(c.kv_heads >= 0 && c.kv_heads <= c.heads && (c.kv_heads == 0 || c.heads % c.kv_heads == 0), c,
-          "kv_heads in [0, heads] dividing heads (" + std::to_string(c.heads) + "), found " + std::to_string(c.kv_heads));
+  require(
+      c.kv_heads >= 0 && c.kv_heads <= c.heads && (c.kv_heads == 0 || c.heads % c.kv_heads == 0), c,
+      "kv_heads in [0, heads] dividing heads (" + std::to_string(c.heads) + "), found " + std::to_string(c.kv_heads));
   require(c.ffn >= 0 && c.max_positions >= 0 && c.type_vocab >= 0, c, "ffn, max_positions and type_vocab >= 0");
   require(c.dropout >= 0.0 && c.dropout < 1.0, c, "dropout in [0, 1)");
   require(c.experts >= 0 && c.moe_ffn >= 0 && c.shared_experts >= 0 && c.moe_dense_layers >= 0 &&
@@ -250,8 +251,10 @@ std::string name_of(const std::array<std::pair<E, const char*>, N>& table, E k) 
   return "?";
 }
 
-constexpr std::array<std::pair<MlpKind, const char*>, 4> kMlpNames{
-    {{MlpKind::Gelu, "gelu"}, {MlpKind::Relu, "relu"}, {MlpKind::SquaredRelu, "squared_relu"}, {MlpKind::Swiglu, "swiglu"}}};
+constexpr std::array<std::pair<MlpKind, const char*>, 4> kMlpNames{{{MlpKind::Gelu, "gelu"},
+                                                                    {MlpKind::Relu, "relu"},
+                                                                    {MlpKind::SquaredRelu, "squared_relu"},
+                                                                    {MlpKind::Swiglu, "swiglu"}}};
 constexpr std::array<std::pair<NormKind, const char*>, 2> kNormNames{
     {{NormKind::LayerNorm, "layer_norm"}, {NormKind::RmsNorm, "rms_norm"}}};
 constexpr std::array<std::pair<PositionKind, const char*>, 4> kPositionNames{{{PositionKind::Learned, "learned"},

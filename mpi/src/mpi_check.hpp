@@ -1,4 +1,4 @@
-// PARASIM_MPI_CHECK: the checked-call macro for MPI, as profiler/cuda_check.hpp has one per
+// PARASIM_MPI_CHECK: the checked-call macro for MPI, as kernels/cuda_check.hpp has one per
 // vendor API. Errors are returned (MPI_ERRORS_RETURN on every communicator parasim uses), and a
 // failing call throws RuntimeError "MPI call failed: MPI_Isend(...) at mpi_cpu_runtime.cpp:120:
 // MPI_ERR_RANK: invalid rank (code 6)".
@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "parasim/profiler/cuda_check.hpp"
+#include "parasim/kernels/cuda_check.hpp"
 
 namespace parasim::mpi::detail {
 
@@ -25,11 +25,11 @@ inline std::string mpi_error_text(int code) {
 
 }  // namespace parasim::mpi::detail
 
-#define PARASIM_MPI_CHECK(call)                                                                                    \
-  do {                                                                                                             \
-    const int parasim_mpi_status_ = (call);                                                                        \
-    if (parasim_mpi_status_ != MPI_SUCCESS) {                                                                      \
-      ::parasim::profiler::throw_vendor_call_failure("MPI", #call, __FILE__, __LINE__,                             \
-                                                     ::parasim::mpi::detail::mpi_error_text(parasim_mpi_status_)); \
-    }                                                                                                              \
+#define PARASIM_MPI_CHECK(call)                                                                                   \
+  do {                                                                                                            \
+    const int parasim_mpi_status_ = (call);                                                                       \
+    if (parasim_mpi_status_ != MPI_SUCCESS) {                                                                     \
+      ::parasim::kernels::throw_vendor_call_failure("MPI", #call, __FILE__, __LINE__,                             \
+                                                    ::parasim::mpi::detail::mpi_error_text(parasim_mpi_status_)); \
+    }                                                                                                             \
   } while (0)

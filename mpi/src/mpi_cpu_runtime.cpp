@@ -12,8 +12,9 @@
 #include "parasim/common/index.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/issue_plan.hpp"
+#include "parasim/kernels/kernel_backend.hpp"
+#include "parasim/kernels/op_phases.hpp"
 #include "parasim/mpi/mpi_runtime.hpp"
-#include "parasim/profiler/kernel_backend.hpp"
 #include "world_impl.hpp"
 
 namespace parasim::mpi {
@@ -34,17 +35,7 @@ TimeNs now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(detail::Clock::now().time_since_epoch()).count();
 }
 
-std::optional<profiler::Phase> kernel_phase(simulator::Phase p) {
-  switch (p) {
-    case simulator::Phase::Forward:
-    case simulator::Phase::Recompute: return profiler::Phase::Forward;
-    case simulator::Phase::BackwardData: return profiler::Phase::BackwardData;
-    case simulator::Phase::BackwardWeight: return profiler::Phase::BackwardWeight;
-    case simulator::Phase::Update: return profiler::Phase::Update;
-    case simulator::Phase::Other: break;
-  }
-  return std::nullopt;
-}
+using kernels::kernel_phase;
 
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 
@@ -306,8 +297,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
 
   void prepare_kernels(const TaskGraph& graph) {
     kernel_.assign(graph.size(), nullptr);
-    phase_.assign(graph.size(), profiler::Phase::Forward);
-    std::map<const models::Op*, std::unique_ptr<profiler::OpKernel>> prepared;
+    phase_.assign(graph.size(), kernels::Phase::Forward);
+    std::map<const models::Op*, std::unique_ptr<kernels::OpKernel>> prepared;
     for (TaskId t = 0; t < static_cast<TaskId>(graph.size()); ++t) {
       if (graph.kind(t) != TaskKind::Compute || graph.device(t) != me_) continue;
       const models::Op* op = resolve_ ? resolve_(graph, t) : nullptr;
@@ -315,8 +306,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
       if (op && phase) {
         auto it = kernels_.find(op);
         if (it == kernels_.end()) {
-          if (!backend_) backend_ = profiler::make_cpu_kernel_backend(1);
-          std::unique_ptr<profiler::OpKernel> k;
+          if (!backend_) backend_ = kernels::make_cpu_kernel_backend(1);
+          std::unique_ptr<kernels::OpKernel> k;
           try {
             k = backend_->prepare(*op, options_.optimizer);
           } catch (const RuntimeError& e) {
@@ -335,8 +326,8 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     // One untimed pass over every phase: the first step does not pay for oneDNN's JIT.
     for (auto& [op, k] : kernels_)
       if (k)
-        for (profiler::Phase p : profiler::kPhases)
-          if (profiler::op_has_phase(*op, p)) k->run(p);
+        for (kernels::Phase p : kernels::kPhases)
+          if (kernels::op_has_phase(*op, p)) k->run(p);
     if (backend_) backend_->synchronize();
   }
 
@@ -450,7 +441,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
         switch (g.kind(t)) {
           case TaskKind::Compute: {
             const TimeNs s = now_ns();
-            if (profiler::OpKernel* k = kernel_[ix(t)]) {
+            if (kernels::OpKernel* k = kernel_[ix(t)]) {
               k->run(phase_[ix(t)]);
               backend_->synchronize();
             } else {
@@ -627,10 +618,10 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
   std::vector<MPI_Request> outgoing_;  // signals in flight
   std::vector<float> send_, receive_;
   std::map<std::pair<std::vector<int>, int>, MPI_Comm> comms_;
-  std::unique_ptr<profiler::KernelBackend> backend_;
-  std::map<const models::Op*, std::unique_ptr<profiler::OpKernel>> kernels_;
-  std::vector<profiler::OpKernel*> kernel_;
-  std::vector<profiler::Phase> phase_;
+  std::unique_ptr<kernels::KernelBackend> backend_;
+  std::map<const models::Op*, std::unique_ptr<kernels::OpKernel>> kernels_;
+  std::vector<kernels::OpKernel*> kernel_;
+  std::vector<kernels::Phase> phase_;
   std::vector<std::string> unrunnable_;
   std::vector<std::string> notes_;
   std::vector<char> recorded_;

@@ -54,7 +54,9 @@ AlphaBetaSegment fit_range(const std::vector<SizeTime>& pts, std::size_t first, 
   return s;
 }
 
-double relative_error(const AlphaBetaSegment& s, const SizeTime& p) { return (s.time_ns(p.bytes) - p.time_ns) / p.time_ns; }
+double relative_error(const AlphaBetaSegment& s, const SizeTime& p) {
+  return (s.time_ns(p.bytes) - p.time_ns) / p.time_ns;
+}
 
 double squared_error(const AlphaBetaSegment& s, const std::vector<SizeTime>& pts, std::size_t first, std::size_t last) {
   double e = 0;
@@ -69,8 +71,9 @@ double worst_error(const AlphaBetaSegment& s, const std::vector<SizeTime>& pts, 
 }
 
 std::vector<SizeTime> checked(std::vector<SizeTime> points) {
-  points.erase(std::remove_if(points.begin(), points.end(), [](const SizeTime& p) { return !(p.time_ns > 0) || p.bytes < 0; }),
-               points.end());
+  points.erase(
+      std::remove_if(points.begin(), points.end(), [](const SizeTime& p) { return !(p.time_ns > 0) || p.bytes < 0; }),
+      points.end());
   if (points.empty()) throw InputError("alpha-beta fit: no point with a positive time and non-negative size");
   std::sort(points.begin(), points.end(), [](const SizeTime& a, const SizeTime& b) { return a.bytes < b.bytes; });
   return points;
@@ -89,8 +92,8 @@ PiecewiseAlphaBeta fit_piecewise(std::vector<SizeTime> points, const PiecewiseOp
   const std::vector<SizeTime> pts = checked(std::move(points));
   const std::size_t n = pts.size();
   const std::size_t min_pts = static_cast<std::size_t>(std::max(options.min_points_per_segment, 2));
-  const std::size_t max_k = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(std::max(options.max_segments, 1)),
-                                                                        n / min_pts));
+  const std::size_t max_k = std::max<std::size_t>(
+      1, std::min<std::size_t>(static_cast<std::size_t>(std::max(options.max_segments, 1)), n / min_pts));
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // cost[i][j]: total squared relative error of one line fitted to points [i, j).
   std::vector<std::vector<double>> cost(n + 1, std::vector<double>(n + 1, kInf));

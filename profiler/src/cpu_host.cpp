@@ -22,7 +22,8 @@ GBps measure_host_bandwidth(Bytes bytes_per_array, int reps) {
     const auto t0 = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
     const auto t1 = std::chrono::steady_clock::now();
-    best_ns = std::min(best_ns, static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    best_ns =
+        std::min(best_ns, static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
   }
   // Keep the loop from being optimized away.
   volatile float sink = a[n / 2];

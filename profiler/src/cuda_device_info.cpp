@@ -49,7 +49,8 @@ DeviceInfo to_profile_device_info(const GpuDeviceInfo& gpu) {
   DeviceInfo d;
   d.name = gpu.name;
   d.kind = gpu.kind;
-  d.compute_capability = std::to_string(gpu.compute_capability_major) + "." + std::to_string(gpu.compute_capability_minor);
+  d.compute_capability =
+      std::to_string(gpu.compute_capability_major) + "." + std::to_string(gpu.compute_capability_minor);
   d.driver = nvidia_kernel_module_version();
   if (d.driver.empty()) d.driver = "CUDA driver API " + format_cuda_version(gpu.driver_version);
   d.cuda = format_cuda_version(gpu.runtime_version);

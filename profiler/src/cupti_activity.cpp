@@ -84,9 +84,9 @@ ActivityBatch parse_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
       case CUPTI_ACTIVITY_KIND_MEMCPY2: {
         // Device-to-device copies across devices (cudaMemcpyPeerAsync); one device: plain d2d.
         const auto* m = reinterpret_cast<const CuptiPeerCopyRecord*>(record);
-        batch.memcpys.push_back({m->correlationId, m->start, m->end, m->deviceId, m->streamId,
-                                 static_cast<Bytes>(m->bytes),
-                                 m->srcDeviceId == m->dstDeviceId ? MemcpyKind::DeviceToDevice : MemcpyKind::PeerToPeer});
+        batch.memcpys.push_back(
+            {m->correlationId, m->start, m->end, m->deviceId, m->streamId, static_cast<Bytes>(m->bytes),
+             m->srcDeviceId == m->dstDeviceId ? MemcpyKind::DeviceToDevice : MemcpyKind::PeerToPeer});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -124,7 +124,8 @@ void check_cupti_setup(CUptiResult status, const char* call_text, int line) {
         "profiling without an outside profiler attached (" + std::string(call_text) + " returned "
         "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)");
   }
-  if (status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || status == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
+  if (status == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+      status == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
     throw RuntimeError(std::string("CUPTI refused to trace: insufficient privileges (") + call_text +
                        "). Profiling may be restricted to administrators on this machine "
                        "(NVreg_RestrictProfilingToAdminUsers) or by the hypervisor");

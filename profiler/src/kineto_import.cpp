@@ -22,7 +22,8 @@ EventKind classify(const std::string& cat, const std::string& ph) {
   if (ph != "X") return EventKind::Other;
   if (cat == "cpu_op" || cat == "operator" || cat == "Operator") return EventKind::CpuOp;
   if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime") return EventKind::Runtime;
-  if (cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" || cat == "gpu_memset" || cat == "Memset")
+  if (cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" || cat == "gpu_memset" ||
+      cat == "Memset")
     return EventKind::Gpu;
   return EventKind::Other;
 }
@@ -62,7 +63,8 @@ TimeNs us_field_to_ns(const JsonField& f, bool duration) {
 void add_gpu_time(TimeNs& total, TimeNs part, const std::string& origin) {
   constexpr TimeNs kMaxTotal = TimeNs{1} << 62;
   if (part > kMaxTotal - total)
-    throw InputError(origin + ": $.traceEvents: GPU event durations add up past 2^62 ns (146 years); expected a real trace");
+    throw InputError(origin +
+                     ": $.traceEvents: GPU event durations add up past 2^62 ns (146 years); expected a real trace");
   total += part;
 }
 
@@ -144,7 +146,8 @@ DeviceInfo device_from_trace(const JsonField& root) {
   }
   auto major = first.find("computeMajor");
   auto minor = first.find("computeMinor");
-  if (major && minor) d.compute_capability = std::to_string(major->as_int(0, 100)) + "." + std::to_string(minor->as_int(0, 100));
+  if (major && minor)
+    d.compute_capability = std::to_string(major->as_int(0, 100)) + "." + std::to_string(minor->as_int(0, 100));
   return d;
 }
 
@@ -174,7 +177,8 @@ Profile import_kineto_json(const nlohmann::json& doc, const std::string& origin,
     if (args && !args->is_object()) args->fail("an object");
     if (kind == EventKind::FlowStart) {
       const std::int64_t id = ev.at("id").as_int();
-      flow_by_correlation[id] = Launch{id_string(ev.at("pid")) + "/" + id_string(ev.at("tid")), us_field_to_ns(ev.at("ts"), false)};
+      flow_by_correlation[id] =
+          Launch{id_string(ev.at("pid")) + "/" + id_string(ev.at("tid")), us_field_to_ns(ev.at("ts"), false)};
       continue;
     }
     const TimeNs ts = us_field_to_ns(ev.at("ts"), false);
@@ -244,7 +248,8 @@ Profile import_kineto_json(const nlohmann::json& doc, const std::string& origin,
   }
   std::vector<const Group*> ordered;
   for (const auto& [key, g] : groups) ordered.push_back(&g);
-  std::sort(ordered.begin(), ordered.end(), [](const Group* a, const Group* b) { return a->first_order < b->first_order; });
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Group* a, const Group* b) { return a->first_order < b->first_order; });
 
   Profile p;
   p.created = utc_now_iso8601();

@@ -94,8 +94,8 @@ bool enable_peer_access(int a, int b) {
 
 void validate(const LinkProbeOptions& o) {
   if (o.warmup < 0 || o.iterations < 1)
-    throw InputError("link probe: expected warmup >= 0 and iterations >= 1, found " + std::to_string(o.warmup) + " and " +
-                     std::to_string(o.iterations));
+    throw InputError("link probe: expected warmup >= 0 and iterations >= 1, found " + std::to_string(o.warmup) +
+                     " and " + std::to_string(o.iterations));
 }
 
 }  // namespace

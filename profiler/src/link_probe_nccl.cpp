@@ -98,9 +98,11 @@ std::vector<LinkCurve> measure_collectives(std::vector<ProbeDevice*>& devices, c
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < iterations; ++i) launch_round(devices, comms, call);
       synchronize_all(devices);
-      const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+      const auto elapsed =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
       const Bytes reported = count * static_cast<Bytes>(sizeof(float));
-      curve.points.push_back(make_link_point(reported, elapsed.count() / iterations, busbw_factor(kind, static_cast<int>(n))));
+      curve.points.push_back(
+          make_link_point(reported, elapsed.count() / iterations, busbw_factor(kind, static_cast<int>(n))));
     }
     curves.push_back(std::move(curve));
   }

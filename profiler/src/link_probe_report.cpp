@@ -26,7 +26,9 @@ bool is_peer_curve(const LinkCurve& c) {
 }
 
 double large_message_beta(const LinkCurve& c) { return c.fit.segments.empty() ? 0.0 : c.fit.segments.back().beta_gbps; }
-double small_message_alpha(const LinkCurve& c) { return c.fit.segments.empty() ? 0.0 : c.fit.segments.front().alpha_ns; }
+double small_message_alpha(const LinkCurve& c) {
+  return c.fit.segments.empty() ? 0.0 : c.fit.segments.front().alpha_ns;
+}
 
 const LinkCurve* find_curve(const LinkProbeResult& r, const std::string& kind, int src, int dst) {
   for (const auto& c : r.curves)
@@ -53,11 +55,13 @@ std::string pad_left(const std::string& s, std::size_t width) {
 }  // namespace
 
 std::vector<Bytes> probe_sizes(Bytes min_bytes, Bytes max_bytes, int factor) {
-  if (min_bytes < 1) throw InputError("link probe: minimum size must be at least 1 byte, found " + std::to_string(min_bytes));
+  if (min_bytes < 1)
+    throw InputError("link probe: minimum size must be at least 1 byte, found " + std::to_string(min_bytes));
   if (max_bytes < min_bytes)
     throw InputError("link probe: maximum size " + std::to_string(max_bytes) + " is below the minimum " +
                      std::to_string(min_bytes));
-  if (factor != 2 && factor != 4) throw InputError("link probe: size step must be 2 or 4, found " + std::to_string(factor));
+  if (factor != 2 && factor != 4)
+    throw InputError("link probe: size step must be 2 or 4, found " + std::to_string(factor));
   std::vector<Bytes> sizes;
   for (Bytes s = min_bytes; s <= max_bytes; s *= factor) {
     sizes.push_back(s);
@@ -119,7 +123,9 @@ void print_link_tables(std::ostream& out, const LinkProbeResult& r) {
     out << "# gpu" << d.index << ": " << d.name << " (" << d.kind << "), " << format_bytes(d.memory) << ", "
         << (d.pci_bus_id.empty() ? "bus ?" : d.pci_bus_id) << "\n";
   }
-  if (r.nccl_version > 0) out << "# NCCL " << r.nccl_version / 10000 << "." << (r.nccl_version / 100) % 100 << "." << r.nccl_version % 100 << "\n";
+  if (r.nccl_version > 0)
+    out << "# NCCL " << r.nccl_version / 10000 << "." << (r.nccl_version / 100) % 100 << "." << r.nccl_version % 100
+        << "\n";
   for (const auto& n : r.notes) out << "# note: " << n << "\n";
   for (const auto& c : r.curves) {
     out << "\n";

@@ -108,7 +108,8 @@ json link_to_json(const LinkCurve& l) {
   j["points"] = pts;
   json fit = json::array();
   for (const auto& s : l.fit.segments)
-    fit.push_back({{"min_bytes", s.min_bytes}, {"max_bytes", s.max_bytes}, {"alpha_ns", s.alpha_ns}, {"beta_gbps", s.beta_gbps}});
+    fit.push_back(
+        {{"min_bytes", s.min_bytes}, {"max_bytes", s.max_bytes}, {"alpha_ns", s.alpha_ns}, {"beta_gbps", s.beta_gbps}});
   j["fit"] = fit;
   return j;
 }
@@ -289,8 +290,12 @@ Profile profile_from_json(const json& j, const std::string& origin) {
   return p;
 }
 
-Profile load_profile(const std::filesystem::path& path) { return profile_from_json(read_json_file(path), path.string()); }
+Profile load_profile(const std::filesystem::path& path) {
+  return profile_from_json(read_json_file(path), path.string());
+}
 
-void save_profile(const Profile& p, const std::filesystem::path& path) { write_file_atomic(path, dump_json(to_json(p))); }
+void save_profile(const Profile& p, const std::filesystem::path& path) {
+  write_file_atomic(path, dump_json(to_json(p)));
+}
 
 }  // namespace parasim::profiler

@@ -28,7 +28,8 @@ struct Row {
   std::vector<std::string> cells;
 };
 
-std::string layout(const std::vector<std::string>& header, const std::vector<Row>& rows, const std::vector<bool>& right) {
+std::string layout(const std::vector<std::string>& header, const std::vector<Row>& rows,
+                   const std::vector<bool>& right) {
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
   for (const Row& r : rows)
@@ -119,7 +120,8 @@ std::string render_profile_table(const Profile& p) {
   out << "\none iteration (median x ops sharing a signature, " << t.ops << " ops in " << t.entries << " signatures):";
   for (Phase ph : kPhases) out << "  " << phase_key(ph) << " " << format_time(t.per_phase[phase_index(ph)]);
   out << "  total " << format_time(t.total()) << "\n";
-  if (t.unmeasured > 0) out << t.unmeasured << " signature(s) not measured (see their notes); their costs come from the roofline\n";
+  if (t.unmeasured > 0)
+    out << t.unmeasured << " signature(s) not measured (see their notes); their costs come from the roofline\n";
   if (!p.links.empty()) out << p.links.size() << " link curve(s)\n";
   return out.str();
 }

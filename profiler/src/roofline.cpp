@@ -57,7 +57,9 @@ OpBytes op_bytes(const Op& op) {
 }
 
 KernelWork mem(double bytes, std::int64_t count = 1) { return {KernelClass::Memory, count, 0.0, bytes}; }
-KernelWork gemm(double macs, double bytes, std::int64_t count = 1) { return {KernelClass::Gemm, count, 2.0 * macs, bytes}; }
+KernelWork gemm(double macs, double bytes, std::int64_t count = 1) {
+  return {KernelClass::Gemm, count, 2.0 * macs, bytes};
+}
 KernelWork conv(double macs, double bytes) { return {KernelClass::Conv, 1, 2.0 * macs, bytes}; }
 
 KernelWork shaped(KernelWork k, std::int64_t m, std::int64_t n, std::int64_t kk, std::int64_t batch = 1) {
@@ -100,8 +102,9 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
       return {shaped(conv(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in + transform), n * h * w,
                      c / g, k / g * rs_eff, g)};
     case Phase::BackwardWeight: {
-      std::vector<KernelWork> kw{shaped(conv(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights + transform),
-                                        k / g, c / g * rs_eff, n * p * q, g)};
+      std::vector<KernelWork> kw{
+          shaped(conv(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights + transform), k / g,
+                 c / g * rs_eff, n * p * q, g)};
       if (op.attrs.bias) kw.push_back(mem(b.out));  // bias gradient: reduce dY over N, H, W
       return kw;
     }
@@ -113,14 +116,18 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
 }
 
 std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b) {
-  const std::int64_t in = std::max<std::int64_t>(1, op.attrs.in_features), out = std::max<std::int64_t>(1, op.attrs.out_features);
-  const std::int64_t rows = op.input_shapes.empty() ? 1 : std::max<std::int64_t>(1, models::num_elements(op.input_shapes[0]) / in);
+  const std::int64_t in = std::max<std::int64_t>(1, op.attrs.in_features),
+                     out = std::max<std::int64_t>(1, op.attrs.out_features);
+  const std::int64_t rows =
+      op.input_shapes.empty() ? 1 : std::max<std::int64_t>(1, models::num_elements(op.input_shapes[0]) / in);
   switch (phase) {
-    case Phase::Forward: return {shaped(gemm(static_cast<double>(op.macs_fwd), b.rw), rows, out, in)};  // addmm fuses the bias
+    case Phase::Forward:
+      return {shaped(gemm(static_cast<double>(op.macs_fwd), b.rw), rows, out, in)};  // addmm fuses the bias
     case Phase::BackwardData:
       return {shaped(gemm(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in), rows, in, out)};
     case Phase::BackwardWeight: {
-      std::vector<KernelWork> k{shaped(gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights), out, in, rows)};
+      std::vector<KernelWork> k{
+          shaped(gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights), out, in, rows)};
       if (op.attrs.bias) k.push_back(mem(b.out));
       return k;
     }
@@ -143,7 +150,8 @@ std::vector<KernelWork> matmul_work(const Op& op, Phase phase, const OpBytes& b)
   if (phase == Phase::BackwardData) {
     const std::int64_t count = std::max<std::int64_t>(1, op.macs_bwd_data / std::max<std::int64_t>(op.macs_fwd, 1));
     // dA = dC B^T (m x k over n); dB = A^T dC (k x n over m): the same FLOPs, priced as the first.
-    return {shaped(gemm(static_cast<double>(op.macs_bwd_data) / static_cast<double>(count), b.rw, count), m, kk, n, batch)};
+    return {
+        shaped(gemm(static_cast<double>(op.macs_bwd_data) / static_cast<double>(count), b.rw, count), m, kk, n, batch)};
   }
   return {};
 }
@@ -191,7 +199,9 @@ std::vector<KernelWork> attention_work(const Op& op, Phase phase, const OpBytes&
   const auto tq = static_cast<std::int64_t>(a.tq), tk = static_cast<std::int64_t>(a.tk);
   const auto dh = static_cast<std::int64_t>(a.d / a.heads), dvh = static_cast<std::int64_t>(a.dv / a.heads);
   const bool dot = !op.attrs.additive;
-  auto sh = [&](KernelWork kw, std::int64_t m, std::int64_t n, std::int64_t kk) { return dot ? shaped(kw, m, n, kk, bh) : kw; };
+  auto sh = [&](KernelWork kw, std::int64_t m, std::int64_t n, std::int64_t kk) {
+    return dot ? shaped(kw, m, n, kk, bh) : kw;
+  };
   if (phase == Phase::Forward) {
     std::vector<KernelWork> w;
     if (op.attrs.additive) w = {mem(q + k + big), mem(2 * big), gemm(score_macs, big + scores)};
@@ -203,8 +213,8 @@ std::vector<KernelWork> attention_work(const Op& op, Phase phase, const OpBytes&
     return w;
   }
   if (phase == Phase::BackwardData) {
-    std::vector<KernelWork> w{sh(gemm(context_macs, o + v + scores), tk, dvh, tq), sh(gemm(context_macs, scores + o + v), tq, tk, dvh),
-                              mem(3 * scores)};
+    std::vector<KernelWork> w{sh(gemm(context_macs, o + v + scores), tk, dvh, tq),
+                              sh(gemm(context_macs, scores + o + v), tq, tk, dvh), mem(3 * scores)};
     if (op.attrs.p > 0) w.push_back(mem(2 * scores + scores / b.s));  // dropout backward: dP' and the mask
     if (op.attrs.additive) {
       w.push_back(gemm(score_macs, scores + big));  // d(tanh) = dS x v
@@ -243,7 +253,8 @@ std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
   auto split = [&](std::int64_t macs, double gate_bytes_per_step) {
     const double total = static_cast<double>(macs);
     return std::vector<KernelWork>{
-        shaped(gemm(total * (1 - recurrent_share), b.in + w_input + steps * gates), bt, h4, static_cast<std::int64_t>(in)),
+        shaped(gemm(total * (1 - recurrent_share), b.in + w_input + steps * gates), bt, h4,
+               static_cast<std::int64_t>(in)),
         shaped(gemm(total * recurrent_share / steps, w_recurrent + batch * proj * b.s + gates, n), ib, h4, ip),
         mem(gate_bytes_per_step, n)};
   };
@@ -255,7 +266,8 @@ std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
     case Phase::BackwardWeight: {
       // dW_ih = sum_t d(gates)^T x and dW_hh = sum_t d(gates)^T h: one GEMM each over all steps.
       const double total = static_cast<double>(op.macs_bwd_weight);
-      return {shaped(gemm(total * (1 - recurrent_share), b.in + steps * gates + w_input), h4, static_cast<std::int64_t>(in), bt),
+      return {shaped(gemm(total * (1 - recurrent_share), b.in + steps * gates + w_input), h4,
+                     static_cast<std::int64_t>(in), bt),
               shaped(gemm(total * recurrent_share, steps * (gates + batch * proj * b.s) + w_recurrent), h4, ip, bt)};
     }
     case Phase::Update:

@@ -50,7 +50,8 @@ void append_table(std::string& out, const TextTable& t) {
 
 void append_file_links(std::string& out, const ReportFigure& f) {
   out += "<p class=\"files\">Files: ";
-  for (const PlotFile& d : f.spec.data) out += "<a href=\"" + html_escape(d.name) + "\">" + html_escape(d.name) + "</a>, ";
+  for (const PlotFile& d : f.spec.data)
+    out += "<a href=\"" + html_escape(d.name) + "\">" + html_escape(d.name) + "</a>, ";
   out += "<a href=\"" + html_escape(f.spec.stem) + ".gp\">" + html_escape(f.spec.stem) + ".gp</a>";
   if (f.rendered)
     out += ", <a href=\"" + html_escape(f.spec.stem) + ".png\">" + html_escape(f.spec.stem) + ".png</a>, <a href=\"" +

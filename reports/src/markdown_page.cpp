@@ -61,7 +61,8 @@ void append_table(std::string& out, const TextTable& t) {
 
 std::string render_markdown(const ReportData& data, const std::vector<ReportFigure>& figures,
                             const std::vector<std::string>& notes) {
-  std::string out = "# " + (data.title.empty() ? std::string("parasim report") : "parasim report: " + data.title) + "\n\n";
+  std::string out =
+      "# " + (data.title.empty() ? std::string("parasim report") : "parasim report: " + data.title) + "\n\n";
   out += "The full report with inline plots is [index.html](index.html); data: [results.json](results.json).\n\n";
   for (const auto& n : notes) out += "> " + md_cell(n) + "\n\n";
   out += "## Assumptions\n\n";

@@ -50,7 +50,8 @@ std::optional<PlotSpec> breakdown_plot(const ReportData& d) {
   s += "set style fill solid 1.0 border lc rgb \"white\"\n";
   s += "set xtics (";
   for (std::size_t i = 0; i < n; ++i)
-    s += (i ? ", " : "") + gp_quote(rotate ? rotated_label(d.breakdown[i].strategy) : wrap_label(d.breakdown[i].strategy)) + " " +
+    s += (i ? ", " : "") +
+         gp_quote(rotate ? rotated_label(d.breakdown[i].strategy) : wrap_label(d.breakdown[i].strategy)) + " " +
          std::to_string(i);
   s += ")" + std::string(rotate ? " rotate by 45 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
   // Room for the labels: gnuplot's own estimate is short for turned multi-line text.

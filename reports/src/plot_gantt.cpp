@@ -30,7 +30,9 @@ struct DrawnBar {
 using BarKey = std::tuple<TimeNs, TimeNs, GanttCategory>;
 using DeviceSignature = std::map<int, std::vector<BarKey>>;  // lane -> its bars, sorted
 
-std::string lane_name(int lane) { return lane == 0 ? "compute" : lane == 1 ? "comm" : "stream " + std::to_string(lane); }
+std::string lane_name(int lane) {
+  return lane == 0 ? "compute" : lane == 1 ? "comm" : "stream " + std::to_string(lane);
+}
 
 /// "GPU 3", "GPU 2–7", "GPU 2–62 step 2", "GPU 1, 4, 9 +2 more".
 std::string devices_text(const std::vector<int>& devices) {
@@ -184,7 +186,8 @@ std::optional<PlotSpec> gantt_plot(const ReportData& d) {
   s += "set grid xtics noytics\n";
   s += "set ytics scale 0 (";
   for (int row = 0; row < n_rows; ++row)
-    s += std::string(row ? ", " : "") + gp_quote(layout.names[static_cast<std::size_t>(row)]) + " " + std::to_string(row);
+    s += std::string(row ? ", " : "") + gp_quote(layout.names[static_cast<std::size_t>(row)]) + " " +
+         std::to_string(row);
   s += ")" + std::string(n_rows > 24 ? " font \",9\"" : "") + "\n";
   s += "# Thin lines between devices.\n";
   for (std::size_t g = 1; g < layout.first_row_of_group.size(); ++g) {

@@ -194,7 +194,8 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
   s += "other(c) = activations(c) + column(\"other_bytes\") / unit_bytes\n";
   s += "peak(c) = column(\"peak_bytes\") / unit_bytes\n";
   s += "capacity(c) = column(\"capacity_bytes\") > 0 ? column(\"capacity_bytes\") / unit_bytes : NaN\n";
-  s += "over(c) = column(\"capacity_bytes\") > 0 && column(\"peak_bytes\") > column(\"capacity_bytes\") ? \"over capacity\" : \"\"\n";
+  s += "over(c) = column(\"capacity_bytes\") > 0 && column(\"peak_bytes\") > column(\"capacity_bytes\") ? \"over "
+       "capacity\" : \"\"\n";
 
   struct Stack {
     int present;
@@ -216,8 +217,9 @@ std::optional<PlotSpec> memory_plot(const ReportData& d) {
   }
   if (plot.empty()) plot = "plot data using \"x\":(peak(0)) with boxes lc rgb light_grey title \"peak\"";
   if (has_capacity) {
-    plot += ", \\\n     data using (column(\"x\") - 0.45):(capacity(0)):(0.9):(0) with vectors nohead lc rgb black dt 1 "
-            "lw 2.5 title \"device capacity\"";
+    plot +=
+        ", \\\n     data using (column(\"x\") - 0.45):(capacity(0)):(0.9):(0) with vectors nohead lc rgb black dt 1 "
+        "lw 2.5 title \"device capacity\"";
     plot += ", \\\n     data using \"x\":(peak(0)):(over(0)) with labels offset 0,0.8 tc rgb vermillion notitle";
   }
   s += script_render(1000, rotate ? 700 : 600, plot);

@@ -151,8 +151,8 @@ std::optional<PlotSpec> time_to_train_plot(const ReportData& d) {
   s += "set ylabel " + gp_quote("time to train (" + unit.name + (log_y ? ", log scale)" : ")")) + "\n";
   if (log_y)
     s += "set logscale y 10\nset yrange [" + gp_number(lo / unit.divisor / 1.4) + ":" +
-         gp_number(hi / unit.divisor * 1.4) + "]\nset ytics " + log_tics(lo / unit.divisor / 1.4, hi / unit.divisor * 1.4) +
-         "\n";
+         gp_number(hi / unit.divisor * 1.4) + "]\nset ytics " +
+         log_tics(lo / unit.divisor / 1.4, hi / unit.divisor * 1.4) + "\n";
   else
     s += "set yrange [0:" + gp_number(hi / unit.divisor * 1.1) + "]\n";
   s += script_render(1000, 600, series_plot_command("column(\"time_to_train_s\") / unit_s"));
@@ -175,11 +175,12 @@ std::optional<PlotSpec> speedup_plot(const ReportData& d) {
               "point was given, the smallest GPU count is the baseline and is assumed to scale linearly.";
   p.data.push_back({"scaling.csv", scaling_csv(series)});
 
-  std::string s = script_preamble({p.stem, "Speed-up over one GPU vs number of GPUs", {"scaling.csv"}, kScalingColumns});
+  std::string s =
+      script_preamble({p.stem, "Speed-up over one GPU vs number of GPUs", {"scaling.csv"}, kScalingColumns});
   s += "\ndata = \"scaling.csv\"\n";
   s += series_arrays(series);
-  s += "\nset title " + gp_quote(d.model.empty() ? "Speed-up over one GPU" : "Speed-up of " + d.model + " over one GPU") +
-       "\n";
+  s += "\nset title " +
+       gp_quote(d.model.empty() ? "Speed-up over one GPU" : "Speed-up of " + d.model + " over one GPU") + "\n";
   s += gpu_axis(series);
   s += "set logscale y 2\n";
   s += "set ylabel " +

@@ -135,7 +135,8 @@ std::string log_tics(double lo, double hi) {
       const double v = m * std::pow(10.0, e);
       if (v >= lo && v <= hi) tics.push_back(v);
     }
-  if (tics.size() > 12) std::erase_if(tics, [](double v) { return std::fabs(std::log10(v) - std::round(std::log10(v))) > 1e-9; });
+  if (tics.size() > 12)
+    std::erase_if(tics, [](double v) { return std::fabs(std::log10(v) - std::round(std::log10(v))) > 1e-9; });
   std::string out = "(";
   for (std::size_t i = 0; i < tics.size(); ++i) {
     char buf[32];

@@ -57,7 +57,8 @@ std::optional<PlotSpec> throughput_plot(const ReportData& d) {
   s += "unset key\n";
   s += "set xtics (";
   for (std::size_t i = 0; i < n; ++i)
-    s += (i ? ", " : "") + gp_quote(rotate ? rotated_label(d.throughput[i].strategy) : wrap_label(d.throughput[i].strategy)) + " " +
+    s += (i ? ", " : "") +
+         gp_quote(rotate ? rotated_label(d.throughput[i].strategy) : wrap_label(d.throughput[i].strategy)) + " " +
          std::to_string(i);
   s += ")" + std::string(rotate ? " rotate by 45 right" : "") + (n > 4 ? " font \",9\"" : "") + "\n";
   std::vector<std::string> turned;

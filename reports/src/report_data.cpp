@@ -58,7 +58,8 @@ bool Assumptions::empty() const {
 }
 
 bool ReportData::empty() const {
-  return scaling.empty() && breakdown.empty() && throughput.empty() && gantt.empty() && validation.empty() && memory.empty();
+  return scaling.empty() && breakdown.empty() && throughput.empty() && gantt.empty() && validation.empty() &&
+         memory.empty();
 }
 
 void ReportData::merge(ReportData other) {

@@ -108,7 +108,8 @@ std::vector<TextTable> scaling_tables(const ReportData& d) {
   }
   std::vector<TextTable> out;
   if (!gain.rows.empty()) {
-    gain.note = "gain = (T_dp - T_hybrid) / T_dp, as parasim project reports it: positive when the hybrid trains faster.";
+    gain.note =
+        "gain = (T_dp - T_hybrid) / T_dp, as parasim project reports it: positive when the hybrid trains faster.";
     out.push_back(std::move(gain));
   }
   if (!all.rows.empty()) out.push_back(std::move(all));
@@ -194,9 +195,13 @@ std::vector<TextTable> memory_tables(const ReportData& d) {
               {}};
   for (const MemoryRow& r : d.memory) {
     const MemoryParts& m = r.breakdown;
-    t.rows.push_back({r.strategy, r.device < 0 ? "fullest" : std::to_string(r.device), bytes_text(r.peak), bytes_text(r.capacity),
-                      r.capacity <= 0 ? "?" : r.peak <= r.capacity ? "yes" : "NO", bytes_text(m.params),
-                      bytes_text(m.grads), bytes_text(m.optimizer), bytes_text(m.activations), bytes_text(m.other)});
+    t.rows.push_back({r.strategy, r.device < 0 ? "fullest" : std::to_string(r.device), bytes_text(r.peak),
+                      bytes_text(r.capacity),
+                      r.capacity <= 0        ? "?"
+                      : r.peak <= r.capacity ? "yes"
+                                             : "NO",
+                      bytes_text(m.params), bytes_text(m.grads), bytes_text(m.optimizer), bytes_text(m.activations),
+                      bytes_text(m.other)});
   }
   cap_rows(t);
   return {t};

@@ -14,7 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kAllStems[] = {"time_to_train", "speedup", "throughput", "breakdown", "gantt", "validation", "memory"};
+constexpr const char* kAllStems[] = {"time_to_train", "speedup",    "throughput", "breakdown",
+                                     "gantt",         "validation", "memory"};
 
 /// Pictures from an earlier run that this run does not redraw would contradict the new data.
 void remove_stale_pictures(const fs::path& dir, const std::set<std::string>& rendered) {
@@ -44,7 +45,8 @@ ReportOutcome write_report(const ReportData& data, const fs::path& dir, const Re
     figures.push_back({std::move(spec), {}, false});
   }
   if (figures.empty())
-    out.notes.push_back("The results held nothing to plot (no projection, throughput, breakdown, timeline, validation or memory).");
+    out.notes.push_back(
+        "The results held nothing to plot (no projection, throughput, breakdown, timeline, validation or memory).");
 
   fs::path gnuplot;
   if (options.render && !figures.empty()) {

@@ -26,7 +26,9 @@ GanttCategory category_of_phase(std::string_view phase) {
   return GanttCategory::Other;
 }
 
-TimeNs us_field_to_ns(const JsonField& f) { return static_cast<TimeNs>(std::llround(f.as_double(0, 1e15) * 1000.0)); }  // <= 1e18 ns
+TimeNs us_field_to_ns(const JsonField& f) {
+  return static_cast<TimeNs>(std::llround(f.as_double(0, 1e15) * 1000.0));
+}  // <= 1e18 ns
 
 std::string label_from_file(const std::string& file) {
   const std::string stem = std::filesystem::path(file).stem().string();
@@ -199,7 +201,8 @@ ReportData read_validation_output(const JsonField& root) {
         auto points = read_validation_points(root.at(key));
         d.validation.insert(d.validation.end(), points.begin(), points.end());
       }
-    if (auto machine = optional_field(root, "machine")) d.assumptions.extra.emplace_back("measured on", describe_value(*machine));
+    if (auto machine = optional_field(root, "machine"))
+      d.assumptions.extra.emplace_back("measured on", describe_value(*machine));
   }
   return d;
 }
@@ -293,7 +296,8 @@ ReportData read_projection(const JsonField& root) {
   ScalingSeries hybrid{"best hybrid", SeriesKind::BestHybrid, {}};
   for (const JsonField& row : root.at("rows").items_of_array()) {
     const std::int64_t gpus = row.at("gpus").as_int(1, kMaxId);
-    for (const auto& [prefix, series, name] : {std::tuple{"dp_", &dp, "DP only"}, std::tuple{"hybrid_", &hybrid, "best hybrid"}}) {
+    for (const auto& [prefix, series, name] :
+         {std::tuple{"dp_", &dp, "DP only"}, std::tuple{"hybrid_", &hybrid, "best hybrid"}}) {
       const std::string side = prefix;
       if (!row.at(side + "feasible").as_bool()) {
         // Said once per GPU count and side, so the report shows why a point is missing.
@@ -344,7 +348,8 @@ ReportData read_plan(const JsonField& root) {
     const JsonField& r = rows[i];
     std::string label = r.at("strategy").as_string();
     if (auto f = optional_field(r, "feasible"); f && !f->as_bool())
-      label += " (" + (optional_field(r, "verdict") ? describe_value(r.at("verdict")) : std::string("infeasible")) + ")";
+      label +=
+          " (" + (optional_field(r, "verdict") ? describe_value(r.at("verdict")) : std::string("infeasible")) + ")";
     const bool simulated = !optional_field(r, "simulated") || r.at("simulated").as_bool();
     if (simulated) {
       // A plan row describes its busiest device: compute + exposed + bubble + idle = step.

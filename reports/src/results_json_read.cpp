@@ -51,8 +51,9 @@ BreakdownRow read_breakdown_row(const JsonField& obj, std::string strategy) {
 }
 
 MemoryParts read_memory_parts(const JsonField& obj) {
-  return {optional_int(obj, "params", 0, kMaxBytes), optional_int(obj, "grads", 0, kMaxBytes), optional_int(obj, "optimizer", 0, kMaxBytes),
-          optional_int(obj, "activations", 0, kMaxBytes), optional_int(obj, "other", 0, kMaxBytes)};
+  return {optional_int(obj, "params", 0, kMaxBytes), optional_int(obj, "grads", 0, kMaxBytes),
+          optional_int(obj, "optimizer", 0, kMaxBytes), optional_int(obj, "activations", 0, kMaxBytes),
+          optional_int(obj, "other", 0, kMaxBytes)};
 }
 
 std::vector<GanttBar> read_gantt_bars(const JsonField& array) {
@@ -112,7 +113,8 @@ void read_assumptions(const JsonField& a, Assumptions& out) {
   out.cluster = optional_string(a, "cluster");
   out.dataset = optional_string(a, "dataset");
   if (auto extra = optional_field(a, "extra"))
-    for (const JsonField& e : extra->items_of_array()) out.extra.emplace_back(e.at("name").as_string(), e.at("value").as_string());
+    for (const JsonField& e : extra->items_of_array())
+      out.extra.emplace_back(e.at("name").as_string(), e.at("value").as_string());
 }
 
 ReportData read_bundle(const JsonField& root) {
@@ -123,7 +125,8 @@ ReportData read_bundle(const JsonField& root) {
   if (auto a = optional_field(root, "assumptions")) read_assumptions(*a, d.assumptions);
   if (auto p = optional_field(root, "projection")) d.scaling = read_series(*p);
   if (auto b = optional_field(root, "breakdown"))
-    for (const JsonField& r : b->items_of_array()) d.breakdown.push_back(read_breakdown_row(r, r.at("strategy").as_string()));
+    for (const JsonField& r : b->items_of_array())
+      d.breakdown.push_back(read_breakdown_row(r, r.at("strategy").as_string()));
   if (auto t = optional_field(root, "throughput"))
     for (const JsonField& r : t->items_of_array()) {
       ThroughputRow row;
@@ -184,7 +187,8 @@ std::string results_shape(const nlohmann::json& j) {
   if (schema == "parasim.step_result/1") return "parasim.step_result/1 (parasim simulate --taskgraph --json)";
   if (schema == "parasim.simulation/1") return "parasim.simulation/1 (parasim simulate --model --json)";
   if (schema == "parasim.projection/1") return "parasim.projection/1 (parasim project --json)";
-  if (j.is_array() && !j.empty() && std::all_of(j.begin(), j.end(), is_plan_row)) return "plan rows (parasim plan --json)";
+  if (j.is_array() && !j.empty() && std::all_of(j.begin(), j.end(), is_plan_row))
+    return "plan rows (parasim plan --json)";
   if (j.is_object() && j.contains("traceEvents")) return "Chrome trace (parasim simulate --trace)";
   if (holds_validation_runs(j)) return "validation runs (parasim validate --json)";
   return {};

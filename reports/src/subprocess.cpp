@@ -48,7 +48,8 @@ bool is_executable_file(const std::filesystem::path& p) {
 
 std::filesystem::path find_executable(const std::string& name) {
   if (name.empty()) return {};
-  if (name.find('/') != std::string::npos) return is_executable_file(name) ? std::filesystem::path(name) : std::filesystem::path{};
+  if (name.find('/') != std::string::npos)
+    return is_executable_file(name) ? std::filesystem::path(name) : std::filesystem::path{};
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
   std::size_t begin = 0;
@@ -98,7 +99,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       ::kill(pid, SIGKILL);

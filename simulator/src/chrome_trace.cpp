@@ -135,7 +135,8 @@ std::string chrome_trace_json(const TaskGraph& g, const hardware::Cluster& clust
   }
   if (host_markers || device_markers)
     for (int d = 0; d <= devices; ++d)
-      if (d < devices ? device_markers : host_markers) append_metadata(out, "thread_name", d, marker_tid, "markers", true);
+      if (d < devices ? device_markers : host_markers)
+        append_metadata(out, "thread_name", d, marker_tid, "markers", true);
 
   for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
     const TaskTiming& tt = r.timeline[static_cast<std::size_t>(t)];
@@ -156,7 +157,8 @@ std::string chrome_trace_json(const TaskGraph& g, const hardware::Cluster& clust
         args += ",\"bytes\":" + std::to_string(g.bytes(t)) + ",\"collective\":\"" +
                 std::string(to_string(g.collective_op(t))) + "\",\"algorithm\":\"" +
                 std::string(to_string(g.algorithm(t))) + "\",\"ranks\":" + std::to_string(members.size());
-        const CollectiveAlgorithm used = r.algorithms.size() == g.size() ? r.algorithms[static_cast<std::size_t>(t)] : g.algorithm(t);
+        const CollectiveAlgorithm used =
+            r.algorithms.size() == g.size() ? r.algorithms[static_cast<std::size_t>(t)] : g.algorithm(t);
         args += ",\"algorithm_used\":\"" + std::string(to_string(used)) + "\"";
         const std::string kernel = nccl_kernel_name(g.collective_op(t), used, g.bytes(t));
         for (DeviceId d : members) append_x(out, {"nccl", kernel, d, g.stream(t), tt.start, tt.end}, args);

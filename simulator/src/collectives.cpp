@@ -83,7 +83,9 @@ TimeNs CollectivePlan::step_latency(const CollectivePhase& phase, CollectiveProt
 
 double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, CollectiveProtocol protocol) const {
   if (nvls) return kNvlsAlgbwFraction;
-  const double payload = phase.hop == HopClass::NVLink ? kNvlinkPayload : phase.hop == HopClass::Net ? kNetPayload : 1.0;
+  const double payload = phase.hop == HopClass::NVLink ? kNvlinkPayload
+                         : phase.hop == HopClass::Net  ? kNetPayload
+                                                       : 1.0;
   double proto = 1.0;
   const bool tree = algorithm == CollectiveAlgorithm::Tree || phase.tree;
   if (protocol == CollectiveProtocol::LL)
@@ -95,7 +97,8 @@ double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, Collective
 
 TimeNs CollectiveCost::scaled(double intra, double inter) const {
   if (intra == 1.0 && inter == 1.0) return time;
-  return static_cast<TimeNs>(std::llround(static_cast<double>(time - net_time) * intra + static_cast<double>(net_time) * inter));
+  return static_cast<TimeNs>(
+      std::llround(static_cast<double>(time - net_time) * intra + static_cast<double>(net_time) * inter));
 }
 
 CollectiveCost CollectivePlan::cost(Bytes total, CollectiveCosts costs, CollectiveProtocol protocol) const {
@@ -295,7 +298,8 @@ constexpr std::size_t kMaxRingSearch = 10;  // 9! orders at most, pruned
 constexpr std::int64_t kMaxBroadcastChunks = 64;
 
 // Consecutive node segments of a node-grouped order: [start, end) pairs.
-std::vector<std::pair<std::size_t, std::size_t>> node_segments(const hardware::Cluster& c, const std::vector<DeviceId>& order) {
+std::vector<std::pair<std::size_t, std::size_t>> node_segments(const hardware::Cluster& c,
+                                                               const std::vector<DeviceId>& order) {
   std::vector<std::pair<std::size_t, std::size_t>> segs;
   for (std::size_t i = 0; i < order.size(); ++i)
     if (i == 0 || c.node_of(order[i]) != c.node_of(order[i - 1])) segs.emplace_back(i, i + 1);
@@ -423,14 +427,16 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
       for (hardware::DirLinkId l : links) {
         const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
         if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) hop = HopClass::Net;
-        else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && hop == HopClass::NVLink) hop = HopClass::PCI;
+        else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && hop == HopClass::NVLink)
+          hop = HopClass::PCI;
       }
     pattern_hops.push_back(hop);
   }
   for (auto& ph : p.phases) ph.hop = pattern_hops[ph.pattern];
   p.multi_node = node_segments(cluster_, p.order).size() > 1;
   // LL128 is on by default only where the GPUs talk over NVLink (tuning.cc).
-  p.ll128 = std::any_of(p.phases.begin(), p.phases.end(), [](const CollectivePhase& ph) { return ph.hop == HopClass::NVLink; });
+  p.ll128 = std::any_of(p.phases.begin(), p.phases.end(),
+                        [](const CollectivePhase& ph) { return ph.hop == HopClass::NVLink; });
 }
 
 // One message per class of equivalent ones: the same links hop by hop up to the identity of the
@@ -539,7 +545,8 @@ CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order,
         break;
       }
       const std::size_t m = segs.front().second - segs.front().first;
-      const bool uniform = std::all_of(segs.begin(), segs.end(), [&](const auto& s) { return s.second - s.first == m; });
+      const bool uniform =
+          std::all_of(segs.begin(), segs.end(), [&](const auto& s) { return s.second - s.first == m; });
       if (algo == CollectiveAlgorithm::Hierarchical && segs.size() >= 2 && uniform) {
         p.algorithm = CollectiveAlgorithm::Hierarchical;
         const auto k = static_cast<std::int64_t>(segs.size());

@@ -101,7 +101,8 @@ struct PlanKey {
 struct PlanKeyHash {
   std::size_t operator()(const PlanKey& k) const {
     std::uint64_t h = static_cast<std::uint64_t>(k.group) * 0x9E3779B97F4A7C15ull;
-    h ^= (static_cast<std::uint64_t>(k.op) << 8 | static_cast<std::uint64_t>(k.algo)) + 0x632BE59BD9B4E019ull + (h << 6);
+    h ^=
+        (static_cast<std::uint64_t>(k.op) << 8 | static_cast<std::uint64_t>(k.algo)) + 0x632BE59BD9B4E019ull + (h << 6);
     h ^= static_cast<std::uint64_t>(k.bytes) * 0xC2B2AE3D27D4EB4Full;
     return static_cast<std::size_t>(h ^ (h >> 31));
   }
@@ -391,7 +392,8 @@ class Simulation {
     if (total > d.stats.peak_memory) {
       d.stats.peak_memory = total;
       d.stats.peak_time = now_;
-      d.stats.peak_breakdown = {d.fixed.params, d.fixed.grads, d.fixed.optimizer, d.activations, d.fixed.other + d.other};
+      d.stats.peak_breakdown = {d.fixed.params, d.fixed.grads, d.fixed.optimizer, d.activations,
+                                d.fixed.other + d.other};
     }
   }
 
@@ -419,7 +421,8 @@ class Simulation {
     const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::HierarchicalTree;
     const PlanKey key{group, op, algo, sized ? bytes : 0};
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, &planner_.cached_plan(g_.group_devices(group), op, algo, bytes)).first;
+    if (it == plans_.end())
+      it = plans_.emplace(key, &planner_.cached_plan(g_.group_devices(group), op, algo, bytes)).first;
     return *it->second;
   }
 
@@ -607,8 +610,8 @@ class Simulation {
       if (!streams_[s].queue.empty()) {
         const TaskId t = streams_[s].queue.front().task;
         where = " (stream " + std::to_string(s % streams_per_device_) + " of device " +
-                std::to_string(global_of_[s / streams_per_device_]) + " is blocked at task " + std::to_string(t) + " \"" +
-                std::string(g_.name(t)) + "\")";
+                std::to_string(global_of_[s / streams_per_device_]) + " is blocked at task " + std::to_string(t) +
+                " \"" + std::string(g_.name(t)) + "\")";
       }
     throw RuntimeError("simulation stalled with " + std::to_string(g_.size() - completed_) +
                        " tasks unfinished" + where + "; this is a simulator bug, please report it with the task graph");
@@ -646,7 +649,8 @@ class Simulation {
     }
     network_.collect(r);
     if (last_task_ != kNoTask) {
-      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)]) r.critical_path.push_back(t);
+      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)])
+        r.critical_path.push_back(t);
       std::reverse(r.critical_path.begin(), r.critical_path.end());
     }
     r.timeline = std::move(timeline_);
@@ -714,7 +718,8 @@ void check_fits_in_int64(const TaskGraph& g, const hardware::Cluster& c) {
       }
       case TaskKind::Marker: break;
     }
-    if (g.kind(t) == TaskKind::Compute || g.kind(t) == TaskKind::Transfer) memory += static_cast<double>(g.alloc_bytes(t));
+    if (g.kind(t) == TaskKind::Compute || g.kind(t) == TaskKind::Transfer)
+      memory += static_cast<double>(g.alloc_bytes(t));
   }
   if (!(time < kLimit))
     throw InputError("the task graph cannot be simulated on cluster \"" + c.name() +

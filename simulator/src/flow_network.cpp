@@ -195,7 +195,8 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
 void FlowNetwork::collect(StepResult& r) const {
   r.links.assign(links_.size(), LinkStats{});
   for (hardware::DirLinkId l : arrays_->touched_list)
-    r.links[static_cast<std::size_t>(l)] = {links_[static_cast<std::size_t>(l)].busy, links_[static_cast<std::size_t>(l)].bytes};
+    r.links[static_cast<std::size_t>(l)] = {links_[static_cast<std::size_t>(l)].busy,
+                                            links_[static_cast<std::size_t>(l)].bytes};
   if (record_) {
     r.link_timeline = intervals_;
     std::stable_sort(r.link_timeline.begin(), r.link_timeline.end(),

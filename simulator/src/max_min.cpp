@@ -31,7 +31,8 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
   pos_.assign(offsets_.begin(), offsets_.end() - 1);
   for (std::size_t i = 0; i < flows.size(); ++i)
     for (hardware::DirLinkId l : flows[i])
-      link_flows_[pos_[static_cast<std::size_t>(local_[static_cast<std::size_t>(l)])]++] = static_cast<std::uint32_t>(i);
+      link_flows_[pos_[static_cast<std::size_t>(local_[static_cast<std::size_t>(l)])]++] =
+          static_cast<std::uint32_t>(i);
 
   frozen_.assign(flows.size(), 0);
   std::size_t left = flows.size();
@@ -63,7 +64,8 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
       if (cnt_[j] > 0 && cap_[j] / cnt_[j] == best) bottlenecks_.push_back(static_cast<std::int32_t>(j));
     const double share = std::max(best, 1e-12);  // never zero: a flow always progresses
     for (std::int32_t j : bottlenecks_)
-      for (std::uint32_t k = offsets_[static_cast<std::size_t>(j)]; k < offsets_[static_cast<std::size_t>(j) + 1]; ++k) {
+      for (std::uint32_t k = offsets_[static_cast<std::size_t>(j)]; k < offsets_[static_cast<std::size_t>(j) + 1];
+           ++k) {
         const std::uint32_t f = link_flows_[k];
         if (frozen_[f]) continue;
         frozen_[f] = 1;

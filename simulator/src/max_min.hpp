@@ -14,7 +14,8 @@ namespace parasim::simulator {
 
 class MaxMinSolver {
  public:
-  explicit MaxMinSolver(std::size_t num_directed_links) : stamp_(num_directed_links, 0), local_(num_directed_links, 0) {}
+  explicit MaxMinSolver(std::size_t num_directed_links)
+      : stamp_(num_directed_links, 0), local_(num_directed_links, 0) {}
 
   /// `flows[i]` lists the directed links flow i crosses (at least one); `capacity` is indexed
   /// by directed link id in bytes/ns; writes `rates[i]`. `caps`, when not empty, bounds each

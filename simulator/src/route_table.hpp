@@ -26,7 +26,8 @@ class RouteTable {
 
   RouteRef get(DeviceId src, DeviceId dst) {
     if (!dense_.empty()) {
-      auto& slot = dense_[static_cast<std::size_t>(src) * static_cast<std::size_t>(devices_) + static_cast<std::size_t>(dst)];
+      auto& slot =
+          dense_[static_cast<std::size_t>(src) * static_cast<std::size_t>(devices_) + static_cast<std::size_t>(dst)];
       if (slot < 0) slot = static_cast<std::int32_t>(compute(src, dst));
       return routes_[static_cast<std::size_t>(slot)];
     }

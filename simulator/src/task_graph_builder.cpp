@@ -86,7 +86,8 @@ GroupId TaskGraphBuilder::add_group(std::span<const DeviceId> devices) {
     if (d < 0 || d >= g_.num_devices_)
       throw InputError(where + ": device " + std::to_string(d) + " is out of range " +
                        range_text(0, g_.num_devices_ - 1));
-    if (seen[static_cast<std::size_t>(d)]++) throw InputError(where + ": device " + std::to_string(d) + " is listed twice");
+    if (seen[static_cast<std::size_t>(d)]++)
+      throw InputError(where + ": device " + std::to_string(d) + " is listed twice");
   }
   g_.group_devices_.insert(g_.group_devices_.end(), devices.begin(), devices.end());
   g_.group_offsets_.push_back(static_cast<std::uint32_t>(g_.group_devices_.size()));
@@ -241,7 +242,8 @@ TaskGraph TaskGraphBuilder::build() && {
   {
     std::vector<std::uint32_t> fill(g.succ_offsets_.begin(), g.succ_offsets_.end() - 1);
     for (std::size_t t = 0; t < n; ++t)
-      for (TaskId d : g.deps(static_cast<TaskId>(t))) g.succs_[fill[static_cast<std::size_t>(d)]++] = static_cast<TaskId>(t);
+      for (TaskId d : g.deps(static_cast<TaskId>(t)))
+        g.succs_[fill[static_cast<std::size_t>(d)]++] = static_cast<TaskId>(t);
   }
 
   // Kahn's algorithm: anything left waiting is on (or behind) a cycle.

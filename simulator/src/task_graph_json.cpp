@@ -79,7 +79,8 @@ TaskGraph taskgraph_from_json(const nlohmann::json& doc, const std::string& orig
       for (const auto& d : g.items_of_array()) {
         const auto id = static_cast<DeviceId>(index_field(d, devices, "a device index"));
         if (std::find(members.begin(), members.end(), id) != members.end())
-          throw InputError(d.file() + ": " + d.path() + ": device " + std::to_string(id) + " is listed twice in the group");
+          throw InputError(d.file() + ": " + d.path() + ": device " + std::to_string(id) +
+                           " is listed twice in the group");
         members.push_back(id);
       }
       if (members.empty()) g.fail("a non-empty list of device indices");
@@ -207,7 +208,8 @@ nlohmann::json taskgraph_to_json(const TaskGraph& g) {
   for (DeviceId d = 0; d < g.num_devices(); ++d) {
     const auto& m = g.static_memory(d);
     if (m == StaticMemory{}) continue;
-    statics.push_back({{"device", d}, {"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer}, {"other", m.other}});
+    statics.push_back(
+        {{"device", d}, {"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer}, {"other", m.other}});
   }
   auto& tasks = j["tasks"] = nlohmann::json::array();
   for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {

@@ -32,7 +32,8 @@ std::vector<std::size_t> immediate_post_dominators(const Model& m,
   }
   std::vector<RVertex> idom(n + 2, boost::graph_traits<ReverseGraph>::null_vertex());
   boost::lengauer_tarjan_dominator_tree(
-      rg, boost::vertex(exit, rg), boost::make_iterator_property_map(idom.begin(), boost::get(boost::vertex_index, rg)));
+      rg, boost::vertex(exit, rg),
+      boost::make_iterator_property_map(idom.begin(), boost::get(boost::vertex_index, rg)));
   std::vector<std::size_t> out(n + 1, kNone);
   for (std::size_t v = 0; v <= n; ++v)
     out[v] = idom[v] == boost::graph_traits<ReverseGraph>::null_vertex() ? kNone : static_cast<std::size_t>(idom[v]);
@@ -129,7 +130,8 @@ class BranchPlacer {
       if (!b.ops.empty()) branches.push_back(std::move(b));
     }
     if (branches.size() < 2) return;
-    std::stable_sort(branches.begin(), branches.end(), [](const Branch& a, const Branch& b) { return a.cost > b.cost; });
+    std::stable_sort(branches.begin(), branches.end(),
+                     [](const Branch& a, const Branch& b) { return a.cost > b.cost; });
     // The region's branches run concurrently: balance them among themselves (region-local load),
     // breaking ties towards the device with less work overall.
     std::vector<TimeNs> region(static_cast<std::size_t>(devices_), 0);

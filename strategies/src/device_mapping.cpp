@@ -18,7 +18,8 @@ int axis_id(const std::string& name) {
 
 DeviceMapping::DeviceMapping(const Strategy& s, const hardware::Cluster& cluster) {
   extent_ = {s.tp, s.mp, s.dp};
-  for (int i = 0; i < 3; ++i) order_[static_cast<std::size_t>(i)] = axis_id(s.mapping.substr(static_cast<std::size_t>(3 * i), 2));
+  for (int i = 0; i < 3; ++i)
+    order_[static_cast<std::size_t>(i)] = axis_id(s.mapping.substr(static_cast<std::size_t>(3 * i), 2));
   const std::int64_t need = s.devices();
   if (need > cluster.num_devices()) {
     const int per_node = std::max(1, cluster.max_devices_per_node());

@@ -29,7 +29,8 @@ std::vector<Dataset> make_datasets() {
 }
 
 double clamp_positive(double v, const char* what) {
-  if (!std::isfinite(v) || v <= 0) throw InputError(std::string("statistical efficiency: ") + what + " must be a positive finite number");
+  if (!std::isfinite(v) || v <= 0)
+    throw InputError(std::string("statistical efficiency: ") + what + " must be a positive finite number");
   return v;
 }
 
@@ -99,7 +100,8 @@ StatisticalEfficiency StatisticalEfficiency::table(std::vector<EfficiencyPoint> 
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (!std::isfinite(points[i].batch) || points[i].batch <= 0 || !std::isfinite(points[i].epochs) ||
         points[i].epochs <= 0)
-      throw InputError(source + ": point " + std::to_string(i + 1) + ": batch and epochs must be positive finite numbers");
+      throw InputError(source + ": point " + std::to_string(i + 1) +
+                       ": batch and epochs must be positive finite numbers");
     if (i > 0 && points[i].batch <= points[i - 1].batch)
       throw InputError(source + ": point " + std::to_string(i + 1) + ": batches must be strictly increasing");
   }
@@ -111,7 +113,8 @@ StatisticalEfficiency StatisticalEfficiency::table(std::vector<EfficiencyPoint> 
   return e;
 }
 
-StatisticalEfficiency StatisticalEfficiency::table_from_csv(const std::filesystem::path& csv, std::int64_t dataset_samples) {
+StatisticalEfficiency StatisticalEfficiency::table_from_csv(const std::filesystem::path& csv,
+                                                            std::int64_t dataset_samples) {
   const std::string text = read_text_file(csv);
   std::istringstream in(text);
   std::string line;
@@ -125,7 +128,8 @@ StatisticalEfficiency StatisticalEfficiency::table_from_csv(const std::filesyste
     if (line.empty() || line[0] == '#') continue;
     const auto comma = line.find(',');
     const std::string where = csv.string() + ":" + std::to_string(lineno);
-    if (comma == std::string::npos) throw InputError(where + ": expected two comma-separated columns, found \"" + line + "\"");
+    if (comma == std::string::npos)
+      throw InputError(where + ": expected two comma-separated columns, found \"" + line + "\"");
     const std::string a = trim(line.substr(0, comma));
     const std::string b = trim(line.substr(comma + 1));
     if (!header_seen) {
@@ -152,7 +156,8 @@ StatisticalEfficiency StatisticalEfficiency::table_from_csv(const std::filesyste
     const double epochs = in_steps ? value * batch / static_cast<double>(dataset_samples) : value;
     pts.push_back({batch, epochs});
   }
-  if (!header_seen) throw InputError(csv.string() + ": empty efficiency table; expected a \"batch,epochs\" header and points");
+  if (!header_seen)
+    throw InputError(csv.string() + ": empty efficiency table; expected a \"batch,epochs\" header and points");
   return table(std::move(pts), csv.string());
 }
 
@@ -205,15 +210,15 @@ const std::vector<ModelTrainingDefaults>& model_training_defaults() {
        "assumed: the same 90-epoch ImageNet recipe as ResNet-50 (Goyal et al. 2017); " + imagenet_bcrit},
       {"inception_v3_noaux", "imagenet-1k", 256, 90, 16384, "as inception_v3"},
       {"googlenet", "imagenet-1k", 256, 90, 16384, "assumed: 90-epoch ImageNet recipe; " + imagenet_bcrit},
-      {"vgg16", "imagenet-1k", 256, 74, 16384,
-       "74 epochs at batch 256 (Simonyan & Zisserman 2015); " + imagenet_bcrit},
+      {"vgg16", "imagenet-1k", 256, 74, 16384, "74 epochs at batch 256 (Simonyan & Zisserman 2015); " + imagenet_bcrit},
       {"googlenet_cifar", "cifar-10", 128, 200, 2048,
        "assumed: 200 epochs at batch 128 (common CIFAR-10 recipe); B_crit 2048 assumed, McCandlish et al. 2018 report "
        "CIFAR-10 noise scales in the low thousands"},
       {"vgg16_cifar", "cifar-10", 128, 200, 2048, "as googlenet_cifar"},
       {"resnet50_cifar", "cifar-10", 128, 200, 2048, "as googlenet_cifar"},
       {"gnmt", "wmt16-en-de", 1024, 6, 8192,
-       "assumed: ~6 epochs at batch 1024 sentence pairs (MLPerf GNMT reference order of magnitude); B_crit 8192 assumed"},
+       "assumed: ~6 epochs at batch 1024 sentence pairs (MLPerf GNMT reference order of magnitude); B_crit 8192 "
+       "assumed"},
       {"biglstm", "lm1b", 4096, 5, 32768,
        "assumed: ~5 epochs at batch 4096 sequences (Jozefowicz et al. 2016 scale); B_crit 32768 sequences (~650k "
        "tokens) assumed, McCandlish et al. 2018 find Billion Word noise scales of order 10^5-10^6 tokens"},
@@ -222,8 +227,10 @@ const std::vector<ModelTrainingDefaults>& model_training_defaults() {
        "loss ~3)"},
       {"bert_large", "openwebtext", 256, 1, 2048, "assumed, as gpt2"},
       {"megatron_22b", "gpt3-300b-tokens", 1536, 1, 2048,
-       "assumed: 300B tokens at 1536 x 2048 (Brown et al. 2020 batch 3.2M tokens); B_crit 4M tokens (Kaplan et al. 2020)"},
-      {"gpt3_175b", "gpt3-300b-tokens", 1536, 1, 2048, "as megatron_22b: 300B tokens, batch 3.2M tokens (Brown et al. 2020)"},
+       "assumed: 300B tokens at 1536 x 2048 (Brown et al. 2020 batch 3.2M tokens); B_crit 4M tokens (Kaplan et al. "
+       "2020)"},
+      {"gpt3_175b", "gpt3-300b-tokens", 1536, 1, 2048,
+       "as megatron_22b: 300B tokens, batch 3.2M tokens (Brown et al. 2020)"},
       {"turing_530b", "gpt3-300b-tokens", 1920, 1, 2048,
        "assumed: 270B-token budget class (Smith et al. 2022 batch 1920); B_crit 4M tokens (Kaplan et al. 2020)"},
       {"megatron_1t", "gpt3-300b-tokens", 3072, 1, 2048, "assumed (Narayanan et al. 2021 batch 3072)"},
@@ -245,7 +252,8 @@ StatisticalEfficiency default_efficiency(const std::string& model) {
   return StatisticalEfficiency::critical_batch(e_min, d.b_crit, d.source);
 }
 
-StatisticalEfficiency parse_efficiency(const std::string& spec, const std::string& model, std::int64_t dataset_samples) {
+StatisticalEfficiency parse_efficiency(const std::string& spec, const std::string& model,
+                                       std::int64_t dataset_samples) {
   if (spec.empty() || spec == "critical-batch") return default_efficiency(model);
   if (spec == "none") {
     const auto d = training_defaults_for(model);
@@ -282,7 +290,8 @@ TimeToTrain time_to_train(const StatisticalEfficiency& eff, std::int64_t dataset
   t.steps_per_epoch = (dataset_samples + global_batch - 1) / global_batch;
   t.total_steps = t.epochs * static_cast<double>(t.steps_per_epoch);
   t.step_time = step_time;
-  const double total = t.total_steps * static_cast<double>(step_time) + t.epochs * static_cast<double>(per_epoch_overhead);
+  const double total =
+      t.total_steps * static_cast<double>(step_time) + t.epochs * static_cast<double>(per_epoch_overhead);
   t.total = static_cast<TimeNs>(std::llround(total));
   return t;
 }

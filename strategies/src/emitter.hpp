@@ -76,7 +76,8 @@ class Emitter {
 
   Ref compute(int replica, int slot, const DurationFn& duration, std::string_view name, int op, int mb, Phase phase);
   /// Activation `bytes` from `src_slot` to `dst_slot` of one replica, one transfer per TP rank.
-  Ref transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std::string_view name, int op, int mb, Phase phase);
+  Ref transfer(int replica, int src_slot, int dst_slot, Bytes bytes, std::string_view name, int op, int mb,
+               Phase phase);
   /// One collective over the TP group of (replica, slot).
   Ref tp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int model_op, int mb,
                     Phase phase);

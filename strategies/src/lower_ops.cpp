@@ -195,7 +195,8 @@ class OpLowering : LoweringBase {
       std::map<int, Refs> remote;  // gradients computed on other devices, by device slot
       for (OpId w : p_.consumers[v]) append(p_.op_slot[w] == slot ? grad_out : remote[p_.op_slot[w]], grad_in_[w]);
       for (const auto& [src, refs] : remote) {
-        const Ref x = e_.transfer(r, src, slot, var.xfer_bytes[v], name(v), static_cast<int>(v), mb, Phase::BackwardData);
+        const Ref x =
+            e_.transfer(r, src, slot, var.xfer_bytes[v], name(v), static_cast<int>(v), mb, Phase::BackwardData);
         e_.after(x, refs);
         grad_out.push_back(x);
       }

@@ -210,8 +210,8 @@ class StageLowering : LoweringBase {
       const auto [first, rest] = gather_chunk(c, mb, Phase::Forward, deps);
       if (first.valid()) deps.push_back(first);
       const Ref f = e_.compute(
-          r, slot(c), [&](int k) { return w.fwd[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)], -1,
-          mb, Phase::Forward);
+          r, slot(c), [&](int k) { return w.fwd[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)],
+          -1, mb, Phase::Forward);
       e_.after(f, deps);
       e_.memory(f, w.fwd_alloc, 0);
       item(mb, c, WorkKind::Forward).push_back(f);
@@ -267,7 +267,8 @@ class StageLowering : LoweringBase {
       }
       Ref last;
       auto add_backward = [&](const DurationFn& duration) {
-        const Ref b = e_.compute(r, slot(c), duration, names_[static_cast<std::size_t>(c)], -1, mb, Phase::BackwardData);
+        const Ref b =
+            e_.compute(r, slot(c), duration, names_[static_cast<std::size_t>(c)], -1, mb, Phase::BackwardData);
         if (last.valid()) e_.after(b, last);
         else e_.after(b, deps);
         items.push_back(b);

@@ -66,7 +66,8 @@ LoweredStep lower_step(const StepSetup& setup) {
   const std::size_t estimate = units * static_cast<std::size_t>(p.simulated_micro_batches) *
                                static_cast<std::size_t>(p.sim_replicas.size()) * static_cast<std::size_t>(p.sim_tp) *
                                10;
-  builder.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 24), std::min<std::size_t>(estimate * 2, std::size_t{1} << 25));
+  builder.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 24),
+                  std::min<std::size_t>(estimate * 2, std::size_t{1} << 25));
   detail::Emitter emitter(p, builder);
   LoweredStep out;
   out.granularity = setup.granularity == Granularity::Stage && p.layered() ? Granularity::Stage : Granularity::Op;

@@ -52,7 +52,9 @@ Partition solve(int units, int parts, const ChunkCost& cost, const ChunkCost* lo
 
 }  // namespace
 
-Partition partition_contiguous(int units, int parts, const ChunkCost& cost) { return solve(units, parts, cost, nullptr); }
+Partition partition_contiguous(int units, int parts, const ChunkCost& cost) {
+  return solve(units, parts, cost, nullptr);
+}
 
 Partition partition_contiguous(int units, int parts, const ChunkCost& cost, const ChunkCost& lower_bound) {
   return solve(units, parts, cost, &lower_bound);

@@ -382,7 +382,8 @@ void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std
       const int stream = g.stream(t);
       if (stream < 0 || stream >= kStreamsPerDevice) continue;
       auto charge = [&](hardware::DeviceId d) {
-        if (d >= 0 && d < g.num_devices()) busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(stream)] += tt.end - tt.start;
+        if (d >= 0 && d < g.num_devices())
+          busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(stream)] += tt.end - tt.start;
       };
       if (g.kind(t) == simulator::TaskKind::Collective) {
         for (hardware::DeviceId d : g.group_devices(g.group(t))) charge(d);  // every member's stream is busy

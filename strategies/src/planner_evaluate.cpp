@@ -84,7 +84,8 @@ StepSample sample_of(const StrategyResult& r) {
   s.reason = r.infeasible_reason;
   s.step = r.step_time;
   s.bubble = r.bubble_time;
-  for (const DeviceReport& d : r.devices) s.devices.push_back({d.device, d.stage, d.compute, d.exposed_comm, d.peak_memory, d.capacity});
+  for (const DeviceReport& d : r.devices)
+    s.devices.push_back({d.device, d.stage, d.compute, d.exposed_comm, d.peak_memory, d.capacity});
   return s;
 }
 
@@ -136,8 +137,9 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
     } else {
       d.peak = at(a.devices[i].peak, d.peak);
     }
-    if (d.peak > d.capacity && (worst == nullptr || static_cast<double>(d.peak) * static_cast<double>(worst->capacity) >
-                                                        static_cast<double>(worst->peak) * static_cast<double>(d.capacity)))
+    if (d.peak > d.capacity &&
+        (worst == nullptr || static_cast<double>(d.peak) * static_cast<double>(worst->capacity) >
+                                 static_cast<double>(worst->peak) * static_cast<double>(d.capacity)))
       worst = &d;
   }
   s.feasible = worst == nullptr;
@@ -251,7 +253,8 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
       setup.global_batch = c.global_batch / c.strategy.micro * micro;
       setup.strategy.micro = micro;
     }
-    const StrategyResult r = simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .planner = collectives});
+    const StrategyResult r =
+        simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .planner = collectives});
     runs += r.simulated ? 1 : 0;
     if (cost_source != nullptr && cost_source->empty()) *cost_source = r.cost_source;
     return sample_of(r);

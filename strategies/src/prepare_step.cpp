@@ -113,8 +113,8 @@ void split_batch(Prepared& p, const Variant& v0) {
 }
 
 void choose_symmetry(Prepared& p) {
-  const bool homogeneous =
-      p.kinds.size() == 1 && std::all_of(p.micro.begin(), p.micro.end(), [&](const auto& m) { return m == p.micro[0]; });
+  const bool homogeneous = p.kinds.size() == 1 &&
+                           std::all_of(p.micro.begin(), p.micro.end(), [&](const auto& m) { return m == p.micro[0]; });
   const Symmetry wanted = p.setup->symmetry;
   p.symmetry = homogeneous ? wanted : Symmetry::None;
   p.sim_replicas.clear();
@@ -174,7 +174,8 @@ void form_buckets(Prepared& p) {
       const auto& ops = p.chunk_ops[static_cast<std::size_t>(c)];
       Bytes total = 0;
       for (OpId v : ops) total += p.params[v] * per_param;
-      p.chunk_buckets[static_cast<std::size_t>(c)] = make_buckets(p, ops, std::max(cap, (total + kMaxStageBuckets - 1) / kMaxStageBuckets));
+      p.chunk_buckets[static_cast<std::size_t>(c)] =
+          make_buckets(p, ops, std::max(cap, (total + kMaxStageBuckets - 1) / kMaxStageBuckets));
     }
   }
   p.slot_params.assign(static_cast<std::size_t>(p.stages), 0);

@@ -123,7 +123,8 @@ void count_cost_sources(Prepared& p) {
   }
   for (const auto& [micro, v] : p.variants) {
     std::vector<std::shared_ptr<const std::vector<profiler::OpCost>>> costs;
-    for (const std::string& kind : p.kinds) costs.push_back(p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs));
+    for (const std::string& kind : p.kinds)
+      costs.push_back(p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs));
     for (OpId op = 0; op < p.n; ++op) {
       if (!p.has_fwd[op]) continue;
       for (int k : slot_kinds[static_cast<std::size_t>(p.op_slot[op])]) {

@@ -21,7 +21,8 @@ int parse_count(const std::string& text, const std::string& item) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < 1 || v > kMaxGpus)
-    throw InputError("--gpus: \"" + item + "\": expected GPU counts like 8,16,32 or 8-1024 (powers of two) or 1-64x2, " +
+    throw InputError("--gpus: \"" + item +
+                     "\": expected GPU counts like 8,16,32 or 8-1024 (powers of two) or 1-64x2, " +
                      "each between 1 and " + std::to_string(kMaxGpus));
   return v;
 }
@@ -127,18 +128,20 @@ PerDeviceBatch default_per_device_batch(const std::string& model) {
 }
 
 std::string projection_shortcuts(const Projection& p, bool exact) {
-  if (exact) return "none: every candidate simulated at its own micro-batch count, no memory-dominance pruning (--exact)";
+  if (exact)
+    return "none: every candidate simulated at its own micro-batch count, no memory-dominance pruning (--exact)";
   std::string rows;
   int count = 0;
   for (const ProjectionRow& r : p.rows)
     for (const ProjectionSide* side : {&r.dp, &r.hybrid})
       if (side->feasible && side->sampled_micro[0] > 0) {
-        rows += std::string(count++ ? ", " : "") + std::to_string(r.gpus) + " GPUs " + (side == &r.dp ? "DP" : "hybrid") +
-                " (micro=" + std::to_string(side->strategy.micro) + " from " + std::to_string(side->sampled_micro[0]) +
-                " and " + std::to_string(side->sampled_micro[1]) + ")";
+        rows += std::string(count++ ? ", " : "") + std::to_string(r.gpus) + " GPUs " +
+                (side == &r.dp ? "DP" : "hybrid") + " (micro=" + std::to_string(side->strategy.micro) + " from " +
+                std::to_string(side->sampled_micro[0]) + " and " + std::to_string(side->sampled_micro[1]) + ")";
       }
-  return (count == 0 ? std::string("no shown row was extrapolated")
-                     : "extrapolated along the micro-batch count (simulated at two smaller counts and continued): " + rows) +
+  return (count == 0
+              ? std::string("no shown row was extrapolated")
+              : "extrapolated along the micro-batch count (simulated at two smaller counts and continued): " + rows) +
          "; candidates may be skipped by memory dominance; --exact simulates every candidate in full";
 }
 
@@ -184,7 +187,8 @@ Projection run_projection(const ProjectionRequest& req) {
       "each data-parallel worker keeps the per-device batch (Pal et al. 2019): DP global batch = N x b, hybrid global "
       "batch = (N / M) x b for workers of M GPUs";
   const int max_width = req.space.max_model_parallel > 0 ? req.space.max_model_parallel : per_node;
-  a.hybrid_rule = "M = mp x tp in 2.." + std::to_string(max_width) + " dividing N (pipeline/model parallel stages x tensor parallel width)";
+  a.hybrid_rule = "M = mp x tp in 2.." + std::to_string(max_width) +
+                  " dividing N (pipeline/model parallel stages x tensor parallel width)";
   a.dtype = models::to_string(req.dtype.value_or(req.model->dtype()));
   a.optimizer = parasim::to_string(req.optimizer);
   a.collectives = std::string(simulator::to_string(req.collectives));

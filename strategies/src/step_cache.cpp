@@ -85,7 +85,8 @@ std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Mode
   for (models::OpId v = 0; v < n; ++v) {
     for (models::OpId u : m.inputs_of(v)) {
       if (u >= v)
-        throw RuntimeError("model " + m.name() + ": op " + m.op(v).name + " is stored before its input " + m.op(u).name +
+        throw RuntimeError("model " + m.name() + ": op " + m.op(v).name + " is stored before its input " +
+                           m.op(u).name +
                            "; lowering needs ops in topological order (load it through the model loader)");
       auto& in = links->inputs[v];
       if (std::find(in.begin(), in.end(), u) == in.end()) in.push_back(u);
@@ -102,7 +103,8 @@ std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey&
   return it == partitions_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const std::vector<int>> StepCache::add_partition(const PartitionKey& key, std::vector<int> chunk_of_op) {
+std::shared_ptr<const std::vector<int>> StepCache::add_partition(const PartitionKey& key,
+                                                                 std::vector<int> chunk_of_op) {
   auto value = std::make_shared<const std::vector<int>>(std::move(chunk_of_op));
   std::lock_guard lock(mu_);
   return partitions_.try_emplace(key, std::move(value)).first->second;

@@ -207,7 +207,8 @@ std::string to_string(const Strategy& s) {
   if (s.schedule != d.schedule) add("schedule", to_string(s.schedule));
   if (s.micro != d.micro) add("micro", std::to_string(s.micro));
   if (s.interleave != d.interleave) add("interleave", std::to_string(s.interleave));
-  if (s.placement != d.placement) add("placement", s.placement == Placement::File ? s.placement_file : to_string(s.placement));
+  if (s.placement != d.placement)
+    add("placement", s.placement == Placement::File ? s.placement_file : to_string(s.placement));
   if (s.recompute != d.recompute) add("recompute", to_string(s.recompute));
   if (s.zero != d.zero) add("zero", std::to_string(s.zero));
   if (s.bucket_mb != d.bucket_mb) {

@@ -72,7 +72,8 @@ TEST_P(Collectives, AllGatherCollectsEveryRanksChunk) {
   std::vector<std::vector<float>> buf(static_cast<std::size_t>(n), std::vector<float>(count, -1.0f));
   for (int r = 0; r < n; ++r) {
     const std::size_t off = RingCommunicator::chunk_offset(count, n, r);
-    for (std::size_t i = off; i < off + RingCommunicator::chunk_size(count, n, r); ++i) buf[static_cast<std::size_t>(r)][i] = value(r, i);
+    for (std::size_t i = off; i < off + RingCommunicator::chunk_size(count, n, r); ++i)
+      buf[static_cast<std::size_t>(r)][i] = value(r, i);
   }
   RingCommunicator comm(n);
   on_ranks(n, [&](int r) { comm.all_gather(r, buf[static_cast<std::size_t>(r)].data(), count); });
@@ -97,7 +98,8 @@ TEST_P(Collectives, BroadcastCopiesRankZerosBuffer) {
 TEST_P(Collectives, AllToAllTransposesChunks) {
   const int n = GetParam();
   const std::size_t count = static_cast<std::size_t>(n) * 500;
-  std::vector<std::vector<float>> send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n), std::vector<float>(count, 0));
+  std::vector<std::vector<float>> send(static_cast<std::size_t>(n)),
+      recv(static_cast<std::size_t>(n), std::vector<float>(count, 0));
   for (int r = 0; r < n; ++r)
     for (std::size_t i = 0; i < count; ++i) send[static_cast<std::size_t>(r)].push_back(value(r, i));
   RingCommunicator comm(n);

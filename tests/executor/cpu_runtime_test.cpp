@@ -21,7 +21,8 @@ void expect_schedule_respected(const TaskGraph& g, const std::vector<TaskTiming>
     ASSERT_GE(tl[static_cast<std::size_t>(t)].end, tl[static_cast<std::size_t>(t)].start) << "task " << t;
     for (TaskId d : g.deps(t))
       EXPECT_GE(tl[static_cast<std::size_t>(t)].start, tl[static_cast<std::size_t>(d)].end)
-          << "task " << t << " \"" << g.name(t) << "\" started before dependency " << d << " \"" << g.name(d) << "\" ended";
+          << "task " << t << " \"" << g.name(t) << "\" started before dependency " << d << " \"" << g.name(d)
+          << "\" ended";
   }
   const IssuePlan plan = plan_issue(g);
   for (const auto& order : plan.stream_order) {

@@ -37,9 +37,12 @@ TEST(CollectiveOrder, ChainsCollectivesOfOneGpuAcrossStreamsInIssueOrder) {
   TaskGraphBuilder b(2, 3);
   const GroupId g = b.add_group(std::vector<DeviceId>{0, 1});
   const TaskId c0 = b.add_compute({.device = 0, .duration = 100, .name = "c0"});
-  const TaskId tp = b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 4096, .stream = 1, .name = "tp"});
-  const TaskId dp = b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 4096, .stream = 2, .name = "dp"});
-  const TaskId tp2 = b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 4096, .stream = 1, .name = "tp2"});
+  const TaskId tp =
+      b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 4096, .stream = 1, .name = "tp"});
+  const TaskId dp =
+      b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 4096, .stream = 2, .name = "dp"});
+  const TaskId tp2 =
+      b.add_collective({.op = CollectiveOp::AllReduce, .group = g, .bytes = 4096, .stream = 1, .name = "tp2"});
   b.add_dependency(tp, c0);
   b.add_dependency(dp, c0);
   b.add_dependency(tp2, dp);
@@ -51,7 +54,9 @@ TEST(CollectiveOrder, ChainsCollectivesOfOneGpuAcrossStreamsInIssueOrder) {
 
   // Whichever of tp and dp is issued first goes free; the other waits on both GPUs (streams are
   // device * 3 + stream); tp2 follows dp, which ran on stream 2, so it waits too.
-  const auto pos = [&](TaskId t) { return std::find(plan.issue_order.begin(), plan.issue_order.end(), t) - plan.issue_order.begin(); };
+  const auto pos = [&](TaskId t) {
+    return std::find(plan.issue_order.begin(), plan.issue_order.end(), t) - plan.issue_order.begin();
+  };
   const TaskId first = pos(tp) < pos(dp) ? tp : dp;
   const TaskId second = first == tp ? dp : tp;
   const int s2 = graph.stream(second);

@@ -62,10 +62,12 @@ inline TaskGraph random_graph(std::uint32_t seed, int devices = 4, int streams =
     const int stream = static_cast<int>(rng() % static_cast<unsigned>(streams));
     TaskId t;
     if (kind < 5) {
-      t = b.add_compute({.device = dev, .stream = stream, .duration = 1'000 + static_cast<TimeNs>(rng() % 50'000), .name = "c"});
+      t = b.add_compute(
+          {.device = dev, .stream = stream, .duration = 1'000 + static_cast<TimeNs>(rng() % 50'000), .name = "c"});
     } else if (kind < 7) {
       auto dst = static_cast<DeviceId>(rng() % static_cast<unsigned>(devices));
-      t = b.add_transfer({.src = dev, .dst = dst, .bytes = 4'096 + static_cast<Bytes>(rng() % 65'536), .stream = stream, .name = "x"});
+      t = b.add_transfer(
+          {.src = dev, .dst = dst, .bytes = 4'096 + static_cast<Bytes>(rng() % 65'536), .stream = stream, .name = "x"});
     } else if (kind < 9) {
       t = b.add_collective({.op = static_cast<CollectiveOp>(rng() % 5), .group = groups[rng() % groups.size()],
                             .bytes = 4'096 * (1 + static_cast<Bytes>(rng() % 16)), .stream = stream, .name = "coll"});

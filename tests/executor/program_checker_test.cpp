@@ -39,7 +39,8 @@ TEST(ProgramChecker, CatchesEveryDroppedWait) {
     ++waits;
     auto broken = calls;
     broken.erase(broken.begin() + static_cast<std::ptrdiff_t>(i));
-    EXPECT_TRUE(mentions(check_program(g, broken), "before its dependency")) << "dropping wait " << i << " went unnoticed";
+    EXPECT_TRUE(mentions(check_program(g, broken), "before its dependency"))
+        << "dropping wait " << i << " went unnoticed";
   }
   EXPECT_EQ(waits, 10);
 }

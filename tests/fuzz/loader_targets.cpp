@@ -83,7 +83,8 @@ void simulate_on(const hardware::Cluster& c) {
   const GroupId group = b.add_group(all);
   TaskId prev = b.add_transfer({.src = 0, .dst = static_cast<DeviceId>(c.num_devices() - 1), .bytes = 1 << 30});
   for (const auto algo : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical}) {
-    const TaskId t = b.add_collective({.op = CollectiveOp::AllReduce, .group = group, .bytes = 1 << 26, .algorithm = algo});
+    const TaskId t =
+        b.add_collective({.op = CollectiveOp::AllReduce, .group = group, .bytes = 1 << 26, .algorithm = algo});
     b.add_dependency(t, prev);
     prev = t;
   }
@@ -107,18 +108,21 @@ void load_cluster(std::string_view bytes) {
 /// The bundle it writes back must read again.
 void load_results(std::string_view bytes) {
   const reports::ReportData d = reports::results_from_json(parse_json_text(bytes, kOrigin), kOrigin);
-  expect_reloads("results bundle", [&] { (void)reports::results_from_json(reports::results_to_json(d), "round trip"); });
+  expect_reloads("results bundle",
+                 [&] { (void)reports::results_from_json(reports::results_to_json(d), "round trip"); });
 }
 
 void load_strategy_text(std::string_view bytes) {
   const strategies::Strategy s = strategies::parse_strategy(std::string(bytes), kOrigin);
   expect_reloads("strategy text", [&] { (void)strategies::parse_strategy(strategies::to_string(s), "round trip"); });
-  expect_reloads("strategy json", [&] { (void)strategies::strategy_from_json(strategies::strategy_to_json(s), "round trip"); });
+  expect_reloads("strategy json",
+                 [&] { (void)strategies::strategy_from_json(strategies::strategy_to_json(s), "round trip"); });
 }
 
 void load_strategy_json(std::string_view bytes) {
   const strategies::Strategy s = strategies::strategy_from_json(parse_json_text(bytes, kOrigin), kOrigin);
-  expect_reloads("strategy json", [&] { (void)strategies::strategy_from_json(strategies::strategy_to_json(s), "round trip"); });
+  expect_reloads("strategy json",
+                 [&] { (void)strategies::strategy_from_json(strategies::strategy_to_json(s), "round trip"); });
   expect_reloads("strategy text", [&] { (void)strategies::parse_strategy(strategies::to_string(s), "round trip"); });
 }
 

@@ -33,7 +33,9 @@ namespace {
 
 #if !PARASIM_HAVE_CUDA
 
-TEST(Gpu, Skipped) { GTEST_SKIP() << "parasim was built without CUDA: no GPU test can run (configure with the toolkit)"; }
+TEST(Gpu, Skipped) {
+  GTEST_SKIP() << "parasim was built without CUDA: no GPU test can run (configure with the toolkit)";
+}
 
 #else
 
@@ -269,8 +271,8 @@ TEST(GpuKernels, ReductionsLossAndLayerNorm) {
     for (std::int64_t c = 0; c < cols; ++c) s += std::exp(x[r * cols + c] - mx);
     loss[r] = static_cast<float>(mx + std::log(s) - x[r * cols + labels[r]]);
     for (std::int64_t c = 0; c < cols; ++c)
-      grad[r * cols + c] =
-          static_cast<float>((std::exp(x[r * cols + c] - mx) / s - (c == labels[r] ? 1.0 : 0.0)) / static_cast<double>(rows));
+      grad[r * cols + c] = static_cast<float>((std::exp(x[r * cols + c] - mx) / s - (c == labels[r] ? 1.0 : 0.0)) /
+                                              static_cast<double>(rows));
   }
   expect_near_all(dloss.host(), loss, 1e-5f, "cross_entropy_forward");
   expect_near_all(dlogits.host(), grad, 1e-5f, "cross_entropy_backward");
@@ -364,7 +366,8 @@ TEST(GpuKernels, Optimizers) {
   PARASIM_REQUIRE_GPUS(1);
   const std::int64_t n = 33;
   const auto p0 = ramp(33), grad = ramp(33, 0.5f, 1.0f);
-  Dev sgd(p0), dg(grad), mom(p0), vel(ramp(33, 0.1f, 2.0f)), adam(p0), m(ramp(33, 0.1f, 3.0f)), v(std::vector<float>(33, 0.04f));
+  Dev sgd(p0), dg(grad), mom(p0), vel(ramp(33, 0.1f, 2.0f)), adam(p0), m(ramp(33, 0.1f, 3.0f)),
+      v(std::vector<float>(33, 0.04f));
   const auto vel0 = vel.host(), m0 = m.host(), v0 = v.host();
   kernels::cuda::sgd_update(sgd.get(), dg.get(), n, 0.1f, Elem::F32, kStream);
   kernels::cuda::momentum_update(mom.get(), dg.get(), vel.get(), n, 0.1f, 0.9f, Elem::F32, kStream);

@@ -96,14 +96,16 @@ TEST(ClusterJson, StructuralErrors) {
   EXPECT_EQ(load_error(j), "c.json: $.links[1].name: duplicate link name \"l0\" (also $.links[0].name)");
   j = box();
   j["devices"][0]["kind"] = "K80";
-  EXPECT_EQ(load_error(j),
-            "c.json: $.devices[0].kind: expected a known device kind (V100-SXM2-16GB, V100-SXM2-32GB, P100-SXM2-16GB, "
-            "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H100-PCIe-80GB, H100-NVL-94GB, H200-SXM-141GB, TITAN-X-Pascal, "
-            "GTX-1080, GTX-1080-Ti), "
-            "found string \"K80\"");
+  EXPECT_EQ(
+      load_error(j),
+      "c.json: $.devices[0].kind: expected a known device kind (V100-SXM2-16GB, V100-SXM2-32GB, P100-SXM2-16GB, "
+      "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H100-PCIe-80GB, H100-NVL-94GB, H200-SXM-141GB, TITAN-X-Pascal, "
+      "GTX-1080, GTX-1080-Ti), "
+      "found string \"K80\"");
   j = box();
   j["links"].erase(1);
-  EXPECT_EQ(load_error(j), "c.json: cluster \"box\": device \"gpu1\" is not connected to device \"gpu0\" by any path of links");
+  EXPECT_EQ(load_error(j),
+            "c.json: cluster \"box\": device \"gpu1\" is not connected to device \"gpu0\" by any path of links");
   j = box();
   j["devices"] = nlohmann::json::array();
   EXPECT_EQ(load_error(j), "c.json: $.devices: expected 1 to 1048576 devices, found 0");
@@ -127,7 +129,8 @@ TEST(ClusterSpecValidation, ProgrammaticSpecsAreCheckedToo) {
   s.name = "x";
   s.devices = {{"a", "h100", 0, 0}, {"b", "h100", 0, 0}};
   s.links = {{"ab", LinkKind::NVLink, 0, 1, 0, GBps{std::nan("")}}};
-  EXPECT_EQ(input_error([&] { Cluster c(s); }), "cluster \"x\": link \"ab\": bandwidth must be a finite number > 0 GB/s, found nan");
+  EXPECT_EQ(input_error([&] { Cluster c(s); }),
+            "cluster \"x\": link \"ab\": bandwidth must be a finite number > 0 GB/s, found nan");
   s.links = {{"ab", LinkKind::NVLink, 0, 1, -1, GBps{1}}};
   EXPECT_EQ(input_error([&] { Cluster c(s); }), "cluster \"x\": link \"ab\": latency must be >= 0 ns, found -1");
   s.links = {{"ab", LinkKind::NVLink, 0, 7, 0, GBps{1}}};

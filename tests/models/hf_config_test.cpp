@@ -145,7 +145,8 @@ TEST(HfConfig, ConfigFileEqualsTheZooModel) {
   std::ofstream(dir / "config.json") << kLlama3_70b;
   EXPECT_EQ(hf_model_name(dir / "config.json"), "llama3_70b");
   EXPECT_EQ(hf_model_name("models/mixtral.json"), "mixtral");
-  const Model file = load_model_file(dir / "config.json", LoadOptions{.batch = 2, .dtype = DType::BF16, .seq_len = 4096});
+  const Model file =
+      load_model_file(dir / "config.json", LoadOptions{.batch = 2, .dtype = DType::BF16, .seq_len = 4096});
   EXPECT_TRUE(file == build_zoo_model("llama3_70b", ModelOptions{.batch = 2, .dtype = DType::BF16, .seq_len = 4096}));
   // The default sequence is the config's (8192 here), as the zoo entry's.
   EXPECT_TRUE(load_model_file(dir / "config.json") == build_zoo_model("llama3_70b"));
@@ -156,7 +157,8 @@ TEST(HfConfig, Gpt2AndBertAreTheirZooEntries) {
   const TransformerConfig g = transformer_from_hf_config(nlohmann::json::parse(kGpt2), "f", "gpt2");
   EXPECT_TRUE(build_transformer(g, ModelOptions{.batch = 2}) == build_zoo_model("gpt2", ModelOptions{.batch = 2}));
   const TransformerConfig b = transformer_from_hf_config(nlohmann::json::parse(kBertLarge), "f", "bert_large");
-  EXPECT_TRUE(build_transformer(b, ModelOptions{.seq_len = 128}) == build_zoo_model("bert_large", ModelOptions{.seq_len = 128}));
+  EXPECT_TRUE(build_transformer(b, ModelOptions{.seq_len = 128}) ==
+              build_zoo_model("bert_large", ModelOptions{.seq_len = 128}));
 }
 
 TEST(HfConfig, MixtralIsItsZooEntry) {

@@ -206,7 +206,8 @@ TEST(ModelJsonErrors, CycleNamesTheOps) {
     (void)load_model_file(kData / "cycle.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), (kData / "cycle.json").string() + ": $.ops: model loop has a cycle: a -> b -> c -> a");
+    EXPECT_EQ(std::string(e.what()),
+              (kData / "cycle.json").string() + ": $.ops: model loop has a cycle: a -> b -> c -> a");
   }
   EXPECT_EQ(load_error(doc(R"([{"name": "r", "kind": "relu", "inputs": ["r"]}])")),
             "bad.json: $.ops: model m has a cycle: r -> r");

@@ -48,7 +48,8 @@ class RecordFactory {
 std::vector<std::uint64_t> durations(std::uint32_t o, int p, std::uint32_t r) {
   static const std::uint64_t rep_scale[3] = {3, 1, 2};  // rep 1 fastest, rep 0 slowest
   std::vector<std::uint64_t> d;
-  for (std::uint32_t k = 0; k <= o; ++k) d.push_back(1000 * (o + 1) + 100 * static_cast<std::uint64_t>(p) + 10 * rep_scale[r] + k);
+  for (std::uint32_t k = 0; k <= o; ++k)
+    d.push_back(1000 * (o + 1) + 100 * static_cast<std::uint64_t>(p) + 10 * rep_scale[r] + k);
   return d;
 }
 

@@ -228,7 +228,8 @@ ProfileEntry entry(const std::string& name, bool measured, const std::string& no
 
 TEST(ActivityMeasurement, AProfileThatIsMostlyUnreliableFailsLoudly) {
   Profile p;
-  p.ops = {entry("a", true, ""), entry("b", true, "UNRELIABLE: 3 device records in the timed window had no external id"),
+  p.ops = {entry("a", true, ""),
+           entry("b", true, "UNRELIABLE: 3 device records in the timed window had no external id"),
            entry("c", false, "not measured: out of memory")};
   EXPECT_EQ(check_profile_reliability(p), 1u);  // 1 of 2 measured: half is not most
   p.ops.push_back(entry("d", true, "UNRELIABLE: no device activity attributed to fwd (1 of 1 repetitions)"));

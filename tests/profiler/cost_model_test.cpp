@@ -32,8 +32,8 @@ TEST(CostModel, RecomputeAndOtherAreNotKernelPhases) {
 }
 
 TEST(CostModel, CostSourceNamesRoundTrip) {
-  for (CostSource s : {CostSource::MeasuredGpu, CostSource::MeasuredCpu, CostSource::Imported, CostSource::MeasuredScaled,
-                       CostSource::Roofline})
+  for (CostSource s : {CostSource::MeasuredGpu, CostSource::MeasuredCpu, CostSource::Imported,
+                       CostSource::MeasuredScaled, CostSource::Roofline})
     EXPECT_EQ(parse_cost_source(to_string(s)), s);
   EXPECT_TRUE(is_measured(CostSource::MeasuredScaled));
   EXPECT_FALSE(is_measured(CostSource::Roofline));

@@ -145,7 +145,8 @@ TEST(CpuBackend, SmallConvTakesAPlausibleTime) {
   const double flops = 2.0 * static_cast<double>(conv.macs_fwd);  // 37.7 MFLOP
   const double gflops = flops / static_cast<double>(stats[0]->median_ns);
   const HostCpu host = detect_host_cpu();
-  if (host.clock_source == "default") GTEST_SKIP() << "no clock known or measurable on this host: the peak would be a guess";
+  if (host.clock_source == "default")
+    GTEST_SKIP() << "no clock known or measurable on this host: the peak would be a guess";
   const double peak = host.peak_gflops(1);
   // Faster than 1 GFLOP/s, and not faster than the FMA peak (with 20% slack for turbo clocks).
   EXPECT_GT(gflops, 1.0) << stats[0]->median_ns << " ns";

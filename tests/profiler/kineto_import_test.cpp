@@ -91,7 +91,8 @@ TEST(KinetoImport, MalformedEventsNameTheirJsonPath) {
   EXPECT_EQ(error(nlohmann::json::object()), "t.json: $: missing required field \"traceEvents\"");
   nlohmann::json j = {{"traceEvents", nlohmann::json::array({{{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"pid", 0},
                                                               {"tid", 7}, {"ts", 10.0}, {"dur", -1.0}}})}};
-  EXPECT_EQ(error(j), "t.json: $.traceEvents[0].dur: expected a non-negative duration in microseconds, found number -1.0");
+  EXPECT_EQ(error(j),
+            "t.json: $.traceEvents[0].dur: expected a non-negative duration in microseconds, found number -1.0");
   j["traceEvents"][0]["dur"] = 1.0;
   j["traceEvents"][0].erase("ts");
   EXPECT_EQ(error(j), "t.json: $.traceEvents[0]: missing required field \"ts\"");

@@ -26,7 +26,8 @@ Model small_model(std::int64_t batch) {
 
 const models::Op& op_named(const Model& m, const char* name) { return m.op(*m.find_op(name)); }
 
-ProfileEntry entry_for(const models::Op& op, PhaseStats fwd, PhaseStats bwd_data, PhaseStats bwd_weight, PhaseStats update) {
+ProfileEntry entry_for(const models::Op& op, PhaseStats fwd, PhaseStats bwd_data, PhaseStats bwd_weight,
+                       PhaseStats update) {
   ProfileEntry e;
   e.names = {op.name};
   e.kind = models::to_string(op.kind);

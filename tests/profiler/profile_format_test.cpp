@@ -86,7 +86,8 @@ TEST(ProfileFormat, RejectsNegativeAndNonFiniteNumbers) {
   EXPECT_EQ(load_error(json::parse(j.dump())), "bad.json: $.links[0].fit[0].alpha_ns: expected a number, found null");
   j = to_json(sample_profile());
   j["links"][0]["fit"][0]["beta_gbps"] = 0;
-  EXPECT_EQ(load_error(j), "bad.json: $.links[0].fit[0].beta_gbps: expected a positive bandwidth in GB/s, found number 0");
+  EXPECT_EQ(load_error(j),
+            "bad.json: $.links[0].fit[0].beta_gbps: expected a positive bandwidth in GB/s, found number 0");
 }
 
 TEST(ProfileFormat, RejectsInconsistentStatistics) {
@@ -99,8 +100,9 @@ TEST(ProfileFormat, RejectsInconsistentStatistics) {
 TEST(ProfileFormat, RejectsUnknownPhasesDuplicatesAndBadEnums) {
   json j = to_json(sample_profile());
   j["ops"][1]["phases"]["backward"] = j["ops"][1]["phases"]["fwd"];
-  EXPECT_EQ(load_error(j),
-            "bad.json: $.ops[1].phases.backward: unknown phase \"backward\"; expected fwd, bwd_data, bwd_weight or update");
+  EXPECT_EQ(
+      load_error(j),
+      "bad.json: $.ops[1].phases.backward: unknown phase \"backward\"; expected fwd, bwd_data, bwd_weight or update");
   j = to_json(sample_profile());
   j["ops"][1]["signature"] = j["ops"][0]["signature"];
   EXPECT_EQ(load_error(j), "bad.json: $.ops[1].signature: duplicate signature \"conv2d|fp16|[8, 3, 32, 32]|[8, 16, 32, "

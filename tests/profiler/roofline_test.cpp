@@ -131,7 +131,8 @@ TEST(Roofline, OptimizerTrafficScalesUpdate) {
 // A Zen 5 VM's /proc/cpuinfo has no "cpu MHz" line: the clock comes from cpufreq, else it is
 // timed; it is never the 2000 MHz default on x86-64.
 TEST(Roofline, HostClockComesFromCpuinfoThenCpufreqThenAMeasurement) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("parasim_cpu_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("parasim_cpu_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "cpu0" / "cpufreq");
   const std::string zen5 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B45\n"
                            "flags\t\t: fpu avx2 fma avx512f\n\nprocessor\t: 1\n";
@@ -189,7 +190,8 @@ TEST(Roofline, UnknownDeviceIsAnInputError) {
     roofline.cost(op_named(m, "r"), "tpu-v9", Optimizer::Sgd);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("roofline: unknown device kind \"tpu-v9\"; known kinds: V100-SXM2-16GB, ", 0), 0u);
+    EXPECT_EQ(std::string(e.what()).rfind("roofline: unknown device kind \"tpu-v9\"; known kinds: V100-SXM2-16GB, ", 0),
+              0u);
   }
 }
 

@@ -17,7 +17,8 @@ TEST(Pages, InlineSvgDropsPrologAndPrefixesIds) {
   const std::string svg =
       "<?xml version=\"1.0\" encoding=\"utf-8\"  standalone=\"no\"?>\n<svg \n viewBox=\"0 0 10 10\"\n>\n"
       "<title>Gnuplot</title>\n<g id=\"gnuplot_canvas\">\n<defs>\n\t<path id='gpPt0' d='M0,0'/>\n"
-      "\t<use xlink:href='#gpPt0' id='gpPt1'/>\n</defs>\n<rect fill=\"url(#grad)\" x=\"0\" y=\"0\" width=\"1\" height=\"1\"/>\n"
+      "\t<use xlink:href='#gpPt0' id='gpPt1'/>\n</defs>\n<rect fill=\"url(#grad)\" x=\"0\" y=\"0\" width=\"1\" "
+      "height=\"1\"/>\n"
       "<a href=\"https://example.org\"><text>x</text></a>\n</g>\n</svg>\n";
   const std::string out = inline_svg(svg, "memory-", "Peak <memory>");
   EXPECT_EQ(out.rfind("<svg class=\"plot\" role=\"img\" aria-label=\"Peak &lt;memory&gt;\"", 0), 0u) << out;
@@ -40,7 +41,8 @@ TEST(Pages, MarkdownHasTablesAndEscapesPipes) {
   EXPECT_NE(md.find("| a\\|b |"), std::string::npos);
   EXPECT_NE(md.find("![Time to train vs number of GPUs](time_to_train.png)"), std::string::npos);
   EXPECT_NE(md.find("> a note"), std::string::npos);
-  EXPECT_NE(md.find("| 8 | 14.35 h | 13.92 h | dp=4,mp=2,schedule=1f1b,micro=4 | +3.00 % |"), std::string::npos) << md;  // DP vs best hybrid per GPU count
+  EXPECT_NE(md.find("| 8 | 14.35 h | 13.92 h | dp=4,mp=2,schedule=1f1b,micro=4 | +3.00 % |"), std::string::npos)
+      << md;  // DP vs best hybrid per GPU count
 }
 
 TEST(Pages, XmlCheckCatchesBrokenMarkup) {

@@ -40,7 +40,8 @@ TEST(Plots, ThroughputBarsCarryTheSpeedupOverTheFirstRow) {
   ASSERT_EQ(p->data.size(), 1u);
   EXPECT_EQ(p->data[0].name, "throughput.csv");
   const std::string& csv = p->data[0].content;
-  EXPECT_TRUE(has(csv, "index,samples_per_s,speedup,step_time_ms,gpus,global_batch,feasible,strategy,cluster\n")) << csv;
+  EXPECT_TRUE(has(csv, "index,samples_per_s,speedup,step_time_ms,gpus,global_batch,feasible,strategy,cluster\n"))
+      << csv;
   EXPECT_TRUE(has(csv, "0,10666.666666666666,1,12,4,128,1,dp=4,pcie-4gpu\n")) << csv;
   // Text columns last and quoted where they hold commas; the infeasible row is flagged 0.
   EXPECT_TRUE(has(csv, ",4,128,1,\"mp=4,schedule=spectrain\",pcie-4gpu\n")) << csv;
@@ -83,7 +84,8 @@ TEST(Plots, TimeToTrainHasLogGpuAxisAndEverySeries) {
   const std::string s = time_to_train_plot(d)->script;
   EXPECT_TRUE(has(s, "set logscale x 2")) << s;
   EXPECT_TRUE(has(s, "set xtics (1, 2, 4, 8, 16, 32, 64)")) << s;
-  EXPECT_TRUE(has(s, "array series_title[4] = [\"DP only\", \"best hybrid\", \"best with MP=2\", \"best with MP=4\"]")) << s;
+  EXPECT_TRUE(has(s, "array series_title[4] = [\"DP only\", \"best hybrid\", \"best with MP=2\", \"best with MP=4\"]"))
+      << s;
   EXPECT_TRUE(has(s, "time to train (days, log scale)")) << s;
 }
 
@@ -95,8 +97,9 @@ TEST(Plots, SpeedupHasTheIdealLine) {
 }
 
 TEST(Plots, FillSpeedupsUsesTheSmallestGpuCount) {
-  std::vector<ScalingSeries> s = {{"DP", SeriesKind::DataParallel, {{.gpus = 2, .time_to_train_s = 100}, {.gpus = 8, .time_to_train_s = 40}}},
-                                  {"given", SeriesKind::Other, {{.gpus = 4, .time_to_train_s = 60, .speedup = 7.5}}}};
+  std::vector<ScalingSeries> s = {
+      {"DP", SeriesKind::DataParallel, {{.gpus = 2, .time_to_train_s = 100}, {.gpus = 8, .time_to_train_s = 40}}},
+      {"given", SeriesKind::Other, {{.gpus = 4, .time_to_train_s = 60, .speedup = 7.5}}}};
   EXPECT_EQ(fill_speedups(s), 2);
   EXPECT_DOUBLE_EQ(s[0].points[0].speedup, 2.0);   // linear up to the baseline
   EXPECT_DOUBLE_EQ(s[0].points[1].speedup, 5.0);

@@ -95,7 +95,8 @@ TEST(ReportWriter, HtmlHasTheAssumptionsAndEscapesText) {
   const std::string html = slurp(dir.path() / "index.html");
   EXPECT_EQ(fixtures::xml_problem(html), "");
   EXPECT_NE(html.find("<section id=\"assumptions\">"), std::string::npos);
-  for (const char* row : {"cost source", "statistical efficiency model", "efficiency model source", "cluster", "dataset"})
+  for (const char* row :
+       {"cost source", "statistical efficiency model", "efficiency model source", "cluster", "dataset"})
     EXPECT_NE(html.find("<td>" + std::string(row) + "</td>"), std::string::npos) << row;
   EXPECT_NE(html.find("roofline (V100-SXM2-32GB spec sheet"), std::string::npos);
   EXPECT_NE(html.find("McCandlish et al. 2018 &lt;An Empirical Model of Large-Batch Training&gt; &amp; Goyal 2017"),
@@ -202,7 +203,8 @@ TEST(ReportWriter, HungGnuplotIsKilledAtTheTimeout) {
   ReportData d;
   d.validation.push_back({"a", 1, 1});
   try {
-    write_report(d, dir.path() / "out", {.gnuplot = {.binary = fake.string(), .timeout = std::chrono::milliseconds(200)}});
+    write_report(d, dir.path() / "out",
+                 {.gnuplot = {.binary = fake.string(), .timeout = std::chrono::milliseconds(200)}});
     FAIL() << "no RuntimeError";
   } catch (const parasim::RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("did not finish"), std::string::npos) << e.what();

@@ -56,7 +56,8 @@ TEST(ResultsJson, RunsWithStandInKernelsStayMarkedNotMeasured) {
   EXPECT_TRUE(d.validation[0].measured);
   EXPECT_FALSE(d.validation[1].measured);
   // The bundle keeps the mark.
-  const ReportData back = results_from_json(parasim::parse_json_text(parasim::dump_json(results_to_json(d)), "mem"), "mem");
+  const ReportData back =
+      results_from_json(parasim::parse_json_text(parasim::dump_json(results_to_json(d)), "mem"), "mem");
   ASSERT_EQ(back.validation.size(), 2u);
   EXPECT_FALSE(back.validation[1].measured);
   // The plot's statistics count the measured run only: |error| 4 %.

@@ -27,7 +27,8 @@ inline simulator::TaskGraph pipeline_step_graph() {
   std::array<std::array<TaskId, kReplicas>, kStages> last_bwd{};
   for (int r = 0; r < kReplicas; ++r) {
     for (int s = 0; s < kStages; ++s)
-      b.set_static_memory(dev(r, s), {.params = 96 * MiB, .grads = 96 * MiB, .optimizer = 192 * MiB, .other = 64 * MiB});
+      b.set_static_memory(dev(r, s),
+                          {.params = 96 * MiB, .grads = 96 * MiB, .optimizer = 192 * MiB, .other = 64 * MiB});
     std::array<std::array<TaskId, kMicro>, kStages> fwd{};
     for (int m = 0; m < kMicro; ++m)
       for (int s = 0; s < kStages; ++s) {
@@ -91,10 +92,12 @@ inline ReportData sample_report() {
   for (std::int64_t n = 1; n <= 64; n *= 2) {
     const double nd = static_cast<double>(n);
     const double dp_t = t1 / nd * (1 + 0.04 * std::log2(nd)) * (1 + nd * 32 / 9000.0) / (1 + 32 / 9000.0);
-    dp.points.push_back({n, dp_t, 120.5 * (1 + 0.04 * std::log2(nd)), 32 * n, 78.4 * (1 + nd * 32 / 9000.0), 0, "dp=" + std::to_string(n)});
+    dp.points.push_back({n, dp_t, 120.5 * (1 + 0.04 * std::log2(nd)), 32 * n, 78.4 * (1 + nd * 32 / 9000.0), 0,
+                         "dp=" + std::to_string(n)});
     const double hy_t = n < 8 ? dp_t : dp_t * (0.97 - 0.02 * std::log2(nd / 8));
-    hybrid.points.push_back({n, hy_t, 118.0, 16 * n, 78.4 * (1 + nd * 16 / 9000.0), 0,
-                             n < 8 ? "dp=" + std::to_string(n) : "dp=" + std::to_string(n / 2) + ",mp=2,schedule=1f1b,micro=4"});
+    hybrid.points.push_back(
+        {n, hy_t, 118.0, 16 * n, 78.4 * (1 + nd * 16 / 9000.0), 0,
+         n < 8 ? "dp=" + std::to_string(n) : "dp=" + std::to_string(n / 2) + ",mp=2,schedule=1f1b,micro=4"});
     if (n >= 2) mp2.points.push_back({n, hy_t * 1.08, 140.0, 16 * n, 78.0, 0, "dp=" + std::to_string(n / 2) + ",mp=2"});
     if (n >= 4) mp4.points.push_back({n, hy_t * 1.25, 170.0, 8 * n, 77.0, 0, "dp=" + std::to_string(n / 4) + ",mp=4"});
   }
@@ -113,14 +116,19 @@ inline ReportData sample_report() {
   const hardware::Cluster cluster = hardware::make_cluster_preset("dgx1-v100");
   const simulator::TaskGraph graph = pipeline_step_graph();
   const simulator::StepResult step =
-      simulator::Engine(cluster, {.collectives = simulator::CollectiveMode::Expanded, .record_timeline = true}).run(graph);
+      simulator::Engine(cluster, {.collectives = simulator::CollectiveMode::Expanded, .record_timeline = true})
+          .run(graph);
   ReportData from_step = report_from_step("dp=2,mp=2,schedule=gpipe,micro=4", graph, step, 6'000'000);
   from_step.gantt_title = "dp=2,mp=2,schedule=gpipe,micro=4 on dgx1-v100";
   d.merge(std::move(from_step));
   // A second strategy for the memory plot: plain DP on 8 GPUs, every device alike.
   for (int dev = 0; dev < 8; ++dev)
-    d.memory.push_back({"dp=8", dev, 20 * GiB + 512 * MiB, 32 * GiB,
-                        {.params = 96 * MiB, .grads = 96 * MiB, .optimizer = 192 * MiB, .activations = 20 * GiB, .other = 128 * MiB}});
+    d.memory.push_back(
+        {"dp=8",
+         dev,
+         20 * GiB + 512 * MiB,
+         32 * GiB,
+         {.params = 96 * MiB, .grads = 96 * MiB, .optimizer = 192 * MiB, .activations = 20 * GiB, .other = 128 * MiB}});
 
   d.validation = {{"resnet50 dp=2 (cuda)", 101.5, 97.25},
                   {"resnet50 dp=4 (cuda)", 108.0, 112.75},

@@ -49,7 +49,9 @@ inline std::string xml_problem(std::string_view s) {
     const bool closing = i + 1 < s.size() && s[i + 1] == '/';
     std::size_t j = i + (closing ? 2 : 1);
     const std::size_t name_start = j;
-    while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == ':' || s[j] == '-' || s[j] == '_')) ++j;
+    while (j < s.size() &&
+           (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == ':' || s[j] == '-' || s[j] == '_'))
+      ++j;
     const std::string name(s.substr(name_start, j - name_start));
     if (name.empty()) return "'<' not starting a tag" + where(i);
     // Attributes: name="value" or name='value'.
@@ -83,7 +85,8 @@ inline std::string xml_problem(std::string_view s) {
     }
     if (closing) {
       if (open.empty() || open.back() != name)
-        return "</" + name + "> does not close <" + (open.empty() ? std::string("nothing") : open.back()) + ">" + where(i);
+        return "</" + name + "> does not close <" + (open.empty() ? std::string("nothing") : open.back()) + ">" +
+               where(i);
       open.pop_back();
     } else if (!self_closing) {
       open.push_back(name);

@@ -55,7 +55,8 @@ TEST(ChromeTrace, ValidJsonOneEventPerTaskPerTrackNoOverlaps) {
   for (const auto& e : j.at("traceEvents")) {
     if (e.at("ph") == "M" && e.at("name") == "process_name") process_names[e.at("pid")] = e.at("args").at("name");
     if (e.at("ph") != "X") continue;
-    tracks[{e.at("pid").get<int>(), e.at("tid").get<int>()}].emplace_back(e.at("ts").get<double>(), e.at("dur").get<double>());
+    tracks[{e.at("pid").get<int>(), e.at("tid").get<int>()}].emplace_back(e.at("ts").get<double>(),
+                                                                          e.at("dur").get<double>());
     if (e.at("cat") == "link") {
       ++link_events;
       continue;
@@ -110,7 +111,8 @@ TEST(ChromeTrace, EventsLookLikeKineto) {
     }
   }
   EXPECT_TRUE(saw_kernel && saw_memcpy && saw_nccl && saw_thread_name);
-  EXPECT_EQ(nccl_kernel_name(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1024), "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  EXPECT_EQ(nccl_kernel_name(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1024),
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 }
 
 TEST(ChromeTrace, NeedsATimeline) {

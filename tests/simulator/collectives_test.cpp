@@ -40,10 +40,12 @@ TEST(Collectives, RingAllreduceOnAUniformRingIsTheTextbookFormula) {
     const Bytes s = Bytes{1'000'000} * n;
     auto cluster = ring_cluster(n, alpha, beta);
     // 2(n-1) alpha + 2(n-1)/n S/beta, exactly: 246'000 ns for n = 4, 574'000 ns for n = 8.
-    const TimeNs expected = 2 * (n - 1) * alpha + static_cast<TimeNs>(2.0 * (n - 1) / n * static_cast<double>(s) / beta);
+    const TimeNs expected =
+        2 * (n - 1) * alpha + static_cast<TimeNs>(2.0 * (n - 1) / n * static_cast<double>(s) / beta);
     EXPECT_EQ(expected, n == 4 ? 246'000 : 574'000);
     for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
-      EXPECT_EQ(simulate_one(cluster, first_n(n), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, mode), expected)
+      EXPECT_EQ(simulate_one(cluster, first_n(n), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, mode),
+                expected)
           << "n=" << n << " " << to_string(mode);
   }
 }
@@ -63,10 +65,12 @@ TEST(Collectives, HierarchicalAllreduceOnTwoNodesOfFour) {
   //   all-gather in each node: 63'000                                              total 214'000 ns
   auto cluster = two_level_cluster(2, 4, 500, 100, 2'000, 25);
   for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
-    EXPECT_EQ(simulate_one(cluster, first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8'000'000, mode),
-              214'000);
+    EXPECT_EQ(
+        simulate_one(cluster, first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8'000'000, mode),
+        214'000);
   CollectivePlanner planner(cluster);
-  const CollectivePlan p = planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8'000'000);
+  const CollectivePlan p =
+      planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8'000'000);
   EXPECT_EQ(p.algorithm, CollectiveAlgorithm::Hierarchical);
   EXPECT_EQ(p.steps(), 3 + 2 + 3);
   // Flat ring over all 8 for comparison: the two cross-node hops run at 25 GB/s.
@@ -81,7 +85,8 @@ TEST(Collectives, BinomialTreeAllreduce) {
   // all S = 100'000 B: 6 x (1'000 + 10'000) = 66'000 ns.
   auto cluster = star_cluster(8, 500, 10);
   for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
-    EXPECT_EQ(simulate_one(cluster, first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 100'000, mode), 66'000);
+    EXPECT_EQ(simulate_one(cluster, first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 100'000, mode),
+              66'000);
   // Small messages: the tree's 6 alphas beat the ring's 14, and auto sees it.
   CollectivePlanner planner(cluster);
   EXPECT_EQ(planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, 800).algorithm,
@@ -153,7 +158,8 @@ TEST(Collectives, ExpandedAndAnalyticAgreeWithinOnePercentOnIdlePresets) {
       const TimeNs e = simulate_one(cluster, group, c.op, c.algo, s, CollectiveMode::Expanded);
       const TimeNs a = simulate_one(cluster, group, c.op, c.algo, s, CollectiveMode::Analytic);
       EXPECT_LE(std::abs(static_cast<double>(e - a)), 0.01 * static_cast<double>(a))
-          << c.preset << " x" << c.nodes << " " << to_string(c.op) << " " << s << ": expanded " << e << " analytic " << a;
+          << c.preset << " x" << c.nodes << " " << to_string(c.op) << " " << s << ": expanded " << e << " analytic "
+          << a;
     }
   }
 }
@@ -168,7 +174,8 @@ TEST(Collectives, ExpandedCollectivesContendWithOtherTraffic) {
   const TaskId big = b.add_transfer({.src = 0, .dst = 1, .bytes = 100'000'000, .stream = 2});
   TaskGraph g = std::move(b).build();
   // Analytic: the collective ignores the transfer: 246'000 ns; the transfer runs alone.
-  const StepResult analytic = Engine(cluster, {.collectives = CollectiveMode::Analytic, .record_timeline = true}).run(g);
+  const StepResult analytic =
+      Engine(cluster, {.collectives = CollectiveMode::Analytic, .record_timeline = true}).run(g);
   EXPECT_EQ(analytic.timeline[static_cast<std::size_t>(ar)].end, 246'000);
   EXPECT_EQ(analytic.timeline[static_cast<std::size_t>(big)].end, 1'000 + 4'000'000);
   // Expanded: in each of the 6 steps the 0->1 chunk (1 MB) shares the link at 12.5 GB/s, so a step

@@ -69,7 +69,8 @@ TEST(Determinism, BreakdownsAddUpAndCriticalPathIsAChain) {
     EXPECT_LE(prev.end, next.start);
   }
   for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t)
-    for (TaskId d : g.deps(t)) EXPECT_LE(r.timeline[static_cast<std::size_t>(d)].end, r.timeline[static_cast<std::size_t>(t)].start);
+    for (TaskId d : g.deps(t))
+      EXPECT_LE(r.timeline[static_cast<std::size_t>(d)].end, r.timeline[static_cast<std::size_t>(t)].start);
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ TEST(EngineMemory, ActivationsLiveFromForwardToBackward) {
   // At t = 10: static 400 + activations 1'500 (f1, f2) + workspace 300.
   EXPECT_EQ(d.peak_memory, 2'200);
   EXPECT_EQ(d.peak_time, 10);
-  EXPECT_EQ(d.peak_breakdown, (MemoryBreakdown{.params = 100, .grads = 100, .optimizer = 200, .activations = 1'500, .other = 300}));
+  EXPECT_EQ(d.peak_breakdown,
+            (MemoryBreakdown{.params = 100, .grads = 100, .optimizer = 200, .activations = 1'500, .other = 300}));
   EXPECT_EQ(d.capacity, 32 * GiB);
   EXPECT_EQ(r.step_time, 40);
 }

@@ -98,8 +98,9 @@ TEST(TaskGraphJson, GroupNamingAnUnknownDevice) {
 TEST(TaskGraphJson, EnumsAndUnknownFields) {
   auto j = small_graph();
   j["tasks"][0]["phase"] = "sideways";
-  EXPECT_EQ(load_error(j), "t.json: $.tasks[0].phase: expected one of \"forward\", \"backward_data\", \"backward_weight\", "
-                           "\"update\", \"recompute\", \"other\", found string \"sideways\"");
+  EXPECT_EQ(load_error(j),
+            "t.json: $.tasks[0].phase: expected one of \"forward\", \"backward_data\", \"backward_weight\", "
+            "\"update\", \"recompute\", \"other\", found string \"sideways\"");
   j = small_graph();
   j["tasks"][0]["durations_ns"] = 5;
   EXPECT_EQ(load_error(j), "t.json: $.tasks[0]: unknown field \"durations_ns\" for a compute task");

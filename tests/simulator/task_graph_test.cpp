@@ -37,7 +37,8 @@ TEST(TaskGraph, FieldsRoundTripThroughThePackedColumns) {
                                   .model_op = 12,
                                   .microbatch = 5,
                                   .phase = Phase::BackwardWeight});
-  const TaskId t = b.add_transfer({.src = 1, .dst = 2, .bytes = 999, .stream = 1, .name = "act", .phase = Phase::Forward});
+  const TaskId t =
+      b.add_transfer({.src = 1, .dst = 2, .bytes = 999, .stream = 1, .name = "act", .phase = Phase::Forward});
   const TaskId k = b.add_collective({.op = CollectiveOp::AllToAll, .group = grp, .bytes = 4096,
                                      .algorithm = CollectiveAlgorithm::Hierarchical, .stream = 2});
   const TaskId m = b.add_marker("end", 2);
@@ -94,12 +95,14 @@ TEST(TaskGraph, BadTasksNameThemselves) {
             "task 0 \"x\": stream 5 is out of range [0, 1]");
   EXPECT_EQ(input_error([&] { b.add_compute({.device = 0, .duration = -3, .name = "x"}); }),
             "task 0 \"x\": duration must be >= 0 ns, found -3");
-  EXPECT_EQ(input_error([&] { b.add_transfer({.src = 0, .dst = 1, .bytes = -1}); }), "task 0: bytes must be >= 0, found -1");
+  EXPECT_EQ(input_error([&] { b.add_transfer({.src = 0, .dst = 1, .bytes = -1}); }),
+            "task 0: bytes must be >= 0, found -1");
   EXPECT_EQ(input_error([&] { b.add_group(std::vector<DeviceId>{0, 7}); }), "group 0: device 7 is out of range [0, 1]");
   EXPECT_EQ(input_error([&] { b.add_group(std::vector<DeviceId>{1, 1}); }), "group 0: device 1 is listed twice");
   EXPECT_EQ(input_error([&] { b.add_collective({.group = 0, .bytes = 1, .name = "ar"}); }),
             "task 0 \"ar\": group 0 does not exist (0 groups defined so far)");
-  EXPECT_EQ(input_error([] { TaskGraphBuilder bad(0); }), "taskgraph: the number of devices must be in [1, 1048576], found 0");
+  EXPECT_EQ(input_error([] { TaskGraphBuilder bad(0); }),
+            "taskgraph: the number of devices must be in [1, 1048576], found 0");
 }
 
 TEST(TaskGraph, CyclesAndMissingTasksAreRejectedAtBuild) {

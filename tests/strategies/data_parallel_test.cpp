@@ -183,7 +183,10 @@ TEST(DataParallel, UnevenBatchSplitsLikeTorchChunk) {
   static const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
   FakeCosts costs;
   // torch.nn.DataParallel over three GPUs (the heterogeneous-GPU benchmark): 128 is 43/43/42.
-  StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=3,split=even"), .global_batch = 128,
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy("dp=3,split=even"),
+                  .global_batch = 128,
                   .costs = &costs};
   const LoweredStep chunked = lower_step(setup);
   EXPECT_EQ(chunked.replica_batch, (std::vector<std::int64_t>{43, 43, 42}));

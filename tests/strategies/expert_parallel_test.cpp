@@ -117,7 +117,11 @@ TEST(ExpertParallel, FourAllToAllsPerLayerAndTheRouterAloneIsAllReduced) {
   // from 48,000: 3 all-to-all flows and 1 ring flow at 1/4 byte/ns each. The all-to-all has
   // 2/3 x 4,000 B per flow left: done at 58,667; the ring's first step has moved 2,667 of its
   // 4,000 B by then, ends at 60,000, and 5 more steps of 4,000 ns end the step at 80,000.
-  EXPECT_EQ(run("dp=4,ep=4", 4, 8, Symmetry::DataAndTensor, simulator::CollectiveMode::Expanded).step_time, 80'000);
+  // Every device simulated: the hand-derived 80,000. With one representative replica, a message
+  // class's representative is capped at its idle rate but does not weigh as the 3 flows it stands
+  // for, so it underestimates this contention: 74,667 (docs/simulator.md, Limits).
+  EXPECT_EQ(run("dp=4,ep=4", 4, 8, Symmetry::None, simulator::CollectiveMode::Expanded).step_time, 80'000);
+  EXPECT_EQ(run("dp=4,ep=4", 4, 8, Symmetry::DataAndTensor, simulator::CollectiveMode::Expanded).step_time, 74'667);
 }
 
 TEST(ExpertParallel, BusiestRankSetsTheStep) {

@@ -86,7 +86,8 @@ TEST(Pipeline, InterleavingShrinksTheBubbleByV) {
 }
 
 TEST(Pipeline, StageGranularityMatchesOpGranularity) {
-  for (const char* s : {"mp=4,schedule=gpipe,micro=4", "mp=4,schedule=1f1b,micro=8", "mp=2,schedule=interleaved,interleave=2,micro=4"}) {
+  for (const char* s : {"mp=4,schedule=gpipe,micro=4", "mp=4,schedule=1f1b,micro=8",
+                        "mp=2,schedule=interleaved,interleave=2,micro=4"}) {
     const StrategyResult op = run(s, 8);
     const StrategyResult stage = run(s, 8, Granularity::Stage);
     EXPECT_EQ(op.step_time, stage.step_time) << s;
@@ -97,7 +98,8 @@ TEST(Pipeline, StageGranularityMatchesOpGranularity) {
 TEST(Pipeline, PipeDreamStashesWeightVersionsSpecTrainPredictsThem) {
   const StrategyResult pd = run("mp=4,schedule=pipedream,micro=4", 4);
   // Stage i keeps M - i weight versions: the live one plus M - i - 1 stashed copies of 1e6 fp32 params.
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(pd.devices[static_cast<std::size_t>(i)].breakdown.other, (3 - i) * 4'000'000) << i;
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(pd.devices[static_cast<std::size_t>(i)].breakdown.other, (3 - i) * 4'000'000) << i;
   // Steady state: the bottleneck stage does one forward and one backward per micro-batch.
   EXPECT_EQ(pd.step_time, 4 * 3000);
   EXPECT_EQ(pd.lowered.simulated_microbatches, 8);

@@ -28,7 +28,8 @@ TimeNs brute_force(int units, int parts, const ChunkCost& cost) {
   std::function<void(int, int)> cut = [&](int p, int start) {
     if (p == parts) {
       TimeNs worst = 0;
-      for (int c = 0; c < parts; ++c) worst = std::max(worst, cost(c, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1]));
+      for (int c = 0; c < parts; ++c)
+        worst = std::max(worst, cost(c, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1]));
       best = std::min(best, worst);
       return;
     }
@@ -64,7 +65,9 @@ TEST(LayerPartition, DynamicProgramIsOptimalAgainstBruteForce) {
     EXPECT_EQ(pruned.bounds, p.bounds) << "trial " << trial;
     EXPECT_EQ(pruned.bottleneck, p.bottleneck) << "trial " << trial;
     TimeNs worst = 0;
-    for (int c = 0; c < parts; ++c) worst = std::max(worst, cost(c, p.bounds[static_cast<std::size_t>(c)], p.bounds[static_cast<std::size_t>(c) + 1]));
+    for (int c = 0; c < parts; ++c)
+      worst =
+          std::max(worst, cost(c, p.bounds[static_cast<std::size_t>(c)], p.bounds[static_cast<std::size_t>(c) + 1]));
     EXPECT_EQ(worst, p.bottleneck);
   }
 }
@@ -139,8 +142,9 @@ TEST(PlacementFile, ValidatesOpsAndDevices) {
   EXPECT_NE(input_error([&] { placement_from_json(doc(R"({"relu": 0, "fc9": 0})"), "p.json", model, 2); })
                 .find("p.json: $.ops.fc9: unknown op \"fc9\""),
             std::string::npos);
-  EXPECT_NE(input_error([&] { placement_from_json(doc(R"({"relu": 0, "fc1": 2, "fc2": 1, "loss": 1})"), "p.json", model, 2); })
-                .find("$.ops.fc1"),
+  EXPECT_NE(input_error([&] {
+              placement_from_json(doc(R"({"relu": 0, "fc1": 2, "fc2": 1, "loss": 1})"), "p.json", model, 2);
+            }).find("$.ops.fc1"),
             std::string::npos);
   EXPECT_EQ(input_error([&] { placement_from_json(doc(R"({"relu": 0, "fc1": 1})"), "p.json", model, 2); }),
             "p.json: $.ops: missing 2 ops (fc2, loss); every op that does work needs a device in [0, 1]");

@@ -156,7 +156,8 @@ TEST(SearchSpace, EvenStagesKeepsPipelineDepthsThatDivideTheLayers) {
 }
 
 TEST(SearchSpace, ParsesLists) {
-  EXPECT_EQ(parse_schedule_list("1f1b,none", "--schedules"), (std::vector<Schedule>{Schedule::None, Schedule::OneFOneB}));
+  EXPECT_EQ(parse_schedule_list("1f1b,none", "--schedules"),
+            (std::vector<Schedule>{Schedule::None, Schedule::OneFOneB}));
   EXPECT_EQ(parse_schedule_list("all", "--schedules").size(), 6u);
   EXPECT_EQ(parse_zero_list("1", "--zero"), (std::vector<int>{1}));
   EXPECT_EQ(parse_zero_list("0,2", "--zero"), (std::vector<int>{0, 2}));
@@ -332,8 +333,10 @@ TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
   EXPECT_GT(extrapolated, 10);
   // The shortcut is disclosed with its count and how to turn it off; the exact plan has none.
   const std::string shortcuts = plan_shortcuts(fast);
-  EXPECT_EQ(shortcuts.rfind("Shortcuts: " + std::to_string(extrapolated) + " rows were extrapolated along the micro-batch count", 0),
-            0u)
+  EXPECT_EQ(
+      shortcuts.rfind(
+          "Shortcuts: " + std::to_string(extrapolated) + " rows were extrapolated along the micro-batch count", 0),
+      0u)
       << shortcuts;
   EXPECT_NE(shortcuts.find("--exact simulates every configuration in full."), std::string::npos) << shortcuts;
   EXPECT_NE(explain_plan(fast).find(shortcuts), std::string::npos);
@@ -386,7 +389,8 @@ TEST(Planner, InterleavedPeakAtKIsContinuedFromItsSamplesEvenWhenTheFirstDoesNot
   // still reports the peak at K (from K2, where the warm-up is full) and the extrapolated step.
   const models::Model model = chain_model(8, 256);
   FakeCosts costs;
-  const Candidate c{.strategy = parse_strategy("dp=1,mp=2,schedule=interleaved,interleave=2,micro=8"), .global_batch = 8};
+  const Candidate c{.strategy = parse_strategy("dp=1,mp=2,schedule=interleaved,interleave=2,micro=8"),
+                    .global_batch = 8};
   auto evaluate = [&](Bytes capacity, bool extrapolate, const Candidate& cand) {
     const hardware::Cluster cluster = star_cluster(2, 0, 1e9, "V100-SXM2-32GB", capacity);
     PlanRequest req = request(model, cluster, costs, SearchSpace{.gpus = 2, .global_batch = cand.global_batch});

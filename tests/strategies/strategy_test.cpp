@@ -86,8 +86,9 @@ TEST(StrategyGrammar, BadInputIsNamed) {
   EXPECT_EQ(input_error([] { parse_strategy("dp=2,micro=2,zero=2"); }),
             "--strategy: zero=2 needs micro=1 (ZeRO-2 with gradient accumulation is not modelled)");
   EXPECT_EQ(parse_strategy("dp=4,zero=2").zero, 2);
-  EXPECT_EQ(input_error([] { parse_strategy("mapping=dp-dp-dp"); }),
-            "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");
+  EXPECT_EQ(
+      input_error([] { parse_strategy("mapping=dp-dp-dp"); }),
+      "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");
 }
 
 // Found by fuzzing (tests/fuzz/regressions/strategy_json/placement_comma.json): a JSON placement
@@ -99,7 +100,8 @@ TEST(StrategyJson, PlacementNamesWithACommaAreRefusedAtLoad) {
             "s.json: $.placement: placement=22222,22222222222222222layep: a placement file name cannot hold a comma "
             "(the strategy grammar separates key=value pairs with commas); rename the file");
   // Names without a comma still round-trip through the grammar.
-  const Strategy ok = strategy_from_json({{"schema", "parasim.strategy/1"}, {"mp", 2}, {"placement", "a=b;c.json"}}, "s.json");
+  const Strategy ok =
+      strategy_from_json({{"schema", "parasim.strategy/1"}, {"mp", 2}, {"placement", "a=b;c.json"}}, "s.json");
   EXPECT_EQ(parse_strategy(to_string(ok)), ok);
 }
 

@@ -60,7 +60,8 @@ TEST(TensorParallel, PerRankMacsAndParamsAreDividedByT) {
   const models::Model m = tiny_gpt();
   const TpPlan plan = plan_tensor_parallel(m);
   const models::Model r = shard_for_tensor_parallel(m, plan, 4);
-  for (const char* name : {"h.1.attn.c_attn", "h.1.attn.core", "h.1.attn.c_proj", "h.1.mlp.c_fc", "h.1.mlp.c_proj", "lm_head"}) {
+  for (const char* name :
+       {"h.1.attn.c_attn", "h.1.attn.core", "h.1.attn.c_proj", "h.1.mlp.c_fc", "h.1.mlp.c_proj", "lm_head"}) {
     const models::Op& full = m.op(*m.find_op(name));
     const models::Op& part = r.op(*r.find_op(name));
     EXPECT_EQ(part.macs_fwd * 4, full.macs_fwd) << name;
@@ -144,7 +145,10 @@ TEST(TensorParallel, SequenceParallelUsesReduceScatterAndAllGather) {
   EXPECT_EQ(collectives(s, CollectiveOp::ReduceScatter, Phase::BackwardData), 2 * 2 + 1);
   // Selective recomputation reruns each attention core before its backward.
   const auto& g = s.graph;
-  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) { return g.kind(t) == TaskKind::Compute && g.phase(t) == Phase::Recompute; }), 2);
+  EXPECT_EQ(
+      count_tasks(
+          g, [&](simulator::TaskId t) { return g.kind(t) == TaskKind::Compute && g.phase(t) == Phase::Recompute; }),
+      2);
 }
 
 TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
@@ -170,7 +174,8 @@ TEST(TensorParallel, NeedsTransformerLayersAndDivisibleHeads) {
             "tp=2: model chain has no transformer layers to split; tensor parallelism (tp > 1) applies to blocks "
             "with self-attention");
   const models::Model gpt = tiny_gpt();
-  EXPECT_NE(input_error([&] { lower(gpt, "tp=8"); }).find("has 4 attention heads, not divisible by 8"), std::string::npos);
+  EXPECT_NE(input_error([&] { lower(gpt, "tp=8"); }).find("has 4 attention heads, not divisible by 8"),
+            std::string::npos);
 }
 
 }  // namespace

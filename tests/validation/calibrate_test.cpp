@@ -54,7 +54,8 @@ TEST(Calibrate, RecoversTheFactorsThatMadeTheRuns) {
   truth.intra_node_comm = 1.6;
   truth.inter_node_comm = 1.3;
   truth.step_overhead_ms = 2.0;
-  const CalibrationFit fit = fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .on_stage = {}});
+  const CalibrationFit fit =
+      fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .on_stage = {}});
   for (std::size_t i = 0; i < Calibration::kNames.size(); ++i) {
     EXPECT_TRUE(fit.fitted[i]) << Calibration::kNames[i];
     EXPECT_NEAR(fit.calibration.get(i), truth.get(i), 0.01 * std::max(1.0, truth.get(i))) << Calibration::kNames[i];
@@ -70,7 +71,8 @@ TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   RunsFile runs = synthetic_runs(truth);
   // Single-node runs only: nothing crosses the network.
   runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
-  const CalibrationFit fit = fit_calibration(runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .on_stage = {}});
+  const CalibrationFit fit =
+      fit_calibration(runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .on_stage = {}});
   EXPECT_FALSE(fit.fitted[3]);  // inter_node_comm
   EXPECT_FALSE(fit.fitted[4]);  // step_overhead_ms, held
   EXPECT_DOUBLE_EQ(fit.calibration.inter_node_comm, 1.0);
@@ -89,7 +91,8 @@ TEST(Calibrate, TheFitIsTheSameOnOneThreadAndOnThree) {
   truth.intra_node_comm = 1.5;
   const RunsFile runs = synthetic_runs(truth);
   const auto fit_on = [&](int threads) {
-    return calibration_fit_to_json(fit_calibration(runs, {.max_iterations = 6, .fixed = {}, .on_stage = {}, .threads = threads}));
+    return calibration_fit_to_json(
+        fit_calibration(runs, {.max_iterations = 6, .fixed = {}, .on_stage = {}, .threads = threads}));
   };
   EXPECT_EQ(fit_on(1).dump(), fit_on(3).dump());
 }

@@ -89,17 +89,21 @@ TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
 TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
   nlohmann::json bad_gpus = megatron_row();
   bad_gpus["gpus"] = -4;
-  EXPECT_EQ(error_of(file_of({bad_gpus})), "runs.json: $.rows[0].gpus: expected an integer in [1, 4194304], found number -4");
+  EXPECT_EQ(error_of(file_of({bad_gpus})),
+            "runs.json: $.rows[0].gpus: expected an integer in [1, 4194304], found number -4");
   nlohmann::json no_hidden = megatron_row();
   no_hidden["model"].erase("hidden");
   EXPECT_EQ(error_of(file_of({no_hidden})), "runs.json: $.rows[0].model: missing required field \"hidden\"");
   nlohmann::json bad_preset = megatron_row();
   bad_preset["hardware"]["parasim_preset"] = "dgx-z9000";
-  EXPECT_NE(error_of(file_of({bad_preset})).find("runs.json: $.rows[0].hardware.parasim_preset: expected a cluster preset"),
+  EXPECT_NE(
+      error_of(file_of({bad_preset})).find("runs.json: $.rows[0].hardware.parasim_preset: expected a cluster preset"),
+      std::string::npos);
+  EXPECT_NE(error_of(file_of({megatron_row(), megatron_row()}))
+                .find("$.rows[1].id: expected an id not used by an earlier row"),
             std::string::npos);
-  EXPECT_NE(error_of(file_of({megatron_row(), megatron_row()})).find("$.rows[1].id: expected an id not used by an earlier row"),
+  EXPECT_NE(error_of({{"schema", "published-runs/2"}, {"rows", nlohmann::json::array()}}).find("schema"),
             std::string::npos);
-  EXPECT_NE(error_of({{"schema", "published-runs/2"}, {"rows", nlohmann::json::array()}}).find("schema"), std::string::npos);
 }
 
 TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {

@@ -53,7 +53,8 @@ TEST(Validate, JsonHasTheComparisonOfATinyDataParallelStep) {
               j["simulated_ms"].get<double>() - j["contention"]["simulated_without_ms"].get<double>(), 1e-9);
   ASSERT_EQ(j["devices_busy"].size(), 2u);
   for (const auto& d : j["devices_busy"])
-    for (const char* key : {"device", "projected_compute_ms", "measured_compute_ms", "projected_comm_ms", "measured_comm_ms"})
+    for (const char* key :
+         {"device", "projected_compute_ms", "measured_compute_ms", "projected_comm_ms", "measured_comm_ms"})
       EXPECT_TRUE(d.contains(key)) << key;
   const double projected = j["projected_ms"], measured = j["measured_ms"];
   EXPECT_GT(projected, 0);
@@ -154,16 +155,19 @@ TEST(Validate, TheHeldOutSuiteIsDisjointFromTheTuningSuite) {
   ASSERT_EQ(held.size(), 8u);
   for (const SuiteCase& h : held)
     for (const SuiteCase& t : tuning)
-      EXPECT_FALSE(h.model == t.model && h.batch == t.batch && h.strategy == t.strategy) << h.model << " " << h.strategy;
+      EXPECT_FALSE(h.model == t.model && h.batch == t.batch && h.strategy == t.strategy)
+          << h.model << " " << h.strategy;
   // What the issue asks the held-out cases to cover.
   auto has = [&](const std::string& part) {
-    return std::any_of(held.begin(), held.end(), [&](const SuiteCase& c) { return c.strategy.find(part) != std::string::npos; });
+    return std::any_of(held.begin(), held.end(),
+                       [&](const SuiteCase& c) { return c.strategy.find(part) != std::string::npos; });
   };
   EXPECT_TRUE(has("tp=2"));
   EXPECT_TRUE(has("schedule=gpipe"));
   EXPECT_TRUE(has("schedule=interleaved"));
   EXPECT_TRUE(has("dp=3"));
-  EXPECT_TRUE(std::any_of(held.begin(), held.end(), [](const SuiteCase& c) { return c.batch % 2 == 1; }));  // uneven split
+  EXPECT_TRUE(
+      std::any_of(held.begin(), held.end(), [](const SuiteCase& c) { return c.batch % 2 == 1; }));  // uneven split
   try {
     suite_cases("nightly");
     ADD_FAILURE() << "an unknown suite was accepted";

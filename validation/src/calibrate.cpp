@@ -146,7 +146,8 @@ class Fitter {
 
   static Params clamp(Params p) {
     for (std::size_t i = 0; i < kFactors; ++i)
-      p[i] = i == kOverhead ? std::clamp(p[i], 0.0, 60000.0) : std::clamp(p[i], std::log(kMinFactor), std::log(kMaxFactor));
+      p[i] = i == kOverhead ? std::clamp(p[i], 0.0, 60000.0)
+                            : std::clamp(p[i], std::log(kMinFactor), std::log(kMaxFactor));
     return p;
   }
 
@@ -221,7 +222,9 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     bool known = false;
     for (std::size_t i = 0; i < kFactors; ++i)
       if (Calibration::kNames[i] == name) free[i] = false, known = true;
-    if (!known) throw InputError("calibrate: --fix " + name + ": expected one of matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms");
+    if (!known)
+      throw InputError("calibrate: --fix " + name +
+                       ": expected one of matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms");
   }
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                               : std::max(1u, std::thread::hardware_concurrency());
@@ -236,8 +239,8 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   }
   std::size_t n_free = static_cast<std::size_t>(std::count(free.begin(), free.end(), true));
   if (scored.size() < n_free + 1)
-    throw InputError("calibrate: " + std::to_string(scored.size()) + " scored run(s) cannot fit " + std::to_string(n_free) +
-                     " factors; give more runs or hold factors fixed (--fix NAME)");
+    throw InputError("calibrate: " + std::to_string(scored.size()) + " scored run(s) cannot fit " +
+                     std::to_string(n_free) + " factors; give more runs or hold factors fixed (--fix NAME)");
   fitter = Fitter(runs, scored, free, threads);
   int iterations = 0;
   p = lm_fit(fitter, p, std::move(lin), options.max_iterations, iterations, fit.converged, stage);
@@ -258,7 +261,8 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     int unused = 0;
     bool unused_done = false;
     const Params q = lm_fit(without, p, without.linearize(p), options.max_iterations, unused, unused_done, {});
-    fit.leave_one_out.outcomes[scored[r]] = evaluate_run(runs.runs[scored[r]], {.calibration = to_calibration(q), .progress = {}});
+    fit.leave_one_out.outcomes[scored[r]] =
+        evaluate_run(runs.runs[scored[r]], {.calibration = to_calibration(q), .progress = {}});
   });
   summarise(fit.leave_one_out);
   return fit;

@@ -14,7 +14,8 @@ profiler::OpCost HostCostModel::cost(const models::Op& op, const std::string&, p
   auto it = slowdown_.find(op.name);
   const double f = it == slowdown_.end() ? 1.0 : it->second;
   for (profiler::Phase p : profiler::kPhases)
-    if (profiler::op_has_phase(op, p)) c.at(p) = static_cast<TimeNs>(std::llround(static_cast<double>(c.at(p) + per_task_ns_) * f));
+    if (profiler::op_has_phase(op, p))
+      c.at(p) = static_cast<TimeNs>(std::llround(static_cast<double>(c.at(p) + per_task_ns_) * f));
   return c;
 }
 

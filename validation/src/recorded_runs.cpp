@@ -95,8 +95,9 @@ void read_config(RecordedRun& r, const JsonField& c) {
   r.strategy.mp = static_cast<int>(*pp);
   const std::int64_t devices = product(product(*dp, *tp), *pp);
   if (devices != r.gpus)
-    return skip(r, "dp x tp x pp = " + (devices == INT64_MAX ? std::string("more than 2^63") : std::to_string(devices)) +
-                       " is not gpus = " + std::to_string(r.gpus));
+    return skip(r,
+                "dp x tp x pp = " + (devices == INT64_MAX ? std::string("more than 2^63") : std::to_string(devices)) +
+                    " is not gpus = " + std::to_string(r.gpus));
 
   const auto mb = optional_count(c, "micro_batch");
   auto k = optional_count(c, "micro_batches_per_step");
@@ -140,7 +141,8 @@ void read_config(RecordedRun& r, const JsonField& c) {
   const std::string recompute = optional_text(c, "recompute");
   if (recompute.empty() || contains(recompute, "none")) r.strategy.recompute = strategies::Recompute::None;
   else if (contains(recompute, "selective")) r.strategy.recompute = strategies::Recompute::Selective;
-  else if (contains(recompute, "full") || contains(recompute, "checkpoint")) r.strategy.recompute = strategies::Recompute::Full;
+  else if (contains(recompute, "full") || contains(recompute, "checkpoint"))
+    r.strategy.recompute = strategies::Recompute::Full;
   else return skip(r, "config.recompute \"" + recompute + "\" is unknown");
 
   const std::string sp = optional_text(c, "sequence_parallel");
@@ -156,7 +158,8 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   const std::string precision = optional_text(c, "precision");
   if (contains(precision, "bf16")) r.dtype = models::DType::BF16;
-  else if (contains(precision, "fp16") || contains(precision, "amp") || contains(precision, "mixed")) r.dtype = models::DType::F16;
+  else if (contains(precision, "fp16") || contains(precision, "amp") || contains(precision, "mixed"))
+    r.dtype = models::DType::F16;
   else if (contains(precision, "fp32") || contains(precision, "tf32")) r.dtype = models::DType::F32;
   else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16 or bf16");
 
@@ -169,7 +172,8 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
   const std::string attention = optional_text(c, "attention");
   if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha"))
-    r.attention = contains(attention, "unfused") ? profiler::AttentionKernel::Unfused : profiler::AttentionKernel::Flash;
+    r.attention =
+        contains(attention, "unfused") ? profiler::AttentionKernel::Unfused : profiler::AttentionKernel::Flash;
 
   const std::string opt = optional_text(c, "optimizer");
   if (contains(opt, "lamb"))
@@ -217,7 +221,8 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
     preset = preset.substr(0, preset.find_first_of(" ("));
     if (preset.empty()) hw.at("parasim_preset").fail("a cluster preset name");
     r.preset = preset;
-    if (auto g = hw.find("gpus_per_node"); g && !g->raw().is_null()) r.gpus_per_node = static_cast<int>(g->as_int(1, 1024));
+    if (auto g = hw.find("gpus_per_node"); g && !g->raw().is_null())
+      r.gpus_per_node = static_cast<int>(g->as_int(1, 1024));
     r.gpus = static_cast<int>(row.at("gpus").as_int(1, 1 << 22));
     read_model(r, row.at("model"));
     read_config(r, row.at("config"));
@@ -289,7 +294,8 @@ void summarise(RunsReport& report) {
     if (!o.scored) continue;
     const double e = std::fabs(o.error_pct);
     errors.push_back(e);
-    if (report.worst_id.empty() || e > report.max_abs_error_pct) report.max_abs_error_pct = e, report.worst_id = o.run.id;
+    if (report.worst_id.empty() || e > report.max_abs_error_pct)
+      report.max_abs_error_pct = e, report.worst_id = o.run.id;
   }
   report.scored = static_cast<int>(errors.size());
   report.median_abs_error_pct = median(std::move(errors));

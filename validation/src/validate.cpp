@@ -148,7 +148,8 @@ hardware::ClusterSpec cuda_cluster_spec(int devices) {
 #endif
 }
 
-profiler::Profile profile_on(Backend backend, const models::Model& model, const ValidationRequest& req, bool cold_cache) {
+profiler::Profile profile_on(Backend backend, const models::Model& model, const ValidationRequest& req,
+                             bool cold_cache) {
   if (backend == Backend::Cpu) {
     profiler::CpuProfileOptions o;
     o.repetitions = req.profile_repetitions;
@@ -188,7 +189,8 @@ std::string file_stem(const ValidationResult& r) {
 }
 
 void write_traces(const ValidationRequest& req, const ValidationResult& out, const simulator::TaskGraph& graph,
-                  const hardware::Cluster& cluster, const simulator::StepResult& projected, const ExecutionResult& run) {
+                  const hardware::Cluster& cluster, const simulator::StepResult& projected,
+                  const ExecutionResult& run) {
   const std::filesystem::path dir(req.trace_dir);
   const std::string stem = file_stem(out);
   simulator::write_chrome_trace(dir / (stem + ".projected.trace.json"), graph, cluster, projected);
@@ -209,7 +211,8 @@ void check_host_can_compute(const models::Model& model, const ValidationRequest&
   double macs = 0;
   for (std::size_t i = 0; i < model.num_ops(); ++i) {
     const models::Op& op = model.op(static_cast<models::OpId>(i));
-    macs += static_cast<double>(op.macs_fwd) + static_cast<double>(op.macs_bwd_data) + static_cast<double>(op.macs_bwd_weight);
+    macs += static_cast<double>(op.macs_fwd) + static_cast<double>(op.macs_bwd_data) +
+            static_cast<double>(op.macs_bwd_weight);
   }
   const double flops = 2 * macs;
   const double cores = static_cast<double>(std::max<std::size_t>(allowed_cores().size(), 1));
@@ -217,11 +220,12 @@ void check_host_can_compute(const models::Model& model, const ValidationRequest&
   const double runs = req.profile_warmup + req.profile_repetitions + req.warmup + req.repetitions;
   if (step_s * runs <= kLimitSeconds) return;
   char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "--model %s --batch %lld: one training step is %.3g GFLOP, at least %.3g s on this host's %.0f cores even "
-                "at 100 GFLOP/s each, and validate runs about %.0f of them (profile and execution); the cpu backend "
-                "validates models this machine can train (tiny_cnn, tiny_lstm, googlenet_cifar, ...) or a smaller --batch",
-                req.model.c_str(), static_cast<long long>(req.batch), flops / 1e9, step_s, cores, runs);
+  std::snprintf(
+      buf, sizeof buf,
+      "--model %s --batch %lld: one training step is %.3g GFLOP, at least %.3g s on this host's %.0f cores even "
+      "at 100 GFLOP/s each, and validate runs about %.0f of them (profile and execution); the cpu backend "
+      "validates models this machine can train (tiny_cnn, tiny_lstm, googlenet_cifar, ...) or a smaller --batch",
+      req.model.c_str(), static_cast<long long>(req.batch), flops / 1e9, step_s, cores, runs);
   throw InputError(buf);
 }
 
@@ -239,8 +243,9 @@ void check_host_memory(const simulator::TaskGraph& graph, const ValidationReques
   const Bytes available = static_cast<Bytes>(pages) * page;
   if (need <= available / 2) return;
   throw InputError("--model " + req.model + " --batch " + std::to_string(req.batch) + " --strategy " + req.strategy +
-                   ": weights, gradients and optimizer state need " + format_bytes(need) + " in all, more than half of the " +
-                   format_bytes(available) + " this host has free; the cpu backend validates models that fit this machine");
+                   ": weights, gradients and optimizer state need " + format_bytes(need) +
+                   " in all, more than half of the " + format_bytes(available) +
+                   " this host has free; the cpu backend validates models that fit this machine");
 }
 
 // The steps of validate(), in order (validate.hpp describes them).
@@ -326,8 +331,9 @@ MicrobatchProfiles profile_microbatches(const ValidationRequest& req, const mode
                                      static_cast<int>(req.backend), strategy.tp);
     auto it = cache.profiles.find(key);
     if (it == cache.profiles.end()) {
-      stage(req, "profiling " + req.model + " at batch " + std::to_string(size) + " on " + to_string(req.backend) +
-                     (req.backend == Backend::Cpu ? (out.cold_cache_profile ? " (cold caches)" : " (warm caches)") : ""));
+      stage(req,
+            "profiling " + req.model + " at batch " + std::to_string(size) + " on " + to_string(req.backend) +
+                (req.backend == Backend::Cpu ? (out.cold_cache_profile ? " (cold caches)" : " (warm caches)") : ""));
       it = cache.profiles.emplace(key, profile_on(req.backend, *p.builds[size], req, out.cold_cache_profile)).first;
     }
     if (first) p.merged = it->second;
@@ -463,9 +469,10 @@ void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, 
   out.notes = run.notes;
   out.stand_in_tasks = run.stand_in_tasks;
   if (!out.is_measured())
-    out.notes.push_back("not measured: " + std::to_string(out.stand_in_tasks) +
-                        " compute tasks ran as stand-ins for their projected time, so this row agrees by construction" +
-                        (PARASIM_HAVE_DNNL || out.backend != Backend::Cpu ? std::string() : " (parasim was built without oneDNN)"));
+    out.notes.push_back(
+        "not measured: " + std::to_string(out.stand_in_tasks) +
+        " compute tasks ran as stand-ins for their projected time, so this row agrees by construction" +
+        (PARASIM_HAVE_DNNL || out.backend != Backend::Cpu ? std::string() : " (parasim was built without oneDNN)"));
   for (const strategies::DeviceReport& d : sim.devices) {
     DeviceComparison c;
     c.device = d.device;
@@ -477,7 +484,8 @@ void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, 
     }
     out.per_device.push_back(c);
   }
-  std::sort(out.per_device.begin(), out.per_device.end(), [](const auto& a, const auto& b) { return a.device < b.device; });
+  std::sort(out.per_device.begin(), out.per_device.end(),
+            [](const auto& a, const auto& b) { return a.device < b.device; });
   for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(graph.size()); ++t) {
     if (graph.kind(t) != simulator::TaskKind::Compute) continue;
     ++out.compute_tasks;
@@ -594,7 +602,7 @@ std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
                               .cache = &steps};
   const strategies::LoweredStep dry = strategies::lower_step(setup);
   return req.model + " batch " + std::to_string(req.batch) + " seq " + std::to_string(req.seq_len) + " " +
-         strategies::to_string(strategy) + " " + profiler::to_string(req.optimizer) + " warmup " +
+         strategies::to_string(strategy) + " " + parasim::to_string(req.optimizer) + " warmup " +
          std::to_string(req.warmup) + " reps " + std::to_string(req.repetitions) + "\n" +
          simulator::taskgraph_to_json(dry.graph).dump();
 }

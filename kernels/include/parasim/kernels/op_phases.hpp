@@ -19,7 +19,7 @@ namespace parasim::kernels {
 
 // Phase lives in common/ (the task graph shares it). Costs, profiles and kernels know only the
 // four phases an op has kernels for: a recompute reruns the forward kernel and Other has none
-// (the executor maps them, executor/src/kernel_phase.hpp).
+// (kernel_phase() below maps a task's phase for every runtime).
 using parasim::Phase;
 std::string to_string(Phase) = delete;  // makes to_string(phase) ambiguous here: profiles use phase_key()
 /// The four kernel phases in execution order; arrays indexed by phase_index() have this size.
@@ -38,6 +38,21 @@ inline std::size_t phase_index(Phase p) {
   const auto i = static_cast<std::size_t>(p);
   if (i >= kPhases.size()) throw_not_a_kernel_phase(p);
   return i;
+}
+
+/// The kernel phase a compute task in `task_phase` runs, for every runtime (CPU, CUDA, MPI ranks),
+/// so that they cannot disagree: a recompute reruns the forward kernel; Other has no kernel (the
+/// runtime stands in a timed spin for it).
+inline std::optional<Phase> kernel_phase(Phase task_phase) {
+  switch (task_phase) {
+    case Phase::Forward:
+    case Phase::Recompute: return Phase::Forward;
+    case Phase::BackwardData: return Phase::BackwardData;
+    case Phase::BackwardWeight: return Phase::BackwardWeight;
+    case Phase::Update: return Phase::Update;
+    case Phase::Other: break;
+  }
+  return std::nullopt;
 }
 
 /// Whether `op` does any work in `phase`. The one rule shared by the roofline model, the CPU

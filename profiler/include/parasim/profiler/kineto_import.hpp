@@ -38,6 +38,7 @@ struct KinetoImportOptions {
 /// InputError naming the file (line:column for malformed JSON, the JSON path of a bad event).
 Profile import_kineto_trace(const std::filesystem::path& trace, const KinetoImportOptions& options = {});
 /// Same on an already parsed document; `origin` names it in errors.
-Profile import_kineto_json(const nlohmann::json& doc, const std::string& origin, const KinetoImportOptions& options = {});
+Profile import_kineto_json(const nlohmann::json& doc, const std::string& origin,
+                           const KinetoImportOptions& options = {});
 
 }  // namespace parasim::profiler

@@ -32,6 +32,7 @@
 namespace parasim::strategies {
 
 /// Device slot (0 .. devices-1) of every op, by op id.
-std::vector<int> place_branches(const models::Model& model, const std::vector<std::vector<TimeNs>>& op_cost, int devices);
+std::vector<int> place_branches(const models::Model& model, const std::vector<std::vector<TimeNs>>& op_cost,
+                                int devices);
 
 }  // namespace parasim::strategies

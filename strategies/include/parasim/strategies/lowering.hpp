@@ -119,7 +119,7 @@ struct LoweredStep {
   std::vector<int> op_chunk;                           // by op id: pipeline chunk (== stage unless interleaved)
   std::vector<std::int64_t> stage_params;              // parameters held by each stage (one TP rank)
   CostSourceCounts cost_counts;
-  std::string cost_source;                             // "roofline" or "profile X: 412 of 430 ops measured, 18 roofline"
+  std::string cost_source;  // "roofline" or "profile X: 412 of 430 ops measured, 18 roofline"
   /// Asynchronous schedules (pipedream, spectrain) simulate micro + mp micro-batches without a
   /// flush; the step is the time between the ends of markers [mp-1] and [micro+mp-1].
   std::vector<simulator::TaskId> microbatch_done;

@@ -50,7 +50,8 @@ enum class Verdict : std::uint8_t {
   PeakMemory,     // simulated; activations push the peak over capacity
   MemoryDominated,  // not lowered: a candidate of its family needing no more memory did not fit
 };
-std::string to_string(Verdict v);  // "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated"
+std::string to_string(
+    Verdict v);  // "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated"
 
 struct PlanRow {
   Strategy strategy;
@@ -70,7 +71,9 @@ struct PlanRow {
   // Memory: the device closest to (or furthest over) its capacity; for MemoryBound the bound.
   Bytes peak_memory = 0;
   Bytes capacity = 0;
-  double memory_ratio() const { return capacity > 0 ? static_cast<double>(peak_memory) / static_cast<double>(capacity) : 0; }
+  double memory_ratio() const {
+    return capacity > 0 ? static_cast<double>(peak_memory) / static_cast<double>(capacity) : 0;
+  }
 
   // Micro-batch counts actually simulated when the step was extrapolated along the count
   // (PlanRequest::extrapolate); {0, 0}: simulated at `strategy.micro` itself.
