@@ -95,8 +95,9 @@ int main(int argc, char** argv) {
     if (!world->root()) {
       // Rank 0 prints the command's output; the others computed shares of it.
       parasim::ProgressBar::set_global_enabled(false);
-      static DiscardBuffer discard;
-      std::cout.rdbuf(&discard);
+      // Never destroyed: std::cout is flushed after every static is gone, through this buffer.
+      static auto* const discard = new DiscardBuffer;
+      std::cout.rdbuf(discard);
     }
     for (const char* name : kRankAwareCommands)
       if (app.got_subcommand(name)) return;
