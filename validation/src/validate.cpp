@@ -498,12 +498,8 @@ void compare(const strategies::StrategyResult& sim, const ExecutionResult& run, 
 
 namespace {
 
-ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* cache, Distributed* dist) {
-  std::shared_ptr<ValidationCache> own;
-  if (!cache) {
-    own = make_validation_cache();
-    cache = own.get();
-  }
+/// The request's strategy, after the checks every validate run (one process or MPI ranks) makes.
+strategies::Strategy checked_strategy(const ValidationRequest& req) {
   const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
   if (strategy.asynchronous())
     throw InputError("--strategy: " + req.strategy +
@@ -512,6 +508,31 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
   if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
   if (req.repetitions < 1 || req.warmup < 0 || req.profile_repetitions < 1 || req.profile_warmup < 0)
     throw InputError("--reps and profile repetitions must be >= 1, --warmup and profile warm-up >= 0");
+  return strategy;
+}
+
+/// The strategy lowered on the roofline over `cluster`: what validate profiles (the micro-batch
+/// sizes) and what MPI ranks compare.
+strategies::StepSetup roofline_setup(const ValidationRequest& req, const models::Model& base,
+                                     const hardware::Cluster& cluster, const strategies::Strategy& strategy,
+                                     const profiler::RooflineCostModel& roofline, strategies::StepCache& steps) {
+  return {.model = &base,
+          .cluster = &cluster,
+          .strategy = strategy,
+          .global_batch = req.batch,
+          .costs = &roofline,
+          .optimizer = req.optimizer,
+          .symmetry = strategies::Symmetry::None,
+          .cache = &steps};
+}
+
+ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* cache, Distributed* dist) {
+  std::shared_ptr<ValidationCache> own;
+  if (!cache) {
+    own = make_validation_cache();
+    cache = own.get();
+  }
+  const strategies::Strategy strategy = checked_strategy(req);
   const models::Model base = models::build_zoo_model(req.model, {.batch = req.batch, .seq_len = req.seq_len});
   const int devices = static_cast<int>(strategy.devices());
   if (req.backend == Backend::Cpu) check_host_can_compute(base, req);
@@ -530,14 +551,7 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
   // The strategy lowered once on the roofline: the micro-batch sizes to profile.
   strategies::StepCache steps;
   profiler::RooflineCostModel roofline;
-  strategies::StepSetup setup{.model = &base,
-                              .cluster = &*cluster,
-                              .strategy = strategy,
-                              .global_batch = req.batch,
-                              .costs = &roofline,
-                              .optimizer = req.optimizer,
-                              .symmetry = strategies::Symmetry::None,
-                              .cache = &steps};
+  strategies::StepSetup setup = roofline_setup(req, base, *cluster, strategy, roofline, steps);
   const strategies::LoweredStep dry = strategies::lower_step(setup);
   if (req.backend == Backend::Cpu) {
     size_up_cpu_host(req, base, dry.graph, devices, out);
@@ -573,10 +587,7 @@ std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
     throw InputError("--backend " + to_string(req.backend) +
                      ": validate on MPI ranks runs the cpu backend; the CUDA "
                      "runtime over MPI and NCCL (mpi_runtime.hpp) is not wired into validate yet");
-  const strategies::Strategy strategy = strategies::parse_strategy(req.strategy);
-  if (strategy.asynchronous())
-    throw InputError("--strategy: " + req.strategy + ": asynchronous schedules have no step boundary to measure");
-  if (req.batch < 1) throw InputError("--batch must be >= 1, found " + std::to_string(req.batch));
+  const strategies::Strategy strategy = checked_strategy(req);
   const int devices = static_cast<int>(strategy.devices());
   if (devices != ranks)
     throw InputError("--strategy " + strategies::to_string(strategy) + " runs " + std::to_string(devices) +
@@ -592,15 +603,8 @@ std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
   const hardware::Cluster cluster{cpu_host_cluster_spec(devices, fixed, 0, 1 * GiB)};
   strategies::StepCache steps;
   profiler::RooflineCostModel roofline;
-  strategies::StepSetup setup{.model = &base,
-                              .cluster = &cluster,
-                              .strategy = strategy,
-                              .global_batch = req.batch,
-                              .costs = &roofline,
-                              .optimizer = req.optimizer,
-                              .symmetry = strategies::Symmetry::None,
-                              .cache = &steps};
-  const strategies::LoweredStep dry = strategies::lower_step(setup);
+  const strategies::LoweredStep dry =
+      strategies::lower_step(roofline_setup(req, base, cluster, strategy, roofline, steps));
   return req.model + " batch " + std::to_string(req.batch) + " seq " + std::to_string(req.seq_len) + " " +
          strategies::to_string(strategy) + " " + parasim::to_string(req.optimizer) + " warmup " +
          std::to_string(req.warmup) + " reps " + std::to_string(req.repetitions) + "\n" +
