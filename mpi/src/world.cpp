@@ -26,11 +26,6 @@ constexpr auto kHeartbeatPeriod = std::chrono::milliseconds(250);
 /// prints its own message before the launcher kills the job.
 constexpr auto kAbortGrace = std::chrono::milliseconds(2000);
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 std::string seconds_text(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f s", static_cast<double>(ms.count()) / 1000.0);
@@ -55,27 +50,6 @@ struct World::Impl {
 };
 
 bool built_with_mpi() { return true; }
-
-bool launched_by_mpi() {
-  return !env("OMPI_COMM_WORLD_SIZE").empty() || !env("PMIX_RANK").empty() || !env("PMI_RANK").empty();
-}
-
-int launcher_local_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK", "SLURM_LOCALID"}) {
-    const std::string v = env(name);
-    if (!v.empty()) return std::atoi(v.c_str());
-  }
-  return -1;
-}
-
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // the FNV-1a 64 offset basis
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;  // the FNV 64 prime
-  }
-  return h;
-}
 
 namespace detail {
 
