@@ -19,7 +19,6 @@
 //   parasim_planner_bench --benchmark_filter='cold_routes:0' --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
-#include "parasim/common/allocator.hpp"
 #include "turing_plan.hpp"
 
 namespace {
@@ -71,13 +70,3 @@ BENCHMARK(BM_PlanTuring530B)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
-
-// BENCHMARK_MAIN() with the allocator settings of the parasim CLI (common/allocator.hpp).
-int main(int argc, char** argv) {
-  parasim::keep_freed_memory_for_reuse();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -13,7 +13,6 @@
 
 #include <memory>
 
-#include "parasim/common/allocator.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -66,13 +65,3 @@ BENCHMARK(BM_Gpt3Hybrid)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
-
-// BENCHMARK_MAIN() with the allocator settings of the parasim CLI (common/allocator.hpp).
-int main(int argc, char** argv) {
-  parasim::keep_freed_memory_for_reuse();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
