@@ -48,7 +48,7 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
   header = false;
   for (const auto& o : r.outcomes) {
     if (!o.scored || o.run.caveats.empty()) continue;
-    if (!header) out << "\ncaveats (differences parasim does not model):\n", header = true;
+    if (!header) out << "\ncaveats (what parasim inferred, and differences it does not model):\n", header = true;
     for (const auto& c : o.run.caveats) out << "  - " << o.run.id << ": " << c << "\n";
   }
 }

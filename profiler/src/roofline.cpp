@@ -339,6 +339,17 @@ std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes&
 constexpr double kFlashForwardFraction = 0.6;
 constexpr double kFlashBackwardFraction = 0.5;
 
+/// What FlashAttention keeps for its backward (Dao et al. 2022, section 3.1): Q, K, V, the output O
+/// and the fp32 log-sum-exp of each query row; dropout masks are regenerated from the RNG state.
+Bytes flash_attention_saved_bytes(const Op& op) {
+  const AttentionDims a = attention_dims(op);
+  double inputs = 0;
+  for (const auto& shape : op.input_shapes) inputs += static_cast<double>(models::num_elements(shape));
+  const double output = static_cast<double>(models::num_elements(op.output_shape));
+  const double bytes = (inputs + output) * models::dtype_size(op.dtype) + a.batch * a.heads * a.tq * 4.0;
+  return static_cast<Bytes>(std::llround(bytes));
+}
+
 /// One fused kernel per direction: Q, K, V (and O, dO, dQ, dK, dV backward) cross HBM once.
 double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d) {
   const AttentionDims a = attention_dims(op);
@@ -461,6 +472,8 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
   OpCost c;
   c.source = CostSource::Roofline;
   for (Phase p : kPhases) c.at(p) = phase_time(op, p, d, opt);
+  if (attention_ == AttentionKernel::Flash && !d.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive)
+    c.saved_bytes = std::min<Bytes>(op.activation_bytes, flash_attention_saved_bytes(op));
   return c;
 }
 

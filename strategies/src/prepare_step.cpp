@@ -246,7 +246,7 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +
                      " has no transformer layers to split; tensor parallelism (tp > 1) applies to blocks with "
                      "self-attention");
-  p.sp = p.tp_ranks > 1 && p.s.recompute == Recompute::Selective;
+  p.sp = p.tp_ranks > 1 && p.s.sequence_parallel();
   p.ep = p.s.ep;
   if (p.ep > 1 && experts_gcd(*setup.model) == 0)
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +

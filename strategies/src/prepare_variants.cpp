@@ -1,5 +1,6 @@
 #include "prepare_variants.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "parasim/common/error.hpp"
@@ -28,11 +29,13 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
   const bool zero = p.s.zero >= 1 && p.replicas > 1;
+  v.kept.assign(v.model->num_ops(), 0);
   for (const std::string& kind : p.kinds) {
     const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);
     std::vector<OpTimes> times(v.model->num_ops());
     for (OpId op = 0; op < v.model->num_ops(); ++op) {
       const profiler::OpCost& c = (*costs)[op];
+      v.kept[op] = std::max(v.kept[op], c.saved_bytes >= 0 ? c.saved_bytes : v.model->op(op).activation_bytes);
       OpTimes& t = times[op];
       t = {c.fwd, c.bwd_data, c.bwd_weight, c.update};
       if (p.sp && p.tp->in_tp_block[op] && p.tp->role[op] == TpRole::Replicated) {
@@ -76,13 +79,15 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
     // Megatron's scatter/gather optimisation: each TP rank sends 1/T of a replicated activation.
     v.xfer_bytes[op] =
         p.tp_ranks > 1 && !sharded_output ? (v.out_full[op] + p.tp_ranks - 1) / p.tp_ranks : v.out_full[op];
-    Bytes act = o.activation_bytes;
+    // A fused attention kernel keeps no score matrix, so selective recomputation has none to drop.
+    const bool fused = v.kept[op] < o.activation_bytes;
+    Bytes act = v.kept[op];
     if (p.sp && p.tp->in_tp_block[op] && role == TpRole::Replicated) act = (act + p.tp_ranks - 1) / p.tp_ranks;
     v.bwd_free[op] = act;
     if (p.segment[op] >= 0) {
       v.rec_alloc[op] = act;
     } else if (p.selective[op]) {
-      const Bytes probs = std::min(act, attention_probs_bytes(o));
+      const Bytes probs = fused ? 0 : std::min(act, attention_probs_bytes(o));
       v.fwd_alloc[op] = act - probs;
       v.rec_alloc[op] = probs;
     } else {

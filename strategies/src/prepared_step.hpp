@@ -32,6 +32,7 @@ struct Variant {
   std::int64_t micro = 0;
   std::shared_ptr<const models::Model> model;
   std::vector<std::vector<OpTimes>> times;  // [kind][op]
+  std::vector<Bytes> kept;                  // bytes the kernels keep for backward, the most over the device kinds
   std::vector<Bytes> fwd_alloc;   // allocated by the forward task (checkpoint of a recompute segment included)
   std::vector<Bytes> rec_alloc;   // allocated by the recompute task (full: the activation; selective: the probs)
   std::vector<Bytes> bwd_free;    // freed by the last backward task

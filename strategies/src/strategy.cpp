@@ -27,6 +27,8 @@ constexpr Named<Schedule> kSchedules[] = {{"none", Schedule::None},           {"
                                           {"pipedream", Schedule::PipeDream}, {"spectrain", Schedule::SpecTrain}};
 constexpr Named<Recompute> kRecomputes[] = {
     {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
+constexpr Named<SeqParallel> kSeqParallel[] = {
+    {"auto", SeqParallel::Auto}, {"on", SeqParallel::On}, {"off", SeqParallel::Off}};
 constexpr Named<BatchSplit> kSplits[] = {{"even", BatchSplit::Even}, {"speed", BatchSplit::Speed}};
 
 template <class E, std::size_t N>
@@ -95,6 +97,10 @@ void validate(const Strategy& s, const std::string& origin) {
                      " (expert parallelism splits the data-parallel replicas into groups of ep)");
   if (s.imbalance != 1.0 && s.ep == 1)
     throw InputError(origin + ": imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
+  if (s.sp == SeqParallel::On && s.tp == 1)
+    throw InputError(origin +
+                     ": sp=on needs tp > 1 (sequence parallelism splits the tensor-parallel blocks' norms, "
+                     "dropouts and residual adds across the TP ranks)");
   if (s.zero == 3 && s.asynchronous())
     throw InputError(origin + ": zero=3 needs a synchronous schedule (" + to_string(s.schedule) +
                      " updates weights after every micro-batch; ZeRO-3 with it is not modelled)");
@@ -136,6 +142,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
       throw InputError(origin + ": placement=: expected layers, branches or a path to an op->device JSON map");
     }
   } else if (key == "recompute") s.recompute = parse_named(kRecomputes, key, value, origin);
+  else if (key == "sp") s.sp = parse_named(kSeqParallel, key, value, origin);
   else if (key == "zero") s.zero = parse_int(key, value, 0, 3, origin);
   else if (key == "bucket_mb") s.bucket_mb = parse_positive_double(key, value, origin);
   else if (key == "split") s.split = parse_named(kSplits, key, value, origin);
@@ -144,8 +151,8 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else
     throw InputError(
         origin + ": unknown key \"" + key +
-        "\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, placement, recompute, zero, bucket_mb, "
-        "split, overlap or mapping");
+        "\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
+        "bucket_mb, split, overlap or mapping");
 }
 
 }  // namespace
@@ -153,6 +160,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
 std::string to_string(Schedule s) { return name_of(kSchedules, s); }
 std::string to_string(Recompute r) { return name_of(kRecomputes, r); }
 std::string to_string(BatchSplit b) { return name_of(kSplits, b); }
+std::string to_string(SeqParallel p) { return name_of(kSeqParallel, p); }
 std::string to_string(Placement p) {
   switch (p) {
     case Placement::Layers: return "layers";
@@ -210,6 +218,7 @@ std::string to_string(const Strategy& s) {
   if (s.placement != d.placement)
     add("placement", s.placement == Placement::File ? s.placement_file : to_string(s.placement));
   if (s.recompute != d.recompute) add("recompute", to_string(s.recompute));
+  if (s.sp != d.sp) add("sp", to_string(s.sp));
   if (s.zero != d.zero) add("zero", std::to_string(s.zero));
   if (s.bucket_mb != d.bucket_mb) {
     std::ostringstream v;
@@ -237,6 +246,8 @@ nlohmann::json strategy_to_json(const Strategy& s) {
   j["interleave"] = s.interleave;
   j["placement"] = s.placement == Placement::File ? s.placement_file : to_string(s.placement);
   j["recompute"] = to_string(s.recompute);
+  // Written only when set, so files and plans that never name it keep their bytes.
+  if (s.sp != SeqParallel::Auto) j["sp"] = to_string(s.sp);
   j["zero"] = s.zero;
   j["bucket_mb"] = s.bucket_mb;
   j["split"] = to_string(s.split);
@@ -271,13 +282,13 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
     apply(s, "imbalance", v.str(), origin_of("imbalance"));
   }
   if (auto f = root.find("overlap")) s.overlap = f->as_bool();
-  for (const char* key : {"schedule", "placement", "recompute", "split", "mapping"}) {
+  for (const char* key : {"schedule", "placement", "recompute", "sp", "split", "mapping"}) {
     if (auto v = str_field(key)) apply(s, key, *v, origin_of(key));
   }
   for (const auto& [key, value] : j.items()) {
     static const std::vector<std::string> known = {
-        "schema",     "dp",        "mp",        "tp",   "ep",        "imbalance", "schedule", "micro",
-        "interleave", "placement", "recompute", "zero", "bucket_mb", "split",     "overlap",  "mapping"};
+        "schema",    "dp",        "mp", "tp",   "ep",        "imbalance", "schedule", "micro",  "interleave",
+        "placement", "recompute", "sp", "zero", "bucket_mb", "split",     "overlap",  "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

@@ -111,6 +111,23 @@ TEST(Roofline, GroupedQueryAttentionReadsFewerKeys) {
   EXPECT_EQ(work.front().bytes, (2 * 16 * 64 + 2 * 16 * 16 + 2 * 8 * 16 * 16) * 4.0);
 }
 
+TEST(Roofline, FlashAttentionKeepsNoScoreMatrix) {
+  // 4 heads, 2 x 32 tokens, packed qkv of 3 x 64 features, fp16. Flash keeps q|k|v (2 x 32 x 192),
+  // the output (2 x 32 x 64), both in fp16, and one fp32 log-sum-exp per head and query (2 x 4 x 32).
+  ModelBuilder b("mha", 2, DType::F16);
+  const auto qkv = b.input("qkv", {2, 32, 192});
+  b.attention("core", qkv, 4);
+  const Model m = b.finish();
+  const auto& core = op_named(m, "core");
+  RooflineCostModel roofline;
+  EXPECT_EQ(roofline.cost(core, "A100-SXM4-80GB", Optimizer::Sgd).saved_bytes, -1);  // unfused: the op's own
+  roofline.set_attention_kernel(AttentionKernel::Flash);
+  const Bytes flash = (2 * 32 * 192 + 2 * 32 * 64) * 2 + 2 * 4 * 32 * 4;
+  EXPECT_EQ(roofline.cost(core, "A100-SXM4-80GB", Optimizer::Sgd).saved_bytes, flash);
+  EXPECT_LT(flash, core.activation_bytes);
+  EXPECT_EQ(roofline.cost(core, "cpu", Optimizer::Sgd).saved_bytes, -1);  // CPUs run the unfused decomposition
+}
+
 TEST(Roofline, OptimizerTrafficScalesUpdate) {
   ModelBuilder b("upd", 8, DType::F32);
   auto x = b.input("x", {8, 1024});

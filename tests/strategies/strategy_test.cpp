@@ -42,12 +42,24 @@ TEST(StrategyGrammar, ParsesEveryKey) {
 TEST(StrategyGrammar, CanonicalFormRoundTrips) {
   for (const char* text : {"dp=8", "dp=4,mp=2,schedule=1f1b,micro=8", "mp=4,placement=branches",
                            "dp=2,tp=4,recompute=full,zero=1", "dp=3,split=speed", "mp=2,schedule=spectrain,micro=4",
-                           "dp=2,bucket_mb=12.5,overlap=off"}) {
+                           "dp=2,bucket_mb=12.5,overlap=off", "dp=2,tp=4,sp=on", "tp=2,recompute=selective,sp=off"}) {
     const Strategy s = parse_strategy(text);
     EXPECT_EQ(to_string(s), text);
     EXPECT_EQ(parse_strategy(to_string(s)), s);
     EXPECT_EQ(strategy_from_json(strategy_to_json(s), "s.json"), s);
   }
+}
+
+TEST(StrategyGrammar, SequenceParallelPairsWithSelectiveUnlessStated) {
+  EXPECT_FALSE(parse_strategy("tp=4").sequence_parallel());
+  EXPECT_TRUE(parse_strategy("tp=4,recompute=selective").sequence_parallel());
+  EXPECT_TRUE(parse_strategy("tp=4,sp=on").sequence_parallel());
+  EXPECT_TRUE(parse_strategy("tp=4,recompute=full,sp=on").sequence_parallel());
+  EXPECT_FALSE(parse_strategy("tp=4,recompute=selective,sp=off").sequence_parallel());
+  EXPECT_FALSE(parse_strategy("dp=4,recompute=selective").sequence_parallel());  // no TP, nothing to split
+  // The JSON form carries sp only when it is set, so existing files keep their bytes.
+  EXPECT_FALSE(strategy_to_json(parse_strategy("tp=4")).contains("sp"));
+  EXPECT_EQ(strategy_to_json(parse_strategy("tp=4,sp=off"))["sp"], "off");
 }
 
 TEST(StrategyGrammar, PlacementFileIsKept) {
@@ -75,7 +87,7 @@ TEST(StrategyGrammar, BadInputIsNamed) {
             "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
   EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
             "--strategy: unknown key \"foo\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, "
-            "placement, recompute, zero, bucket_mb, split, overlap or mapping");
+            "placement, recompute, sp, zero, bucket_mb, split, overlap or mapping");
   EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
             "--strategy: interleave=2 needs schedule=interleaved");
   EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
@@ -86,6 +98,10 @@ TEST(StrategyGrammar, BadInputIsNamed) {
   EXPECT_EQ(input_error([] { parse_strategy("dp=2,micro=2,zero=2"); }),
             "--strategy: zero=2 needs micro=1 (ZeRO-2 with gradient accumulation is not modelled)");
   EXPECT_EQ(parse_strategy("dp=4,zero=2").zero, 2);
+  EXPECT_EQ(input_error([] { parse_strategy("dp=2,sp=on"); }),
+            "--strategy: sp=on needs tp > 1 (sequence parallelism splits the tensor-parallel blocks' norms, dropouts "
+            "and residual adds across the TP ranks)");
+  EXPECT_EQ(input_error([] { parse_strategy("tp=2,sp=yes"); }), "--strategy: sp=yes: expected one of auto, on, off");
   EXPECT_EQ(
       input_error([] { parse_strategy("mapping=dp-dp-dp"); }),
       "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");

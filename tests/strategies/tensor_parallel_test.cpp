@@ -151,6 +151,23 @@ TEST(TensorParallel, SequenceParallelUsesReduceScatterAndAllGather) {
       2);
 }
 
+TEST(TensorParallel, SequenceParallelWithoutSelectiveRecompute) {
+  const models::Model m = tiny_gpt();
+  // sp=on without recomputation: the same collectives as the selective pairing, no recompute tasks.
+  const LoweredStep s = lower(m, "tp=4,sp=on");
+  EXPECT_TRUE(s.sequence_parallel);
+  EXPECT_EQ(collectives(s, CollectiveOp::AllReduce, Phase::Forward), 0);
+  EXPECT_EQ(collectives(s, CollectiveOp::AllGather, Phase::Forward), 2 * 2 + 1);
+  EXPECT_EQ(collectives(s, CollectiveOp::ReduceScatter, Phase::BackwardData), 2 * 2 + 1);
+  const auto& g = s.graph;
+  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) { return g.phase(t) == Phase::Recompute; }), 0);
+  // sp=off with selective recomputation: plain TP all-reduces.
+  const LoweredStep off = lower(m, "tp=4,recompute=selective,sp=off");
+  EXPECT_FALSE(off.sequence_parallel);
+  EXPECT_EQ(collectives(off, CollectiveOp::ReduceScatter, Phase::Forward), 0);
+  EXPECT_GT(collectives(off, CollectiveOp::AllReduce, Phase::Forward), 0);
+}
+
 TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
   const models::Model m = tiny_gpt(2);
   const hardware::Cluster cluster = star_cluster(1, 0, 1.0, "A100-SXM4-80GB", 80 * GiB);

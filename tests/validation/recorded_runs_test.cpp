@@ -53,6 +53,27 @@ TEST(RecordedRuns, ReadsAMegatronRowIntoAStrategy) {
   EXPECT_EQ(r.measured_from, "derived_step_seconds");
 }
 
+TEST(RecordedRuns, SequenceParallelIsTakenAsTheRunStatesIt) {
+  auto strategy_of = [](const std::string& recompute, bool sp) {
+    nlohmann::json row = megatron_row();
+    row["config"]["recompute"] = recompute;
+    row["config"]["sequence_parallel"] = sp;
+    const RunsFile f = parse_runs(file_of({row}), "runs.json");
+    EXPECT_TRUE(f.runs[0].caveats.empty());
+    return f.runs[0].strategy;
+  };
+  // Stated with full or no recomputation: sp=on, and the lowering runs sequence-parallel.
+  const strategies::Strategy on = strategy_of("none", true);
+  EXPECT_EQ(strategies::to_string(on), "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,sp=on,overlap=off");
+  EXPECT_TRUE(on.sequence_parallel());
+  // The default pairing with selective recomputation needs no key; a run without it says sp=off.
+  EXPECT_EQ(strategies::to_string(strategy_of("selective", true)),
+            "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,recompute=selective,overlap=off");
+  const strategies::Strategy off = strategy_of("selective", false);
+  EXPECT_EQ(off.sp, strategies::SeqParallel::Off);
+  EXPECT_FALSE(off.sequence_parallel());
+}
+
 TEST(RecordedRuns, ConvertsThroughputToAStepTime) {
   nlohmann::json row = megatron_row();
   row.erase("derived_step_seconds");
@@ -121,6 +142,32 @@ TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {
   c.step_overhead_ms = 250;
   const RunOutcome slower = evaluate_run(f.runs[0], {.calibration = c, .progress = {}});
   EXPECT_NEAR(slower.projected_step_s - o.projected_step_s, 0.25, 1e-9);
+}
+
+TEST(RecordedRuns, InfersFusedAttentionOnlyWhenUnfusedCannotHaveFit) {
+  // 16k tokens per sequence: the unfused score matrices (b x heads x s^2 fp16 per layer) need far
+  // more than 80 GiB; the run was measured, so it fit, which only FlashAttention allows.
+  nlohmann::json row = megatron_row();
+  row["model"]["seq_len"] = 16384;
+  row["config"]["seq_len"] = 16384;
+  row["model"]["layers"] = 24;
+  row["model"]["heads"] = 16;
+  row["config"]["recompute"] = "none";
+  const RunsReport long_seq = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {});
+  ASSERT_TRUE(long_seq.outcomes[0].scored) << long_seq.outcomes[0].note;
+  EXPECT_EQ(long_seq.outcomes[0].run.attention, profiler::AttentionKernel::Flash);
+  ASSERT_EQ(long_seq.outcomes[0].run.caveats.size(), 1u);
+  EXPECT_NE(long_seq.outcomes[0].run.caveats[0].find("the measured run fit, so it is projected with fused (flash)"),
+            std::string::npos);
+  // A row that names its kernel is taken at its word (and reported as not fitting).
+  row["config"]["attention"] = "unfused";
+  const RunsReport stated = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {});
+  EXPECT_EQ(stated.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);
+  EXPECT_NE(stated.outcomes[0].note.find("projected as if it fit"), std::string::npos);
+  // A run that fits unfused stays unfused.
+  const RunsReport small = evaluate_runs(parse_runs(file_of({megatron_row()}), "runs.json"), {});
+  EXPECT_EQ(small.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);
+  EXPECT_TRUE(small.outcomes[0].run.caveats.empty());
 }
 
 TEST(RecordedRuns, MedianOfAnEvenCountAveragesTheMiddlePair) {

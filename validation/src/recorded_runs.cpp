@@ -10,6 +10,7 @@
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/median.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
@@ -145,11 +146,15 @@ void read_config(RecordedRun& r, const JsonField& c) {
     r.strategy.recompute = strategies::Recompute::Full;
   else return skip(r, "config.recompute \"" + recompute + "\" is unknown");
 
+  // Sequence parallelism as the run states it; sp= is set only where it differs from the default
+  // pairing with selective recomputation, so the strategy column stays short.
   const std::string sp = optional_text(c, "sequence_parallel");
-  const bool parasim_sp = r.strategy.tp > 1 && r.strategy.recompute == strategies::Recompute::Selective;
-  if (sp == "true" && !parasim_sp)
-    r.caveats.push_back("sequence parallelism: parasim models it only with selective recomputation; run as plain TP");
   if (sp == "unknown") return skip(r, "config.sequence_parallel is unknown");
+  if (r.strategy.tp > 1) {
+    const bool paired = r.strategy.recompute == strategies::Recompute::Selective;
+    if (sp == "true" && !paired) r.strategy.sp = strategies::SeqParallel::On;
+    if (sp == "false" && paired) r.strategy.sp = strategies::SeqParallel::Off;
+  }
 
   const std::string zero = optional_text(c, "zero");
   if (zero.empty() || zero == "0") r.strategy.zero = 0;
@@ -171,9 +176,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
   const std::string attention = optional_text(c, "attention");
-  if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha"))
+  if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha")) {
     r.attention =
         contains(attention, "unfused") ? profiler::AttentionKernel::Unfused : profiler::AttentionKernel::Flash;
+    r.attention_stated = true;
+  }
 
   const std::string opt = optional_text(c, "optimizer");
   if (contains(opt, "lamb"))
@@ -241,6 +248,19 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
 
 RunsFile load_runs_file(const std::string& path) { return parse_runs(read_json_file(path), path); }
 
+namespace {
+
+/// FlashAttention-2 runs on Ampere and newer GPUs (Dao 2023: sm80+).
+bool has_fused_attention(const hardware::Cluster& cluster) {
+  for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
+    const auto spec = hardware::find_device_spec(cluster.device(d).kind);
+    if (!spec || (spec->arch != "ampere" && spec->arch != "hopper")) return false;
+  }
+  return cluster.num_devices() > 0;
+}
+
+}  // namespace
+
 RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) {
   RunOutcome out;
   out.run = run;
@@ -253,21 +273,35 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
   const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
-  profiler::RooflineCostModel costs;
-  costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
-  costs.set_attention_kernel(run.attention);
-  strategies::StepSetup setup{.model = &model,
-                              .cluster = &cluster,
-                              .strategy = run.strategy,
-                              .global_batch = run.global_batch,
-                              .costs = &costs,
-                              .optimizer = run.optimizer,
-                              .dtype = run.dtype,
-                              .granularity = strategies::Granularity::Op,
-                              .symmetry = strategies::Symmetry::DataAndTensor,
-                              .calibration = options.calibration};
-  const strategies::StrategyResult r =
-      strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+  auto project = [&](profiler::AttentionKernel attention) {
+    profiler::RooflineCostModel costs;
+    costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
+    costs.set_attention_kernel(attention);
+    strategies::StepSetup setup{.model = &model,
+                                .cluster = &cluster,
+                                .strategy = run.strategy,
+                                .global_batch = run.global_batch,
+                                .costs = &costs,
+                                .optimizer = run.optimizer,
+                                .dtype = run.dtype,
+                                .granularity = strategies::Granularity::Op,
+                                .symmetry = strategies::Symmetry::DataAndTensor,
+                                .calibration = options.calibration};
+    return strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+  };
+  strategies::StrategyResult r = project(run.attention);
+  // A measured run fit in memory. When the row names no attention kernel and only a fused one
+  // makes the stated configuration fit, the run used one: take it, and say so.
+  if (r.simulated && !r.feasible && !run.attention_stated && run.attention == profiler::AttentionKernel::Unfused &&
+      has_fused_attention(cluster)) {
+    strategies::StrategyResult fused = project(profiler::AttentionKernel::Flash);
+    if (fused.simulated && fused.feasible) {
+      out.run.attention = profiler::AttentionKernel::Flash;
+      out.run.caveats.push_back("attention: with unfused attention the run " + r.infeasible_reason +
+                                "; the measured run fit, so it is projected with fused (flash) attention");
+      r = std::move(fused);
+    }
+  }
   out.cost_source = r.cost_source;
   if (!r.simulated) {
     out.note = "not simulated: " + r.infeasible_reason;

@@ -53,6 +53,9 @@ struct OpCost {
   TimeNs bwd_weight = 0;
   TimeNs update = 0;  // optimizer step for this op's parameters (0 for parameter-free ops)
   CostSource source = CostSource::Roofline;
+  /// Bytes the kernel keeps from forward to backward when that differs from the op's own
+  /// activation_bytes (a fused attention kernel keeps no score matrix); -1: the op's own.
+  Bytes saved_bytes = -1;
   TimeNs bwd() const { return bwd_data + bwd_weight; }
   TimeNs total() const { return fwd + bwd_data + bwd_weight + update; }
   TimeNs& at(Phase p);

@@ -2,7 +2,7 @@
 //
 // Grammar (all keys optional; defaults give plain data parallelism on one device):
 //   "dp=D,mp=M,tp=T,ep=E,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
-//    zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,mapping=tp-mp-dp"
+//    sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,mapping=tp-mp-dp"
 // Devices used = D x M x T: expert parallelism (ep) splits the D data-parallel ranks into groups
 // of E that share out the experts, so it adds no devices. The same fields are accepted as JSON
 // ("schema": "parasim.strategy/1").
@@ -31,11 +31,15 @@ enum class Schedule : std::uint8_t {
 enum class Placement : std::uint8_t { Layers, Branches, File };
 enum class Recompute : std::uint8_t { None, Selective, Full };
 enum class BatchSplit : std::uint8_t { Even, Speed };
+/// Sequence parallelism (Korthikanti et al. 2022) inside tensor-parallel blocks. Auto pairs it with
+/// selective recomputation, as that paper does; on/off say what the run used, whatever it recomputes.
+enum class SeqParallel : std::uint8_t { Auto, On, Off };
 
 std::string to_string(Schedule s);
 std::string to_string(Placement p);
 std::string to_string(Recompute r);
 std::string to_string(BatchSplit b);
+std::string to_string(SeqParallel p);
 
 struct Strategy {
   int dp = 1;
@@ -49,6 +53,7 @@ struct Strategy {
   Placement placement = Placement::Layers;
   std::string placement_file;  // op -> device map when placement == File
   Recompute recompute = Recompute::None;
+  SeqParallel sp = SeqParallel::Auto;
   int zero = 0;  // ZeRO stage across DP: 1 shards optimizer state, 2 also gradients (micro=1), 3 also parameters
   double bucket_mb = 25; // DP gradient bucket size (PyTorch DDP default 25 MB)
   BatchSplit split = BatchSplit::Even;
@@ -56,6 +61,10 @@ struct Strategy {
   std::string mapping = "tp-mp-dp";  // innermost to outermost: TP then MP inside a node, DP across nodes
 
   std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp; }
+  /// Whether TP blocks run sequence-parallel (never without tp > 1).
+  bool sequence_parallel() const {
+    return tp > 1 && (sp == SeqParallel::On || (sp == SeqParallel::Auto && recompute == Recompute::Selective));
+  }
   bool pipelined() const { return schedule != Schedule::None; }
   bool asynchronous() const { return schedule == Schedule::PipeDream || schedule == Schedule::SpecTrain; }
   bool operator==(const Strategy&) const = default;

@@ -44,6 +44,7 @@ struct RecordedRun {
   models::DType dtype = models::DType::F16;
   profiler::Optimizer optimizer = profiler::Optimizer::Adam;
   profiler::AttentionKernel attention = profiler::AttentionKernel::Unfused;  // config.attention
+  bool attention_stated = false;                                             // config.attention named a kernel
   double measured_step_s = 0;                  // the measured figure, as a step time
   std::string measured_from;                   // how: "derived_step_seconds", "global_batch / sequences_per_s"
   std::vector<std::string> caveats;            // differences parasim does not model, stated
