@@ -67,8 +67,12 @@ NcclProgram nccl_program(const TaskGraph& g, const executor::IssuePlan& plan, in
   // Per event: the ranks other than its owner with a stream that waits for it.
   std::vector<std::set<int>> waiters(plan.events.size());
   for (const executor::Command& c : plan.commands)
-    if (c.kind == CommandKind::Wait && owner(c.stream) != owner(plan.events[ix(c.event)].stream))
+    if (c.kind == CommandKind::Wait && owner(c.stream) != owner(plan.events[ix(c.event)].stream)) {
       waiters[ix(c.event)].insert(owner(c.stream));
+      p.job_p2p = true;
+    }
+  for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t)
+    if (g.kind(t) == TaskKind::Transfer && g.src(t) != g.dst(t)) p.job_p2p = true;
 
   int last_nccl = kNoStream;
   const auto add = [&](NcclCall call) {

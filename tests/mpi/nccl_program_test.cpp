@@ -96,7 +96,7 @@ TEST(NcclProgram, ExactCallsOfATransferASignalAndAnAllReduce) {
   EXPECT_EQ(p[0].comms[0].members, (std::vector<int>{0, 1}));
   EXPECT_EQ(p[0].comms[0].root(), 0);
   EXPECT_EQ(p[1].member_of, (std::vector<int>{0}));
-  EXPECT_TRUE(p[0].p2p && p[1].p2p);
+  EXPECT_TRUE(p[0].p2p && p[1].p2p && p[0].job_p2p && p[1].job_p2p);
   EXPECT_NO_THROW(check_nccl_programs(p));
 }
 

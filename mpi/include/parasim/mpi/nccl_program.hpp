@@ -82,7 +82,8 @@ struct NcclProgram {
   std::vector<NcclCall> calls;      // in position order
   std::vector<NcclCommKey> comms;   // every collective communicator of the job (same list on every rank)
   std::vector<int> member_of;       // indices into comms of those this rank belongs to, ascending
-  bool p2p = false;                 // this rank sends or receives (needs the job-wide p2p communicator)
+  bool p2p = false;                 // this rank sends or receives
+  bool job_p2p = false;             // some rank does: every rank joins the job-wide p2p communicator
 };
 
 /// The collective communicators of `graph`: one per distinct (group members, stream), sorted.
