@@ -93,10 +93,26 @@ class MpiNcclRuntime final : public executor::StreamRuntime {
 
   ~MpiNcclRuntime() override {
     // After a failure work may be half enqueued: ncclCommDestroy would wait for it, abort does not.
-    const bool abort = failed_ || std::uncaught_exceptions() > 0;
-    if (!abort) cudaDeviceSynchronize();
-    for (ncclComm_t c : all_comms())
-      if (c) (void)(abort ? ncclCommAbort(c) : ncclCommDestroy(c));
+    // A non-blocking communicator is finalized (polled, for at most the call timeout) first.
+    bool abort = failed_ || std::uncaught_exceptions() > 0;
+    const std::vector<ncclComm_t> comms = all_comms();
+    if (!abort && cudaDeviceSynchronize() == cudaSuccess) {
+      for (ncclComm_t c : comms) abort = abort || started(ncclCommFinalize(c)) != ncclSuccess;
+      const auto deadline = detail::Clock::now() + world_.timeouts().call;
+      for (int idle = 0; !abort; ++idle) {
+        bool pending = false;
+        for (ncclComm_t c : comms) {
+          ncclResult_t state = ncclSuccess;
+          if (ncclCommGetAsyncError(c, &state) != ncclSuccess || (state != ncclSuccess && state != ncclInProgress))
+            abort = true;
+          pending = pending || state == ncclInProgress;
+        }
+        if (!pending) break;
+        if (detail::Clock::now() > deadline) abort = true;
+        detail::idle_pause(idle, false);
+      }
+    }
+    for (ncclComm_t c : comms) (void)(abort ? ncclCommAbort(c) : ncclCommDestroy(c));
     for (cudaEvent_t e : events_)
       if (e) cudaEventDestroy(e);
     kernels_.clear();
