@@ -203,11 +203,11 @@ class MpiNcclRuntime final : public executor::StreamRuntime {
     if (visible == 0)
       throw RuntimeError("rank " + std::to_string(me_) + " on " + p.host +
                          ": no CUDA device is visible (the cuda backend needs a GPU and its driver per rank)");
-    if (p.local_rank >= visible)
+    device_ = rank_cuda_device(p.local_rank, visible);
+    if (device_ < 0)
       throw RuntimeError("rank " + std::to_string(me_) + " is local rank " + std::to_string(p.local_rank) + " on " +
                          p.host + ", which has " + std::to_string(visible) +
                          " visible GPUs: run at most one rank per GPU on each host");
-    device_ = p.local_rank;
     PARASIM_CUDA_CHECK(cudaSetDevice(device_));
   }
 

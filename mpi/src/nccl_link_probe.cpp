@@ -11,6 +11,7 @@
 #include "parasim/common/index.hpp"
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/kernels/cuda_check.hpp"
+#include "parasim/mpi/nccl_program.hpp"
 #include "probe_links.hpp"
 
 namespace parasim::mpi::detail {
@@ -21,11 +22,12 @@ class NcclProbeLinks final : public ProbeLinks {
   NcclProbeLinks(World& world, Bytes largest) {
     const int visible = executor::visible_cuda_devices();
     const RankPlace& p = world.place();
-    if (visible <= p.local_rank)
+    const int device = rank_cuda_device(p.local_rank, visible);
+    if (device < 0)
       throw RuntimeError("rank " + std::to_string(world.rank()) + " on " + p.host + ": local rank " +
                          std::to_string(p.local_rank) + " but " + std::to_string(visible) +
                          " visible GPUs: the NCCL link probe needs one GPU per rank");
-    PARASIM_CUDA_CHECK(cudaSetDevice(p.local_rank));
+    PARASIM_CUDA_CHECK(cudaSetDevice(device));
     PARASIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     PARASIM_CUDA_CHECK(cudaEventCreate(&start_));
     PARASIM_CUDA_CHECK(cudaEventCreate(&end_));

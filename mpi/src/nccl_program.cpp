@@ -170,6 +170,11 @@ NcclProgram nccl_program(const TaskGraph& g, const executor::IssuePlan& plan, in
   return p;
 }
 
+int rank_cuda_device(int local_rank, int visible) {
+  if (visible == 1) return 0;
+  return local_rank >= 0 && local_rank < visible ? local_rank : -1;
+}
+
 std::string to_string(const NcclCall& c) {
   static const char* const kNames[] = {"WaitEvent", "WaitArrival", "RecordEvent", "Compute",    "Copy",
                                        "Send",      "Recv",        "SignalSend",  "SignalRecv", "Collective"};

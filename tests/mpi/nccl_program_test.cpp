@@ -264,6 +264,15 @@ TEST(NcclProgram, RandomGraphsAlwaysMatch) {
   }
 }
 
+TEST(NcclProgram, RankDeviceIsTheLocalRankOrTheOnlyVisibleGpu) {
+  EXPECT_EQ(rank_cuda_device(3, 8), 3);   // mpirun on an 8-GPU host
+  EXPECT_EQ(rank_cuda_device(3, 1), 0);   // srun --gpus-per-task=1: the task sees its own GPU only
+  EXPECT_EQ(rank_cuda_device(-1, 1), 0);
+  EXPECT_EQ(rank_cuda_device(2, 2), -1);  // more ranks than GPUs on the host
+  EXPECT_EQ(rank_cuda_device(-1, 4), -1); // no launcher local rank, several GPUs: ambiguous
+  EXPECT_EQ(rank_cuda_device(0, 0), -1);
+}
+
 TEST(NcclProgram, RankOutsideThePlanIsRefused) {
   const TaskGraph g = signal_and_transfer();
   EXPECT_THROW(nccl_program(g, executor::plan_issue(g), 2), RuntimeError);

@@ -23,6 +23,7 @@
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/mpi/link_probe.hpp"
 #include "parasim/mpi/mpi_runtime.hpp"
+#include "parasim/mpi/nccl_program.hpp"
 #include "parasim/simulator/task_graph_json.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/cpu_profiler.hpp"
@@ -255,7 +256,8 @@ void check_host_memory(const simulator::TaskGraph& graph, const ValidationReques
 /// kind per job), the hosts and links the ranks' NCCL probe measured.
 hardware::ClusterSpec ranks_gpu_cluster(const Distributed& dist) {
 #if PARASIM_HAVE_CUDA
-  const profiler::GpuDeviceInfo gpu = profiler::query_gpu_device(std::max(dist.world->place().local_rank, 0));
+  const int device = mpi::rank_cuda_device(dist.world->place().local_rank, visible_cuda_devices());
+  const profiler::GpuDeviceInfo gpu = profiler::query_gpu_device(std::max(device, 0));
   return mpi::cluster_from_ranks(dist.probe, gpu.kind, gpu.memory, "mpi-ranks");
 #else
   (void)dist;

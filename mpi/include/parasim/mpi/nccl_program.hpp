@@ -95,6 +95,10 @@ NcclProgram nccl_program(const simulator::TaskGraph& graph, const executor::Issu
 /// "12 s1 Send t5 ->1 4096B after s-1" (position, stream, kind, task/event, peer, bytes).
 std::string to_string(const NcclCall& call);
 
+/// The CUDA device a rank drives: its launcher local rank among `visible` GPUs, or GPU 0 when it
+/// sees exactly one (srun --gpus-per-task=1 shows each task only its own). -1: none fits.
+int rank_cuda_device(int local_rank, int visible);
+
 /// RuntimeError naming the first problem unless, across the programs of every rank: each send
 /// has its receive on the peer, in the same order, at the same position, with the same bytes;
 /// every member of a communicator issues the same collectives in the same order; each rank's
