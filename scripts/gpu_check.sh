@@ -224,7 +224,11 @@ mpi_validate() {  # out ranks strategy [skip note]
     echo "Measured $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) by \`bash scripts/gpu_check.sh measure\` at commit"
     echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown):"
     echo
-    if [ "$n" -gt 1 ]; then echo "    mpirun --bind-to none -np $n parasim ${cmd[*]}"; else echo "    parasim ${cmd[*]}"; fi
+    if [ "$n" -gt 1 ]; then
+      echo "    mpirun --bind-to none -np $n parasim ${cmd[*]}"
+    else
+      echo "    parasim ${cmd[*]}"
+    fi
     [ -n "$note" ] && { echo; echo "$note"; }
     echo
     versions

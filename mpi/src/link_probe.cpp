@@ -99,7 +99,8 @@ RankLinkProbe probe_rank_links(World& world, const RankLinkProbeOptions& o) {
   bool limited = false;
   const std::vector<ProbePair> pairs = probe_pairs(out.host_of_rank, &limited);
   if (limited)
-    out.notes.push_back(std::to_string(world.hosts().size()) + " hosts: inter-host links probed from host 0 to each "
+    out.notes.push_back(std::to_string(world.hosts().size()) +
+                        " hosts: inter-host links probed from host 0 to each "
                         "other host only (not every host pair)");
   // One pair at a time, the other ranks waiting at a barrier: pairs never share a link's time.
   for (const ProbePair& pair : pairs) {

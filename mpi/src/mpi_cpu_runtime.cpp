@@ -20,6 +20,9 @@
 
 namespace parasim::mpi {
 
+using detail::now_ns;
+using detail::Record;
+using detail::Role;
 using executor::CommandKind;
 using executor::EventId;
 using executor::IssuePlan;
@@ -29,9 +32,6 @@ using simulator::TaskGraph;
 using simulator::TaskId;
 using simulator::TaskKind;
 using simulator::TaskTiming;
-using detail::now_ns;
-using detail::Record;
-using detail::Role;
 
 namespace {
 

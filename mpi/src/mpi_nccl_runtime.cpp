@@ -254,15 +254,16 @@ class MpiNcclRuntime final : public executor::StreamRuntime {
     PARASIM_NCCL_CHECK(ncclGroupStart());
     kernels::NcclGroupGuard group([] { PARASIM_NCCL_CHECK(started(ncclGroupEnd())); }, [this] { failed_ = true; });
     std::vector<ncclComm_t> made;
+    const ncclConfig_t initial = NCCL_CONFIG_INITIALIZER;
+    std::vector<ncclConfig_t> configs(keys.size(), initial);  // they outlive the group
     for (std::size_t k = 0; k < keys.size(); ++k) {
       const auto& m = keys[k].members;
       const auto at = std::find(m.begin(), m.end(), me_);
       if (at == m.end()) continue;
-      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-      config.blocking = 0;
+      configs[k].blocking = 0;
       ncclComm_t comm = nullptr;
       PARASIM_NCCL_CHECK(started(ncclCommInitRankConfig(&comm, static_cast<int>(m.size()), ids.at(k),
-                                                        static_cast<int>(at - m.begin()), &config)));
+                                                        static_cast<int>(at - m.begin()), &configs[k])));
       if (keys[k].stream < 0) p2p_ = comm;
       else comms_[static_cast<int>(k)] = comm;
       made.push_back(comm);
@@ -320,6 +321,8 @@ class MpiNcclRuntime final : public executor::StreamRuntime {
         case NcclCallKind::Copy:
         case NcclCallKind::Send:
         case NcclCallKind::Recv:
+        case NcclCallKind::SignalSend:  // (timed only to tell, on a stall, which calls finished)
+        case NcclCallKind::SignalRecv:
         case NcclCallKind::Collective:
           timed_[k] = static_cast<int>(events_.size());
           new_event(true);
@@ -552,7 +555,7 @@ class MpiNcclRuntime final : public executor::StreamRuntime {
   DeviceBuffer send_, receive_, signal_out_, signal_in_;
   std::vector<cudaEvent_t> events_;  // every event this runtime made (destroyed together)
   cudaEvent_t start_ = nullptr, nccl_done_ = nullptr;
-  std::vector<cudaEvent_t> local_, arrival_;           // per plan event
+  std::vector<cudaEvent_t> local_, arrival_;                // per plan event
   std::vector<std::vector<cudaEvent_t>> arrivals_of_task_;  // per task: arrivals its receive records
   std::vector<int> timed_;  // per call: index of its start event in events_ (end = +1), or -1
   std::map<int, std::unique_ptr<kernels::KernelBackend>> backends_;  // per stream

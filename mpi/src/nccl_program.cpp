@@ -226,7 +226,8 @@ void check_nccl_programs(const std::vector<NcclProgram>& ranks) {
     if (p.comms != ranks.front().comms) fail(r(p.rank) + " lists other communicators than rank 0");
     int last = kNoStream, position = -1;
     for (const NcclCall& c : p.calls) {
-      if (c.position < position) fail(r(p.rank) + ": call " + to_string(c) + " after position " + std::to_string(position));
+      if (c.position < position)
+        fail(r(p.rank) + ": call " + to_string(c) + " after position " + std::to_string(position));
       position = c.position;
       if (!c.is_nccl()) continue;
       const int expect = last != kNoStream && last != c.stream ? last : kNoStream;
@@ -252,7 +253,8 @@ void check_nccl_programs(const std::vector<NcclProgram>& ranks) {
       for (std::size_t i = 0; i < sent.size(); ++i)
         if (sent[i] != received[i])
           fail("message " + std::to_string(i) + " from " + r(a) + " to " + r(b) + ": sent at position " +
-               std::to_string(std::get<0>(sent[i])) + ", received at position " + std::to_string(std::get<0>(received[i])));
+               std::to_string(std::get<0>(sent[i])) + ", received at position " +
+               std::to_string(std::get<0>(received[i])));
     }
   // Collectives: every member, the same tasks in the same order at the same positions.
   for (std::size_t comm = 0; comm < ranks.front().comms.size(); ++comm) {

@@ -68,8 +68,9 @@ hardware::ClusterSpec cluster_from_ranks(const RankLinkProbe& probe, const std::
   for (int h = 0; h < hosts; ++h) s.endpoints.push_back({"host" + std::to_string(h), hub_kind, h});
   // Two hops within a host: each carries half the measured latency.
   for (int r = 0; r < devices; ++r)
-    s.links.push_back({"rank" + std::to_string(r) + "-host", gpus ? hardware::LinkKind::NVSwitch : hardware::LinkKind::QPI,
-                       r, devices + probe.host_of_rank[ix(r)], static_cast<TimeNs>(a_in / 2), bw(b_in)});
+    s.links.push_back({"rank" + std::to_string(r) + "-host",
+                       gpus ? hardware::LinkKind::NVSwitch : hardware::LinkKind::QPI, r,
+                       devices + probe.host_of_rank[ix(r)], static_cast<TimeNs>(a_in / 2), bw(b_in)});
   if (hosts > 1) {
     // Four hops between hosts: the two inner ones carry what the inter-host latency adds.
     const double a_out = median(inter_alpha), b_out = median(inter_beta);

@@ -110,7 +110,8 @@ TEST(NcclProgram, CheckerNamesMessagesReceivedOutOfOrder) {
         try {
           check_nccl_programs(p);
         } catch (const RuntimeError& e) {
-          EXPECT_STREQ(e.what(), "NCCL programs do not match: rank 1: call 3 recv SignalRecv e1 <-0 1B after position 5");
+          EXPECT_STREQ(e.what(),
+                       "NCCL programs do not match: rank 1: call 3 recv SignalRecv e1 <-0 1B after position 5");
           throw;
         }
       },
@@ -265,11 +266,11 @@ TEST(NcclProgram, RandomGraphsAlwaysMatch) {
 }
 
 TEST(NcclProgram, RankDeviceIsTheLocalRankOrTheOnlyVisibleGpu) {
-  EXPECT_EQ(rank_cuda_device(3, 8), 3);   // mpirun on an 8-GPU host
-  EXPECT_EQ(rank_cuda_device(3, 1), 0);   // srun --gpus-per-task=1: the task sees its own GPU only
+  EXPECT_EQ(rank_cuda_device(3, 8), 3);  // mpirun on an 8-GPU host
+  EXPECT_EQ(rank_cuda_device(3, 1), 0);  // srun --gpus-per-task=1: the task sees its own GPU only
   EXPECT_EQ(rank_cuda_device(-1, 1), 0);
-  EXPECT_EQ(rank_cuda_device(2, 2), -1);  // more ranks than GPUs on the host
-  EXPECT_EQ(rank_cuda_device(-1, 4), -1); // no launcher local rank, several GPUs: ambiguous
+  EXPECT_EQ(rank_cuda_device(2, 2), -1);   // more ranks than GPUs on the host
+  EXPECT_EQ(rank_cuda_device(-1, 4), -1);  // no launcher local rank, several GPUs: ambiguous
   EXPECT_EQ(rank_cuda_device(0, 0), -1);
 }
 

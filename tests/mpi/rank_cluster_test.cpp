@@ -31,7 +31,8 @@ TEST(ProbePairs, ManyHostsProbeHostZeroWithEachOther) {
   const auto pairs = probe_pairs(hosts, &limited);
   EXPECT_TRUE(limited);
   ASSERT_EQ(pairs.size(), 9u);  // not 45
-  for (std::size_t k = 0; k < pairs.size(); ++k) EXPECT_EQ(pairs[k], (ProbePair{0, static_cast<int>(k) + 1, 0, static_cast<int>(k) + 1}));
+  for (std::size_t k = 0; k < pairs.size(); ++k)
+    EXPECT_EQ(pairs[k], (ProbePair{0, static_cast<int>(k) + 1, 0, static_cast<int>(k) + 1}));
   bool all = true;
   EXPECT_EQ(probe_pairs(std::vector<int>(hosts.begin(), hosts.begin() + kMaxHostsAllPairs), &all).size(), 28u);
   EXPECT_FALSE(all);

@@ -430,7 +430,8 @@ strategies::StrategyResult project(const ValidationRequest& req, const models::M
 /// A rank's runtime under MPI: its share of the graph on the CPU or on its GPU.
 std::unique_ptr<StreamRuntime> rank_runtime(const ValidationRequest& req, mpi::World& world, const OpResolver& ops) {
   const mpi::MpiRuntimeOptions o{.optimizer = req.optimizer, .priority = req.priority};
-  return req.backend == Backend::Cuda ? mpi::make_mpi_nccl_runtime(world, ops, o) : mpi::make_mpi_cpu_runtime(world, ops, o);
+  return req.backend == Backend::Cuda ? mpi::make_mpi_nccl_runtime(world, ops, o)
+                                      : mpi::make_mpi_cpu_runtime(world, ops, o);
 }
 
 /// 4. The measurement: run_steps() on the same graph, each compute task running its op at its
@@ -606,11 +607,13 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
 /// the roofline over a fixed cluster (the same bytes on every rank of one build and command).
 std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
   if (req.backend == Backend::Cuda && !mpi::nccl_runtime_built())
-    throw InputError("--backend cuda: validate on MPI ranks needs the CUDA runtime over NCCL, and this parasim was "
-                     "built without CUDA; --backend cpu runs the same validation on the ranks' CPUs");
+    throw InputError(
+        "--backend cuda: validate on MPI ranks needs the CUDA runtime over NCCL, and this parasim was "
+        "built without CUDA; --backend cpu runs the same validation on the ranks' CPUs");
   if (req.backend == Backend::Cuda && visible_cuda_devices() == 0)
-    throw RuntimeError("--backend cuda: no CUDA GPU is visible to this rank (one rank drives one GPU); --backend cpu "
-                       "runs the same validation on the ranks' CPUs");
+    throw RuntimeError(
+        "--backend cuda: no CUDA GPU is visible to this rank (one rank drives one GPU); --backend cpu "
+        "runs the same validation on the ranks' CPUs");
   const strategies::Strategy strategy = checked_strategy(req);
   const int devices = static_cast<int>(strategy.devices());
   if (devices != ranks)

@@ -54,13 +54,13 @@ constexpr int kNoStream = -2;
 
 struct NcclCall {
   NcclCallKind kind = NcclCallKind::Compute;
-  int position = 0;        // index of the plan command it comes from
-  int stream = 0;          // this rank's stream (0 .. streams_per_device - 1) or kReceiveStream
+  int position = 0;  // index of the plan command it comes from
+  int stream = 0;    // this rank's stream (0 .. streams_per_device - 1) or kReceiveStream
   simulator::TaskId task = simulator::kNoTask;
   executor::EventId event = -1;
-  int peer = -1;           // rank on the other side (Send, Recv, Signal*, WaitArrival)
-  Bytes bytes = 0;         // Send, Recv, Collective; 1 for signals
-  int comm = -1;           // Collective: index into NcclProgram::comms
+  int peer = -1;                 // rank on the other side (Send, Recv, Signal*, WaitArrival)
+  Bytes bytes = 0;               // Send, Recv, Collective; 1 for signals
+  int comm = -1;                 // Collective: index into NcclProgram::comms
   int after_stream = kNoStream;  // NCCL calls: the stream of this rank's previous NCCL call, if another
 
   bool is_nccl() const;
@@ -79,11 +79,11 @@ struct NcclCommKey {
 struct NcclProgram {
   int rank = 0;
   int streams_per_device = 0;
-  std::vector<NcclCall> calls;      // in position order
-  std::vector<NcclCommKey> comms;   // every collective communicator of the job (same list on every rank)
-  std::vector<int> member_of;       // indices into comms of those this rank belongs to, ascending
-  bool p2p = false;                 // this rank sends or receives
-  bool job_p2p = false;             // some rank does: every rank joins the job-wide p2p communicator
+  std::vector<NcclCall> calls;     // in position order
+  std::vector<NcclCommKey> comms;  // every collective communicator of the job (same list on every rank)
+  std::vector<int> member_of;      // indices into comms of those this rank belongs to, ascending
+  bool p2p = false;                // this rank sends or receives
+  bool job_p2p = false;            // some rank does: every rank joins the job-wide p2p communicator
 };
 
 /// The collective communicators of `graph`: one per distinct (group members, stream), sorted.
