@@ -1,7 +1,10 @@
 // The CUDA-over-MPI runtime's NCCL program, checked without a GPU: exact calls per rank on a
 // hand-made graph, and on tiny_cnn lowered under dp=2, mp=2 and 1F1B (2 and 4 ranks) and on
 // random graphs, that every send meets its receive in the same order at the same position and
-// every communicator's members issue the same collectives (so NCCL cannot deadlock on them).
+// every communicator's members issue the same collectives, and that a model of CUDA streams and
+// NCCL (blocking sends, receives and collectives; one NCCL call at a time per GPU) runs every
+// rank's program to the end, so NCCL cannot deadlock on them.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,6 +38,95 @@ std::vector<std::string> lines(const NcclProgram& p) {
   std::vector<std::string> out;
   for (const NcclCall& c : p.calls) out.push_back(to_string(c));
   return out;
+}
+
+// Runs the programs of every rank on a model of CUDA streams and NCCL: each stream executes its
+// calls in order; a wait needs the event's record (issued earlier by the host) to have executed;
+// a rank's NCCL calls run one at a time in program order (the after_stream chain), and a send, a
+// receive or a collective runs only together with its partners, each at the head of its stream
+// and next in its rank's NCCL order. Fails naming the stuck calls if the programs cannot finish.
+void expect_programs_complete(const std::vector<NcclProgram>& p, const executor::IssuePlan& plan) {
+  const std::size_t n = p.size();
+  std::vector<std::vector<char>> done(n);
+  std::vector<std::size_t> next_nccl(n, 0);  // index into the rank's NCCL calls
+  std::vector<std::vector<std::size_t>> nccl(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    done[r].assign(p[r].calls.size(), 0);
+    for (std::size_t k = 0; k < p[r].calls.size(); ++k)
+      if (p[r].calls[k].is_nccl()) nccl[r].push_back(k);
+  }
+  // The call that is the head of its stream on rank r (every earlier call on that stream done).
+  const auto at_head = [&](std::size_t r, std::size_t k) {
+    for (std::size_t j = 0; j < k; ++j)
+      if (p[r].calls[j].stream == p[r].calls[k].stream && !done[r][j]) return false;
+    return true;
+  };
+  const auto recorded = [&](std::size_t r, std::size_t k) {  // the record a wait refers to
+    const NcclCall& w = p[r].calls[k];
+    for (std::size_t j = 0; j < k; ++j) {
+      const NcclCall& c = p[r].calls[j];
+      const bool local = w.kind == NcclCallKind::WaitEvent && c.kind == NcclCallKind::RecordEvent;
+      const bool signal = w.kind == NcclCallKind::WaitArrival && c.kind == NcclCallKind::SignalRecv;
+      if ((local || signal) && c.event == w.event) return done[r][j] != 0;
+    }
+    return false;  // never recorded before the wait: CUDA would not wait at all, so fail
+  };
+  const auto transfer_arrived = [&](std::size_t r, std::size_t k, TaskId task) {
+    for (std::size_t j = 0; j < k; ++j)
+      if (p[r].calls[j].kind == NcclCallKind::Recv && p[r].calls[j].task == task) return done[r][j] != 0;
+    return false;
+  };
+  // Ready to run as one NCCL operation: (rank, call) of every participant, or empty.
+  const auto partners = [&](std::size_t r, std::size_t k) {
+    std::vector<std::pair<std::size_t, std::size_t>> out{{r, k}};
+    const NcclCall& c = p[r].calls[k];
+    const auto is_next = [&](std::size_t q, std::size_t j) {
+      return next_nccl[q] < nccl[q].size() && nccl[q][next_nccl[q]] == j && at_head(q, j);
+    };
+    if (!is_next(r, k)) return decltype(out){};
+    for (std::size_t q = 0; q < n; ++q) {
+      if (q == r) continue;
+      if (next_nccl[q] >= nccl[q].size()) continue;
+      const std::size_t j = nccl[q][next_nccl[q]];
+      const NcclCall& d = p[q].calls[j];
+      bool match = false;
+      if (c.kind == NcclCallKind::Collective) match = d.kind == NcclCallKind::Collective && d.task == c.task;
+      else if (c.peer == static_cast<int>(q))
+        match = d.peer == static_cast<int>(r) && d.position == c.position && d.task == c.task && d.event == c.event;
+      if (match && at_head(q, j)) out.emplace_back(q, j);
+    }
+    const std::size_t want = c.kind == NcclCallKind::Collective ? p[r].comms[ix(c.comm)].members.size() : 2;
+    return out.size() == want ? out : decltype(out){};
+  };
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t k = 0; k < p[r].calls.size(); ++k) {
+        if (done[r][k] || !at_head(r, k)) continue;
+        const NcclCall& c = p[r].calls[k];
+        if (c.is_nccl()) {
+          const auto run = partners(r, k);
+          for (const auto& [q, j] : run) done[q][j] = 1, ++next_nccl[q];
+          progressed = progressed || !run.empty();
+          continue;
+        }
+        bool ready = true;
+        if (c.kind == NcclCallKind::WaitEvent) ready = recorded(r, k);
+        if (c.kind == NcclCallKind::WaitArrival) {
+          bool signalled = false;
+          for (std::size_t j = 0; j < k; ++j)
+            signalled = signalled || (p[r].calls[j].kind == NcclCallKind::SignalRecv && p[r].calls[j].event == c.event);
+          // Without a signal the arrival is the receive of the transfer the event follows.
+          ready = signalled ? recorded(r, k) : transfer_arrived(r, k, plan.events[ix(c.event)].task);
+        }
+        if (ready) done[r][k] = 1, progressed = true;
+      }
+  }
+  std::string stuck;
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t k = 0; k < p[r].calls.size(); ++k)
+      if (!done[r][k]) stuck += "  rank " + std::to_string(r) + ": " + to_string(p[r].calls[k]) + "\n";
+  EXPECT_TRUE(stuck.empty()) << "the programs cannot finish; calls that never run:\n" << stuck;
 }
 
 // dev0: f0 -> x (to dev1, comm stream) ; f0 -> b0 ; dev1: x -> f1 ; b0 -> c1 (no data: a signal);
@@ -98,6 +190,7 @@ TEST(NcclProgram, ExactCallsOfATransferASignalAndAnAllReduce) {
   EXPECT_EQ(p[1].member_of, (std::vector<int>{0}));
   EXPECT_TRUE(p[0].p2p && p[1].p2p && p[0].job_p2p && p[1].job_p2p);
   EXPECT_NO_THROW(check_nccl_programs(p));
+  expect_programs_complete(p, plan);
 }
 
 TEST(NcclProgram, CheckerNamesMessagesReceivedOutOfOrder) {
@@ -128,6 +221,15 @@ TEST(NcclProgram, CheckerNamesMessagesReceivedOutOfOrder) {
         }
       },
       RuntimeError);
+}
+
+TEST(NcclProgram, StreamModelFindsTheDeadlockOfSwappedReceives) {
+  const TaskGraph g = signal_and_transfer();
+  const executor::IssuePlan plan = executor::plan_issue(g);
+  auto p = programs(g, plan);
+  // Rank 1 receives x before the signal rank 0 sends first: each waits for the other forever.
+  std::swap(p[1].calls[0], p[1].calls[1]);
+  EXPECT_NONFATAL_FAILURE(expect_programs_complete(p, plan), "  rank 1: 5 recv Recv t1 <-0 4096B\n");
 }
 
 struct Lowered {
@@ -195,6 +297,7 @@ TEST(NcclProgram, TinyCnnDataParallelIsCollectivesOnly) {
   const auto p = programs(l.graph, l.plan);
   ASSERT_EQ(p.size(), 2u);
   EXPECT_NO_THROW(check_nccl_programs(p));
+  expect_programs_complete(p, l.plan);
   expect_counts_match_graph(l.graph, p);
   for (const NcclProgram& r : p) {
     const Counts c = count(r);
@@ -219,6 +322,7 @@ TEST(NcclProgram, TinyCnnModelParallelSendsActivationsAndGradients) {
   const Lowered l = lower_tiny_cnn("mp=2", 8);
   const auto p = programs(l.graph, l.plan);
   EXPECT_NO_THROW(check_nccl_programs(p));
+  expect_programs_complete(p, l.plan);
   expect_counts_match_graph(l.graph, p);
   const Counts c0 = count(p[0]), c1 = count(p[1]);
   EXPECT_EQ(c0.sends, c1.receives);
@@ -242,6 +346,7 @@ TEST(NcclProgram, TinyCnnPipelinesOnTwoAndFourRanksMatch) {
     ASSERT_EQ(l.graph.num_devices(), ranks);
     const auto p = programs(l.graph, l.plan);
     EXPECT_NO_THROW(check_nccl_programs(p));
+    expect_programs_complete(p, l.plan);
     expect_counts_match_graph(l.graph, p);
     // Every NCCL call of a rank is chained to the one before: a GPU runs them one at a time.
     for (const NcclProgram& r : p) {
@@ -259,8 +364,10 @@ TEST(NcclProgram, RandomGraphsAlwaysMatch) {
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     SCOPED_TRACE(seed);
     const TaskGraph g = executor::test::random_graph(seed, 4, 3, 150);
-    const auto p = programs(g, executor::plan_issue(g));
+    const executor::IssuePlan plan = executor::plan_issue(g);
+    const auto p = programs(g, plan);
     EXPECT_NO_THROW(check_nccl_programs(p));
+    expect_programs_complete(p, plan);
     expect_counts_match_graph(g, p);
   }
 }
