@@ -21,6 +21,7 @@
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
 #include "parasim/hardware/cluster.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "parasim/mpi/link_probe.hpp"
 #include "parasim/mpi/mpi_runtime.hpp"
 #include "parasim/mpi/nccl_program.hpp"
@@ -265,6 +266,16 @@ hardware::ClusterSpec ranks_gpu_cluster(const Distributed& dist) {
 #endif
 }
 
+/// The CPU ranks' cluster: on one host the calibrated "cpu-host" star (its links the probe's first
+/// pair); across hosts the cluster the ranks' probe describes (per host, per host pair).
+hardware::ClusterSpec cpu_cluster(int devices, const HostCalibration& cal, double collective_weight,
+                                  const Distributed* dist) {
+  if (dist && dist->world->hosts().size() > 1)
+    return mpi::cluster_from_ranks(dist->probe, hardware::device_specs().front().kind,
+                                   cpu_host_cluster_spec(devices, cal).devices.front().memory, "mpi-cpu-ranks");
+  return cpu_host_cluster_spec(devices, cal, collective_weight);
+}
+
 /// 1. This machine as a cluster: cpu -> the calibrated "cpu-host" star (out.calibration set);
 /// cuda -> the GPUs' measured copy and NCCL numbers. Both measured once per device count.
 hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices, ValidationCache& cache,
@@ -278,7 +289,7 @@ hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices,
       it = cache.calibrations.emplace(devices, calibrate_cpu_host(devices, co)).first;
     }
     out.calibration = dist ? with_rank_links(it->second, dist->probe) : it->second;
-    return cpu_host_cluster_spec(devices, *out.calibration);
+    return cpu_cluster(devices, *out.calibration, 0, dist);
   }
   if (dist) return ranks_gpu_cluster(*dist);
   if (!cuda_backend_built())
@@ -579,7 +590,7 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
   if (req.backend == Backend::Cpu) {
     size_up_cpu_host(req, base, dry.graph, devices, out);
     if (devices > 1) {
-      cluster.emplace(cpu_host_cluster_spec(devices, *out.calibration, out.collective_weight));
+      cluster.emplace(cpu_cluster(devices, *out.calibration, out.collective_weight, dist));
       setup.cluster = &*cluster;
     }
   }
