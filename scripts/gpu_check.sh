@@ -211,24 +211,17 @@ mpi_validate() {  # out ranks strategy [skip note]
   local out=$1 n=$2 strategy=$3 note=${4:-}
   local cmd=(validate --backend cuda --model tiny_cnn --batch 8 --strategy "$strategy" --reps 10 --warmup 3)
   local body
-  if [ "$n" -gt 1 ]; then
-    # By name on the PATH (Open MPI run as /usr/bin/mpirun takes "/" for its prefix and refuses).
-    body=$(PATH="$(dirname "$mpirun_path"):$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-      mpirun --bind-to none -np "$n" "$parasim" "${cmd[@]}" 2>&1) || { echo "$body" >&2; return 1; }
-  else
-    body=$("$parasim" "${cmd[@]}" 2>&1) || { echo "$body" >&2; return 1; }
-  fi
+  # By name on the PATH (Open MPI run as /usr/bin/mpirun takes "/" for its prefix and refuses).
+  # -np 1 is one process as without mpirun (the CUDA runtime of one GPU), started by the launcher.
+  body=$(PATH="$(dirname "$mpirun_path"):$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --bind-to none -np "$n" "$parasim" "${cmd[@]}" 2>&1) || { echo "$body" >&2; return 1; }
   {
     echo "# validate --backend cuda on $n rank(s): tiny_cnn $strategy"
     echo
     echo "Measured $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) by \`bash scripts/gpu_check.sh measure\` at commit"
     echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown):"
     echo
-    if [ "$n" -gt 1 ]; then
-      echo "    mpirun --bind-to none -np $n parasim ${cmd[*]}"
-    else
-      echo "    parasim ${cmd[*]}"
-    fi
+    echo "    mpirun --bind-to none -np $n parasim ${cmd[*]}"
     [ -n "$note" ] && { echo; echo "$note"; }
     echo
     versions
