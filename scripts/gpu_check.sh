@@ -5,7 +5,9 @@
 #   bash scripts/gpu_check.sh build     driver check, configure + build (CUDA required), stops here
 #                                       without a GPU
 #   bash scripts/gpu_check.sh measure   gpu tests, profiles, link probe, validate --suite ci on CUDA,
-#                                       all under traces/<gpu>/; resumable: rerun it to continue
+#                                       all under traces/<gpu>/, then validate over MPI with one rank
+#                                       per GPU (reports/validation/cuda-mpi-<gpu>/); resumable: rerun
+#                                       it to continue
 #   bash scripts/gpu_check.sh           both
 #
 # Exit codes: 0 done; 1 a step failed; 2 bad usage; 3 no GPU (after building); 4 the NVIDIA
@@ -187,6 +189,66 @@ step "$dir/links.json" 120 "$parasim" profile links --max-bytes 268435456 -o "$d
 suite=reports/validation/cuda-$(basename "$dir")-ci-suite.md
 step "$suite" 240 "$parasim" validate --backend cuda --suite ci -o "$suite"
 
+# --------------------------------------------------------------------------- CUDA over MPI
+# One rank per GPU (mpirun -np N parasim validate --backend cuda): NCCL send/recv and collectives
+# between ranks, the cluster built from the ranks' NCCL probe (docs/executor.md). Needs MPI in
+# the build and two GPUs; with one GPU, -np 1 runs and the report says why the rest was skipped.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+mpirun_path=$(sed -n 's/^PARASIM_MPIEXEC:FILEPATH=//p' build/CMakeCache.txt 2>/dev/null)
+mpi_built=no
+grep -q '^PARASIM_MPI:BOOL=ON' build/CMakeCache.txt 2>/dev/null && [ -x "$mpirun_path" ] && mpi_built=yes
+
+versions() {  # the machine a report was measured on
+  echo '```'
+  nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total --format=csv
+  /usr/local/cuda/bin/nvcc --version | tail -1
+  grep -h '#define NCCL_MAJOR\|#define NCCL_MINOR\|#define NCCL_PATCH' /usr/local/cuda/include/nccl.h 2>/dev/null
+  echo "$("$mpirun_path" --version 2>/dev/null | head -1)"
+  echo '```'
+}
+
+mpi_validate() {  # out ranks strategy [skip note]
+  local out=$1 n=$2 strategy=$3 note=${4:-}
+  local cmd=(validate --backend cuda --model tiny_cnn --batch 8 --strategy "$strategy" --reps 10 --warmup 3)
+  local body
+  # By name on the PATH (Open MPI run as /usr/bin/mpirun takes "/" for its prefix and refuses).
+  # -np 1 is one process as without mpirun (the CUDA runtime of one GPU), started by the launcher.
+  body=$(PATH="$(dirname "$mpirun_path"):$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --bind-to none -np "$n" "$parasim" "${cmd[@]}" 2>&1) || { echo "$body" >&2; return 1; }
+  {
+    echo "# validate --backend cuda on $n rank(s): tiny_cnn $strategy"
+    echo
+    echo "Measured $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname) by \`bash scripts/gpu_check.sh measure\` at commit"
+    echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown):"
+    echo
+    echo "    mpirun --bind-to none -np $n parasim ${cmd[*]}"
+    [ -n "$note" ] && { echo; echo "$note"; }
+    echo
+    versions
+    echo
+    echo '```'
+    echo "$body"
+    echo '```'
+  } > "$out"
+}
+
+mpi_dir=reports/validation/cuda-mpi-$(basename "$dir")
+mkdir -p "$mpi_dir"
+if [ "$mpi_built" = no ]; then
+  say "CUDA over MPI skipped: this build has no MPI (libopenmpi-dev openmpi-bin, then rebuild)"
+elif [ "$gpus" -lt 2 ]; then
+  why="Multi-GPU part skipped: this machine has $gpus GPU; CUDA over MPI runs one rank per GPU, so -np 2 needs two."
+  say "$why"
+  step "$mpi_dir/np1-tiny_cnn-dp1.md" 120 mpi_validate "$mpi_dir/np1-tiny_cnn-dp1.md" 1 dp=1 "$why"
+else
+  step "$mpi_dir/np2-tiny_cnn-dp2.md" 120 mpi_validate "$mpi_dir/np2-tiny_cnn-dp2.md" 2 dp=2
+  step "$mpi_dir/np2-tiny_cnn-1f1b.md" 120 mpi_validate "$mpi_dir/np2-tiny_cnn-1f1b.md" 2 mp=2,schedule=1f1b,micro=4
+  if [ "$gpus" -ge 4 ]; then
+    step "$mpi_dir/np4-tiny_cnn-dp2-1f1b.md" 150 \
+      mpi_validate "$mpi_dir/np4-tiny_cnn-dp2-1f1b.md" 4 dp=2,mp=2,schedule=1f1b,micro=4
+  fi
+fi
+
 summary
-say "done in $((SECONDS - start)) s; commit $dir/ and $suite"
+say "done in $((SECONDS - start)) s; commit $dir/, $suite and $mpi_dir/"
 exit 0

@@ -20,6 +20,7 @@
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
+#include "parasim/mpi/link_probe.hpp"
 #include "parasim/mpi/world.hpp"
 #include "parasim/validation/validate.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -91,11 +92,17 @@ void print_one(std::ostream& out, const ValidationResult& r) {
       out << " " << p.rank << "=" << p.host << "/local " << p.local_rank << "/pid " << p.pid;
     out << "\n";
   }
-  if (r.rank_links)
-    out << "MPI links (measured): ping-pong alpha " << fixed(r.rank_links->pingpong_fit.alpha_ns / 1e3, 1)
-        << " us, beta " << fixed(r.rank_links->pingpong_fit.beta_gbps, 2) << " GB/s (rank 0 <-> 1); all-reduce alpha "
-        << fixed(r.rank_links->allreduce_fit.alpha_ns / 1e3, 1) << " us, beta "
-        << fixed(r.rank_links->allreduce_fit.beta_gbps, 2) << " GB/s (all ranks)\n";
+  if (r.rank_links) {
+    const auto& l = *r.rank_links;
+    out << "MPI links (measured over " << (l.transport == mpi::ProbeTransport::Nccl ? "NCCL" : "MPI")
+        << ", one pair per class):";
+    for (const auto& p : l.pairs)
+      out << " ranks " << p.pair.a << "-" << p.pair.b << " (" << (p.pair.same_host() ? "intra" : "inter")
+          << "-host) alpha " << fixed(p.fit.alpha_ns / 1e3, 1) << " us, beta " << fixed(p.fit.beta_gbps, 2) << " GB/s;";
+    out << " all-reduce alpha " << fixed(l.allreduce_fit.alpha_ns / 1e3, 1) << " us, beta "
+        << fixed(l.allreduce_fit.beta_gbps, 2) << " GB/s (all ranks)\n";
+    for (const std::string& n : l.notes) out << "  " << n << "\n";
+  }
   if (r.calibration) {
     const HostCalibration& c = *r.calibration;
     const RouteFit route = route_fit(c, r.collective_weight);

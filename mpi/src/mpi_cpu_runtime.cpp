@@ -15,10 +15,14 @@
 #include "parasim/kernels/kernel_backend.hpp"
 #include "parasim/kernels/op_phases.hpp"
 #include "parasim/mpi/mpi_runtime.hpp"
+#include "step_timeline.hpp"
 #include "world_impl.hpp"
 
 namespace parasim::mpi {
 
+using detail::now_ns;
+using detail::Record;
+using detail::Role;
 using executor::CommandKind;
 using executor::EventId;
 using executor::IssuePlan;
@@ -31,10 +35,6 @@ using simulator::TaskTiming;
 
 namespace {
 
-TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(detail::Clock::now().time_since_epoch()).count();
-}
-
 using kernels::kernel_phase;
 
 std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
@@ -43,21 +43,11 @@ std::size_t floats_for(Bytes b) { return ix((std::max<Bytes>(b, 0) + 3) / 4); }
 // receiver matches each source stream's messages in the order that stream sent them.
 int data_tag(int stream) { return 2 * stream + 16; }
 int signal_tag(int stream) { return 2 * stream + 17; }
-constexpr int kClockTag = 15;
 
 struct Item {
   CommandKind kind;
   TaskId task;
   EventId event;
-};
-
-// What a rank knows of one task's times after a step, exchanged in finish_step().
-enum class Role : std::int32_t { Compute, TransferSent, TransferReceived, CollectiveMember };
-struct Record {
-  TaskId task;
-  Role role;
-  TimeNs start;
-  TimeNs end;
 };
 
 struct Incoming {  // a transfer into this rank
@@ -131,7 +121,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     find_incoming(graph, plan);
     size_buffers(graph);
     world_.barrier("the executor's setup");
-    measure_clock_offset();
+    offset_ = detail::clock_offset(world_);
     make_communicators(graph);
     prepare_kernels(graph);
     // Every rank's stand-ins and notes: validate prints them once, for the whole job.
@@ -194,7 +184,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
       run_loop();
     }
     for (const Incoming& in : incoming_) records_.push_back({in.task, Role::TransferReceived, -1, in.done});
-    gather(timeline);
+    detail::gather_timeline(world_, *graph_, records_, t0_, offset_, step_, timeline);
   }
 
  private:
@@ -329,45 +319,6 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
         for (kernels::Phase p : kernels::kPhases)
           if (kernels::op_has_phase(*op, p)) k->run(p);
     if (backend_) backend_->synchronize();
-  }
-
-  // This rank's clock minus rank 0's, NTP-style: the round trip with rank 0 of least duration
-  // out of 16, assuming its two halves took equally long, for ranks on other hosts than rank 0.
-  void measure_clock_offset() {
-    const MPI_Comm comm = detail::world_comm(world_);
-    const auto deadline = [&] { return detail::Clock::now() + world_.timeouts().call; };
-    std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
-    long long stamp = 0, offset = 0;
-    for (int r = 1; r < world_.size(); ++r) {
-      if (me_ != 0 && me_ != r) continue;
-      // One host has one monotonic clock (steady_clock): nothing to correct.
-      if (world_.places()[ix(r)].host == world_.places()[0].host) continue;
-      TimeNs best = INT64_MAX;
-      for (int k = 0; k < 16; ++k) {
-        if (me_ == 0) {
-          const TimeNs sent = now_ns();
-          PARASIM_MPI_CHECK(MPI_Isend(&stamp, 1, MPI_LONG_LONG, r, kClockTag, comm, &req[0]));
-          detail::wait_all(world_, req, deadline(), "the clock probe", {r});
-          PARASIM_MPI_CHECK(MPI_Irecv(&stamp, 1, MPI_LONG_LONG, r, kClockTag, comm, &req[0]));
-          detail::wait_all(world_, req, deadline(), "the clock probe", {r});
-          const TimeNs back = now_ns();
-          if (back - sent < best) {
-            best = back - sent;
-            offset = stamp - (sent + back) / 2;
-          }
-        } else {
-          PARASIM_MPI_CHECK(MPI_Irecv(&stamp, 1, MPI_LONG_LONG, 0, kClockTag, comm, &req[0]));
-          detail::wait_all(world_, req, deadline(), "the clock probe", {0});
-          stamp = now_ns();
-          PARASIM_MPI_CHECK(MPI_Isend(&stamp, 1, MPI_LONG_LONG, 0, kClockTag, comm, &req[0]));
-          detail::wait_all(world_, req, deadline(), "the clock probe", {0});
-        }
-      }
-      PARASIM_MPI_CHECK(me_ == 0 ? MPI_Isend(&offset, 1, MPI_LONG_LONG, r, kClockTag, comm, &req[0])
-                                 : MPI_Irecv(&offset, 1, MPI_LONG_LONG, 0, kClockTag, comm, &req[0]));
-      detail::wait_all(world_, req, deadline(), "the clock probe", {me_ == 0 ? r : 0});
-      if (me_ == r) offset_ = offset;
-    }
   }
 
   MPI_Comm comm_of(TaskId t) const {
@@ -550,55 +501,6 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(world_.timeouts().call).count()) +
         " s waiting for " + (what.empty() ? std::string("messages") : what) + " from rank" +
         (peers.size() == 1 ? " " : "s ") + list);
-  }
-
-  // Every rank's times on rank 0's clock, relative to the first rank leaving the step's
-  // barrier. The first record of each rank's share carries its barrier exit.
-  void gather(std::vector<TaskTiming>& timeline) {
-    std::vector<Record> share;
-    share.push_back({simulator::kNoTask, Role::Compute, t0_ - offset_, 0});
-    for (Record r : records_) {
-      if (r.start >= 0) r.start -= offset_;
-      if (r.end >= 0) r.end -= offset_;
-      share.push_back(r);
-    }
-    std::string mine(share.size() * sizeof(Record), '\0');
-    std::memcpy(mine.data(), share.data(), mine.size());
-    const auto all = world_.allgather(mine, "the timings of step " + std::to_string(step_));
-    const TaskGraph& g = *graph_;
-    std::vector<TimeNs> start(g.size(), -1), end(g.size(), -1);
-    std::vector<std::vector<Record>> shares;
-    TimeNs base = INT64_MAX;
-    for (const std::string& bytes : all) {
-      std::vector<Record> recs(bytes.size() / sizeof(Record));
-      if (!recs.empty()) std::memcpy(recs.data(), bytes.data(), recs.size() * sizeof(Record));
-      if (!recs.empty()) base = std::min(base, recs.front().start);
-      shares.push_back(std::move(recs));
-    }
-    for (std::vector<Record>& recs : shares) {
-      for (std::size_t k = 1; k < recs.size(); ++k) {
-        Record r = recs[k];
-        if (r.start >= 0) r.start -= base;
-        r.end -= base;
-        const std::size_t t = ix(r.task);
-        switch (r.role) {
-          case Role::Compute: start[t] = r.start, end[t] = r.end; break;
-          case Role::TransferSent:
-            start[t] = r.start;
-            end[t] = std::max(end[t], r.end);  // a copy within one device ends here
-            break;
-          case Role::TransferReceived: end[t] = std::max(end[t], r.end); break;
-          case Role::CollectiveMember:
-            start[t] = std::max(start[t], r.start);
-            end[t] = std::max(end[t], r.end);
-            break;
-        }
-      }
-    }
-    for (std::size_t t = 0; t < g.size(); ++t) {
-      if (g.kind(static_cast<TaskId>(t)) == TaskKind::Marker || start[t] < 0) continue;
-      timeline[t] = {start[t], std::max(end[t], start[t])};
-    }
   }
 
   World& world_;

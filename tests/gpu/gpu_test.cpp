@@ -442,6 +442,43 @@ TEST(GpuValidate, TinyCnnDp2) {
   validate_tiny_cnn("dp=2");
 }
 
+// ------------------------------------------------------------------ validate --backend cuda over MPI
+
+/// mpirun -np 2 parasim validate --backend cuda --json: one rank per GPU, NCCL between them.
+void validate_on_two_ranks(const std::string& strategy) {
+#ifndef PARASIM_MPIEXEC
+  (void)strategy;
+  GTEST_SKIP() << "parasim was built without MPI or no mpirun was found";
+#else
+  const std::string mpirun = PARASIM_MPIEXEC;
+  const std::string dir = mpirun.substr(0, mpirun.find_last_of('/'));
+  // By name on the PATH (Open MPI run as /usr/bin/mpirun takes "/" for its prefix and refuses).
+  const std::string cmd = "PATH=" + dir + ":$PATH OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun " +
+                          "--bind-to none -np 2 " + PARASIM_BINARY + " validate --backend cuda --model tiny_cnn " +
+                          "--batch 8 --strategy " + strategy + " --reps 5 --warmup 2 --profile-reps 5 --json 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), static_cast<int>(buf.size()), pipe)) out += buf.data();
+  const int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("\"runtime\": \"mpi-cuda (2 ranks"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"transport\": \"nccl\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"measured\": true"), std::string::npos) << out;
+#endif
+}
+
+TEST(GpuMpiValidate, TinyCnnDp2OnTwoRanks) {
+  PARASIM_REQUIRE_GPUS(2);
+  validate_on_two_ranks("dp=2");
+}
+
+TEST(GpuMpiValidate, TinyCnn1F1BOnTwoRanks) {
+  PARASIM_REQUIRE_GPUS(2);
+  validate_on_two_ranks("mp=2,schedule=1f1b,micro=4");
+}
+
 #endif
 
 }  // namespace

@@ -7,6 +7,8 @@
 #   dead_rank              3 ranks; rank 1 is killed mid-run: every other rank exits within 30 s naming rank 1
 #   mismatched_graph       rank 0 and rank 1 run different batches: both exit with a message naming the mismatch
 #   rank_count             -np 3 with dp=2: every rank says one rank per device, exit 2
+#   cuda_without_gpu       -np 2 --backend cuda where no GPU is visible: every rank says so, exit 1
+#                          (exit 77, skipped, on a machine with GPUs: gpu_check.sh runs the real thing)
 # We run as root in CI; mpirun refuses that unless told (the harness's business, not parasim's).
 set -uo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -46,6 +48,10 @@ assert j["runtime"].startswith("mpi-cpu (%d ranks" % n), j["runtime"]
 assert len(j["devices_busy"]) == n and all(d["measured_compute_ms"] > 0 for d in j["devices_busy"]), j["devices_busy"]
 links = j["mpi_links"]
 assert links["pingpong"]["beta_gbps"] > 0 and len(links["pingpong"]["points"]) == 5, links
+# One host here: one representative pair, ranks 0 and 1, probed over MPI.
+assert links["transport"] == "mpi", links
+assert [(p["ranks"], p["class"]) for p in links["pairs"]] == [([0, 1], "intra-host")], links["pairs"]
+assert links["pairs"][0]["points"] == links["pingpong"]["points"], links
 print("ok: %s on %d ranks: projected %.3f ms, measured %.3f ms" % (j["strategy"], n, j["projected_ms"], j["measured_ms"]))
 PY
   ;;
@@ -115,6 +121,20 @@ rank_count)
   [ "$rc" -eq 2 ] || fail "expected exit 2, got $rc"
   [ "$(grep -c "runs 2 devices and this MPI job has 3 ranks: run one rank per device (mpirun -np 2)" "$work/stderr")" -eq 3 ] ||
     fail "every rank must say why"
+  echo "ok"
+  ;;
+cuda_without_gpu)
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+    echo "skipped: this machine has GPUs"; exit 77
+  fi
+  "${mpirun[@]}" -np 2 "$parasim" validate --backend cuda --model tiny_cnn --batch 8 --strategy dp=2 "${quick[@]}" \
+    >"$work/stdout" 2>"$work/stderr"
+  rc=$?
+  cat "$work/stderr" >&2
+  [ "$rc" -eq 1 ] || fail "expected exit 1, got $rc"
+  [ "$(grep -c "parasim: runtime failure: rank 0: --backend cuda: no CUDA GPU is visible to this rank" "$work/stderr")" \
+    -eq 2 ] || fail "every rank must say why"
+  [ ! -s "$work/stdout" ] || fail "printed a table"
   echo "ok"
   ;;
 *) fail "unknown case $case" ;;

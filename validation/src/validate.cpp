@@ -21,7 +21,10 @@
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
 #include "parasim/hardware/cluster.hpp"
+#include "parasim/hardware/device_spec.hpp"
+#include "parasim/mpi/link_probe.hpp"
 #include "parasim/mpi/mpi_runtime.hpp"
+#include "parasim/mpi/nccl_program.hpp"
 #include "parasim/simulator/task_graph_json.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/cpu_profiler.hpp"
@@ -250,6 +253,29 @@ void check_host_memory(const simulator::TaskGraph& graph, const ValidationReques
 
 // The steps of validate(), in order (validate.hpp describes them).
 
+/// The GPUs of an MPI job as a cluster: this rank's GPU kind and memory for every rank (one
+/// kind per job), the hosts and links the ranks' NCCL probe measured.
+hardware::ClusterSpec ranks_gpu_cluster(const Distributed& dist) {
+#if PARASIM_HAVE_CUDA
+  const int device = mpi::rank_cuda_device(dist.world->place().local_rank, visible_cuda_devices());
+  const profiler::GpuDeviceInfo gpu = profiler::query_gpu_device(std::max(device, 0));
+  return mpi::cluster_from_ranks(dist.probe, gpu.kind, gpu.memory, "mpi-ranks");
+#else
+  (void)dist;
+  throw RuntimeError("parasim was built without CUDA: --backend cuda is unavailable");
+#endif
+}
+
+/// The CPU ranks' cluster: on one host the calibrated "cpu-host" star (its links the probe's first
+/// pair); across hosts the cluster the ranks' probe describes (per host, per host pair).
+hardware::ClusterSpec cpu_cluster(int devices, const HostCalibration& cal, double collective_weight,
+                                  const Distributed* dist) {
+  if (dist && dist->world->hosts().size() > 1)
+    return mpi::cluster_from_ranks(dist->probe, hardware::device_specs().front().kind,
+                                   cpu_host_cluster_spec(devices, cal).devices.front().memory, "mpi-cpu-ranks");
+  return cpu_host_cluster_spec(devices, cal, collective_weight);
+}
+
 /// 1. This machine as a cluster: cpu -> the calibrated "cpu-host" star (out.calibration set);
 /// cuda -> the GPUs' measured copy and NCCL numbers. Both measured once per device count.
 hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices, ValidationCache& cache,
@@ -263,8 +289,9 @@ hardware::ClusterSpec machine_cluster(const ValidationRequest& req, int devices,
       it = cache.calibrations.emplace(devices, calibrate_cpu_host(devices, co)).first;
     }
     out.calibration = dist ? with_rank_links(it->second, dist->probe) : it->second;
-    return cpu_host_cluster_spec(devices, *out.calibration);
+    return cpu_cluster(devices, *out.calibration, 0, dist);
   }
+  if (dist) return ranks_gpu_cluster(*dist);
   if (!cuda_backend_built())
     throw RuntimeError(
         "--backend cuda: this parasim was built without CUDA (configure with the CUDA toolkit under "
@@ -411,6 +438,13 @@ strategies::StrategyResult project(const ValidationRequest& req, const models::M
   return std::move(*result);
 }
 
+/// A rank's runtime under MPI: its share of the graph on the CPU or on its GPU.
+std::unique_ptr<StreamRuntime> rank_runtime(const ValidationRequest& req, mpi::World& world, const OpResolver& ops) {
+  const mpi::MpiRuntimeOptions o{.optimizer = req.optimizer, .priority = req.priority};
+  return req.backend == Backend::Cuda ? mpi::make_mpi_nccl_runtime(world, ops, o)
+                                      : mpi::make_mpi_cpu_runtime(world, ops, o);
+}
+
 /// 4. The measurement: run_steps() on the same graph, each compute task running its op at its
 /// micro-batch size, in the stream order the simulated `durations` fix. Sets out.repetitions
 /// (fewer than asked when the execution budget would be exceeded).
@@ -422,7 +456,7 @@ ExecutionResult measure(const ValidationRequest& req, const strategies::LoweredS
   OpResolver ops = microbatch_ops(replica_of_device, lowered.microbatches, builds);
   std::unique_ptr<StreamRuntime> runtime;
   if (dist) {
-    runtime = mpi::make_mpi_cpu_runtime(*dist->world, ops, {.optimizer = req.optimizer, .priority = req.priority});
+    runtime = rank_runtime(req, *dist->world, ops);
   } else if (req.backend == Backend::Cpu) {
     CpuRuntimeOptions o;
     o.optimizer = req.optimizer;
@@ -556,7 +590,7 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
   if (req.backend == Backend::Cpu) {
     size_up_cpu_host(req, base, dry.graph, devices, out);
     if (devices > 1) {
-      cluster.emplace(cpu_host_cluster_spec(devices, *out.calibration, out.collective_weight));
+      cluster.emplace(cpu_cluster(devices, *out.calibration, out.collective_weight, dist));
       setup.cluster = &*cluster;
     }
   }
@@ -583,10 +617,14 @@ ValidationResult validate_impl(const ValidationRequest& req, ValidationCache* ca
 /// What every rank of validate_on_ranks() compares: its request and its task graph lowered on
 /// the roofline over a fixed cluster (the same bytes on every rank of one build and command).
 std::string rank_fingerprint(const ValidationRequest& req, int ranks) {
-  if (req.backend != Backend::Cpu)
-    throw InputError("--backend " + to_string(req.backend) +
-                     ": validate on MPI ranks runs the cpu backend; the CUDA "
-                     "runtime over MPI and NCCL (mpi_runtime.hpp) is not wired into validate yet");
+  if (req.backend == Backend::Cuda && !mpi::nccl_runtime_built())
+    throw InputError(
+        "--backend cuda: validate on MPI ranks needs the CUDA runtime over NCCL, and this parasim was "
+        "built without CUDA; --backend cpu runs the same validation on the ranks' CPUs");
+  if (req.backend == Backend::Cuda && visible_cuda_devices() == 0)
+    throw RuntimeError(
+        "--backend cuda: no CUDA GPU is visible to this rank (one rank drives one GPU); --backend cpu "
+        "runs the same validation on the ranks' CPUs");
   const strategies::Strategy strategy = checked_strategy(req);
   const int devices = static_cast<int>(strategy.devices());
   if (devices != ranks)
@@ -669,7 +707,7 @@ ValidationResult follow_rank0(const ValidationRequest& req, mpi::World& world) {
     for (std::int64_t size : per_replica)
       if (!builds.count(size)) builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
   const OpResolver ops = microbatch_ops(doc["replica_of_device"].get<std::vector<int>>(), microbatches, builds);
-  auto runtime = mpi::make_mpi_cpu_runtime(world, ops, {.optimizer = req.optimizer, .priority = req.priority});
+  auto runtime = rank_runtime(req, world, ops);
   const ExecutionResult run = run_steps(
       graph, *runtime,
       {.warmup = doc["warmup"].get<int>(), .repetitions = doc["repetitions"].get<int>(), .order_durations = durations});
@@ -694,7 +732,8 @@ ValidationResult validate_on_ranks(const ValidationRequest& req, mpi::World& wor
   Distributed dist;
   dist.world = &world;
   stage(req, "probing the links between " + std::to_string(world.size()) + " MPI ranks");
-  dist.probe = mpi::probe_rank_links(world);
+  dist.probe = mpi::probe_rank_links(
+      world, {.transport = req.backend == Backend::Cuda ? mpi::ProbeTransport::Nccl : mpi::ProbeTransport::Mpi});
   ValidationResult out;
   if (world.root()) {
     // Until the graph is out, a failure here is everyone's: the other ranks wait for it.
@@ -792,6 +831,17 @@ nlohmann::json validation_to_json(const ValidationResult& r) {
                        {{"points", points(r.rank_links->allreduce)},
                         {"alpha_ns", r.rank_links->allreduce_fit.alpha_ns},
                         {"beta_gbps", r.rank_links->allreduce_fit.beta_gbps}}}};
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const mpi::ProbedPair& p : r.rank_links->pairs)
+      pairs.push_back({{"ranks", {p.pair.a, p.pair.b}},
+                       {"hosts", {p.pair.host_a, p.pair.host_b}},
+                       {"class", p.pair.same_host() ? "intra-host" : "inter-host"},
+                       {"points", points(p.points)},
+                       {"alpha_ns", p.fit.alpha_ns},
+                       {"beta_gbps", p.fit.beta_gbps}});
+    j["mpi_links"]["pairs"] = pairs;
+    j["mpi_links"]["transport"] = r.rank_links->transport == mpi::ProbeTransport::Nccl ? "nccl" : "mpi";
+    j["mpi_links"]["notes"] = r.rank_links->notes;
   }
   return j;
 }

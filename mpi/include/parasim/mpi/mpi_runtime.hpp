@@ -17,8 +17,11 @@
 // Every wait has the world's deadline (World::timeouts().call); a step that stops progressing
 // names the ranks it waits for.
 //
-// CUDA backend (make_mpi_nccl_runtime, built with CUDA): rank r drives the GPU given by its
-// launcher's local rank; NCCL communicators come from an ncclUniqueId broadcast over MPI.
+// CUDA backend (make_mpi_nccl_runtime, built with MPI and CUDA): rank r drives the GPU given by
+// its launcher's local rank (rank_cuda_device()) and issues the NCCL program nccl_program()
+// computes from the same plan (nccl_program.hpp): ncclSend/ncclRecv for transfers, 1-byte NCCL
+// messages for cross-rank events, NCCL collectives on one communicator per (group, stream), whose
+// ncclUniqueId the group's lowest rank makes; cudaEvent task times, gathered as above.
 //
 // Example (validate does this on every rank, with rank 0's graph):
 //   mpi::World& world = *mpi::World::current();
@@ -49,9 +52,9 @@ std::unique_ptr<executor::StreamRuntime> make_mpi_cpu_runtime(World& world, exec
 /// True when this build has the NCCL-over-MPI runtime (MPI and CUDA both built).
 bool nccl_runtime_built();
 
-/// The CUDA runtime of one rank: the GPU `launcher_local_rank()` (0 when unknown) of its host,
-/// NCCL send/recv for transfers and NCCL collectives, communicators bootstrapped with an
-/// ncclUniqueId broadcast over MPI. RuntimeError without CUDA or without a GPU.
+/// The CUDA runtime of one rank: the GPU rank_cuda_device() picks on its host, NCCL send/recv
+/// for transfers and NCCL collectives, communicators bootstrapped with ncclUniqueIds shared over
+/// MPI. RuntimeError without CUDA (at once) or without a GPU for the rank (setup()).
 std::unique_ptr<executor::StreamRuntime> make_mpi_nccl_runtime(World& world, executor::OpResolver ops,
                                                                const MpiRuntimeOptions& options = {});
 

@@ -160,7 +160,8 @@ ValidationResult validate(const ValidationRequest& request, ValidationCache* cac
 /// calibrates, profiles and simulates as validate() does, with the probed links, and broadcasts
 /// the task graph and its order; every rank executes its device on the MPI runtime
 /// (mpi_runtime.hpp). The result is complete on rank 0 (other ranks: only ranks and runtime).
-/// CPU backend only.
+/// CPU backend: MPI probe and runtime, the host calibration's star. CUDA backend: NCCL probe and
+/// runtime, one GPU per rank, the cluster mpi::cluster_from_ranks() builds from the probe.
 ValidationResult validate_on_ranks(const ValidationRequest& request, mpi::World& world);
 
 /// Fields: backend, model, batch, strategy, devices, projected_ms, measured_ms, measured_min_ms,
