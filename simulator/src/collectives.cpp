@@ -526,18 +526,35 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
 // a ring's representatives are its first ranks (the group's first devices, the simulated ones).
 std::vector<std::uint32_t> CollectivePlanner::representatives(
     std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> rates) const {
-  std::map<std::vector<std::int64_t>, std::uint32_t> seen;
+  // Hashed (a ring over thousands of nodes has thousands of messages and a handful of classes);
+  // a class is found by comparing with the representatives of the same hash.
+  auto same = [&](std::size_t a, std::size_t b) {
+    if (std::bit_cast<std::int64_t>(rates[a]) != std::bit_cast<std::int64_t>(rates[b]) ||
+        flows[a].size() != flows[b].size())
+      return false;
+    for (std::size_t k = 0; k < flows[a].size(); ++k) {
+      const hardware::ClusterLink& x = cluster_.link(hardware::Cluster::link_of(flows[a][k]));
+      const hardware::ClusterLink& y = cluster_.link(hardware::Cluster::link_of(flows[b][k]));
+      if (x.kind != y.kind || x.alpha != y.alpha ||
+          std::bit_cast<std::int64_t>(x.bandwidth.value) != std::bit_cast<std::int64_t>(y.bandwidth.value))
+        return false;
+    }
+    return true;
+  };
+  std::unordered_multimap<std::uint64_t, std::uint32_t> seen;
   std::vector<std::uint32_t> reps;
-  std::vector<std::int64_t> key;
   for (std::size_t i = 0; i < flows.size(); ++i) {
-    key.assign({std::bit_cast<std::int64_t>(rates[i]), static_cast<std::int64_t>(flows[i].size())});
+    std::uint64_t h = std::bit_cast<std::uint64_t>(rates[i]) * 0x9E3779B97F4A7C15ull + flows[i].size();
     for (hardware::DirLinkId l : flows[i]) {
       const hardware::ClusterLink& link = cluster_.link(hardware::Cluster::link_of(l));
-      key.push_back(static_cast<std::int64_t>(link.kind));
-      key.push_back(link.alpha);
-      key.push_back(std::bit_cast<std::int64_t>(link.bandwidth.value));
+      h = (h ^ static_cast<std::uint64_t>(link.kind)) * 0x100000001B3ull;
+      h = (h ^ static_cast<std::uint64_t>(link.alpha)) * 0x100000001B3ull;
+      h = (h ^ std::bit_cast<std::uint64_t>(link.bandwidth.value)) * 0x100000001B3ull;
     }
-    if (seen.try_emplace(key, static_cast<std::uint32_t>(i)).second) reps.push_back(static_cast<std::uint32_t>(i));
+    const auto [first, last] = seen.equal_range(h);
+    if (std::any_of(first, last, [&](const auto& e) { return same(e.second, i); })) continue;
+    seen.emplace(h, static_cast<std::uint32_t>(i));
+    reps.push_back(static_cast<std::uint32_t>(i));
   }
   return reps;
 }
