@@ -267,7 +267,8 @@ struct CollectivePlanner::PlanMemo {
     template <typename K>
     std::size_t operator()(const K& k) const {
       const std::size_t h = hash(k.group, k.op, k.algo, k.bytes);
-      return h ^ ((k.intra * 0x9E3779B97F4A7C15ull + k.inter + static_cast<std::uint64_t>(k.costs)) * 0xC2B2AE3D27D4EB4Full);
+      return h ^ ((k.intra * 0x9E3779B97F4A7C15ull + k.inter + static_cast<std::uint64_t>(k.costs)) *
+                  0xC2B2AE3D27D4EB4Full);
     }
   };
   struct ChoiceEqual {
@@ -731,7 +732,8 @@ TimeNs CollectivePlanner::analytic_time(std::span<const DeviceId> group, Collect
 }
 
 const CollectivePlan& CollectivePlanner::cached_tree_plan(std::span<const DeviceId> group, Bytes bytes) {
-  const int op = static_cast<int>(CollectiveOp::AllReduce), algo = static_cast<int>(CollectiveAlgorithm::HierarchicalTree);
+  const int op = static_cast<int>(CollectiveOp::AllReduce),
+            algo = static_cast<int>(CollectiveAlgorithm::HierarchicalTree);
   auto it = memo_->trees.find(PlanMemo::Query{group, op, algo, 0});
   if (it == memo_->trees.end()) {
     auto shape = std::make_unique<PlanMemo::TreeShape>();
@@ -745,13 +747,13 @@ const CollectivePlan& CollectivePlanner::cached_tree_plan(std::span<const Device
     } else {
       const auto segs = node_segments(cluster_, p.order);
       const auto up = std::find_if(p.phases.begin(), p.phases.end(), [](const CollectivePhase& ph) { return ph.tree; });
-      shape->timing = tree_timing(p.patterns[up->pattern], segs.size(), segs.front().second - segs.front().first,
-                                  *routes_);
+      shape->timing =
+          tree_timing(p.patterns[up->pattern], segs.size(), segs.front().second - segs.front().first, *routes_);
       shape->base = std::move(p);
       shape->by_chunks.resize(kMaxTreeChunks + 1);
     }
-    it = memo_->trees.emplace(PlanMemo::Key{std::vector<DeviceId>(group.begin(), group.end()), op, algo, 0},
-                              std::move(shape))
+    it = memo_->trees
+             .emplace(PlanMemo::Key{std::vector<DeviceId>(group.begin(), group.end()), op, algo, 0}, std::move(shape))
              .first;
   }
   PlanMemo::TreeShape& shape = *it->second;
@@ -807,8 +809,8 @@ const CollectiveChoice& CollectivePlanner::cached_choice(std::span<const DeviceI
   }
   memo_->bytes += group.size() * sizeof(DeviceId) + 96;
   return memo_->choices
-      .emplace(PlanMemo::ChoiceKey{std::vector<DeviceId>(group.begin(), group.end()), query.op, query.algo,
-                                   query.costs, bytes, query.intra, query.inter},
+      .emplace(PlanMemo::ChoiceKey{std::vector<DeviceId>(group.begin(), group.end()), query.op, query.algo, query.costs,
+                                   bytes, query.intra, query.inter},
                r)
       .first->second;
 }

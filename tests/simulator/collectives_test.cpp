@@ -163,8 +163,9 @@ TEST(Collectives, CachedChoiceIsTheFastestApplicablePlanScaledAndMemoised) {
     CollectivePlanner fresh(c);
     TimeNs best = std::numeric_limits<TimeNs>::max();
     CollectiveAlgorithm best_algo = CollectiveAlgorithm::Auto;
-    for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
-                                  CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
+    for (CollectiveAlgorithm a :
+         {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
+          CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
       const CollectivePlan p = fresh.plan(group, CollectiveOp::AllReduce, a, b);
       if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;
       const TimeNs t = p.cost(b, CollectiveCosts::Nccl).scaled(1.5, 2.0);
@@ -177,8 +178,8 @@ TEST(Collectives, CachedChoiceIsTheFastestApplicablePlanScaledAndMemoised) {
     EXPECT_EQ(&planner.cached_choice(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, b,
                                      CollectiveCosts::Nccl, 1.5, 2.0),
               &got);
-    const CollectiveChoice& unscaled = planner.cached_choice(group, CollectiveOp::AllReduce,
-                                                             CollectiveAlgorithm::Auto, b, CollectiveCosts::Nccl, 1, 1);
+    const CollectiveChoice& unscaled = planner.cached_choice(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Auto,
+                                                             b, CollectiveCosts::Nccl, 1, 1);
     EXPECT_NE(&unscaled, &got);
     EXPECT_EQ(unscaled.time, unscaled.plan->cost(b, CollectiveCosts::Nccl).time);
   }
