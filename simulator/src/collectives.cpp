@@ -146,6 +146,44 @@ TimeNs CollectivePlan::analytic_time(Bytes total) const {
   return t;
 }
 
+namespace {
+
+constexpr std::int64_t kMaxTreeChunks = 64;
+
+// A hierarchical tree's slowest edge and depth, which pick its chunk count.
+struct TreeTiming {
+  TimeNs alpha = 0;
+  double beta = 0;  // half the slowest edge's rate: a parent takes two children at once
+  std::int64_t depth = 0, m = 1;
+  // The chunk count whose idle time of the tree part, on its slowest edge, is smallest.
+  std::int64_t chunks(Bytes bytes) const {
+    std::int64_t best_c = 1;
+    TimeNs best = std::numeric_limits<TimeNs>::max();
+    const Bytes shard = (bytes + m - 1) / m;
+    for (std::int64_t c = 1; c <= kMaxTreeChunks && shard > 0; ++c) {
+      const TimeNs t = (c + depth - 1) * (alpha + serialization_time((shard + c - 1) / c, GBps{beta}));
+      if (t < best) best = t, best_c = c;
+    }
+    return best_c;
+  }
+};
+
+TreeTiming tree_timing(const std::vector<DevicePair>& up, std::size_t nodes, std::size_t m, RouteTable& routes) {
+  TreeTiming tt;
+  tt.m = static_cast<std::int64_t>(m);
+  while ((std::size_t{2} << tt.depth) <= nodes) ++tt.depth;  // floor(log2 nodes)
+  double beta = std::numeric_limits<double>::infinity();
+  for (const auto& pr : up) {
+    const RouteRef r = routes.get(pr.src, pr.dst);
+    tt.alpha = std::max(tt.alpha, r.latency);
+    beta = std::min(beta, r.bottleneck);
+  }
+  tt.beta = beta / 2;
+  return tt;
+}
+
+}  // namespace
+
 struct CollectivePlanner::RingCache {
   explicit RingCache(const hardware::Cluster& c)
       : solver(static_cast<std::size_t>(c.num_directed_links())), capacity(c.dir_bandwidths()) {}
@@ -197,6 +235,51 @@ struct CollectivePlanner::PlanMemo {
   };
   std::unordered_map<std::pair<const CollectivePlan*, Bytes>, TimeNs, TimeKeyHash> times;
   std::unordered_map<std::pair<const CollectivePlan*, Bytes>, CollectiveCost, TimeKeyHash> costs;  // Nccl costs
+  // Hierarchical trees per group: the plan's patterns, routes and idle rates do not depend on the
+  // size, which only picks the chunk count - so one shape per group, one plan per chunk count.
+  struct TreeShape {
+    std::unique_ptr<const CollectivePlan> fallback;  // the tree does not apply: the ring (any size)
+    CollectivePlan base;
+    TreeTiming timing;
+    std::vector<std::unique_ptr<const CollectivePlan>> by_chunks;  // index: chunk count
+  };
+  std::unordered_map<Key, std::unique_ptr<TreeShape>, KeyHash, KeyEqual> trees;
+  // cached_choice(): per group, op, algorithm, bytes, cost model and calibration.
+  struct ChoiceKey {
+    std::vector<DeviceId> group;
+    int op, algo, costs;
+    Bytes bytes;
+    std::uint64_t intra, inter;  // the scales' bits
+  };
+  struct ChoiceQuery {
+    std::span<const DeviceId> group;
+    int op, algo, costs;
+    Bytes bytes;
+    std::uint64_t intra, inter;
+  };
+  template <typename K>
+  static bool same(const ChoiceQuery& q, const K& k) {
+    return q.op == k.op && q.algo == k.algo && q.costs == k.costs && q.bytes == k.bytes && q.intra == k.intra &&
+           q.inter == k.inter && std::equal(q.group.begin(), q.group.end(), k.group.begin(), k.group.end());
+  }
+  struct ChoiceHash {
+    using is_transparent = void;
+    template <typename K>
+    std::size_t operator()(const K& k) const {
+      const std::size_t h = hash(k.group, k.op, k.algo, k.bytes);
+      return h ^ ((k.intra * 0x9E3779B97F4A7C15ull + k.inter + static_cast<std::uint64_t>(k.costs)) *
+                  0xC2B2AE3D27D4EB4Full);
+    }
+  };
+  struct ChoiceEqual {
+    using is_transparent = void;
+    bool operator()(const ChoiceKey& a, const ChoiceKey& b) const {
+      return same(ChoiceQuery{a.group, a.op, a.algo, a.costs, a.bytes, a.intra, a.inter}, b);
+    }
+    bool operator()(const ChoiceQuery& q, const ChoiceKey& k) const { return same(q, k); }
+    bool operator()(const ChoiceKey& k, const ChoiceQuery& q) const { return same(q, k); }
+  };
+  std::unordered_map<ChoiceKey, CollectiveChoice, ChoiceHash, ChoiceEqual> choices;
   std::size_t bytes = 0;  // held by `plans` (keys, patterns, idle flows) and `times`, roughly
 };
 
@@ -444,18 +527,35 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
 // a ring's representatives are its first ranks (the group's first devices, the simulated ones).
 std::vector<std::uint32_t> CollectivePlanner::representatives(
     std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> rates) const {
-  std::map<std::vector<std::int64_t>, std::uint32_t> seen;
+  // Hashed (a ring over thousands of nodes has thousands of messages and a handful of classes);
+  // a class is found by comparing with the representatives of the same hash.
+  auto same = [&](std::size_t a, std::size_t b) {
+    if (std::bit_cast<std::int64_t>(rates[a]) != std::bit_cast<std::int64_t>(rates[b]) ||
+        flows[a].size() != flows[b].size())
+      return false;
+    for (std::size_t k = 0; k < flows[a].size(); ++k) {
+      const hardware::ClusterLink& x = cluster_.link(hardware::Cluster::link_of(flows[a][k]));
+      const hardware::ClusterLink& y = cluster_.link(hardware::Cluster::link_of(flows[b][k]));
+      if (x.kind != y.kind || x.alpha != y.alpha ||
+          std::bit_cast<std::int64_t>(x.bandwidth.value) != std::bit_cast<std::int64_t>(y.bandwidth.value))
+        return false;
+    }
+    return true;
+  };
+  std::unordered_multimap<std::uint64_t, std::uint32_t> seen;
   std::vector<std::uint32_t> reps;
-  std::vector<std::int64_t> key;
   for (std::size_t i = 0; i < flows.size(); ++i) {
-    key.assign({std::bit_cast<std::int64_t>(rates[i]), static_cast<std::int64_t>(flows[i].size())});
+    std::uint64_t h = std::bit_cast<std::uint64_t>(rates[i]) * 0x9E3779B97F4A7C15ull + flows[i].size();
     for (hardware::DirLinkId l : flows[i]) {
       const hardware::ClusterLink& link = cluster_.link(hardware::Cluster::link_of(l));
-      key.push_back(static_cast<std::int64_t>(link.kind));
-      key.push_back(link.alpha);
-      key.push_back(std::bit_cast<std::int64_t>(link.bandwidth.value));
+      h = (h ^ static_cast<std::uint64_t>(link.kind)) * 0x100000001B3ull;
+      h = (h ^ static_cast<std::uint64_t>(link.alpha)) * 0x100000001B3ull;
+      h = (h ^ std::bit_cast<std::uint64_t>(link.bandwidth.value)) * 0x100000001B3ull;
     }
-    if (seen.try_emplace(key, static_cast<std::uint32_t>(i)).second) reps.push_back(static_cast<std::uint32_t>(i));
+    const auto [first, last] = seen.equal_range(h);
+    if (std::any_of(first, last, [&](const auto& e) { return same(e.second, i); })) continue;
+    seen.emplace(h, static_cast<std::uint32_t>(i));
+    reps.push_back(static_cast<std::uint32_t>(i));
   }
   return reps;
 }
@@ -493,25 +593,9 @@ void CollectivePlanner::hierarchical_tree(CollectivePlan& p,
       up.push_back({child, parent});
       down.push_back({parent, child});
     }
-  std::int64_t depth = 0;
-  while ((std::size_t{2} << depth) <= k) ++depth;  // floor(log2 k)
-  // Chunks: the idle time of the tree part, on its slowest edge, is smallest.
-  TimeNs alpha = 0;
-  double beta = std::numeric_limits<double>::infinity();
-  for (const auto& pr : up) {
-    const RouteRef r = routes_->get(pr.src, pr.dst);
-    alpha = std::max(alpha, r.latency);
-    beta = std::min(beta, r.bottleneck);
-  }
-  beta /= 2;  // a parent takes two children at once
-  std::int64_t chunks = 1;
-  TimeNs best = std::numeric_limits<TimeNs>::max();
-  const Bytes shard = (bytes + mm - 1) / mm;
-  for (std::int64_t c = 1; c <= kMaxBroadcastChunks && shard > 0; ++c) {
-    const TimeNs t = (c + depth - 1) * (alpha + serialization_time((shard + c - 1) / c, GBps{beta}));
-    if (t < best) best = t, chunks = c;
-  }
-  const auto steps = static_cast<std::uint32_t>(chunks + depth - 1);
+  const TreeTiming timing = tree_timing(up, k, m, *routes_);
+  const std::int64_t chunks = timing.chunks(bytes);
+  const auto steps = static_cast<std::uint32_t>(chunks + timing.depth - 1);
   if (m > 1) add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);             // reduce-scatter in each node
   add_phase(p, std::move(up), steps, mm * chunks, true);                              // reduce up the trees
   add_phase(p, std::move(down), steps, mm * chunks, true);                            // broadcast down
@@ -647,10 +731,99 @@ TimeNs CollectivePlanner::analytic_time(std::span<const DeviceId> group, Collect
   return plan(group, op, algo, bytes).analytic_time(bytes);
 }
 
+const CollectivePlan& CollectivePlanner::cached_tree_plan(std::span<const DeviceId> group, Bytes bytes) {
+  const int op = static_cast<int>(CollectiveOp::AllReduce),
+            algo = static_cast<int>(CollectiveAlgorithm::HierarchicalTree);
+  auto it = memo_->trees.find(PlanMemo::Query{group, op, algo, 0});
+  if (it == memo_->trees.end()) {
+    auto shape = std::make_unique<PlanMemo::TreeShape>();
+    CollectivePlan p = plan(group, CollectiveOp::AllReduce, CollectiveAlgorithm::HierarchicalTree, bytes);
+    std::size_t b = 2 * group.size() * sizeof(DeviceId) + 256;
+    for (const auto& pattern : p.patterns) b += pattern.size() * (sizeof(DevicePair) + sizeof(IdleFlow));
+    for (const auto& reps : p.representatives) b += reps.size() * sizeof(std::uint32_t);
+    memo_->bytes += b;
+    if (p.algorithm != CollectiveAlgorithm::HierarchicalTree) {
+      shape->fallback = std::make_unique<const CollectivePlan>(std::move(p));
+    } else {
+      const auto segs = node_segments(cluster_, p.order);
+      const auto up = std::find_if(p.phases.begin(), p.phases.end(), [](const CollectivePhase& ph) { return ph.tree; });
+      shape->timing =
+          tree_timing(p.patterns[up->pattern], segs.size(), segs.front().second - segs.front().first, *routes_);
+      shape->base = std::move(p);
+      shape->by_chunks.resize(kMaxTreeChunks + 1);
+    }
+    it = memo_->trees
+             .emplace(PlanMemo::Key{std::vector<DeviceId>(group.begin(), group.end()), op, algo, 0}, std::move(shape))
+             .first;
+  }
+  PlanMemo::TreeShape& shape = *it->second;
+  if (shape.fallback) return *shape.fallback;
+  const std::int64_t chunks = shape.timing.chunks(bytes);
+  auto& slot = shape.by_chunks[static_cast<std::size_t>(chunks)];
+  if (!slot) {
+    // hierarchical_tree()'s plan for this chunk count: only the tree phases' steps and sizes differ.
+    auto p = std::make_unique<CollectivePlan>(shape.base);
+    for (CollectivePhase& ph : p->phases)
+      if (ph.tree) {
+        ph.repeats = static_cast<std::uint32_t>(chunks + shape.timing.depth - 1);
+        ph.divisor = shape.timing.m * chunks;
+      }
+    memo_->bytes += 64 * p->phases.size() + 256;
+    slot = std::move(p);
+  }
+  return *slot;
+}
+
+const CollectiveChoice& CollectivePlanner::cached_choice(std::span<const DeviceId> group, CollectiveOp op,
+                                                         CollectiveAlgorithm algo, Bytes bytes, CollectiveCosts costs,
+                                                         double intra_scale, double inter_scale) {
+  const PlanMemo::ChoiceQuery query{group,
+                                    static_cast<int>(op),
+                                    static_cast<int>(algo),
+                                    static_cast<int>(costs),
+                                    bytes,
+                                    std::bit_cast<std::uint64_t>(intra_scale),
+                                    std::bit_cast<std::uint64_t>(inter_scale)};
+  if (auto it = memo_->choices.find(query); it != memo_->choices.end()) return it->second;
+  CollectiveChoice r;
+  if (algo != CollectiveAlgorithm::Auto) {
+    r.plan = &cached_plan(group, op, algo, bytes);
+    const CollectiveCost c = cached_cost(*r.plan, bytes, costs);
+    r.time = c.scaled(intra_scale, inter_scale);
+    r.protocol = c.protocol;
+  } else {
+    for (CollectiveAlgorithm a :
+         {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
+          CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
+      if (a == CollectiveAlgorithm::Nvls && costs != CollectiveCosts::Nccl) continue;  // NVLS is part of Nccl costs
+      const CollectivePlan& p = cached_plan(group, op, a, bytes);
+      if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;  // not applicable here
+      const CollectiveCost c = cached_cost(p, bytes, costs);
+      const TimeNs time = c.scaled(intra_scale, inter_scale);
+      if (!r.plan || time < r.time) {
+        r.plan = &p;
+        r.time = time;
+        r.protocol = c.protocol;
+      }
+    }
+  }
+  memo_->bytes += group.size() * sizeof(DeviceId) + 96;
+  return memo_->choices
+      .emplace(PlanMemo::ChoiceKey{std::vector<DeviceId>(group.begin(), group.end()), query.op, query.algo, query.costs,
+                                   bytes, query.intra, query.inter},
+               r)
+      .first->second;
+}
+
 const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> group, CollectiveOp op,
                                                      CollectiveAlgorithm algo, Bytes bytes) {
-  const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto ||
-                     algo == CollectiveAlgorithm::HierarchicalTree;  // chunk counts depend on the size
+  if (op == CollectiveOp::AllReduce && algo == CollectiveAlgorithm::HierarchicalTree)
+    return cached_tree_plan(group, bytes);
+  // Reduce-scatter, all-gather and all-to-all have one plan whatever the algorithm asked (plan_fixed).
+  if (algo != CollectiveAlgorithm::Auto &&
+      (op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather || op == CollectiveOp::AllToAll))
+    algo = CollectiveAlgorithm::Ring;
+  const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto;  // chunks depend on the size
   const PlanMemo::Query query{group, static_cast<int>(op), static_cast<int>(algo), sized ? bytes : 0};
   if (auto it = memo_->plans.find(query); it != memo_->plans.end()) return *it->second;
   PlanMemo::Key key{std::vector<DeviceId>(group.begin(), group.end()), query.op, query.algo, query.bytes};
@@ -690,6 +863,8 @@ void CollectivePlanner::trim(std::size_t max_bytes) {
   memo_->plans.clear();
   memo_->times.clear();
   memo_->costs.clear();
+  memo_->trees.clear();
+  memo_->choices.clear();
   memo_->bytes = 0;
   ring_cache_->orders.clear();
   ring_cache_->segment_perms.clear();

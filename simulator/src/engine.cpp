@@ -108,13 +108,6 @@ struct PlanKeyHash {
   }
 };
 
-// A collective task's plan and its closed-form (idle-network) time.
-struct Resolved {
-  const CollectivePlan* plan = nullptr;
-  TimeNs time = 0;
-  CollectiveProtocol protocol = CollectiveProtocol::Simple;
-};
-
 class Simulation {
  public:
   Simulation(const hardware::Cluster& cluster, const EngineOptions& options, const TaskGraph& graph)
@@ -415,50 +408,19 @@ class Simulation {
     begin_flow(planner_.routes().get(g_.src(t), g_.dst(t)), g_.bytes(t), kOwnerTransfer, static_cast<std::uint32_t>(t));
   }
 
-  // Plans are cached per (group, op, algorithm); only a broadcast's chunk count depends on the
-  // size. The planner memoises them too, across runs when it is shared.
-  const CollectivePlan& plan_of(GroupId group, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes) {
-    const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::HierarchicalTree;
-    const PlanKey key{group, op, algo, sized ? bytes : 0};
-    auto it = plans_.find(key);
-    if (it == plans_.end())
-      it = plans_.emplace(key, &planner_.cached_plan(g_.group_devices(group), op, algo, bytes)).first;
-    return *it->second;
-  }
-
   // The plan of a collective task and its closed-form time, memoised per (group, op, algorithm as
-  // asked, bytes): tasks repeat the same collective once per micro-batch. Auto resolves to the
-  // candidate with the smallest closed-form time.
-  const Resolved& plan_for(TaskId t) {
+  // asked, bytes): tasks repeat the same collective once per micro-batch. The planner resolves Auto
+  // and memoises the choice too, across runs when it is shared.
+  const CollectiveChoice& plan_for(TaskId t) {
     const GroupId group = g_.group(t);
     const CollectiveOp op = g_.collective_op(t);
     const Bytes bytes = g_.bytes(t);
     const PlanKey key{group, op, g_.algorithm(t), bytes};
-    if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
-    Resolved r;
-    if (g_.algorithm(t) != CollectiveAlgorithm::Auto) {
-      r.plan = &plan_of(group, op, g_.algorithm(t), bytes);
-      const CollectiveCost c = planner_.cached_cost(*r.plan, bytes, options_.costs);
-      r.time = c.scaled(options_.intra_node_comm_scale, options_.inter_node_comm_scale);
-      r.protocol = c.protocol;
-    } else {
-      const bool nccl = options_.costs == CollectiveCosts::Nccl;
-      for (CollectiveAlgorithm a :
-           {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
-            CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
-        if (a == CollectiveAlgorithm::Nvls && !nccl) continue;  // NVLS is part of the NCCL cost model
-        const CollectivePlan& p = plan_of(group, op, a, bytes);
-        if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;  // not applicable here
-        const CollectiveCost c = planner_.cached_cost(p, bytes, options_.costs);
-        const TimeNs time = c.scaled(options_.intra_node_comm_scale, options_.inter_node_comm_scale);
-        if (!r.plan || time < r.time) {
-          r.plan = &p;
-          r.time = time;
-          r.protocol = c.protocol;
-        }
-      }
-    }
-    return resolved_.emplace(key, r).first->second;
+    if (auto it = resolved_.find(key); it != resolved_.end()) return *it->second;
+    const CollectiveChoice& r =
+        planner_.cached_choice(g_.group_devices(group), op, g_.algorithm(t), bytes, options_.costs,
+                               options_.intra_node_comm_scale, options_.inter_node_comm_scale);
+    return *resolved_.emplace(key, &r).first->second;
   }
 
   void start_collective(TaskId t) {
@@ -471,7 +433,7 @@ class Simulation {
       ++d.comm_active;
     }
     const Bytes bytes = g_.bytes(t);
-    const Resolved& resolved = plan_for(t);
+    const CollectiveChoice& resolved = plan_for(t);
     const CollectivePlan& plan = *resolved.plan;
     if (!algorithms_.empty()) algorithms_[static_cast<std::size_t>(t)] = plan.algorithm;
     if (bytes == 0 || plan.phases.empty()) {
@@ -682,8 +644,7 @@ class Simulation {
   std::vector<std::pair<DeviceId, std::size_t>> passive_;   // device, its lane
   std::vector<std::int32_t> local_of_;                      // per device: its local index, or -1
   std::vector<DeviceId> global_of_;                         // per local index: the device
-  std::unordered_map<PlanKey, const CollectivePlan*, PlanKeyHash> plans_;
-  std::unordered_map<PlanKey, Resolved, PlanKeyHash> resolved_;
+  std::unordered_map<PlanKey, const CollectiveChoice*, PlanKeyHash> resolved_;
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;

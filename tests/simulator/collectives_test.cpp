@@ -2,6 +2,8 @@
 #include "parasim/simulator/collectives.hpp"
 
 #include <cmath>
+#include <limits>
+#include <map>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -114,6 +116,73 @@ TEST(Collectives, PipelinedBroadcastChoosesItsChunkCount) {
   EXPECT_EQ(simulate_one(cluster, first_n(4), CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 4'000'000,
                          CollectiveMode::Expanded),
             expected);
+}
+
+// A hierarchical tree's size only picks its chunk count: the memo keeps one plan per chunk count,
+// and each is exactly the plan a fresh planner makes for that size.
+TEST(Collectives, CachedTreePlansAreTheirSizesPlansOnePerChunkCount) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100", 4);
+  const std::vector<DeviceId> group = first_n(32);
+  CollectivePlanner cached(c);
+  std::map<std::int64_t, const CollectivePlan*> by_divisor;
+  for (Bytes b : {Bytes{0}, KiB, 64 * KiB, MiB, 16 * MiB, 256 * MiB, 1024 * MiB, 8192 * MiB}) {
+    CollectivePlanner fresh(c);
+    const CollectivePlan want = fresh.plan(group, CollectiveOp::AllReduce, CollectiveAlgorithm::HierarchicalTree, b);
+    const CollectivePlan& got =
+        cached.cached_plan(group, CollectiveOp::AllReduce, CollectiveAlgorithm::HierarchicalTree, b);
+    ASSERT_EQ(got.algorithm, CollectiveAlgorithm::HierarchicalTree);
+    ASSERT_EQ(got.phases.size(), 4u);
+    ASSERT_EQ(got.phases.size(), want.phases.size());
+    for (std::size_t i = 0; i < got.phases.size(); ++i) {
+      EXPECT_EQ(got.phases[i].pattern, want.phases[i].pattern) << b;
+      EXPECT_EQ(got.phases[i].repeats, want.phases[i].repeats) << b;
+      EXPECT_EQ(got.phases[i].divisor, want.phases[i].divisor) << b;
+      EXPECT_EQ(got.phases[i].hop, want.phases[i].hop) << b;
+      EXPECT_EQ(got.phases[i].tree, want.phases[i].tree) << b;
+    }
+    EXPECT_EQ(got.patterns.size(), want.patterns.size());
+    EXPECT_EQ(got.representatives, want.representatives);
+    EXPECT_EQ(got.analytic_time(b), want.analytic_time(b)) << b;
+    EXPECT_EQ(got.cost(b, CollectiveCosts::Nccl).time, want.cost(b, CollectiveCosts::Nccl).time) << b;
+    const auto [it, added] = by_divisor.try_emplace(got.phases[1].divisor, &got);
+    EXPECT_EQ(it->second, &got) << "one plan object per chunk count";
+  }
+  EXPECT_GE(by_divisor.size(), 3u);  // the sizes pick several chunk counts
+  // Reduce-scatter has only a ring: every algorithm asked gets the same plan object.
+  EXPECT_EQ(&cached.cached_plan(group, CollectiveOp::ReduceScatter, CollectiveAlgorithm::HierarchicalTree, MiB),
+            &cached.cached_plan(group, CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 8 * MiB));
+}
+
+// What the engine charges: Auto resolves to the fastest applicable algorithm (first wins a tie),
+// scaled by the calibration, memoised per key.
+TEST(Collectives, CachedChoiceIsTheFastestApplicablePlanScaledAndMemoised) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100", 4);
+  const std::vector<DeviceId> group = first_n(32);
+  CollectivePlanner planner(c);
+  for (Bytes b : {KiB, MiB, 256 * MiB}) {
+    CollectivePlanner fresh(c);
+    TimeNs best = std::numeric_limits<TimeNs>::max();
+    CollectiveAlgorithm best_algo = CollectiveAlgorithm::Auto;
+    for (CollectiveAlgorithm a :
+         {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
+          CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
+      const CollectivePlan p = fresh.plan(group, CollectiveOp::AllReduce, a, b);
+      if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;
+      const TimeNs t = p.cost(b, CollectiveCosts::Nccl).scaled(1.5, 2.0);
+      if (t < best) best = t, best_algo = a;
+    }
+    const CollectiveChoice& got = planner.cached_choice(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, b,
+                                                        CollectiveCosts::Nccl, 1.5, 2.0);
+    EXPECT_EQ(got.time, best) << b;
+    EXPECT_EQ(got.plan->algorithm, best_algo) << b;
+    EXPECT_EQ(&planner.cached_choice(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Auto, b,
+                                     CollectiveCosts::Nccl, 1.5, 2.0),
+              &got);
+    const CollectiveChoice& unscaled = planner.cached_choice(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Auto,
+                                                             b, CollectiveCosts::Nccl, 1, 1);
+    EXPECT_NE(&unscaled, &got);
+    EXPECT_EQ(unscaled.time, unscaled.plan->cost(b, CollectiveCosts::Nccl).time);
+  }
 }
 
 TEST(Collectives, Dgx1RingUsesOnlyNvlinks) {

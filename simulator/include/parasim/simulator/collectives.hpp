@@ -133,6 +133,14 @@ struct CollectivePlan {
   bool protocol_enabled(CollectiveProtocol protocol) const;
 };
 
+/// What a collective task costs the engine: its plan (Auto resolved to the applicable one with the
+/// smallest closed-form time), that time under a cost model and calibration, and the protocol.
+struct CollectiveChoice {
+  const CollectivePlan* plan = nullptr;
+  TimeNs time = 0;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
+};
+
 class CollectivePlanner {
  public:
   explicit CollectivePlanner(const hardware::Cluster& cluster);
@@ -155,6 +163,13 @@ class CollectivePlanner {
   TimeNs cached_time(const CollectivePlan& plan, Bytes bytes);
   /// plan.cost(bytes, costs), memoised the same way.
   CollectiveCost cached_cost(const CollectivePlan& plan, Bytes bytes, CollectiveCosts costs);
+  /// The plan and closed-form time the engine charges for a collective of `group` (cached_plan and
+  /// cached_cost of the algorithm asked, or of each applicable one for Auto - NVLS only under Nccl
+  /// costs - the first fastest winning), its time scaled by `intra_scale`/`inter_scale`
+  /// (CollectiveCost::scaled); memoised per (group, op, algo, bytes, costs, scales) until trim(),
+  /// so that a planner kept across runs resolves each distinct collective once.
+  const CollectiveChoice& cached_choice(std::span<const DeviceId> group, CollectiveOp op, CollectiveAlgorithm algo,
+                                        Bytes bytes, CollectiveCosts costs, double intra_scale, double inter_scale);
   /// Forgets memoised plans, ring orders and routes once they hold more than about `max_bytes`
   /// (they are recomputed on demand, identically). Invalidates cached_plan() references.
   void trim(std::size_t max_bytes);
@@ -169,6 +184,7 @@ class CollectivePlanner {
   void add_idle_stats(CollectivePlan& p);
   std::vector<DeviceId> segment_ring(const std::vector<DeviceId>& seg);
   void hierarchical_tree(CollectivePlan& p, const std::vector<std::pair<std::size_t, std::size_t>>& segs, Bytes bytes);
+  const CollectivePlan& cached_tree_plan(std::span<const DeviceId> group, Bytes bytes);
   std::vector<std::uint32_t> representatives(std::span<const std::span<const hardware::DirLinkId>> flows,
                                              std::span<const double> rates) const;
   bool nvls_capable(const std::vector<DeviceId>& order);
