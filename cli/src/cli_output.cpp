@@ -41,6 +41,7 @@ void SimulationProgress::update(std::size_t done, std::size_t total) {
   throw_if_interrupted();
   if (!bar_ && std::chrono::steady_clock::now() - start_ > std::chrono::seconds(1) && ProgressBar::would_draw())
     bar_ = std::make_unique<ProgressBar>(label_, total);
+  total_ = total;
   if (bar_ && done > shown_) {
     bar_->advance(done - shown_);
     shown_ = done;
@@ -48,7 +49,10 @@ void SimulationProgress::update(std::size_t done, std::size_t total) {
 }
 
 void SimulationProgress::finish() {
-  if (bar_) bar_->finish();
+  if (!bar_) return;
+  if (total_ > shown_) bar_->advance(total_ - shown_);  // the run ended: every task is done
+  shown_ = total_;
+  bar_->finish();
 }
 
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path) {

@@ -65,6 +65,7 @@ class SimulationProgress {
   std::chrono::steady_clock::time_point start_;
   std::unique_ptr<ProgressBar> bar_;
   std::size_t shown_ = 0;
+  std::size_t total_ = 0;
 };
 
 /// Adds `-o,--output FILE` for a command whose output goes to stdout.
