@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
+#include "parasim/common/progress.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/mpi/world.hpp"
 
@@ -27,6 +29,30 @@ void OutputFile::commit() {
   write_file_atomic(path_, text);
   if (echo_) std::cout << text;
   std::cerr << "wrote " << path_ << "\n";
+}
+
+SimulationProgress::SimulationProgress(std::string label)
+    : label_(std::move(label)), start_(std::chrono::steady_clock::now()) {}
+
+SimulationProgress::~SimulationProgress() = default;
+
+void SimulationProgress::update(std::size_t done, std::size_t total) {
+  interrupt_test_hook();
+  throw_if_interrupted();
+  if (!bar_ && std::chrono::steady_clock::now() - start_ > std::chrono::seconds(1) && ProgressBar::would_draw())
+    bar_ = std::make_unique<ProgressBar>(label_, total);
+  total_ = total;
+  if (bar_ && done > shown_) {
+    bar_->advance(done - shown_);
+    shown_ = done;
+  }
+}
+
+void SimulationProgress::finish() {
+  if (!bar_) return;
+  if (total_ > shown_) bar_->advance(total_ - shown_);  // the run ended: every task is done
+  shown_ = total_;
+  bar_->finish();
 }
 
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path) {

@@ -11,12 +11,19 @@
 //   });
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <memory>
 #include <sstream>
 #include <streambuf>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+namespace parasim {
+class ProgressBar;
+}
 
 namespace parasim::cli {
 
@@ -37,6 +44,28 @@ class OutputFile {
   bool echo_ = false;
   std::ostringstream captured_;
   std::streambuf* saved_ = nullptr;
+};
+
+/// A simulation's progress (EngineOptions::on_progress): tasks done of the task graph's, drawn as
+/// a bar on stderr once the run has taken more than a second (and bars draw at all); and where
+/// Ctrl-C ends the run (throws Interrupted).
+///   SimulationProgress progress("simulate");
+///   options.on_progress = [&progress](std::size_t d, std::size_t t) { progress.update(d, t); };
+class SimulationProgress {
+ public:
+  explicit SimulationProgress(std::string label);
+  ~SimulationProgress();
+  SimulationProgress(const SimulationProgress&) = delete;
+  SimulationProgress& operator=(const SimulationProgress&) = delete;
+  void update(std::size_t done, std::size_t total);
+  void finish();
+
+ private:
+  std::string label_;
+  std::chrono::steady_clock::time_point start_;
+  std::unique_ptr<ProgressBar> bar_;
+  std::size_t shown_ = 0;
+  std::size_t total_ = 0;
 };
 
 /// Adds `-o,--output FILE` for a command whose output goes to stdout.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "fabric_args.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/units.hpp"
 #include "parasim/hardware/cluster_json.hpp"
@@ -34,15 +35,16 @@ std::string gbps_text(double v) {
 
 // ------------------------------------------------------------------ parasim clusters
 
-void list_clusters(int nodes, bool as_json) {
+void list_clusters(int nodes, bool as_json, const FabricArgs& fabric) {
   nlohmann::json list = nlohmann::json::array();
   std::vector<std::vector<std::string>> rows{
       {"name", "devices", "nodes", "device kind", "intra-node fabric", "inter-node fabric"}};
   for (const ClusterPresetInfo& p : cluster_presets()) {
-    const Cluster c = make_cluster_preset(p.name, nodes);
+    const std::string name = with_fabric(p.name, fabric);
+    const Cluster c = make_cluster_preset(name, nodes);
     // The inter-node fabric a multi-node build would use, even when listing single nodes.
     const std::string inter = nodes > 1 ? c.spec().inter_node_fabric
-                                        : make_cluster_preset_spec(p.name, 2).inter_node_fabric + " (with --nodes > 1)";
+                                        : make_cluster_preset_spec(name, 2).inter_node_fabric + " (with --nodes > 1)";
     std::string kinds;
     for (const auto& k : c.device_kinds()) kinds += (kinds.empty() ? "" : " + ") + k;
     if (as_json) {
@@ -64,7 +66,8 @@ void list_clusters(int nodes, bool as_json) {
     return;
   }
   print_table(std::cout, rows, {false, true, true, false, false, false});
-  std::cout << "\nChoose the InfiniBand generation with a suffix, e.g. dgx1-v100:ib=hdr (edr, hdr, ndr).\n"
+  std::cout << "\nChoose the InfiniBand generation with a suffix, e.g. dgx1-v100:ib=hdr (edr, hdr, ndr), and the\n"
+               "fabric with --fabric fat-tree|rail-optimized [--oversubscription 2:1].\n"
                "`parasim clusters show NAME [--nodes K]` prints one; --json gives a parasim.cluster/1 file.\n";
 }
 
@@ -109,6 +112,32 @@ void print_kernel_models(const std::map<std::string, int>& kinds) {
   }
 }
 
+// The fabric's tiers: switches per tier, ports, link bandwidths and the oversubscription.
+void print_fabric(const FabricLayout& f) {
+  std::cout << "\nfabric: " << to_string(f.options.kind) << ", " << f.tiers << (f.tiers == 1 ? " tier" : " tiers")
+            << ", " << f.switch_product << " (" << f.radix << " ports), D-mod-k routing\n";
+  std::vector<std::vector<std::string>> rows{
+      {"tier", "switches", "ports down", "ports up", "uplink bandwidth", "oversubscription"}};
+  const std::string over = oversubscription_text(f.options.oversubscription);
+  const std::string leaf_role = f.options.kind == FabricKind::RailOptimized
+                                    ? "leaf (rail; " + std::to_string(f.down) + " nodes per SU)"
+                                    : std::string("leaf");
+  rows.push_back({leaf_role, std::to_string(f.leaves),
+                  std::to_string(f.down) + " x " + gbps_text(f.nic_bandwidth.value),
+                  f.tiers >= 2 ? std::to_string(f.up) : "0", f.tiers >= 2 ? gbps_text(f.uplink_bandwidth.value) : "-",
+                  f.tiers >= 2 ? over : "-"});
+  if (f.tiers == 2)
+    rows.push_back({"spine", std::to_string(f.middle), std::to_string(f.leaves) + " used of " + std::to_string(f.radix),
+                    "0", "-", "1:1"});
+  if (f.tiers == 3) {
+    rows.push_back({"aggregation (" + std::to_string(f.pods) + " pods)", std::to_string(f.middle), std::to_string(f.up),
+                    std::to_string(f.up), gbps_text(f.core_bandwidth.value), "1:1"});
+    rows.push_back({"core", std::to_string(f.cores), std::to_string(f.pods) + " used of " + std::to_string(f.radix),
+                    "0", "-", "1:1"});
+  }
+  print_table(std::cout, rows, {false, true, true, true, true, true});
+}
+
 void show_cluster(const std::string& name, int nodes, bool as_json) {
   const Cluster c = resolve_cluster(name, nodes);
   if (as_json) {
@@ -142,6 +171,8 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
   std::cout << "\n";
   print_table(std::cout, link_rows, {false, true, true, true});
 
+  if (const FabricLayout* f = c.fabric()) print_fabric(*f);
+
   print_kernel_models(kinds);
 
   if (c.num_devices() <= 16) {
@@ -159,6 +190,8 @@ void register_clusters(CLI::App& app) {
   cmd->add_option("--nodes", *nodes, "Nodes joined by InfiniBand (presets only)")
       ->check(CLI::Range(1, kMaxPresetNodes));
   cmd->add_flag("--json", *as_json, "Print JSON instead of a table");
+  auto fabric = std::make_shared<FabricArgs>();
+  add_fabric_options(*cmd, *fabric);
 
   auto* show = cmd->add_subcommand(
       "show", "Show one cluster: a preset name (e.g. dgx1-v100:ib=hdr) or a parasim.cluster/1 file");
@@ -169,11 +202,13 @@ void register_clusters(CLI::App& app) {
   show->add_option("--nodes", *show_nodes, "Nodes joined by InfiniBand (presets only)")
       ->check(CLI::Range(1, kMaxPresetNodes));
   show->add_flag("--json", *show_json, "Print the parasim.cluster/1 JSON (loadable with --cluster FILE)");
-  show->callback([=] { show_cluster(*name, *show_nodes, *show_json); });
+  auto show_fabric = std::make_shared<FabricArgs>();
+  add_fabric_options(*show, *show_fabric);
+  show->callback([=] { show_cluster(with_fabric(*name, *show_fabric), *show_nodes, *show_json); });
 
   cmd->callback([=] {
     if (cmd->got_subcommand(show)) return;  // `clusters show` already ran
-    list_clusters(*nodes, *as_json);
+    list_clusters(*nodes, *as_json, *fabric);
   });
 }
 

@@ -267,6 +267,7 @@ void register_plan(CLI::App& app) {
   add_output_option(*cmd, o->output);
   cmd->callback([o] {
     OutputFile out(o->output, !o->json);
+    o->in.cluster = with_fabric(o->in.cluster, o->in.fabric);
     run_plan(*o);
     out.commit();
   });

@@ -107,6 +107,7 @@ void register_project(CLI::App& app) {
   add_output_option(*cmd, o->output);
   cmd->callback([o] {
     OutputFile out(o->output, !o->json && !o->csv);
+    o->in.cluster = with_fabric(o->in.cluster, o->in.fabric);
     run_project(*o);
     out.commit();
   });

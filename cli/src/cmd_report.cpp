@@ -216,6 +216,7 @@ void register_report(CLI::App& app) {
     if (!args->from.empty())
       refuse_options_except(*cmd, {"--from", "--output", "--title", "--gnuplot", "--gnuplot-timeout", "--no-plots"},
                             "report --from (it draws the results as they are; planning options apply to --model)");
+    args->in.cluster = with_fabric(args->in.cluster, args->in.fabric);
     run_report(*args);
   });
 }

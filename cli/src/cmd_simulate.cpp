@@ -38,6 +38,7 @@ struct SimulateOptions {
   std::string trace;              // Chrome trace output path, empty = none
   bool json = false;
   std::string output;             // -o: the output also written there
+  FabricArgs fabric;              // --fabric, --oversubscription
 };
 
 constexpr const char* kDefaultPreset = "dgx-h100";
@@ -54,10 +55,11 @@ TaskGraph taskgraph_from_options(const SimulateOptions& o) {
 /// The cluster to run on: --cluster (preset or file) with --nodes, or the default preset with
 /// just enough nodes for the graph's devices.
 hardware::Cluster cluster_from_options(const SimulateOptions& o, int devices_needed) {
-  if (!o.cluster.empty()) return hardware::resolve_cluster(o.cluster, o.nodes == 0 ? 1 : o.nodes);
+  if (!o.cluster.empty())
+    return hardware::resolve_cluster(with_fabric(o.cluster, o.fabric), o.nodes == 0 ? 1 : o.nodes);
   int nodes = o.nodes;
   if (nodes == 0) nodes = std::max(1, (devices_needed + 7) / 8);
-  return hardware::make_cluster_preset(kDefaultPreset, nodes);
+  return hardware::make_cluster_preset(with_fabric(kDefaultPreset, o.fabric), nodes);
 }
 
 // ------------------------------------------------------------------ report
@@ -135,8 +137,13 @@ void run_simulate(const SimulateOptions& o) {
   const CollectiveMode mode = collective_mode_arg(o.collectives);
   const TaskGraph graph = taskgraph_from_options(o);
   const hardware::Cluster cluster = cluster_from_options(o, graph.num_devices());
-  const Engine engine(cluster, {.collectives = mode, .record_timeline = !o.trace.empty()});
+  SimulationProgress progress("simulate");
+  const Engine engine(
+      cluster, {.collectives = mode,
+                .record_timeline = !o.trace.empty(),
+                .on_progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); }});
   const StepResult result = engine.run(graph);
+  progress.finish();
   if (!o.trace.empty()) write_chrome_trace(o.trace, graph, cluster, result);
   if (o.json) {
     std::cout << dump_json(step_result_to_json(result, graph, cluster));
@@ -157,6 +164,7 @@ void register_simulate(CLI::App& app) {
                       kDefaultPreset + " with enough nodes");
   cmd->add_option("--nodes", opts->nodes, "Nodes of the preset, joined by InfiniBand")
       ->check(CLI::Range(1, hardware::kMaxPresetNodes));
+  add_fabric_options(*cmd, opts->fabric);
   cmd->add_option("--collectives", opts->collectives,
                   "expanded: collectives run as link-level steps that contend with other traffic; "
                   "analytic: closed-form alpha-beta time (faster)")
@@ -169,8 +177,8 @@ void register_simulate(CLI::App& app) {
   cmd->callback([opts, model_opts] {
     OutputFile out(opts->output, !opts->json);
     if (simulate_model_requested(*model_opts))
-      run_simulate_model(*model_opts,
-                         {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace, opts->json});
+      run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace,
+                                       opts->json, opts->fabric});
     else if (!model_opts->profile.empty() || model_opts->traces_given)
       throw InputError(std::string(model_opts->traces_given ? "--traces" : "--profile") +
                        ": only used with --model (a task graph carries its own durations)");

@@ -17,6 +17,7 @@
 #include "text_table.hpp"
 #include "validate_runs.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
@@ -223,7 +224,10 @@ void run_validate(const ValidateArgs& a) {
     suite.priority = req.priority;
     suite.profile_cache = req.profile_cache;
     ProgressBar bar("validate suite", cases.size());
-    SuiteResult all = run_suite(cases, suite, [&bar](std::size_t, std::size_t) { bar.advance(); });
+    SuiteResult all = run_suite(cases, suite, [&bar](std::size_t, std::size_t) {
+      bar.advance();
+      throw_if_interrupted();
+    });
     all.name = a.suite;
     bar.finish();
     std::ostringstream text;

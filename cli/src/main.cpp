@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "parasim/common/allocator.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/common/progress.hpp"
 #include "parasim/mpi/world.hpp"
 
@@ -42,6 +43,8 @@ int finish(int code, const std::string& error, bool agreed) {
 
 int main(int argc, char** argv) {
   parasim::keep_freed_memory_for_reuse();
+  // Ctrl-C / SIGTERM set a flag that long loops and every file write check (interrupt.hpp).
+  parasim::install_interrupt_handlers();
   if (parasim::mpi::launched_by_mpi()) {
     const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
     if (!parasim::mpi::built_with_mpi()) {
@@ -117,6 +120,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return finish(parasim::kExitBadInput, "", true);
+  } catch (const parasim::Interrupted&) {
+    std::cerr << "\nparasim: interrupted\n";
+    return finish(parasim::kExitInterrupted, "interrupted", false);
   } catch (const parasim::mpi::AgreedError& e) {
     // One write: every rank prints it at about the same time.
     std::cerr << std::string("parasim: ") + (e.code() == parasim::kExitBadInput ? "error: " : "runtime failure: ") +
@@ -134,6 +140,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "parasim: runtime failure: " << e.what() << "\n";
     return finish(parasim::kExitRuntime, std::string("runtime failure: ") + e.what(), false);
+  }
+  if (parasim::interrupted()) {  // stopped after its last check: whatever it wrote is complete
+    std::cerr << "\nparasim: interrupted\n";
+    return finish(parasim::kExitInterrupted, "interrupted", false);
   }
   return finish(parasim::kExitOk, "", true);
 }

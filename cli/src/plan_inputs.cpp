@@ -45,6 +45,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
       ->capture_default_str();
+  add_fabric_options(*cmd, in.fabric);
   cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
   cmd->add_option("--optimizer", in.optimizer, "sgd, momentum or adam")->capture_default_str();
   cmd->add_option("--profile", in.profile,

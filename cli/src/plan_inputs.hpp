@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cost_choice.hpp"
+#include "fabric_args.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/efficiency.hpp"
@@ -53,6 +54,7 @@ struct PlanningInputs {
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string attention = "unfused";  // GPU attention kernels: unfused or flash
   int threads = 0;
+  FabricArgs fabric;  // --fabric, --oversubscription: appended to `cluster` by with_fabric()
 };
 
 void add_planning_options(CLI::App* cmd, PlanningInputs& in);

@@ -20,6 +20,7 @@
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/simulator/chrome_trace.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
+#include "cli_output.hpp"
 #include "cost_choice.hpp"
 #include "text_table.hpp"
 
@@ -40,9 +41,10 @@ models::Model load_model(const std::string& name_or_file, std::optional<models::
 }
 
 hardware::Cluster load_cluster(const SimulateCommonOptions& c, std::int64_t devices_needed) {
-  if (!c.cluster.empty()) return hardware::resolve_cluster(c.cluster, c.nodes == 0 ? 1 : c.nodes);
+  if (!c.cluster.empty())
+    return hardware::resolve_cluster(with_fabric(c.cluster, c.fabric), c.nodes == 0 ? 1 : c.nodes);
   const int nodes = c.nodes > 0 ? c.nodes : static_cast<int>(std::max<std::int64_t>(1, (devices_needed + 7) / 8));
-  return hardware::make_cluster_preset(kDefaultPreset, nodes);
+  return hardware::make_cluster_preset(with_fabric(kDefaultPreset, c.fabric), nodes);
 }
 
 std::string percent(double x) {
@@ -165,8 +167,12 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
       .granularity = granularity_arg(o.granularity),
       .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor,
       .calibration = calibration};
-  const StrategyResult r =
-      strategies::simulate_strategy(setup, {.collectives = mode, .record_timeline = !common.trace.empty()});
+  SimulationProgress progress("simulate");
+  const StrategyResult r = strategies::simulate_strategy(
+      setup, {.collectives = mode,
+              .record_timeline = !common.trace.empty(),
+              .on_progress = [&progress](std::size_t done, std::size_t total) { progress.update(done, total); }});
+  progress.finish();
   if (!common.trace.empty() && r.simulated)
     simulator::write_chrome_trace(common.trace, r.lowered.graph, cluster, r.result);
   if (common.json) {

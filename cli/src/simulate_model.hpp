@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "fabric_args.hpp"
+
 namespace parasim::cli {
 
 struct SimulateModelOptions {
@@ -36,6 +38,7 @@ struct SimulateCommonOptions {
   std::string collectives;
   std::string trace;
   bool json = false;
+  FabricArgs fabric;
 };
 
 void add_simulate_model_options(CLI::App& simulate, SimulateModelOptions& o);

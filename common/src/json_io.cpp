@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 
 namespace parasim {
 
@@ -79,6 +80,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 nlohmann::json read_json_file(const fs::path& path) { return parse_json_text(read_text_file(path), path.string()); }
 
 void write_file_atomic(const fs::path& path, std::string_view content) {
+  throw_if_interrupted();
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec)
@@ -96,6 +98,10 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
       fs::remove(tmp, ec);
       throw RuntimeError(path.string() + ": write failed (disk full?)");
     }
+  }
+  if (interrupted()) {  // Ctrl-C while writing: the file never appears
+    fs::remove(tmp, ec);
+    throw Interrupted();
   }
   fs::rename(tmp, path, ec);
   if (ec) {

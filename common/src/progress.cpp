@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unistd.h>
 
+#include "parasim/common/interrupt.hpp"
+
 namespace parasim {
 
 namespace {
@@ -70,6 +72,7 @@ ProgressBar::ProgressBar(std::string label, std::size_t total, std::FILE* out)
 ProgressBar::~ProgressBar() { finish(); }
 
 void ProgressBar::advance(std::size_t n) {
+  interrupt_test_hook();
   const std::size_t done = done_.fetch_add(n) + n;
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();

@@ -184,6 +184,7 @@ void Cluster::validate_and_index() {
       device_local_[static_cast<std::size_t>(node_devices_[static_cast<std::size_t>(i)])] =
           i - node_devices_offsets_[n];
   index_node_symmetry();
+  index_fabric();
   cache_->reset(spec_.devices.size(), static_cast<std::size_t>(n_endpoints));
 }
 

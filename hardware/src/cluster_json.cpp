@@ -127,6 +127,47 @@ Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) 
     spec.links.push_back(std::move(link));
   }
 
+  if (auto fab = root.find("fabric")) {
+    // The inter-node fabric is generated: the file lists the nodes with their NICs, and these
+    // options say how the NICs are joined (fabric.hpp).
+    FabricOptions o;
+    const JsonField kind = fab->at("kind");
+    const auto k = parse_fabric_kind(kind.as_string());
+    if (!k || *k == FabricKind::SingleSwitch)
+      kind.fail("\"fat-tree\" or \"rail-optimized\" (a single switch is listed as an endpoint with its links)");
+    o.kind = *k;
+    if (auto r = fab->find("oversubscription"))
+      o.oversubscription = parse_oversubscription(r->as_string(), r->file() + ": " + r->path());
+    GBps nic_bw{50.0};
+    if (auto sw = fab->find("switch")) {
+      o.switch_model = sw->as_string();
+      const SwitchModel* m = find_switch_model(o.switch_model);
+      if (!m) {
+        std::string known;
+        for (const auto& x : switch_models()) known += (known.empty() ? "" : ", ") + x.name;
+        sw->fail("a known switch (" + known + ")");
+      }
+      nic_bw = m->port_bandwidth;
+    }
+    if (auto r = fab->find("radix")) {
+      o.radix = static_cast<int>(r->as_int(kMinSwitchRadix, kMaxSwitchRadix));
+      if (o.radix % 2 != 0) r->fail("an even number of switch ports");
+    }
+    if (auto b = fab->find("nic_bandwidth_gbps")) {
+      nic_bw = GBps{positive_number(*b)};
+      if (nic_bw.value < 1e-6 || nic_bw.value > 1e6) b->fail("a bandwidth in GB/s between 1e-6 and 1e6");
+    }
+    TimeNs nic_alpha = kIbHopAlphaNs;
+    if (auto a = fab->find("nic_latency_ns")) nic_alpha = a->as_int(0, 10'000'000'000);
+    for (const auto& [key, value] : fab->raw().items())
+      if (key != "kind" && key != "oversubscription" && key != "switch" && key != "radix" &&
+          key != "nic_bandwidth_gbps" && key != "nic_latency_ns")
+        throw InputError(origin + ": $.fabric." + key +
+                         ": unknown field; expected kind, oversubscription, switch, radix, nic_bandwidth_gbps, "
+                         "nic_latency_ns");
+    build_fabric(spec, o, nic_bw, nic_alpha, origin + ": $.fabric.");
+  }
+
   try {
     return Cluster(std::move(spec));
   } catch (const InputError& e) {
@@ -149,17 +190,33 @@ nlohmann::json cluster_to_json(const Cluster& c) {
   auto& devices = j["devices"] = nlohmann::json::array();
   for (const auto& d : s.devices)
     devices.push_back({{"name", d.name}, {"kind", d.kind}, {"node", d.node}, {"memory_bytes", d.memory}});
+  // A generated fabric is written as its options, not as its switches and links.
+  const FabricLayout* fabric = c.fabric();
+  const std::size_t n_endpoints =
+      fabric ? static_cast<std::size_t>(fabric->first_switch) - s.devices.size() : s.endpoints.size();
+  const std::size_t n_links = fabric ? static_cast<std::size_t>(fabric->first_link) : s.links.size();
   auto& endpoints = j["endpoints"] = nlohmann::json::array();
-  for (const auto& e : s.endpoints)
+  for (std::size_t i = 0; i < n_endpoints; ++i) {
+    const auto& e = s.endpoints[i];
     endpoints.push_back({{"name", e.name}, {"kind", std::string(to_string(e.kind))}, {"node", e.node}});
+  }
   auto& links = j["links"] = nlohmann::json::array();
-  for (const auto& l : s.links)
+  for (std::size_t i = 0; i < n_links; ++i) {
+    const auto& l = s.links[i];
     links.push_back({{"name", l.name},
                      {"kind", std::string(to_string(l.kind))},
                      {"a", c.endpoint_name(l.a)},
                      {"b", c.endpoint_name(l.b)},
                      {"latency_ns", l.alpha},
                      {"bandwidth_gbps", l.bandwidth.value}});
+  }
+  if (fabric)
+    j["fabric"] = {{"kind", std::string(to_string(fabric->options.kind))},
+                   {"oversubscription", oversubscription_text(fabric->options.oversubscription)},
+                   {"switch", fabric->switch_name},
+                   {"radix", fabric->radix},
+                   {"nic_bandwidth_gbps", fabric->nic_bandwidth.value},
+                   {"nic_latency_ns", fabric->nic_alpha}};
   return j;
 }
 

@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <functional>
 
@@ -93,12 +94,27 @@ std::string fabric_name(IbGeneration ib, int nics_per_node) {
          " GB/s each), non-blocking switch";
 }
 
-// Adds the shared IB switch and, per node, NICs attached to `attach(node, nic)` endpoints.
+// Adds the shared IB switch (or the fabric of `fabric`) and, per node, NICs attached to
+// `attach(node, nic)` endpoints.
 void add_infiniband(SpecBuilder& b, ClusterSpec& spec, int nodes, int nics_per_node, IbGeneration ib,
                     const std::function<EndpointId(int node, int nic)>& attach, LinkKind attach_kind, GBps attach_bw,
-                    TimeNs attach_alpha) {
+                    TimeNs attach_alpha, const FabricOptions& fabric) {
   if (nodes <= 1) {
     spec.inter_node_fabric = "none (single node)";
+    return;
+  }
+  if (fabric.kind != FabricKind::SingleSwitch) {
+    // NICs and their attachments first, node by node; build_fabric appends the switches.
+    for (int n = 0; n < nodes; ++n)
+      for (int i = 0; i < nics_per_node; ++i)
+        b.endpoint(node_prefix(n) + "nic" + std::to_string(i), EndpointKind::Nic, n);
+    const auto first_nic = static_cast<EndpointId>(spec.devices.size() + spec.endpoints.size()) -
+                           static_cast<EndpointId>(nodes * nics_per_node);
+    for (int n = 0; n < nodes; ++n)
+      for (int i = 0; i < nics_per_node; ++i)
+        b.link(node_prefix(n) + "pcie.nic" + std::to_string(i), attach_kind, attach(n, i),
+               first_nic + n * nics_per_node + i, attach_alpha, attach_bw);
+    build_fabric(spec, fabric, ib_bandwidth(ib), kIbHopAlphaNs, "cluster preset \"" + spec.name + "\": ");
     return;
   }
   spec.inter_node_fabric = fabric_name(ib, nics_per_node);
@@ -125,7 +141,7 @@ void check_nodes(const std::string& name, int nodes) {
 }
 
 ClusterSpec nvswitch_node_spec(const std::string& name, const std::string& kind, int nodes, IbGeneration ib,
-                               GBps nvswitch_bw, GBps pcie_bw, const std::string& intra) {
+                               GBps nvswitch_bw, GBps pcie_bw, const std::string& intra, const FabricOptions& fabric) {
   check_nodes(name, nodes);
   ClusterSpec spec;
   spec.name = name;
@@ -142,8 +158,9 @@ ClusterSpec nvswitch_node_spec(const std::string& name, const std::string& kind,
       b.link(node_prefix(n) + "nvswitch.gpu" + std::to_string(g), LinkKind::NVSwitch, n * 8 + g,
              switches[static_cast<std::size_t>(n)], kNvswitchHopAlphaNs, nvswitch_bw);
   // One NIC per GPU on the GPU's own PCIe switch (GPUDirect RDMA): modelled as a direct link.
-  add_infiniband(b, spec, nodes, 8, ib, [](int node, int nic) { return node * 8 + nic; }, LinkKind::PCIe, pcie_bw,
-                 kGpuNicAlphaNs);
+  add_infiniband(
+      b, spec, nodes, 8, ib, [](int node, int nic) { return node * 8 + nic; }, LinkKind::PCIe, pcie_bw, kGpuNicAlphaNs,
+      fabric);
   return spec;
 }
 
@@ -158,7 +175,7 @@ constexpr std::array<NvlinkEdge, 16> kDgx1Nvlinks{{
 
 struct PresetEntry {
   ClusterPresetInfo info;
-  std::function<ClusterSpec(int, IbGeneration)> make;
+  std::function<ClusterSpec(int, IbGeneration, const FabricOptions&)> make;
 };
 
 const std::vector<PresetEntry>& preset_table() {
@@ -166,19 +183,19 @@ const std::vector<PresetEntry>& preset_table() {
     std::vector<PresetEntry> t;
     t.push_back({{"dgx1-v100", "V100-SXM2-32GB", 8, "NVLink2 hybrid cube-mesh + PCIe 3.0 + QPI", IbGeneration::EDR,
                   "NVIDIA DGX-1 (Volta): 8x V100-SXM2-32GB, 6 NVLink2 links per GPU"},
-                 [](int n, IbGeneration ib) { return dgx1_v100_spec(n, ib); }});
+                 [](int n, IbGeneration ib, const FabricOptions& f) { return dgx1_v100_spec(n, ib, f); }});
     t.push_back({{"dgx-a100", "A100-SXM4-80GB", 8, "NVSwitch gen2, 300 GB/s per GPU", IbGeneration::HDR,
                   "NVIDIA DGX A100: 8x A100-SXM4-80GB on 6 NVSwitch gen2 chips"},
-                 [](int n, IbGeneration ib) { return dgx_a100_spec(n, ib); }});
+                 [](int n, IbGeneration ib, const FabricOptions& f) { return dgx_a100_spec(n, ib, f); }});
     t.push_back({{"dgx-h100", "H100-SXM5-80GB", 8, "NVSwitch gen3, 450 GB/s per GPU", IbGeneration::NDR,
                   "NVIDIA DGX H100: 8x H100-SXM5-80GB on 4 NVSwitch gen3 chips"},
-                 [](int n, IbGeneration ib) { return dgx_h100_spec(n, ib); }});
+                 [](int n, IbGeneration ib, const FabricOptions& f) { return dgx_h100_spec(n, ib, f); }});
     t.push_back({{"hgx-h200", "H200-SXM-141GB", 8, "NVSwitch gen3, 450 GB/s per GPU", IbGeneration::NDR,
                   "NVIDIA HGX H200: 8x H200-SXM-141GB on 4 NVSwitch gen3 chips"},
-                 [](int n, IbGeneration ib) { return hgx_h200_spec(n, ib); }});
+                 [](int n, IbGeneration ib, const FabricOptions& f) { return hgx_h200_spec(n, ib, f); }});
     t.push_back({{"pcie-hetero", "TITAN-X-Pascal", 3, "PCIe 3.0 x16 through the host, no P2P (12 GB/s)",
                   IbGeneration::EDR, "Workstation: 2x TITAN X (Pascal) + 1x GTX 1080 on PCIe 3.0"},
-                 [](int n, IbGeneration ib) { return pcie_hetero_spec(n, ib); }});
+                 [](int n, IbGeneration ib, const FabricOptions& f) { return pcie_hetero_spec(n, ib, f); }});
     return t;
   }();
   return table;
@@ -204,7 +221,7 @@ std::string to_string(IbGeneration g) {
   return "?";
 }
 
-ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib) {
+ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
   check_nodes("dgx1-v100", nodes);
   ClusterSpec spec;
   spec.name = "dgx1-v100";
@@ -244,26 +261,26 @@ ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib) {
   add_infiniband(
       b, spec, nodes, 4, ib,
       [&](int node, int nic) { return pcie_switches[static_cast<std::size_t>(node)][static_cast<std::size_t>(nic)]; },
-      LinkKind::PCIe, kPcie3, kPcieHopAlphaNs);
+      LinkKind::PCIe, kPcie3, kPcieHopAlphaNs, fabric);
   return spec;
 }
 
-ClusterSpec dgx_a100_spec(int nodes, IbGeneration ib) {
+ClusterSpec dgx_a100_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
   return nvswitch_node_spec("dgx-a100", "A100-SXM4-80GB", nodes, ib, kNvswitchA100, kPcie4,
-                            "NVSwitch gen2, 300 GB/s per GPU");
+                            "NVSwitch gen2, 300 GB/s per GPU", fabric);
 }
 
-ClusterSpec dgx_h100_spec(int nodes, IbGeneration ib) {
+ClusterSpec dgx_h100_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
   return nvswitch_node_spec("dgx-h100", "H100-SXM5-80GB", nodes, ib, kNvswitchH100, kPcie5,
-                            "NVSwitch gen3, 450 GB/s per GPU");
+                            "NVSwitch gen3, 450 GB/s per GPU", fabric);
 }
 
-ClusterSpec hgx_h200_spec(int nodes, IbGeneration ib) {
+ClusterSpec hgx_h200_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
   return nvswitch_node_spec("hgx-h200", "H200-SXM-141GB", nodes, ib, kNvswitchH100, kPcie5,
-                            "NVSwitch gen3, 450 GB/s per GPU");
+                            "NVSwitch gen3, 450 GB/s per GPU", fabric);
 }
 
-ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib) {
+ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
   check_nodes("pcie-hetero", nodes);
   ClusterSpec spec;
   spec.name = "pcie-hetero";
@@ -282,8 +299,9 @@ ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib) {
     for (int g = 0; g < 3; ++g)
       b.link(node_prefix(n) + "pcie.gpu" + std::to_string(g), LinkKind::PCIe, n * 3 + g,
              hosts[static_cast<std::size_t>(n)], kPcieHopAlphaNs, kPcie3);
-  add_infiniband(b, spec, nodes, 3, ib, [](int node, int nic) { return node * 3 + nic; }, LinkKind::PCIe, kPcie3,
-                 kGpuNicAlphaNs);
+  add_infiniband(
+      b, spec, nodes, 3, ib, [](int node, int nic) { return node * 3 + nic; }, LinkKind::PCIe, kPcie3, kGpuNicAlphaNs,
+      fabric);
   return spec;
 }
 
@@ -315,16 +333,50 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
                      " (or a parasim.cluster/1 JSON file)");
   }
   IbGeneration ib = entry->info.default_ib;
+  FabricOptions fabric;
   if (colon != std::string::npos) {
-    const std::string opt = full_name.substr(colon + 1);
-    if (opt == "ib=edr") ib = IbGeneration::EDR;
-    else if (opt == "ib=hdr") ib = IbGeneration::HDR;
-    else if (opt == "ib=ndr") ib = IbGeneration::NDR;
-    else
-      throw InputError("cluster preset \"" + full_name + "\": unknown option \"" + opt +
-                       "\"; expected ib=edr, ib=hdr or ib=ndr");
+    // Comma-separated options: ib=edr|hdr|ndr, fabric=KIND, oversubscription=R:1, switch=MODEL, radix=N.
+    const std::string where = "cluster preset \"" + full_name + "\": ";
+    const std::string opts = full_name.substr(colon + 1);
+    std::size_t start = 0;
+    while (start <= opts.size()) {
+      const std::size_t comma = std::min(opts.find(',', start), opts.size());
+      const std::string opt = opts.substr(start, comma - start);
+      start = comma + 1;
+      const auto eq = opt.find('=');
+      const std::string key = opt.substr(0, eq), value = eq == std::string::npos ? "" : opt.substr(eq + 1);
+      if (opt == "ib=edr") ib = IbGeneration::EDR;
+      else if (opt == "ib=hdr") ib = IbGeneration::HDR;
+      else if (opt == "ib=ndr") ib = IbGeneration::NDR;
+      else if (key == "ib")
+        throw InputError(where + "unknown option \"" + opt + "\"; expected ib=edr, ib=hdr or ib=ndr");
+      else if (key == "fabric" && parse_fabric_kind(value)) fabric.kind = *parse_fabric_kind(value);
+      else if (key == "fabric")
+        throw InputError(where + "fabric: expected single-switch, fat-tree or rail-optimized, found \"" + value + "\"");
+      else if (key == "oversubscription")
+        fabric.oversubscription = parse_oversubscription(value, where + "oversubscription");
+      else if (key == "switch") fabric.switch_model = value;
+      else if (key == "radix") {
+        int r = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), r);
+        if (ec != std::errc() || end != value.data() + value.size() || r < kMinSwitchRadix || r > kMaxSwitchRadix ||
+            r % 2 != 0)
+          throw InputError(where + "radix: expected an even number of switch ports in [" +
+                           std::to_string(kMinSwitchRadix) + ", " + std::to_string(kMaxSwitchRadix) + "], found \"" +
+                           value + "\"");
+        fabric.radix = r;
+      } else
+        throw InputError(where + "unknown option \"" + opt +
+                         "\"; expected ib=edr|hdr|ndr, fabric=single-switch|fat-tree|rail-optimized, "
+                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800 or radix=N, separated by commas");
+    }
+    if (fabric.kind == FabricKind::SingleSwitch &&
+        (fabric.oversubscription != 1.0 || !fabric.switch_model.empty() || fabric.radix != 0))
+      throw InputError(where +
+                       "oversubscription, switch and radix describe a fat-tree or rail-optimized fabric; "
+                       "add fabric=fat-tree or fabric=rail-optimized");
   }
-  ClusterSpec spec = entry->make(nodes, ib);
+  ClusterSpec spec = entry->make(nodes, ib, fabric);
   if (colon != std::string::npos) spec.name = full_name;
   return spec;
 }

@@ -129,6 +129,7 @@ std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
                      std::to_string(dst) + " (the cluster has " + std::to_string(num_devices()) + " devices)");
   std::vector<DirLinkId> path;
   if (src == dst) return path;
+  if (spec_.fabric && node_of(src) != node_of(dst)) return fabric_route(src, dst);
   std::vector<DirLinkId> scratch;
   if (identical_nodes_) {
     // Node 0's two-node tree: src swapped into node 0 (with k), dst then into node 0 or 1 (with j).
@@ -150,6 +151,7 @@ std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
       path.push_back(dl);
       e = dir_from(dl);
       const int n = endpoint_node(e);
+      if (n < 0 && spec_.fabric) exact = false;  // through the fabric, which no swap maps
       if (n == last_node) continue;
       if (last_node >= 0) seen |= std::uint64_t{1} << last_node;
       if (n >= 0 && (seen >> n & 1)) exact = false;

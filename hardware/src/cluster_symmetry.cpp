@@ -5,6 +5,7 @@
 // or, for a shared endpoint, by its id - all equal to node 0's. A link between two different nodes
 // rules the symmetry out.
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 #include "parasim/hardware/cluster.hpp"
@@ -50,7 +51,11 @@ void Cluster::index_node_symmetry() {
   // Links per node, in id order; a link between two nodes: no symmetry.
   link_node_.assign(spec_.links.size(), -1);
   std::vector<std::int32_t> lcount(static_cast<std::size_t>(nodes) + 1, 0);
+  // A built fabric's links belong to no node: nodes are compared without them, and routes
+  // between nodes follow the fabric's structure (cluster_fabric.cpp).
+  const std::size_t fabric_links = spec_.fabric ? static_cast<std::size_t>(spec_.fabric->first_link) : SIZE_MAX;
   for (std::size_t i = 0; i < spec_.links.size(); ++i) {
+    if (i >= fabric_links) continue;
     const int na = endpoint_node(spec_.links[i].a), nb = endpoint_node(spec_.links[i].b);
     if (na >= 0 && nb >= 0 && na != nb) return;
     link_node_[i] = std::max(na, nb);

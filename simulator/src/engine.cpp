@@ -33,6 +33,8 @@ namespace parasim::simulator {
 
 namespace {
 
+constexpr std::size_t kProgressEvery = 65'536;  // completed tasks between on_progress calls
+
 // A FIFO over a vector; the consumed prefix is dropped when it dominates.
 template <typename T>
 class Fifo {
@@ -138,11 +140,17 @@ class Simulation {
     }
     dispatch();
     settle();
+    std::size_t next_progress = kProgressEvery;
+    if (options_.on_progress) options_.on_progress(0, n);
     while (!events_.empty()) {
       now_ = events_.top().time;
       while (!events_.empty() && events_.top().time == now_) handle(events_.pop());
       dispatch();
       settle();
+      if (completed_ >= next_progress && options_.on_progress) {
+        options_.on_progress(completed_, n);
+        next_progress = completed_ + kProgressEvery;
+      }
     }
     if (completed_ != n) report_stall();
     return finish();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
 
@@ -144,6 +145,7 @@ void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std:
   std::vector<std::size_t> misses;  // members that did not fit, in evaluation order
   for (std::size_t i : family) {
     try {
+      throw_if_interrupted();  // Ctrl-C: every remaining candidate ends at once, rethrown below
       const std::size_t* by = nullptr;
       if (req.prune_dominated)
         for (const std::size_t& j : misses)

@@ -18,7 +18,11 @@ if(WORK_DIR)
   string(REPLACE "@WORK@" "${WORK_DIR}" argv "${argv}")
 endif()
 
-execute_process(COMMAND "${PARASIM}" ${argv}
+set(launcher "")
+if(SET_ENV)
+  set(launcher ${CMAKE_COMMAND} -E env "${SET_ENV}")
+endif()
+execute_process(COMMAND ${launcher} "${PARASIM}" ${argv}
                 RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
 
 set(shown "command: parasim ${argv}\nexit: ${result}\nstdout:\n${out}\nstderr:\n${err}")

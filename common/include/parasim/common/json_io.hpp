@@ -38,7 +38,8 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 std::string read_text_file(const std::filesystem::path& path);
 
 /// Writes `content` to a temporary file beside `path` and renames it into place.
-/// Creates parent directories. Throws RuntimeError on failure and removes the temporary file.
+/// Creates parent directories. Throws RuntimeError on failure and removes the temporary file;
+/// Interrupted (interrupt.hpp), leaving nothing behind, once Ctrl-C was pressed.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 /// Canonical serialization: 2-space indent, trailing newline. Same value -> same bytes.
 std::string dump_json(const nlohmann::json& j);

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "parasim/common/units.hpp"
+#include "parasim/hardware/fabric.hpp"
 
 namespace parasim::hardware {
 
@@ -94,6 +95,8 @@ struct ClusterSpec {
   std::vector<ClusterDevice> devices;
   std::vector<ClusterEndpoint> endpoints;
   std::vector<ClusterLink> links;
+  /// A fat-tree or rail-optimized fabric built by build_fabric() (none: the links say it all).
+  std::optional<FabricLayout> fabric;
 };
 
 struct RouteSummary {
@@ -159,6 +162,8 @@ class Cluster {
   bool identical_nodes() const { return identical_nodes_; }
   /// A device's position among its node's devices (0 .. devices per node - 1).
   int local_index(DeviceId d) const { return device_local_[static_cast<std::size_t>(d)]; }
+  /// The fat-tree or rail-optimized fabric between the nodes, if the cluster has one.
+  const FabricLayout* fabric() const { return spec_.fabric ? &*spec_.fabric : nullptr; }
 
  private:
   struct RouteCache;
@@ -175,6 +180,11 @@ class Cluster {
   EndpointId swap_endpoint(EndpointId e, int a, int b) const;
   DirLinkId swap_link(DirLinkId d, int a, int b) const;
   int endpoint_node(EndpointId e) const;
+  // Fabric routes (cluster_fabric.cpp): node 0's devices' ways to their nearest NIC, and the
+  // route between devices of different nodes built from the fabric's structure.
+  void index_fabric();
+  int exit_path(DeviceId d, std::vector<DirLinkId>& out) const;
+  std::vector<DirLinkId> fabric_route(DeviceId src, DeviceId dst) const;
 
   ClusterSpec spec_;
   // Adjacency in CSR form: for endpoint e, adj_[adj_offsets_[e] .. adj_offsets_[e+1]) are the
@@ -195,6 +205,9 @@ class Cluster {
   std::vector<std::int32_t> link_local_;         // per link: index in its node's list
   std::vector<std::int32_t> node_link_offsets_;  // CSR: node k's links in id order
   std::vector<LinkId> node_links_;
+  std::vector<std::int32_t> exit_offsets_;  // identical nodes with a fabric: CSR of node 0's
+  std::vector<DirLinkId> exit_links_;       // devices' links to their nearest NIC
+  std::vector<std::int32_t> exit_nic_;      // and that NIC's index among the node's NICs
   // Shortest-path trees per source device, computed on first use and kept when devices x
   // endpoints fits in kMaxPrecomputedTreeEntries (otherwise recomputed per call).
   std::unique_ptr<RouteCache> cache_;

@@ -9,6 +9,9 @@
 //     "endpoints": [{"name": "cpu0", "kind": "cpu", "node": 0}],        (cpu, pcie_switch, nvswitch, nic, ib_switch)
 //     "links":     [{"name": "l0", "kind": "pcie", "a": "gpu0", "b": "cpu0",
 //                    "latency_ns": 1000, "bandwidth_gbps": 12.0}]       (per direction, full duplex)
+//     "fabric":    {"kind": "fat-tree", "oversubscription": "2:1",      (optional: generated switches
+//                   "switch": "qm9700", "radix": 64,                      joining every node's NICs,
+//                   "nic_bandwidth_gbps": 50, "nic_latency_ns": 1500}     fabric.hpp; rail-optimized too)
 //   }
 //
 // Example:

@@ -8,7 +8,10 @@
 //   pcie-hetero  2x TITAN X (Pascal) + 1x GTX 1080 on PCIe 3.0 x16 through the host, no P2P;
 //                multi-node: one EDR NIC per GPU
 //
-// The InfiniBand generation can be overridden in the name: "dgx1-v100:ib=hdr" (edr, hdr, ndr).
+// Options ride in the name after a colon, separated by commas: the InfiniBand generation
+// ("dgx1-v100:ib=hdr"; edr, hdr, ndr) and the inter-node fabric (fabric.hpp):
+// "dgx-h100:fabric=rail-optimized", "dgx-h100:fabric=fat-tree,oversubscription=2:1,radix=64",
+// switch=qm9700|qm8700|sb7800. Without fabric=, one non-blocking switch joins the nodes.
 // Every edge, bandwidth and latency, and where it comes from, is in cluster_presets.cpp and
 // docs/simulator.md.
 //
@@ -45,17 +48,18 @@ std::vector<std::string> cluster_preset_names();
 /// Largest `nodes` a preset accepts (8 GPUs per node stays within kMaxClusterDevices).
 inline constexpr int kMaxPresetNodes = 131'072;
 
-/// Builds a preset, `name` optionally carrying ":ib=edr|hdr|ndr". InputError for an unknown
-/// name (listing the known ones), a bad option, or nodes outside [1, kMaxPresetNodes].
+/// Builds a preset, `name` optionally carrying options (":ib=ndr,fabric=fat-tree", see above).
+/// InputError for an unknown name (listing the known ones), a bad option, or nodes outside
+/// [1, kMaxPresetNodes].
 Cluster make_cluster_preset(const std::string& name, int nodes = 1);
 ClusterSpec make_cluster_preset_spec(const std::string& name, int nodes = 1);
 
 /// The individual presets as specs (no validation yet; Cluster validates).
-ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib = IbGeneration::EDR);
-ClusterSpec dgx_a100_spec(int nodes, IbGeneration ib = IbGeneration::HDR);
-ClusterSpec dgx_h100_spec(int nodes, IbGeneration ib = IbGeneration::NDR);
-ClusterSpec hgx_h200_spec(int nodes, IbGeneration ib = IbGeneration::NDR);
-ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib = IbGeneration::EDR);
+ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib = IbGeneration::EDR, const FabricOptions& fabric = {});
+ClusterSpec dgx_a100_spec(int nodes, IbGeneration ib = IbGeneration::HDR, const FabricOptions& fabric = {});
+ClusterSpec dgx_h100_spec(int nodes, IbGeneration ib = IbGeneration::NDR, const FabricOptions& fabric = {});
+ClusterSpec hgx_h200_spec(int nodes, IbGeneration ib = IbGeneration::NDR, const FabricOptions& fabric = {});
+ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib = IbGeneration::EDR, const FabricOptions& fabric = {});
 
 /// Link latencies the presets use (per hop), with their reasoning in cluster_presets.cpp.
 inline constexpr TimeNs kNvlinkAlphaNs = 1'000;

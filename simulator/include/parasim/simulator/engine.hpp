@@ -23,6 +23,8 @@
 //   write_chrome_trace("step.trace.json", graph, cluster, r);
 #pragma once
 
+#include <functional>
+
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/simulator/collectives.hpp"
 #include "parasim/simulator/step_result.hpp"
@@ -50,6 +52,10 @@ struct EngineOptions {
   /// of strategies). Results are identical to a fresh planner's. One run at a time may use it; its
   /// memo is trimmed to about 128 MiB at the start of a run. nullptr: a fresh planner per run.
   CollectivePlanner* planner = nullptr;
+  /// Optional: called with (tasks completed, tasks) at the start and about every 65,536
+  /// completed tasks, from the thread that runs: a progress bar, and where Ctrl-C stops a long
+  /// run (it may throw).
+  std::function<void(std::size_t done, std::size_t total)> on_progress{};
 };
 
 class Engine {
