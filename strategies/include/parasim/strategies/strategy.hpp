@@ -41,6 +41,7 @@ struct Strategy {
   int dp = 1;
   int mp = 1;  // pipeline / model-parallel stages
   int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
+  int cp = 1;  // context-parallel width: the sequence split over C ranks, ring attention between them
   int ep = 1;  // expert-parallel group: E consecutive DP replicas each hold experts / E of every MoE layer
   double imbalance = 1.0;  // tokens the busiest rank of an EP group gets, over the mean (dropless routing)
   Schedule schedule = Schedule::None;
@@ -55,7 +56,7 @@ struct Strategy {
   bool overlap = true;   // overlap DP gradient all-reduce with backward
   std::string mapping = "tp-mp-dp";  // innermost to outermost: TP then MP inside a node, DP across nodes
 
-  std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp; }
+  std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp * cp; }
   bool pipelined() const { return schedule != Schedule::None; }
   bool asynchronous() const { return schedule == Schedule::PipeDream || schedule == Schedule::SpecTrain; }
   bool operator==(const Strategy&) const = default;
