@@ -45,7 +45,9 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
       ->capture_default_str();
-  cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
+  cmd->add_option("--dtype", in.dtype,
+                  "fp32, fp16, bf16 or fp8 (fp16/bf16: mixed precision; fp8: FP8 matmuls on Hopper)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", in.optimizer, "sgd, momentum or adam")->capture_default_str();
   cmd->add_option("--profile", in.profile,
                   "parasim.profile/1 file with measured op costs, or none for the roofline (default: a profile in "
@@ -103,7 +105,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
 
 models::DType planning_dtype(const PlanningInputs& in) {
   const auto d = models::parse_dtype(in.dtype);
-  if (!d) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + in.dtype + "\"");
+  if (!d) throw InputError("--dtype: expected fp32, fp16, bf16 or fp8, found \"" + in.dtype + "\"");
   return *d;
 }
 

@@ -115,16 +115,17 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--model", o.model,
                  "Model mode: a zoo model (`parasim models`), a parasim.model/1 file, a Hugging Face config.json or an "
                  ".onnx graph");
-  cmd.add_option(
-         "--strategy", o.strategy,
-         "Model mode: dp=,mp=,tp=,cp=,ep=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,zero=,bucket_mb=,"
-         "split=,overlap=,mapping= (or a parasim.strategy/1 file)")
+  cmd.add_option("--strategy", o.strategy,
+                 "Model mode: "
+                 "dp=,mp=,tp=,cp=,ep=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,zero=,bucket_mb=,"
+                 "split=,overlap=,mapping= (or a parasim.strategy/1 file)")
       ->capture_default_str();
   cmd.add_option("--batch", o.batch, "Model mode: global batch (samples per optimizer step, all replicas)");
   cmd.add_option("--seq-len", o.seq_len,
                  "Model mode: training sequence length of a sequence model or config.json (default: the model's)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  cmd.add_option("--dtype", o.dtype, "Model mode: fp32, fp16 or bf16 (default: the model's)");
+  cmd.add_option("--dtype", o.dtype,
+                 "Model mode: fp32, fp16, bf16 or fp8 (FP8 matmuls on Hopper; default: the model's)");
   cmd.add_option("--optimizer", o.optimizer, "Model mode: sgd, momentum or adam")->capture_default_str();
   cmd.add_option("--profile", o.profile,
                  "Model mode: measured per-op costs (parasim.profile/1), or none for the roofline (default: a profile "
@@ -149,7 +150,7 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   std::optional<models::DType> dtype;
   if (!o.dtype.empty()) {
     dtype = models::parse_dtype(o.dtype);
-    if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
+    if (!dtype) throw InputError("--dtype: expected fp32, fp16, bf16 or fp8, found \"" + o.dtype + "\"");
   }
   const simulator::CollectiveMode mode = collective_mode_arg(common.collectives);
   // A grammar string may end in ".json" itself (placement=FILE.json): only a bare path is a file.

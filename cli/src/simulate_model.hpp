@@ -26,7 +26,7 @@ struct SimulateModelOptions {
   bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string attention = "unfused";
-  std::int64_t seq_len = 0;        // tokens per sample (zoo sequence models, config.json); 0: the model's
+  std::int64_t seq_len = 0;  // tokens per sample (zoo sequence models, config.json); 0: the model's
 };
 
 /// The options `simulate` shares between its modes (owned by cmd_simulate.cpp).

@@ -104,8 +104,8 @@ class Emitter {
     Ref first, last;  // the first and last step's compute
     Refs done;        // last step and the final transfer into rank 0 (backward: dK/dV back home)
   };
-  Ring ring_pass(int replica, int slot, const DurationFn& step, const std::function<Bytes(int)>& bytes,
-                 bool after_step, std::string_view name, int op, int mb, Phase phase, const Refs& deps, Refs& work);
+  Ring ring_pass(int replica, int slot, const DurationFn& step, const std::function<Bytes(int)>& bytes, bool after_step,
+                 std::string_view name, int op, int mb, Phase phase, const Refs& deps, Refs& work);
 
   void after(Ref task, Ref dep);
   void after(Ref task, const Refs& deps) {

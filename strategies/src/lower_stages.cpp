@@ -176,14 +176,16 @@ class StageLowering : LoweringBase {
   /// Context parallelism: the C ring steps of the chunk's attention ops after `deps` (forward and
   /// recompute: K/V chunks on all but the last step; backward: K/V and dK/dV, then dK/dV home).
   /// Returns what ends them, or `deps` when the chunk has no attention.
-  Refs ring(int r, int c, int mb, Phase phase, const std::vector<TimeNs>& step, Bytes kv, Refs& work,
-            const Refs& deps, Ref* last = nullptr) {
+  Refs ring(int r, int c, int mb, Phase phase, const std::vector<TimeNs>& step, Bytes kv, Refs& work, const Refs& deps,
+            Ref* last = nullptr) {
     if (p_.cp == 1 || kv == 0) return deps;
     const int final_step = p_.cp - 1;
     const bool backward = phase == Phase::BackwardData;
     const auto pass = e_.ring_pass(
         r, slot(c), [&step](int k) { return step[static_cast<std::size_t>(k)]; },
-        [kv, final_step, backward](int j) { return backward ? (j < final_step ? 2 * kv : kv) : j < final_step ? kv : 0; },
+        [kv, final_step, backward](int j) {
+          return backward ? (j < final_step ? 2 * kv : kv) : j < final_step ? kv : 0;
+        },
         backward, names_[static_cast<std::size_t>(c)], -1, mb, phase, deps, work);
     if (last != nullptr) *last = pass.last;
     return pass.done;

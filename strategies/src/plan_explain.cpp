@@ -128,7 +128,8 @@ std::string context_parallel_sentence(const PlanResult& plan, Objective objectiv
       << " ranks: each device runs the layers on 1/" << w.strategy.cp
       << " of the tokens and keeps their activations, and each attention layer passes its K/V chunks around the "
          "ring, overlapped with the attention steps";
-    if (best_other != nullptr) s << "; the best configuration without it, " << describe_runner_up(*best_other, w, objective);
+    if (best_other != nullptr)
+      s << "; the best configuration without it, " << describe_runner_up(*best_other, w, objective);
     s << ".";
   } else if (best_other != nullptr) {
     s << " With context parallelism the best, " << describe_runner_up(*best_other, w, objective)

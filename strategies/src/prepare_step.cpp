@@ -254,7 +254,8 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
   p.cp = p.s.cp;
   // CP rank 0 stands for every CP rank (load-balanced ring attention gives each the same work).
   if (p.cp > 1 && setup.symmetry == Symmetry::None)
-    throw InputError(to_string(p.s) + ": context parallelism (cp > 1) is simulated on context-parallel rank 0 "
+    throw InputError(to_string(p.s) +
+                     ": context parallelism (cp > 1) is simulated on context-parallel rank 0 "
                      "only; every device's tasks (--all-devices, validate) are not built for it");
   if (p.ep > 1 && experts_gcd(*setup.model) == 0)
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +

@@ -24,8 +24,7 @@ Bytes attention_probs_bytes(const models::Op& op) {
 Variant make_variant(const Prepared& p, std::int64_t micro) {
   Variant v;
   v.micro = micro;
-  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks, p.ep, p.ep > 1 ? p.s.imbalance : 1.0,
-                           p.cp);
+  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks, p.ep, p.ep > 1 ? p.s.imbalance : 1.0, p.cp);
   if (p.structure != nullptr && v.model->num_ops() != p.n)
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));

@@ -284,8 +284,8 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   }
   for (const auto& [key, value] : j.items()) {
     static const std::vector<std::string> known = {
-        "schema",     "dp",        "mp",        "tp",   "cp",   "ep",        "imbalance", "schedule", "micro",
-        "interleave", "placement", "recompute", "zero", "bucket_mb", "split",     "overlap",  "mapping"};
+        "schema",     "dp",        "mp",        "tp",   "cp",        "ep",    "imbalance", "schedule", "micro",
+        "interleave", "placement", "recompute", "zero", "bucket_mb", "split", "overlap",   "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

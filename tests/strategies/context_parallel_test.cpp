@@ -98,8 +98,12 @@ TEST(ContextParallel, SequenceMustSplitIntoTwiceCpChunks) {
 LoweredStep lower(const models::Model& m, const std::string& strategy, Granularity g = Granularity::Op) {
   static const hardware::Cluster cluster = star_cluster(8, 1000, 100.0, "A100-SXM4-80GB", 80 * GiB);
   static const profiler::RooflineCostModel roofline;
-  return lower_step({.model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy), .global_batch = 2,
-                     .costs = &roofline, .granularity = g});
+  return lower_step({.model = &m,
+                     .cluster = &cluster,
+                     .strategy = parse_strategy(strategy),
+                     .global_batch = 2,
+                     .costs = &roofline,
+                     .granularity = g});
 }
 
 struct RingCount {
@@ -139,9 +143,10 @@ TEST(ContextParallel, RingTransfersPerLayerAndTheirBytes) {
   EXPECT_EQ(std::count(c.bwd_bytes.begin(), c.bwd_bytes.end(), kv), 4);
   // Two attention steps per layer forward and backward, on CP rank 0 (device 0) only.
   const auto& g = s.graph;
-  EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) {
-              return g.kind(t) == TaskKind::Compute && g.name(t) == "h.0.attn.core" && g.device(t) == 0;
-            }),
+  EXPECT_EQ(count_tasks(g,
+                        [&](simulator::TaskId t) {
+                          return g.kind(t) == TaskKind::Compute && g.name(t) == "h.0.attn.core" && g.device(t) == 0;
+                        }),
             4);
   EXPECT_EQ(s.simulated_devices, (std::vector<hardware::DeviceId>{0}));
   EXPECT_EQ(s.roles.size(), 2u);
@@ -179,9 +184,12 @@ TEST(ContextParallel, ExactTimesOfTheRing) {
   const models::Model m = tiny_gpt(1);
   const hardware::Cluster cluster = star_cluster(2, 1000, 1.0, "A100-SXM4-80GB", 80 * GiB);
   const AttentionCosts costs;
-  const StrategyResult r = simulate_strategy({.model = &m, .cluster = &cluster,
-                                              .strategy = parse_strategy("cp=2,overlap=off"), .global_batch = 1,
-                                              .costs = &costs, .optimizer = profiler::Optimizer::Sgd},
+  const StrategyResult r = simulate_strategy({.model = &m,
+                                              .cluster = &cluster,
+                                              .strategy = parse_strategy("cp=2,overlap=off"),
+                                              .global_batch = 1,
+                                              .costs = &costs,
+                                              .optimizer = profiler::Optimizer::Sgd},
                                              {.record_timeline = true});
   const auto& g = r.lowered.graph;
   std::vector<std::pair<TimeNs, TimeNs>> steps, fwd_x, bwd_x;
@@ -201,8 +209,8 @@ TEST(ContextParallel, ExactTimesOfTheRing) {
   // [19288, 21288], then dK/dV home (4096 B) [21288, 27384].
   EXPECT_EQ(steps[2], (std::pair<TimeNs, TimeNs>{7096, 9096}));
   EXPECT_EQ(steps[3], (std::pair<TimeNs, TimeNs>{19288, 21288}));
-  EXPECT_EQ(bwd_x, (std::vector<std::pair<TimeNs, TimeNs>>{{9096, 19288}, {9096, 19288}, {21288, 27384},
-                                                            {21288, 27384}}));
+  EXPECT_EQ(bwd_x,
+            (std::vector<std::pair<TimeNs, TimeNs>>{{9096, 19288}, {9096, 19288}, {21288, 27384}, {21288, 27384}}));
 }
 
 TEST(ContextParallel, PeakActivationsDropAndStaticMemoryIsShardedOverDpTimesCp) {
@@ -239,8 +247,7 @@ TEST(ContextParallel, PlannerTriesCpOnlyForLongSequences) {
   f.tp_heads = 8;
   f.seq_len = 32768;
   const std::vector<Candidate> all = enumerate_candidates({.gpus = 8, .global_batch = 8}, f);
-  const auto with_cp =
-      std::count_if(all.begin(), all.end(), [](const Candidate& c) { return c.strategy.cp > 1; });
+  const auto with_cp = std::count_if(all.begin(), all.end(), [](const Candidate& c) { return c.strategy.cp > 1; });
   EXPECT_GT(with_cp, 0);
   for (const Candidate& c : all) EXPECT_EQ(c.strategy.devices(), 8);
 }

@@ -1,10 +1,10 @@
-// The strategies a planner tries for one model on N devices: every dp x mp x tp (x cp) split with the
-// pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
+// The strategies a planner tries for one model on N devices: every dp x mp x tp (x cp) split with
+// the pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
 // sense for it, each with the global batch it trains at (exact N, or at most N with
 // allow_fewer). Candidates come out in a fixed order (tp, cp, mp, schedule, placement, V, K, ep,
 // recompute, zero, mapping). Context parallelism is tried only for long sequences
-// (context_parallel_widths), so the search of shorter ones is unchanged. The rule for each knob and its source: docs/projection.md ("Batch
-// conventions", "The search space").
+// (context_parallel_widths), so the search of shorter ones is unchanged. The rule for each knob
+// and its source: docs/projection.md ("Batch conventions", "The search space").
 //
 // Example:
 //   models::Model model = models::build_zoo_model("gpt2");
@@ -37,7 +37,7 @@ struct ModelFacts {
   std::int64_t experts = 0;    // gcd of the MoE layers' expert counts (0: no MoE layer, no ep)
   std::int64_t expert_params = 0;  // parameters in experts (what expert parallelism shards)
   int devices_per_node = 8;
-  std::int64_t seq_len = 0;    // tokens per sample of the self-attention ops (0: none, no cp)
+  std::int64_t seq_len = 0;  // tokens per sample of the self-attention ops (0: none, no cp)
 };
 
 ModelFacts model_facts(const models::Model& model, int devices_per_node);
