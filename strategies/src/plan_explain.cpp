@@ -130,6 +130,7 @@ std::string context_parallel_sentence(const PlanResult& plan, Objective objectiv
          "ring, overlapped with the attention steps";
     if (best_other != nullptr)
       s << "; the best configuration without it, " << describe_runner_up(*best_other, w, objective);
+    else s << "; without it no configuration fits";
     s << ".";
   } else if (best_other != nullptr) {
     s << " With context parallelism the best, " << describe_runner_up(*best_other, w, objective)
