@@ -129,7 +129,7 @@ Model load_target(const ShowOptions& o) {
   std::optional<DType> dtype;
   if (!o.dtype.empty()) {
     dtype = parse_dtype(o.dtype);
-    if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
+    if (!dtype) throw InputError("--dtype: expected fp32, fp16, bf16 or fp8, found \"" + o.dtype + "\"");
   }
   if (!is_zoo_model(o.target) && looks_like_file(o.target)) {
     if (o.image_size != kNotGiven)
@@ -229,7 +229,7 @@ void register_models(CLI::App& app) {
                    "Zoo model name (see `parasim models`), parasim.model/1 file, config.json or .onnx")
       ->required();
   show->add_option("--batch", opts->batch, "Samples per batch (default: 1, or the file's batch)");
-  show->add_option("--dtype", opts->dtype, "fp32, fp16 or bf16 (default: fp32, or the file's dtype)");
+  show->add_option("--dtype", opts->dtype, "fp32, fp16, bf16 or fp8 (default: fp32, or the file's dtype)");
   show->add_option("--image-size", opts->image_size, "Image height = width for zoo image models");
   show->add_option("--seq-len", opts->seq_len, "Tokens per sample for zoo sequence models and config.json files");
   show->add_flag("--json", opts->json, "Print {name, params, macs_per_sample, ops: [...]} as JSON");

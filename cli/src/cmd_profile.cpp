@@ -83,6 +83,8 @@ struct LinksArgs {
 models::DType dtype_option(const std::string& s) {
   const auto d = models::parse_dtype(s);
   if (!d) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + s + "\"");
+  if (*d == models::DType::FP8)
+    throw InputError("--dtype fp8: FP8 matmuls are modelled (simulate, plan), not measured; profile in bf16");
   return *d;
 }
 

@@ -10,8 +10,23 @@
 
 namespace parasim::cli {
 
+namespace {
+CostChoice choose_cost_source(const std::string& profile, const std::string& traces_dir, bool traces_given,
+                              const models::Model& model, const std::vector<std::string>& device_kinds);
+}  // namespace
+
 CostChoice choose_costs(const std::string& profile, const std::string& traces_dir, bool traces_given,
                         const models::Model& model, const std::vector<std::string>& device_kinds) {
+  for (const auto& k : device_kinds) hardware::require_dtype_support(k, model.dtype());
+  CostChoice c = choose_cost_source(profile, traces_dir, traces_given, model, device_kinds);
+  if (model.dtype() == models::DType::FP8) c.note += "; " + profiler::fp8_overheads_note();
+  return c;
+}
+
+namespace {
+
+CostChoice choose_cost_source(const std::string& profile, const std::string& traces_dir, bool traces_given,
+                              const models::Model& model, const std::vector<std::string>& device_kinds) {
   CostChoice c;
   if (!profile.empty() && traces_given)
     throw InputError("--traces: only used without --profile (which names the costs already), found both");
@@ -55,6 +70,8 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
            " (measure one with `parasim profile` or scripts/gpu_check.sh)";
   return c;
 }
+
+}  // namespace
 
 void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration) {
   const auto kernel = profiler::parse_attention_kernel(attention);

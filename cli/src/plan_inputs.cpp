@@ -46,7 +46,9 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_option("--cluster", in.cluster, "Cluster preset (see `parasim clusters`) or parasim.cluster/1 file")
       ->capture_default_str();
   add_fabric_options(*cmd, in.fabric);
-  cmd->add_option("--dtype", in.dtype, "fp32, fp16 or bf16 (fp16/bf16: mixed precision)")->capture_default_str();
+  cmd->add_option("--dtype", in.dtype,
+                  "fp32, fp16, bf16 or fp8 (fp16/bf16: mixed precision; fp8: FP8 matmuls on Hopper)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", in.optimizer, "sgd, momentum or adam")->capture_default_str();
   cmd->add_option("--profile", in.profile,
                   "parasim.profile/1 file with measured op costs, or none for the roofline (default: a profile in "
@@ -104,7 +106,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
 
 models::DType planning_dtype(const PlanningInputs& in) {
   const auto d = models::parse_dtype(in.dtype);
-  if (!d) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + in.dtype + "\"");
+  if (!d) throw InputError("--dtype: expected fp32, fp16, bf16 or fp8, found \"" + in.dtype + "\"");
   return *d;
 }
 

@@ -32,12 +32,17 @@ using strategies::StrategyResult;
 
 constexpr const char* kDefaultPreset = "dgx-h100";
 
-models::Model load_model(const std::string& name_or_file, std::optional<models::DType> dtype) {
+models::Model load_model(const std::string& name_or_file, std::optional<models::DType> dtype, std::int64_t seq_len) {
   if (!models::is_zoo_model(name_or_file) &&
-      (std::filesystem::exists(name_or_file) || models::is_onnx_path(name_or_file)))
-    return models::load_model_file(name_or_file, {.dtype = dtype});
+      (std::filesystem::exists(name_or_file) || models::is_onnx_path(name_or_file))) {
+    models::LoadOptions load;
+    load.dtype = dtype;
+    if (seq_len > 0) load.seq_len = seq_len;  // config.json only: the loader rejects it for model files
+    return models::load_model_file(name_or_file, load);
+  }
   // Unknown names get build_zoo_model's error, which lists the known models.
-  return models::build_zoo_model(name_or_file, {.batch = 1, .dtype = dtype.value_or(models::DType::F32)});
+  return models::build_zoo_model(name_or_file,
+                                 {.batch = 1, .dtype = dtype.value_or(models::DType::F32), .seq_len = seq_len});
 }
 
 hardware::Cluster load_cluster(const SimulateCommonOptions& c, std::int64_t devices_needed) {
@@ -113,11 +118,15 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
                  "Model mode: a zoo model (`parasim models`), a parasim.model/1 file, a Hugging Face config.json or an "
                  ".onnx graph");
   cmd.add_option("--strategy", o.strategy,
-                 "Model mode: dp=,mp=,tp=,ep=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,sp=,zero=,"
-                 "bucket_mb=,split=,overlap=,mapping= (or a parasim.strategy/1 file)")
+                 "Model mode: dp=,mp=,tp=,cp=,ep=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,sp=,"
+                 "zero=,bucket_mb=,split=,overlap=,mapping= (or a parasim.strategy/1 file)")
       ->capture_default_str();
   cmd.add_option("--batch", o.batch, "Model mode: global batch (samples per optimizer step, all replicas)");
-  cmd.add_option("--dtype", o.dtype, "Model mode: fp32, fp16 or bf16 (default: the model's)");
+  cmd.add_option("--seq-len", o.seq_len,
+                 "Model mode: training sequence length of a sequence model or config.json (default: the model's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  cmd.add_option("--dtype", o.dtype,
+                 "Model mode: fp32, fp16, bf16 or fp8 (FP8 matmuls on Hopper; default: the model's)");
   cmd.add_option("--optimizer", o.optimizer, "Model mode: sgd, momentum or adam")->capture_default_str();
   cmd.add_option("--profile", o.profile,
                  "Model mode: measured per-op costs (parasim.profile/1), or none for the roofline (default: a profile "
@@ -137,18 +146,19 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
 
 void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptions& common) {
   if (!common.taskgraph.empty()) throw InputError("simulate: give either --taskgraph or --model, not both");
+  if (o.model.empty()) throw InputError("simulate: --seq-len needs --model (a task graph has its own sizes)");
   if (o.batch < 1) throw InputError("simulate --model: --batch GLOBAL is required (a positive number of samples)");
   std::optional<models::DType> dtype;
   if (!o.dtype.empty()) {
     dtype = models::parse_dtype(o.dtype);
-    if (!dtype) throw InputError("--dtype: expected fp32, fp16 or bf16, found \"" + o.dtype + "\"");
+    if (!dtype) throw InputError("--dtype: expected fp32, fp16, bf16 or fp8, found \"" + o.dtype + "\"");
   }
   const simulator::CollectiveMode mode = collective_mode_arg(common.collectives);
   // A grammar string may end in ".json" itself (placement=FILE.json): only a bare path is a file.
   const strategies::Strategy strategy = o.strategy.find('=') != std::string::npos
                                             ? strategies::parse_strategy(o.strategy)
                                             : strategies::load_strategy(o.strategy);
-  const models::Model model = load_model(o.model, dtype);
+  const models::Model model = load_model(o.model, dtype, o.seq_len);
   const hardware::Cluster cluster = load_cluster(common, strategy.devices());
   const profiler::Optimizer optimizer = optimizer_arg(o.optimizer);
 

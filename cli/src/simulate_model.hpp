@@ -28,6 +28,7 @@ struct SimulateModelOptions {
   bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string attention = "unfused";
+  std::int64_t seq_len = 0;  // tokens per sample (zoo sequence models, config.json); 0: the model's
 };
 
 /// The options `simulate` shares between its modes (owned by cmd_simulate.cpp).
@@ -42,7 +43,7 @@ struct SimulateCommonOptions {
 };
 
 void add_simulate_model_options(CLI::App& simulate, SimulateModelOptions& o);
-inline bool simulate_model_requested(const SimulateModelOptions& o) { return !o.model.empty(); }
+inline bool simulate_model_requested(const SimulateModelOptions& o) { return !o.model.empty() || o.seq_len > 0; }
 /// Prints the report (or JSON) to stdout; InputError (exit 2) for bad names, files or strategies.
 void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptions& common);
 

@@ -34,33 +34,38 @@ std::vector<DeviceSpec> make_specs() {
   std::vector<DeviceSpec> v;
   // kind, arch, fp32, tf32, fp16, bf16, mem GB/s, memory, SMs, source
   v.push_back({"V100-SXM2-16GB", "volta", 15.7, 0, 125, 0, GBps{900}, 16 * GiB, 80,
-               "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TF FP32, 125 TF tensor, 900 GB/s HBM2"});
+               "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TF FP32, 125 TF tensor, 900 GB/s HBM2", 0, ""});
   v.push_back({"V100-SXM2-32GB", "volta", 15.7, 0, 125, 0, GBps{900}, 32 * GiB, 80,
-               "NVIDIA Tesla V100 datasheet (SXM2 32GB): 15.7 TF FP32, 125 TF tensor, 900 GB/s HBM2"});
+               "NVIDIA Tesla V100 datasheet (SXM2 32GB): 15.7 TF FP32, 125 TF tensor, 900 GB/s HBM2", 0, ""});
   v.push_back({"P100-SXM2-16GB", "pascal", 10.6, 0, 21.2, 0, GBps{732}, 16 * GiB, 56,
-               "NVIDIA Tesla P100 datasheet (SXM2): 10.6 TF FP32, 21.2 TF FP16, 732 GB/s HBM2"});
+               "NVIDIA Tesla P100 datasheet (SXM2): 10.6 TF FP32, 21.2 TF FP16, 732 GB/s HBM2", 0, ""});
   v.push_back({"A100-SXM4-40GB", "ampere", 19.5, 156, 312, 312, GBps{1555}, 40 * GiB, 108,
-               "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 1555 GB/s"});
+               "NVIDIA A100 datasheet (SXM4 40GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 1555 GB/s", 0, ""});
   v.push_back({"A100-SXM4-80GB", "ampere", 19.5, 156, 312, 312, GBps{2039}, 80 * GiB, 108,
-               "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 2039 GB/s"});
+               "NVIDIA A100 datasheet (SXM4 80GB): 19.5 TF FP32, 156 TF TF32, 312 TF FP16/BF16, 2039 GB/s", 0, ""});
   v.push_back({"H100-SXM5-80GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{3350}, 80 * GiB, 132,
-               "NVIDIA H100 datasheet (SXM5): 67 TF FP32, 495 TF TF32, 989 TF FP16/BF16 dense, 3.35 TB/s"});
+               "NVIDIA H100 datasheet (SXM5): 67 TF FP32, 495 TF TF32, 989 TF FP16/BF16 dense, 3.35 TB/s", 1979,
+               "NVIDIA H100 datasheet (SXM5): 3958 TF FP8 with sparsity, 1979 dense"});
   // The PCIe and NVL cards are other parts, not slower SXMs: fewer SMs or lower clocks, other memory.
   v.push_back({"H100-PCIe-80GB", "hopper", 51.2, 378, 756, 756, GBps{2000}, 80 * GiB, 114,
-               "NVIDIA H100 datasheet (PCIe): 51 TF FP32, 378 TF TF32, 756 TF FP16/BF16 dense, 80 GB HBM2e at 2 TB/s"});
+               "NVIDIA H100 datasheet (PCIe): 51 TF FP32, 378 TF TF32, 756 TF FP16/BF16 dense, 80 GB HBM2e at 2 TB/s",
+               1513, "NVIDIA H100 datasheet (PCIe): 3026 TF FP8 with sparsity, 1513 dense"});
   v.push_back({"H100-NVL-94GB", "hopper", 60, 417.5, 835.5, 835.5, GBps{3900}, 94 * GiB, 132,
                "NVIDIA H100 NVL datasheet (per GPU): 60 TF FP32, 835 TF TF32 and 1671 TF FP16/BF16 with sparsity "
-               "(half dense), 94 GB HBM3 at 3.9 TB/s"});
+               "(half dense), 94 GB HBM3 at 3.9 TB/s",
+               1670.5, "NVIDIA H100 NVL datasheet (per GPU): 3341 TF FP8 with sparsity, half dense"});
   // nvidia-smi reports 143771 MiB on H200 SXM.
   v.push_back({"H200-SXM-141GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{4800}, 143771 * MiB, 132,
-               "NVIDIA H200 datasheet (SXM): same Hopper compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s"});
+               "NVIDIA H200 datasheet (SXM): same Hopper compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s", 1979,
+               "NVIDIA H200 datasheet (SXM): 3958 TF FP8 with sparsity, 1979 dense"});
   // Pascal consumer parts: FP16 arithmetic runs at 1/64 of FP32, so FP16 gives no speed-up.
   v.push_back({"TITAN-X-Pascal", "pascal", 10.97, 0, 0.17, 0, GBps{480}, 12 * GiB, 28,
-               "NVIDIA TITAN X (Pascal) specs: 3584 cores at 1531 MHz boost = 10.97 TF FP32, 480 GB/s GDDR5X"});
+               "NVIDIA TITAN X (Pascal) specs: 3584 cores at 1531 MHz boost = 10.97 TF FP32, 480 GB/s GDDR5X", 0, ""});
   v.push_back({"GTX-1080", "pascal", 8.87, 0, 0.14, 0, GBps{320}, 8 * GiB, 20,
-               "NVIDIA GeForce GTX 1080 specs: 2560 cores at 1733 MHz boost = 8.87 TF FP32, 320 GB/s GDDR5X"});
+               "NVIDIA GeForce GTX 1080 specs: 2560 cores at 1733 MHz boost = 8.87 TF FP32, 320 GB/s GDDR5X", 0, ""});
   v.push_back({"GTX-1080-Ti", "pascal", 11.34, 0, 0.18, 0, GBps{484}, 11 * GiB, 28,
-               "NVIDIA GeForce GTX 1080 Ti specs: 3584 cores at 1582 MHz boost = 11.34 TF FP32, 484 GB/s GDDR5X"});
+               "NVIDIA GeForce GTX 1080 Ti specs: 3584 cores at 1582 MHz boost = 11.34 TF FP32, 484 GB/s GDDR5X", 0,
+               ""});
   return v;
 }
 
@@ -71,6 +76,7 @@ double DeviceSpec::peak_tflops(DType dtype) const {
     case DType::F32: return fp32_tflops;
     case DType::F16: return std::max(fp16_tflops, fp32_tflops);
     case DType::BF16: return bf16_tflops > 0 ? bf16_tflops : fp32_tflops;
+    case DType::FP8: return fp8_tflops > 0 ? fp8_tflops : (bf16_tflops > 0 ? bf16_tflops : fp32_tflops);
   }
   return fp32_tflops;
 }
@@ -101,6 +107,14 @@ const DeviceSpec& device_spec(const std::string& kind_or_alias) {
   for (const auto& s : device_specs())
     if (s.kind == found->kind) return s;
   return device_specs().front();  // unreachable
+}
+
+void require_dtype_support(const std::string& kind, DType dtype) {
+  if (dtype != DType::FP8) return;
+  const std::optional<DeviceSpec> spec = find_device_spec(kind);
+  if (!spec || !spec->supports_fp8())
+    throw InputError("--dtype fp8: device " + kind +
+                     " has no FP8 tensor cores; FP8 matmuls need Hopper or later (H100, H200)");
 }
 
 }  // namespace parasim::hardware

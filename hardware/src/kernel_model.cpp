@@ -37,6 +37,7 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0, double
 bool KernelModel::uses_tensor_cores(DType dtype) const {
   if (dtype == DType::F32) return false;  // frameworks default to FP32 math for FP32 GEMMs
   if (dtype == DType::BF16) return spec.bf16_tflops > spec.fp32_tflops;
+  if (dtype == DType::FP8) return spec.supports_fp8() || spec.bf16_tflops > spec.fp32_tflops;
   return spec.fp16_tflops > 2 * spec.fp32_tflops;  // Volta+ tensor cores (Pascal FP16 is no faster)
 }
 
@@ -66,7 +67,9 @@ GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_mov
   const double fraction = best.tensor_cores ? tensor_core_fraction : cuda_core_fraction;
   // Tensor cores need the leading dimensions in multiples of 16 bytes (8 fp16 elements); cuBLAS
   // pads or falls back to slower kernels otherwise (NVIDIA, "Matrix Multiplication Background").
-  const bool aligned = !best.tensor_cores || (s.k % 8 == 0 && s.n % 8 == 0);
+  // FP8 GEMMs: 16 one-byte elements.
+  const std::int64_t align = dtype == DType::FP8 ? 16 : 8;
+  const bool aligned = !best.tensor_cores || (s.k % align == 0 && s.n % align == 0);
   const double sm_rate = peak * fraction * (aligned ? 1.0 : 0.5) / static_cast<double>(sm_count);
   for (const GemmTile& tile : tiles) {
     const std::int64_t output_tiles = ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n) * s.batch;
@@ -140,6 +143,12 @@ std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
                     k.tensor_core_source});
     rows.push_back({"tensor-core GEMM, K or N not a multiple of 8", "half rate",
                     "NVIDIA Matrix Multiplication Background User's Guide (16-byte alignment)"});
+  }
+  if (s.supports_fp8()) {
+    rows.push_back({"peak FP8 (dense)", format("%g TFLOP/s", s.fp8_tflops), s.fp8_source});
+    rows.push_back({"FP8 tensor-core GEMM, best shape",
+                    format("%.1f%% of peak (K or N not a multiple of 16: half rate)", 100 * k.tensor_core_fraction),
+                    "assumed: the BF16 fraction above; no published FP8 MAMF measurement is used"});
   }
   rows.push_back({"CUDA-core GEMM, best shape", format("%.1f%% of peak", 100 * k.cuda_core_fraction),
                   k.cuda_core_source});

@@ -14,6 +14,8 @@ Elem to_elem(models::DType dtype) {
     case models::DType::F32: return Elem::F32;
     case models::DType::F16: return Elem::F16;
     case models::DType::BF16: return Elem::BF16;
+    case models::DType::FP8:
+      throw InputError("fp8: the CUDA kernels run fp32, fp16 and bf16; FP8 matmuls are modelled, not executed");
   }
   return Elem::F32;
 }
@@ -23,6 +25,8 @@ cudaDataType_t cuda_data_type(models::DType dtype) {
     case models::DType::F32: return CUDA_R_32F;
     case models::DType::F16: return CUDA_R_16F;
     case models::DType::BF16: return CUDA_R_16BF;
+    case models::DType::FP8:
+      throw InputError("fp8: the CUDA kernels run fp32, fp16 and bf16; FP8 matmuls are modelled, not executed");
   }
   return CUDA_R_32F;
 }
@@ -32,6 +36,8 @@ cudnnDataType_t cudnn_data_type(models::DType dtype) {
     case models::DType::F32: return CUDNN_DATA_FLOAT;
     case models::DType::F16: return CUDNN_DATA_HALF;
     case models::DType::BF16: return CUDNN_DATA_BFLOAT16;
+    case models::DType::FP8:
+      throw InputError("fp8: the CUDA kernels run fp32, fp16 and bf16; FP8 matmuls are modelled, not executed");
   }
   return CUDNN_DATA_FLOAT;
 }

@@ -235,7 +235,7 @@ Model model_from_json(const nlohmann::json& doc, const std::string& file, const 
   const std::int64_t file_batch = root.at("batch").as_int(1);
   const JsonField dtype_field = root.at("dtype");
   const std::optional<DType> file_dtype = parse_dtype(dtype_field.as_string());
-  if (!file_dtype) dtype_field.fail("a dtype (fp32, fp16 or bf16)");
+  if (!file_dtype) dtype_field.fail("a dtype (fp32, fp16, bf16 or fp8)");
   std::string dataset;
   if (auto d = root.find("dataset")) dataset = d->as_string();
   const std::int64_t batch = options.batch.value_or(file_batch);

@@ -351,12 +351,12 @@ Bytes flash_attention_saved_bytes(const Op& op) {
 }
 
 /// One fused kernel per direction: Q, K, V (and O, dO, dQ, dK, dV backward) cross HBM once.
-double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d) {
+double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, models::DType dtype) {
   const AttentionDims a = attention_dims(op);
   const double s = models::dtype_size(op.dtype);
   const double fwd_flops = 2.0 * (a.batch * a.tq * a.tk * a.d + a.batch * a.tq * a.tk * a.dv);
   const double qkv = a.batch * (a.tq * a.d + a.tk * a.d + a.tk * a.dv) * s, o = a.batch * a.tq * a.dv * s;
-  const double peak = d.peak_flops_per_ns(op.dtype);
+  const double peak = d.peak_flops_per_ns(dtype);
   if (phase == Phase::Forward)
     return std::max(fwd_flops / (peak * kFlashForwardFraction), (qkv + o) / d.spec.mem_bandwidth.value) +
            d.launch_overhead_ns;
@@ -366,10 +366,55 @@ double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d) {
   return 0;
 }
 
+/// FP8 scaling kernels of an FP8 GEMM op's phase (docs/models.md "FP8 matmuls"): forward, the
+/// cast-transposes of its input X and its weights W; backward-data, that of the output gradient
+/// dY (E5M2); each reads bf16 and writes fp8 and its transpose, and writes the tensor's amax in the
+/// same pass (delayed scaling: no separate amax pass). Update: the amax history and scales of its
+/// 3 FP8 tensors (X, W, dY: kFp8AmaxHistory fp32 each, read and written) - one fused kernel per
+/// step in Transformer Engine, so no launch of its own.
+std::vector<KernelWork> fp8_scaling_work(const Op& op, Phase phase) {
+  const double x = op.input_shapes.empty() ? 0.0 : static_cast<double>(models::num_elements(op.input_shapes[0]));
+  const double y = static_cast<double>(models::num_elements(op.output_shape));
+  switch (phase) {
+    case Phase::Forward:
+      return {mem(kFp8CastBytesPerElement * x), mem(kFp8CastBytesPerElement * static_cast<double>(op.params))};
+    case Phase::BackwardData: return {mem(kFp8CastBytesPerElement * y)};
+    case Phase::Update: return {{KernelClass::Memory, 0, 0.0, 3.0 * kFp8AmaxHistory * 4 * 2}};
+    default: return {};
+  }
+}
+
 }  // namespace
+
+bool fp8_gemm(const Op& op) {
+  return op.dtype == models::DType::FP8 && (op.kind == OpKind::Linear || op.kind == OpKind::Experts) &&
+         !op.block.empty();
+}
+
+models::DType compute_dtype(const Op& op) {
+  if (op.dtype != models::DType::FP8) return op.dtype;
+  return fp8_gemm(op) ? models::DType::FP8 : models::DType::BF16;
+}
+
+std::string fp8_overheads_note() {
+  return "fp8: FP8 GEMMs (E4M3 forward, E5M2 gradients) in the transformer layers' linear and expert ops at the "
+         "FP8 tensor-core peak, bf16 tensors between ops, LM head, attention and elementwise ops in bf16; modelled "
+         "overheads: cast-transpose of each GEMM input (X, W forward; dY backward: read bf16, write fp8 and its "
+         "transpose, amax in the same pass), the delayed-scaling amax history update (" +
+         std::to_string(kFp8AmaxHistory) +
+         " entries), an fp8 copy and transpose of every weight (2 B/param); not modelled: the amax all-reduce "
+         "across ranks (docs/models.md)";
+}
 
 std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt) {
   if (!op_has_phase(op, phase)) return {};
+  if (fp8_gemm(op)) {
+    Op bf16 = op;
+    bf16.dtype = models::DType::BF16;
+    std::vector<KernelWork> work = phase_work(bf16, phase, opt);
+    for (const KernelWork& k : fp8_scaling_work(op, phase)) work.push_back(k);
+    return work;
+  }
   const OpBytes b = op_bytes(op);
   if (phase == Phase::Update) {
     // One fused (multi-tensor) kernel per op: bandwidth-bound at every optimizer's intensity.
@@ -457,18 +502,23 @@ const RooflineDevice& RooflineCostModel::device(const std::string& device_kind) 
 void RooflineCostModel::set_attention_kernel(AttentionKernel kernel) { attention_ = kernel; }
 
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
+  const models::DType dtype = compute_dtype(op);
   if (attention_ == AttentionKernel::Flash && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
       op_has_phase(op, phase))
-    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device) * matrix_scale_));
+    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype) * matrix_scale_));
   double t = 0;
-  for (const KernelWork& k : phase_work(op, phase, opt))
-    t += static_cast<double>(k.count) * device.kernel_time_ns(k, op.dtype) *
-         (k.cls == KernelClass::Memory ? memory_scale_ : matrix_scale_);
+  for (const KernelWork& k : phase_work(op, phase, opt)) {
+    // count 0: a share of a kernel fused across ops (FP8 amax history): its bytes, no launch.
+    const double one = k.count == 0 && device.kernels ? device.kernels->memory_time_ns(k.bytes)
+                                                      : static_cast<double>(k.count) * device.kernel_time_ns(k, dtype);
+    t += one * (k.cls == KernelClass::Memory ? memory_scale_ : matrix_scale_);
+  }
   return static_cast<TimeNs>(std::llround(t));
 }
 
 OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Optimizer opt) const {
   const RooflineDevice& d = device(device_kind);
+  if (op.dtype == models::DType::FP8) hardware::require_dtype_support(d.spec.kind, op.dtype);
   OpCost c;
   c.source = CostSource::Roofline;
   for (Phase p : kPhases) c.at(p) = phase_time(op, p, d, opt);

@@ -17,7 +17,8 @@ int axis_id(const std::string& name) {
 }  // namespace
 
 DeviceMapping::DeviceMapping(const Strategy& s, const hardware::Cluster& cluster) {
-  extent_ = {s.tp, s.mp, s.dp};
+  extent_ = {s.tp * s.cp, s.mp, s.dp};
+  tp_ = s.tp;
   for (int i = 0; i < 3; ++i)
     order_[static_cast<std::size_t>(i)] = axis_id(s.mapping.substr(static_cast<std::size_t>(3 * i), 2));
   const std::int64_t need = s.devices();
@@ -30,8 +31,8 @@ DeviceMapping::DeviceMapping(const Strategy& s, const hardware::Cluster& cluster
   }
 }
 
-hardware::DeviceId DeviceMapping::device(int replica, int stage, int tp) const {
-  const std::array<int, 3> coord = {tp, stage, replica};
+hardware::DeviceId DeviceMapping::device(int replica, int stage, int tp, int cp) const {
+  const std::array<int, 3> coord = {tp + tp_ * cp, stage, replica};
   std::int64_t index = 0;
   for (int i = 2; i >= 0; --i) {
     const int axis = order_[static_cast<std::size_t>(i)];
@@ -48,7 +49,7 @@ RankCoords DeviceMapping::coords(hardware::DeviceId device) const {
     coord[static_cast<std::size_t>(axis)] = static_cast<int>(rest % extent_[static_cast<std::size_t>(axis)]);
     rest /= extent_[static_cast<std::size_t>(axis)];
   }
-  return {coord[2], coord[1], coord[0]};
+  return {coord[2], coord[1], coord[0] % tp_, coord[0] / tp_};
 }
 
 }  // namespace parasim::strategies

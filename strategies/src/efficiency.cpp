@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "parasim/common/error.hpp"
@@ -292,7 +293,9 @@ TimeToTrain time_to_train(const StatisticalEfficiency& eff, std::int64_t dataset
   t.step_time = step_time;
   const double total =
       t.total_steps * static_cast<double>(step_time) + t.epochs * static_cast<double>(per_epoch_overhead);
-  t.total = static_cast<TimeNs>(std::llround(total));
+  // Past ~292 years the nanoseconds leave int64 (llround is undefined there): saturate, so that
+  // such a row ranks last instead of wrapping to a negative time that would win a plan.
+  t.total = total < 9.2e18 ? static_cast<TimeNs>(std::llround(total)) : std::numeric_limits<TimeNs>::max();
   return t;
 }
 

@@ -56,8 +56,10 @@ simulator::GroupId Emitter::dp_group(int slot, int rank) {
   simulator::GroupId& g = dp_groups_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(p_.tp_ranks) +
                                      static_cast<std::size_t>(rank)];
   if (g < 0) {
+    // Context parallelism: gradients are reduced over DP x CP (Megatron-LM's combined group).
     std::vector<simulator::DeviceId> devices;
-    for (int r = 0; r < p_.replicas; ++r) devices.push_back(p_.device(r, slot, rank));
+    for (int r = 0; r < p_.replicas; ++r)
+      for (int c = 0; c < p_.cp; ++c) devices.push_back(p_.device(r, slot, rank, c));
     g = b_.add_group(devices);
   }
   return g;
@@ -141,6 +143,58 @@ Ref Emitter::edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes,
 
 Ref Emitter::marker(std::string_view name) { return Ref{b_.add_marker(name), false}; }
 
+Ref Emitter::cp_transfer(int replica, int slot, int src, int dst, Bytes bytes, std::string_view name, int op, int mb,
+                         Phase phase) {
+  Ref first;
+  for (int t = 0; t < ranks(); ++t) {
+    const TaskId id = b_.add_transfer({.src = p_.device(replica, slot, t, src),
+                                       .dst = p_.device(replica, slot, t, dst),
+                                       .bytes = bytes,
+                                       .stream = kContextParallelStream,
+                                       .name = name,
+                                       .model_op = op,
+                                       .microbatch = mb,
+                                       .phase = phase});
+    if (t == 0) first = Ref{id, true};
+  }
+  return first;
+}
+
+Emitter::Ring Emitter::ring_pass(int replica, int slot, const DurationFn& step, const std::function<Bytes(int)>& bytes,
+                                 bool after_step, std::string_view name, int op, int mb, Phase phase, const Refs& deps,
+                                 Refs& work) {
+  const int ring = p_.cp;
+  Ring out;
+  std::vector<Ref> into(static_cast<std::size_t>(ring));  // per rank: the previous step's transfer into it
+  for (int j = 0; j < ring; ++j) {
+    const Ref task = compute(replica, slot, step, name, op, mb, phase);
+    if (j == 0) {
+      after(task, deps);
+      out.first = task;
+    } else {
+      after(task, out.last);
+      after(task, into[0]);
+    }
+    work.push_back(task);
+    out.last = task;
+    const Bytes b = bytes(j);
+    std::vector<Ref> next(static_cast<std::size_t>(ring));
+    if (b > 0) {
+      for (int c = 0; c < ring; ++c) {
+        const Ref x = cp_transfer(replica, slot, c, (c + 1) % ring, b, "cp_ring", op, mb, phase);
+        if (j == 0) after(x, deps);
+        else after(x, into[static_cast<std::size_t>(c)]);
+        if (after_step) after(x, task);
+        next[static_cast<std::size_t>((c + 1) % ring)] = x;
+      }
+    }
+    into = std::move(next);
+  }
+  out.done = {out.last};
+  if (into[0].valid()) out.done.push_back(into[0]);
+  return out;
+}
+
 void Emitter::after(Ref task, Ref dep) {
   if (!task.valid() || !dep.valid()) return;
   if (task.per_rank && dep.per_rank) {
@@ -163,7 +217,7 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
 Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
                         const std::vector<Update>& updates, Bytes expert_bytes) {
   // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
-  const bool reduce = p_.replicas > 1 && bytes > 0 && !p_.zero3();
+  const bool reduce = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
   // Expert gradients: over the dp / ep replicas holding the same experts.
   const bool expert_reduce = p_.ep > 1 && p_.replicas > p_.ep && expert_bytes > 0;
   const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather

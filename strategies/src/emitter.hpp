@@ -93,6 +93,20 @@ class Emitter {
   Ref edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int mb, Phase phase);
   Ref marker(std::string_view name);
 
+  /// Context parallelism: one ring-attention pass (forward, recompute or backward of one attention
+  /// op, or of a chunk's attention ops at Stage granularity) of `replica` on `slot`, simulated on
+  /// CP rank 0 (the other ranks run the same steps at the same time). Step j is a compute task of
+  /// `step(kind)`; meanwhile every CP rank c sends `bytes(j)` (0: nothing) to rank c + 1 as a real
+  /// transfer on the context-parallel stream. A transfer waits for the chunk it passes on (the
+  /// previous step's transfer into its sender; step 0: `deps`) and, when `after_step`, for step j
+  /// (backward: the dK/dV it just accumulated); step j + 1 waits for the transfer into rank 0.
+  struct Ring {
+    Ref first, last;  // the first and last step's compute
+    Refs done;        // last step and the final transfer into rank 0 (backward: dK/dV back home)
+  };
+  Ring ring_pass(int replica, int slot, const DurationFn& step, const std::function<Bytes(int)>& bytes, bool after_step,
+                 std::string_view name, int op, int mb, Phase phase, const Refs& deps, Refs& work);
+
   void after(Ref task, Ref dep);
   void after(Ref task, const Refs& deps) {
     for (const Ref& d : deps) after(task, d);
@@ -102,6 +116,9 @@ class Emitter {
   simulator::TaskGraphBuilder& builder() { return b_; }
 
  private:
+  /// `bytes` from CP rank `src` to CP rank `dst` of (replica, slot), one transfer per simulated TP rank.
+  Ref cp_transfer(int replica, int slot, int src, int dst, Bytes bytes, std::string_view name, int op, int mb,
+                  Phase phase);
   simulator::GroupId tp_group(int replica, int slot);
   simulator::GroupId dp_group(int slot, int rank);
   simulator::GroupId replica_group(int first, int step, int count, int slot, int rank);

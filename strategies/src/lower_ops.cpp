@@ -82,12 +82,17 @@ class OpLowering : LoweringBase {
     }
     const int a2a = phase == Phase::Recompute ? 2 : 0;
     if (moe(var, v)) d = {all_to_all(r, mb, v, a2a, "ep_dispatch", phase, d)};
-    const Ref task = e_.compute(
-        r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v), static_cast<int>(v), mb,
-        phase);
-    e_.after(task, d);
-    e_.memory(task, alloc, free);
-    work.push_back(task);
+    Ref task;
+    if (p_.ring[v]) {
+      task = ring_forward(r, mb, v, phase, d, alloc, free, work);
+    } else {
+      task = e_.compute(
+          r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v), static_cast<int>(v),
+          mb, phase);
+      e_.after(task, d);
+      e_.memory(task, alloc, free);
+      work.push_back(task);
+    }
     Ref ready = task;
     if (p_.tp_ranks > 1 && (role(v) == TpRole::Row || role(v) == TpRole::VocabEmbedding)) {
       ready = e_.tp_collective(r, slot, reduction(), var.out_full[v], p_.sp ? "tp_reduce_scatter" : "tp_allreduce",
@@ -96,6 +101,21 @@ class OpLowering : LoweringBase {
     }
     if (moe(var, v)) ready = all_to_all(r, mb, v, a2a + 1, "ep_combine", phase, {task});
     return {task, ready};
+  }
+
+  /// Context parallelism: the forward (or a recompute) of attention op v as C ring steps, each
+  /// passing the K/V chunk on while it computes (all but the last); returns the last step.
+  Ref ring_forward(int r, int mb, OpId v, Phase phase, const Refs& deps, Bytes alloc, Bytes free, Refs& work) {
+    const Variant& var = p_.variant(r, mb);
+    const Bytes kv = var.ring_bytes[v];
+    const int last = p_.cp - 1;
+    const auto ring = e_.ring_pass(
+        r, p_.op_slot[v], [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; },
+        [kv, last](int j) { return j < last ? kv : Bytes{0}; }, false, name(v), static_cast<int>(v), mb, phase, deps,
+        work);
+    e_.memory(ring.first, alloc, 0);
+    e_.memory(ring.last, 0, free);
+    return ring.last;
   }
 
   /// ZeRO-3: the all-gather of op v's parameters over the DP group, after `deps`.
@@ -215,12 +235,17 @@ class OpLowering : LoweringBase {
         deps.push_back(rec_task_[v]);
       }
       if (p_.selective[v]) {
-        const Ref again = e_.compute(
-            r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v),
-            static_cast<int>(v), mb, Phase::Recompute);
-        e_.after(again, deps);
-        e_.memory(again, var.rec_alloc[v], 0);
-        work.push_back(again);
+        Ref again;
+        if (p_.ring[v]) {
+          again = ring_forward(r, mb, v, Phase::Recompute, deps, var.rec_alloc[v], 0, work);
+        } else {
+          again = e_.compute(
+              r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].fwd; }, name(v),
+              static_cast<int>(v), mb, Phase::Recompute);
+          e_.after(again, deps);
+          e_.memory(again, var.rec_alloc[v], 0);
+          work.push_back(again);
+        }
         deps = {again};
       }
       if (p_.tp_ranks > 1 && p_.sp && role(v) == TpRole::Row) {
@@ -239,7 +264,18 @@ class OpLowering : LoweringBase {
       // Expert parallelism: the output gradients go back to the experts' ranks first.
       if (moe(var, v)) deps = {all_to_all(r, mb, v, 4, "ep_combine_grad", Phase::BackwardData, deps)};
       Ref data, weight;
-      if (bd) {
+      Refs ring_done;  // context parallelism: the attention backward's last step and its dK/dV back home
+      if (bd && p_.ring[v]) {
+        // C steps; each sends the K/V chunk on (all but the last) and the dK/dV accumulated for it.
+        const Bytes kv = var.ring_bytes[v];
+        const int last_step = p_.cp - 1;
+        const auto ring = e_.ring_pass(
+            r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].bwd_data; },
+            [kv, last_step](int j) { return j < last_step ? 2 * kv : kv; }, true, name(v), static_cast<int>(v), mb,
+            Phase::BackwardData, deps, work);
+        data = ring.last;
+        ring_done = ring.done;
+      } else if (bd) {
         data = e_.compute(
             r, slot, [&](int k) { return var.times[static_cast<std::size_t>(k)][v].bwd_data; }, name(v),
             static_cast<int>(v), mb, Phase::BackwardData);
@@ -276,6 +312,8 @@ class OpLowering : LoweringBase {
       } else if (bd && moe(var, v)) {
         // ... and the input gradients of the routed slots come back to the tokens' ranks.
         grad_in_[v] = {all_to_all(r, mb, v, 5, "ep_dispatch_grad", Phase::BackwardData, {data})};
+      } else if (!ring_done.empty()) {
+        grad_in_[v] = ring_done;
       } else {
         grad_in_[v] = bd ? Refs{data} : grad_out;
       }

@@ -26,6 +26,10 @@ struct ChunkWork {
   Bytes rec_gather = 0, rec_reduce = 0;
   Bytes bwd_gather = 0, bwd_reduce = 0;
   Bytes fwd_a2a = 0, rec_a2a = 0, bwd_a2a = 0;  // expert parallelism: dispatch + combine of its MoE layers
+  // Context parallelism: one ring step of all the chunk's attention ops (kept out of fwd, rec, bwd
+  // and the pieces) and the K/V bytes of all of them; ring_rec: those recomputed.
+  std::vector<TimeNs> ring_fwd, ring_rec, ring_bwd;  // per kind
+  Bytes ring_bytes = 0, ring_rec_bytes = 0;
   // Activation bytes from earlier chunks into this one (forward) and from later chunks back
   // (gradients), non-zero only, by ascending chunk: what forward()/backward() loop over.
   std::vector<std::pair<int, Bytes>> from_earlier, from_later;
@@ -77,14 +81,22 @@ class StageLowering : LoweringBase {
       w.fwd.assign(kinds, 0);
       w.rec.assign(kinds, 0);
       w.bwd.assign(kinds, 0);
+      w.ring_fwd.assign(kinds, 0);
+      w.ring_rec.assign(kinds, 0);
+      w.ring_bwd.assign(kinds, 0);
       std::map<int, Bytes> segment_bytes;
       for (OpId v : p_.chunk_ops[static_cast<std::size_t>(c)]) {
         const bool recomputed = p_.segment[v] >= 0;
+        const bool ring = p_.ring[v];
         for (std::size_t k = 0; k < kinds; ++k) {
           const OpTimes& t = var.times[k][v];
-          w.fwd[k] += t.fwd;
-          w.bwd[k] += t.bwd();
-          if (recomputed || p_.selective[v]) w.rec[k] += t.fwd;
+          (ring ? w.ring_fwd : w.fwd)[k] += t.fwd;
+          (ring ? w.ring_bwd : w.bwd)[k] += t.bwd();
+          if (recomputed || p_.selective[v]) (ring ? w.ring_rec : w.rec)[k] += t.fwd;
+        }
+        if (ring) {
+          w.ring_bytes += var.ring_bytes[v];
+          if (recomputed || p_.selective[v]) w.ring_rec_bytes += var.ring_bytes[v];
         }
         w.fwd_alloc += var.fwd_alloc[v];
         if (recomputed) segment_bytes[p_.segment[v]] += var.rec_alloc[v];
@@ -114,7 +126,8 @@ class StageLowering : LoweringBase {
       for (const Bucket& b : p_.chunk_buckets[static_cast<std::size_t>(c)]) {
         std::vector<TimeNs> piece(kinds, 0), update(kinds, 0);
         for (std::size_t k = 0; k < kinds; ++k) {
-          for (OpId v : b.piece) piece[k] += var.times[k][v].bwd();
+          for (OpId v : b.piece)
+            if (!p_.ring[v]) piece[k] += var.times[k][v].bwd();
           for (OpId v : b.ops) update[k] += var.times[k][v].update;
         }
         w.piece.push_back(std::move(piece));
@@ -158,6 +171,24 @@ class StageLowering : LoweringBase {
         e_.ep_all_to_all(r, slot(c), bytes, "ep_all_to_all", -1, mb, phase, static_cast<std::int64_t>(c) * 8 + which);
     e_.after(x, after);
     return x;
+  }
+
+  /// Context parallelism: the C ring steps of the chunk's attention ops after `deps` (forward and
+  /// recompute: K/V chunks on all but the last step; backward: K/V and dK/dV, then dK/dV home).
+  /// Returns what ends them, or `deps` when the chunk has no attention.
+  Refs ring(int r, int c, int mb, Phase phase, const std::vector<TimeNs>& step, Bytes kv, Refs& work, const Refs& deps,
+            Ref* last = nullptr) {
+    if (p_.cp == 1 || kv == 0) return deps;
+    const int final_step = p_.cp - 1;
+    const bool backward = phase == Phase::BackwardData;
+    const auto pass = e_.ring_pass(
+        r, slot(c), [&step](int k) { return step[static_cast<std::size_t>(k)]; },
+        [kv, final_step, backward](int j) {
+          return backward ? (j < final_step ? 2 * kv : kv) : j < final_step ? kv : 0;
+        },
+        backward, names_[static_cast<std::size_t>(c)], -1, mb, phase, deps, work);
+    if (last != nullptr) *last = pass.last;
+    return pass.done;
   }
 
   /// ZeRO-3 at chunk granularity: the chunk's parameters are gathered layer by layer, each layer's
@@ -215,9 +246,11 @@ class StageLowering : LoweringBase {
       e_.after(f, deps);
       e_.memory(f, w.fwd_alloc, 0);
       item(mb, c, WorkKind::Forward).push_back(f);
-      fwd_task_[static_cast<std::size_t>(c)] = f;
+      Ref done = f;
+      ring(r, c, mb, Phase::Forward, w.ring_fwd, w.ring_bytes, item(mb, c, WorkKind::Forward), {f}, &done);
+      fwd_task_[static_cast<std::size_t>(c)] = done;
       fwd_ready_[static_cast<std::size_t>(c)] = joined(
-          tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, all_to_all(r, c, mb, Phase::Forward, w.fwd_a2a, 0, f)),
+          tp_reduce(r, c, mb, Phase::Forward, w.fwd_reduce, all_to_all(r, c, mb, Phase::Forward, w.fwd_a2a, 0, done)),
           rest);
     }
   }
@@ -239,7 +272,9 @@ class StageLowering : LoweringBase {
         e_.after(x, grad_ready_[static_cast<std::size_t>(dst)]);
         deps.push_back(x);
       }
-      const bool recompute = w.rec_alloc > 0 || std::any_of(w.rec.begin(), w.rec.end(), [](TimeNs t) { return t > 0; });
+      const auto positive = [](TimeNs t) { return t > 0; };
+      const bool recompute = w.rec_alloc > 0 || std::any_of(w.rec.begin(), w.rec.end(), positive) ||
+                             std::any_of(w.ring_rec.begin(), w.ring_rec.end(), positive);
       // ZeRO-3: a full recomputation gathers the parameters again and its backward reuses them.
       const bool regather = recompute && p_.s.recompute == Recompute::Full;
       Ref rest_gather;
@@ -256,10 +291,13 @@ class StageLowering : LoweringBase {
         e_.after(again, deps);
         e_.memory(again, w.rec_alloc, 0);
         items.push_back(again);
+        Ref recomputed = again;
+        ring(r, c, mb, Phase::Recompute, w.ring_rec, w.ring_rec_bytes, items, {again}, &recomputed);
         deps = {tp_reduce(r, c, mb, Phase::Recompute, w.rec_reduce,
-                          all_to_all(r, c, mb, Phase::Recompute, w.rec_a2a, 1, again))};
+                          all_to_all(r, c, mb, Phase::Recompute, w.rec_a2a, 1, recomputed))};
       }
       deps = tp_phase(r, c, mb, Phase::BackwardData, w.bwd_gather, deps);
+      deps = ring(r, c, mb, Phase::BackwardData, w.ring_bwd, w.ring_bytes, items, deps);
       if (!regather) {
         const auto [first, rest] = gather_chunk(c, mb, Phase::BackwardData, deps);
         if (first.valid()) deps.push_back(first);

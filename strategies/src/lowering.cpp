@@ -34,7 +34,7 @@ simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slo
   const std::int64_t params = p.slot_params[static_cast<std::size_t>(slot)];
   const std::int64_t experts = p.slot_expert_params[static_cast<std::size_t>(slot)];
   simulator::StaticMemory m = static_memory_for(params - experts, p.dtype, p.setup->optimizer,
-                                                p.s.zero >= 1 ? p.replicas : 1, p.s.zero >= 2, p.s.zero == 3);
+                                                p.s.zero >= 1 ? p.grad_ranks() : 1, p.s.zero >= 2, p.s.zero == 3);
   // ZeRO-3: the layer being computed and the one prefetched are gathered whole.
   if (p.zero3()) m.other += p.slot_gathered[static_cast<std::size_t>(slot)];
   if (experts > 0) {
@@ -58,7 +58,7 @@ simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slo
 LoweredStep lower_step(const StepSetup& setup) {
   const std::unique_ptr<detail::Prepared> pp = detail::prepare_step(setup);
   const detail::Prepared& p = *pp;
-  simulator::TaskGraphBuilder builder(p.mapping->devices_used(), kStreamsPerDevice);
+  simulator::TaskGraphBuilder builder(p.mapping->devices_used(), p.cp > 1 ? kStreamsPerDevice + 1 : kStreamsPerDevice);
   // About what the lowerings add (a stage-granularity 1F1B step with TP: ~10 tasks and ~16
   // dependencies per chunk and micro-batch), so that the arrays do not grow by copying.
   const std::size_t units =
@@ -77,10 +77,11 @@ LoweredStep lower_step(const StepSetup& setup) {
   out.roles.resize(static_cast<std::size_t>(p.mapping->devices_used()));
   for (int r = 0; r < p.replicas; ++r)
     for (int slot = 0; slot < p.stages; ++slot)
-      for (int t = 0; t < p.tp_ranks; ++t) {
-        const hardware::DeviceId d = p.device(r, slot, t);
-        out.roles[static_cast<std::size_t>(d)] = DeviceRole{d, r, slot, t, false};
-      }
+      for (int c = 0; c < p.cp; ++c)
+        for (int t = 0; t < p.tp_ranks; ++t) {
+          const hardware::DeviceId d = p.device(r, slot, t, c);
+          out.roles[static_cast<std::size_t>(d)] = DeviceRole{d, r, slot, t, false, c};
+        }
   for (int r : p.sim_replicas)
     for (int slot = 0; slot < p.stages; ++slot)
       for (int t = 0; t < p.sim_tp; ++t) {

@@ -5,7 +5,9 @@ namespace parasim::strategies {
 ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer) {
   const Bytes size = models::dtype_size(dtype);
   const Bytes master = dtype == models::DType::F32 ? 0 : 4;
-  return {size, size, master + profiler::optimizer_state_bytes_per_param(optimizer)};
+  // fp8: the bf16 weights plus their fp8 copy and its transpose (Transformer Engine keeps both).
+  const Bytes fp8_copies = dtype == models::DType::FP8 ? 2 : 0;
+  return {size + fp8_copies, size, master + profiler::optimizer_state_bytes_per_param(optimizer)};
 }
 
 simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,

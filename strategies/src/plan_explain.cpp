@@ -111,15 +111,43 @@ std::string expert_parallel_sentence(const PlanResult& plan, Objective objective
   return s.str();
 }
 
+/// Long sequences (some candidate has cp > 1): what context parallelism does for the winner, or
+/// what the best row with it lacks; "" otherwise.
+std::string context_parallel_sentence(const PlanResult& plan, Objective objective) {
+  const PlanRow& w = plan.rows.front();
+  const PlanRow* best_other = nullptr;  // best feasible row on the other side of cp > 1
+  bool searched = false;
+  for (const PlanRow& r : plan.rows) {
+    searched = searched || r.strategy.cp > 1;
+    if ((r.strategy.cp > 1) != (w.strategy.cp > 1) && r.feasible() && best_other == nullptr) best_other = &r;
+  }
+  if (!searched) return "";
+  std::ostringstream s;
+  if (w.strategy.cp > 1) {
+    s << " Context parallelism (cp=" << w.strategy.cp << ") splits every sample's sequence over " << w.strategy.cp
+      << " ranks: each device runs the layers on 1/" << w.strategy.cp
+      << " of the tokens and keeps their activations, and each attention layer passes its K/V chunks around the "
+         "ring, overlapped with the attention steps";
+    if (best_other != nullptr)
+      s << "; the best configuration without it, " << describe_runner_up(*best_other, w, objective);
+    else s << "; without it no configuration fits";
+    s << ".";
+  } else if (best_other != nullptr) {
+    s << " With context parallelism the best, " << describe_runner_up(*best_other, w, objective)
+      << ": its ring transfers and shorter attention steps cost more than the activation memory it saves.";
+  }
+  return s.str();
+}
+
 }  // namespace
 
 std::vector<std::size_t> explained_rows(const PlanResult& plan, int runners_up) {
   std::vector<std::size_t> out;
-  std::set<std::tuple<int, int, int>> shapes;
+  std::set<std::tuple<int, int, int, int>> shapes;
   for (std::size_t i = 0; i < plan.rows.size() && static_cast<int>(out.size()) <= runners_up; ++i) {
     const PlanRow& r = plan.rows[i];
     if (!r.feasible()) break;
-    if (shapes.insert({r.strategy.dp, r.strategy.mp, r.strategy.tp}).second) out.push_back(i);
+    if (shapes.insert({r.strategy.dp, r.strategy.mp, r.strategy.tp, r.strategy.cp}).second) out.push_back(i);
   }
   return out;
 }
@@ -174,6 +202,7 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
     s << ".";
   }
   s << expert_parallel_sentence(plan, plan.objective);
+  s << context_parallel_sentence(plan, plan.objective);
   memory_sentence();
   if (st.invalid > 0) s << " " << st.invalid << " configurations could not be built (reasons in --json with --top 0).";
   if (const std::string shortcuts = plan_shortcuts(plan); !shortcuts.empty()) s << " " << shortcuts;

@@ -49,8 +49,8 @@ bool ranks_before(const PlanRow& a, const PlanRow& b, Objective objective) {
     const TimeNs va = objective_value(a, objective), vb = objective_value(b, objective);
     if (va != vb) return va < vb;
     // A tie goes to the simpler split: fewer devices per model replica.
-    const std::int64_t wa = static_cast<std::int64_t>(a.strategy.mp) * a.strategy.tp;
-    const std::int64_t wb = static_cast<std::int64_t>(b.strategy.mp) * b.strategy.tp;
+    const std::int64_t wa = static_cast<std::int64_t>(a.strategy.mp) * a.strategy.tp * a.strategy.cp;
+    const std::int64_t wb = static_cast<std::int64_t>(b.strategy.mp) * b.strategy.tp * b.strategy.cp;
     if (wa != wb) return wa < wb;
   } else {
     const bool ia = a.verdict == Verdict::Invalid, ib = b.verdict == Verdict::Invalid;
@@ -119,7 +119,9 @@ double estimated_work(const Candidate& c, bool extrapolate) {
   const double extra = s.asynchronous() ? s.mp : 0;
   const std::array<int, 2> k = extrapolate ? extrapolation_points(s) : std::array<int, 2>{0, 0};
   const double simulated = k[0] == 0 ? s.micro + extra : k[0] + k[1] + 2 * extra;
-  return chunks * simulated * (s.tp > 1 ? 2.0 : 1.0) + 64;  // + a fixed cost per simulation
+  // Context parallelism: a ring of cp steps and cp (cp - 1) transfers per chunk and phase.
+  const double ring = s.cp > 1 ? static_cast<double>(s.cp) * s.cp : 1.0;
+  return chunks * simulated * (s.tp > 1 ? 2.0 : 1.0) * ring + 64;  // + a fixed cost per simulation
 }
 
 PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {

@@ -49,7 +49,8 @@ Bytes parameter_memory_lower_bound(const PlanRequest& req, const ModelFacts& fac
     params = std::max(params, layers * facts.min_layer_params / s.tp);
   }
   const models::DType dtype = req.dtype.value_or(req.model->dtype());
-  return static_memory_for(params, dtype, req.optimizer, s.zero >= 1 ? s.dp : 1, s.zero >= 2, s.zero == 3).total();
+  return static_memory_for(params, dtype, req.optimizer, s.zero >= 1 ? s.dp * s.cp : 1, s.zero >= 2, s.zero == 3)
+      .total();
 }
 
 Bytes largest_capacity(const hardware::Cluster& cluster, std::int64_t devices) {

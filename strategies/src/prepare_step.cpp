@@ -5,6 +5,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/batch_split.hpp"
+#include "parasim/strategies/context_parallel.hpp"
 #include "parasim/strategies/expert_parallel.hpp"
 #include "prepare_placement.hpp"
 #include "prepare_variants.hpp"
@@ -40,6 +41,7 @@ void index_structure(Prepared& p) {
   p.params.assign(p.n, 0);
   p.expert_params.assign(p.n, 0);
   p.selective.assign(p.n, 0);
+  p.ring.assign(p.n, 0);
   for (OpId v = 0; v < p.n; ++v) {
     const models::Op& op = m.op(v);
     p.has_fwd[v] = profiler::op_has_phase(op, profiler::Phase::Forward);
@@ -51,6 +53,7 @@ void index_structure(Prepared& p) {
     if (p.ep > 1) p.expert_params[v] = expert_params(op);
     if (p.s.recompute == Recompute::Selective && op.kind == models::OpKind::Attention && op.input_shapes.size() == 1)
       p.selective[v] = 1;
+    p.ring[v] = p.cp > 1 && is_ring_attention(op);
     if (!op.attrs.shares_weights_with.empty())
       if (auto owner = m.find_op(op.attrs.shares_weights_with)) p.ties.push_back({v, *owner});
   }
@@ -60,7 +63,7 @@ void resolve_kinds(Prepared& p) {
   p.kind_index.assign(static_cast<std::size_t>(p.mapping->devices_used()), 0);
   for (int r = 0; r < p.replicas; ++r)
     for (int slot = 0; slot < p.stages; ++slot)
-      for (int t = 0; t < p.tp_ranks; ++t) {
+      for (int t = 0; t < p.tp_ranks * p.cp; ++t) {  // t: the mapping's tp axis, TP x CP
         const hardware::DeviceId d = p.device(r, slot, t);
         const std::string& kind = p.cluster->device(d).kind;
         if (!p.kinds.empty() && p.kinds.front() == kind) continue;  // kind_index[d] is 0 already
@@ -248,11 +251,20 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
                      "self-attention");
   p.sp = p.tp_ranks > 1 && p.s.sequence_parallel();
   p.ep = p.s.ep;
+  p.cp = p.s.cp;
+  // CP rank 0 stands for every CP rank (load-balanced ring attention gives each the same work).
+  if (p.cp > 1 && setup.symmetry == Symmetry::None)
+    throw InputError(to_string(p.s) +
+                     ": context parallelism (cp > 1) is simulated on context-parallel rank 0 "
+                     "only; every device's tasks (--all-devices, validate) are not built for it");
   if (p.ep > 1 && experts_gcd(*setup.model) == 0)
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +
                      " has no mixture-of-experts layers (experts ops); expert parallelism (ep > 1) shards their "
                      "experts");
   resolve_kinds(p);
+  if (p.cp > 1 && p.kinds.size() > 1)
+    throw InputError(to_string(p.s) + ": context parallelism (cp > 1) needs one device kind; the cluster mixes " +
+                     p.kinds.front() + " and " + p.kinds.back());
 
   // The micro-batch of an even split drives placement and the speed split.
   const std::int64_t micro0 =

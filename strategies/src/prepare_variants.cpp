@@ -4,6 +4,7 @@
 #include <set>
 
 #include "parasim/common/error.hpp"
+#include "parasim/strategies/context_parallel.hpp"
 #include "parasim/strategies/expert_parallel.hpp"
 
 namespace parasim::strategies::detail {
@@ -24,11 +25,11 @@ Bytes attention_probs_bytes(const models::Op& op) {
 Variant make_variant(const Prepared& p, std::int64_t micro) {
   Variant v;
   v.micro = micro;
-  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks, p.ep, p.ep > 1 ? p.s.imbalance : 1.0);
+  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks, p.ep, p.ep > 1 ? p.s.imbalance : 1.0, p.cp);
   if (p.structure != nullptr && v.model->num_ops() != p.n)
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
-  const bool zero = p.s.zero >= 1 && p.replicas > 1;
+  const bool zero = p.s.zero >= 1 && p.grad_ranks() > 1;
   v.kept.assign(v.model->num_ops(), 0);
   for (const std::string& kind : p.kinds) {
     const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);
@@ -47,7 +48,7 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       // Each DP rank updates its 1/D shard; an expert's optimizer state is sharded over the D/E
       // replicas holding the same experts (the router's small share is counted with them).
       const bool experts = p.ep > 1 && v.model->op(op).kind == models::OpKind::Experts;
-      if (zero) t.update = ceil_div(t.update, experts ? p.replicas / p.ep : p.replicas);
+      if (zero) t.update = ceil_div(t.update, experts ? p.replicas / p.ep : p.grad_ranks());
     }
     v.times.push_back(std::move(times));
   }
@@ -64,12 +65,14 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
   v.out_full.assign(n, 0);
   v.in_full.assign(n, 0);
   v.a2a_bytes.assign(n, 0);
+  v.ring_bytes.assign(n, 0);
   const int dt = models::dtype_size(m.dtype());
   for (OpId op = 0; op < n; ++op) {
     const models::Op& o = m.op(op);
     v.out_full[op] = p.is_input[op] ? 0 : models::num_elements(o.output_shape) * dt;
     v.in_full[op] = o.input_shapes.empty() ? 0 : models::num_elements(o.input_shapes[0]) * dt;
     const TpRole role = p.tp->role[op];
+    if (p.ring[op]) v.ring_bytes[op] = ring_kv_bytes(o);
     if (p.ep > 1) {
       v.a2a_bytes[op] = all_to_all_bytes(o);
       // Sequence parallelism: each TP rank routes its 1/T of the tokens.

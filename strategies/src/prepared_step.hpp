@@ -40,6 +40,7 @@ struct Variant {
   std::vector<Bytes> out_full;    // output bytes (row-parallel outputs: the full tensor to reduce)
   std::vector<Bytes> in_full;     // first input's bytes (column-parallel inputs)
   std::vector<Bytes> a2a_bytes;   // expert parallelism: bytes one rank sends per all-to-all of an experts op
+  std::vector<Bytes> ring_bytes;  // context parallelism: K + V chunk bytes a ring step passes on (attention ops)
 };
 
 struct Bucket {
@@ -73,6 +74,7 @@ struct Prepared {
   int stages = 1;                   // mp: pipeline stages (device slots per replica)
   int tp_ranks = 1;                 // tp
   int ep = 1;                       // expert-parallel group width (divides replicas)
+  int cp = 1;                       // context-parallel ranks (CP rank 0 is simulated, the others are alike)
   int chunks_per_stage = 1;         // interleave for interleaved schedules, else 1
   int chunks = 1;                   // stages x chunks_per_stage
   int micro_batches = 1;            // K, per replica and step
@@ -102,6 +104,7 @@ struct Prepared {
   std::vector<int> segment;                           // full recompute segment of each op, -1 none
   std::vector<std::vector<OpId>> segments;
   std::vector<char> selective;                        // op recomputes its attention probabilities
+  std::vector<char> ring;                             // cp > 1: attention op run as C ring steps
   std::vector<Tie> ties;
 
   std::vector<std::int64_t> replica_batch;
@@ -122,14 +125,16 @@ struct Prepared {
   std::string cost_source;
   profiler::RooflineCostModel roofline;  // weight prediction (SpecTrain) is costed here
 
-  hardware::DeviceId device(int r, int slot, int t) const { return mapping->device(r, slot, t); }
+  hardware::DeviceId device(int r, int slot, int t, int c = 0) const { return mapping->device(r, slot, t, c); }
+  /// Ranks that hold the same parameters and reduce their gradients together: DP x CP.
+  int grad_ranks() const { return replicas * cp; }
   int kind_of(int r, int slot, int t) const { return kind_index[static_cast<std::size_t>(device(r, slot, t))]; }
   const Variant& variant(int r, int mb) const {
     return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % micro_batches)]);
   }
   bool layered() const { return s.placement == Placement::Layers; }
   /// ZeRO-3: parameters are sharded over the replicas and gathered layer by layer.
-  bool zero3() const { return s.zero == 3 && replicas > 1; }
+  bool zero3() const { return s.zero == 3 && grad_ranks() > 1; }
 };
 
 /// Validates the setup and works everything out; InputError naming the problem.

@@ -9,6 +9,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/profiler/cost_model.hpp"
+#include "parasim/strategies/context_parallel.hpp"
 #include "parasim/strategies/expert_parallel.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
 
@@ -81,6 +82,7 @@ struct Emit {
 
   void finish(Strategy s, std::int64_t batch) {
     for (int ep : expert_parallel_widths(space, facts, s.dp)) {
+      if (ep > 1 && s.cp > 1) break;  // not modelled together (strategy.cpp)
       s.ep = ep;
       s.imbalance = ep > 1 ? space.imbalance : 1.0;
       finish_ep(s, batch);
@@ -92,7 +94,7 @@ struct Emit {
       if (r == Recompute::Selective && !facts.has_attention) continue;
       s.recompute = r;
       for (int z : space.zeros) {
-        if (z >= 1 && s.dp == 1) continue;
+        if (z >= 1 && s.dp * s.cp == 1) continue;  // ZeRO shards over DP x CP
         if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
         if (z == 3 && (s.asynchronous() || s.ep > 1)) continue;
         s.zero = z;
@@ -166,6 +168,7 @@ ModelFacts model_facts(const models::Model& model, int devices_per_node) {
     f.expert_params += expert_params(op);
   }
   f.experts = experts_gcd(model);
+  f.seq_len = attention_seq_len(model);
   for (const auto& [block, params] : layer_params)
     f.min_layer_params = f.min_layer_params == 0 ? params : std::min(f.min_layer_params, params);
   return f;
@@ -176,6 +179,14 @@ std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFac
   if (!space.expert_parallel || facts.experts <= 0) return out;
   for (int e = 2; e <= dp; ++e)
     if (dp % e == 0 && facts.experts % e == 0) out.push_back(e);
+  return out;
+}
+
+std::vector<int> context_parallel_widths(const SearchSpace& space, const ModelFacts& facts) {
+  std::vector<int> out{1};
+  if (facts.seq_len < space.min_cp_seq || facts.tp_heads <= 0) return out;
+  for (int c = 2; c <= space.max_cp; c *= 2)
+    if (facts.seq_len % (2 * c) == 0 && facts.seq_len / c >= space.min_cp_tokens) out.push_back(c);
   return out;
 }
 
@@ -195,22 +206,28 @@ std::vector<Candidate> enumerate_candidates(const SearchSpace& space, const Mode
   std::vector<Candidate> out;
   Emit emit{space, facts, out};
   const int max_mp = std::min(space.max_mp > 0 ? space.max_mp : facts.pipeline_units, facts.pipeline_units);
+  const std::vector<int> cps = context_parallel_widths(space, facts);
   for (int tp : tensor_parallel_widths(space, facts)) {
     if (tp > space.gpus) break;
-    for (int mp = 1; mp <= max_mp && static_cast<std::int64_t>(mp) * tp <= space.gpus; ++mp) {
-      const int width = mp * tp;
-      if (width < space.min_model_parallel) continue;
-      if (space.max_model_parallel > 0 && width > space.max_model_parallel) break;
-      if (space.even_stages && facts.layers % mp != 0) continue;
-      if (!space.allow_fewer && space.gpus % width != 0) continue;
-      const int dp = space.gpus / width;
-      const std::int64_t batch = batch_for(space, dp);
-      if (batch <= 0) continue;
-      Strategy s;
-      s.dp = dp;
-      s.mp = mp;
-      s.tp = tp;
-      emit.schedules(s, batch);
+    for (int cp : cps) {
+      const std::int64_t inner = static_cast<std::int64_t>(tp) * cp;  // a CP rank is a model-parallel split too
+      if (inner > space.gpus) break;
+      for (int mp = 1; mp <= max_mp && mp * inner <= space.gpus; ++mp) {
+        const int width = static_cast<int>(mp * inner);
+        if (width < space.min_model_parallel) continue;
+        if (space.max_model_parallel > 0 && width > space.max_model_parallel) break;
+        if (space.even_stages && facts.layers % mp != 0) continue;
+        if (!space.allow_fewer && space.gpus % width != 0) continue;
+        const int dp = space.gpus / width;
+        const std::int64_t batch = batch_for(space, dp);
+        if (batch <= 0) continue;
+        Strategy s;
+        s.dp = dp;
+        s.mp = mp;
+        s.tp = tp;
+        s.cp = cp;
+        emit.schedules(s, batch);
+      }
     }
   }
   return out;

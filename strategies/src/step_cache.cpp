@@ -4,6 +4,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/models/model_json.hpp"
+#include "parasim/strategies/context_parallel.hpp"
 #include "parasim/strategies/expert_parallel.hpp"
 
 namespace parasim::strategies {
@@ -19,7 +20,21 @@ std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
 }
 
 std::shared_ptr<const models::Model> StepCache::model(const models::Model& base, std::int64_t batch,
-                                                      models::DType dtype, int tp, int ep, double load) {
+                                                      models::DType dtype, int tp, int ep, double load, int cp) {
+  if (cp > 1) {
+    // The base at seq / cp tokens, built once; everything else is derived from it as without CP.
+    std::shared_ptr<const models::Model> cp_base;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = cp_bases_.find({&base, cp}); it != cp_bases_.end()) cp_base = it->second;
+    }
+    if (!cp_base) {
+      auto built = std::make_shared<const models::Model>(shard_for_context_parallel(base, cp));
+      std::lock_guard lock(mu_);
+      cp_base = cp_bases_.try_emplace({&base, cp}, std::move(built)).first->second;
+    }
+    return model(*cp_base, batch, dtype, tp, ep, load);
+  }
   const ModelKey key{&base, batch, static_cast<int>(dtype), tp, ep, load};
   {
     std::lock_guard lock(mu_);

@@ -90,11 +90,16 @@ void validate(const Strategy& s, const std::string& origin) {
   if (s.placement == Placement::Branches && s.mp < 2)
     throw InputError(origin + ": placement=branches needs mp >= 2 devices to place branches on");
   if (s.devices() > kMaxDegree)
-    throw InputError(origin + ": dp*mp*tp = " + std::to_string(s.devices()) + " devices; at most " +
+    throw InputError(origin + ": dp*mp*tp*cp = " + std::to_string(s.devices()) + " devices; at most " +
                      std::to_string(kMaxDegree) + " are supported");
   if (s.ep > 1 && s.dp % s.ep != 0)
     throw InputError(origin + ": ep=" + std::to_string(s.ep) + " must divide dp=" + std::to_string(s.dp) +
                      " (expert parallelism splits the data-parallel replicas into groups of ep)");
+  if (s.cp > 1 && s.ep > 1)
+    throw InputError(origin + ": cp=" + std::to_string(s.cp) + " with ep=" + std::to_string(s.ep) +
+                     " is not modelled (expert all-to-alls inside a context-parallel group)");
+  if (s.cp > 1 && s.placement != Placement::Layers)
+    throw InputError(origin + ": cp=" + std::to_string(s.cp) + " needs placement=layers");
   if (s.imbalance != 1.0 && s.ep == 1)
     throw InputError(origin + ": imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
   if (s.sp == SeqParallel::On && s.tp == 1)
@@ -122,6 +127,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   if (key == "dp") s.dp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "mp" || key == "pp") s.mp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "tp") s.tp = parse_int(key, value, 1, kMaxDegree, origin);
+  else if (key == "cp") s.cp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "ep") s.ep = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "imbalance") s.imbalance = parse_imbalance(key, value, origin);
   else if (key == "schedule") s.schedule = parse_named(kSchedules, key, value, origin);
@@ -151,7 +157,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else
     throw InputError(
         origin + ": unknown key \"" + key +
-        "\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
+        "\"; expected dp, mp, tp, cp, ep, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
         "bucket_mb, split, overlap or mapping");
 }
 
@@ -203,9 +209,10 @@ std::string to_string(const Strategy& s) {
   const Strategy d;
   std::vector<std::string> parts;
   auto add = [&](const std::string& k, const std::string& v) { parts.push_back(k + "=" + v); };
-  if (s.dp != d.dp || (s.mp == 1 && s.tp == 1)) add("dp", std::to_string(s.dp));
+  if (s.dp != d.dp || (s.mp == 1 && s.tp == 1 && s.cp == 1)) add("dp", std::to_string(s.dp));
   if (s.mp != d.mp) add("mp", std::to_string(s.mp));
   if (s.tp != d.tp) add("tp", std::to_string(s.tp));
+  if (s.cp != d.cp) add("cp", std::to_string(s.cp));
   if (s.ep != d.ep) add("ep", std::to_string(s.ep));
   if (s.imbalance != d.imbalance) {
     std::ostringstream v;
@@ -239,6 +246,7 @@ nlohmann::json strategy_to_json(const Strategy& s) {
   j["dp"] = s.dp;
   j["mp"] = s.mp;
   j["tp"] = s.tp;
+  if (s.cp != 1) j["cp"] = s.cp;  // only when used: the JSON of strategies without it keeps its bytes
   j["ep"] = s.ep;
   j["imbalance"] = s.imbalance;
   j["schedule"] = to_string(s.schedule);
@@ -268,7 +276,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   // Every field is routed through the same parser as the grammar so both forms accept the same values;
   // the error names the JSON path.
   auto origin_of = [&](const char* key) { return file + ": $." + std::string(key); };
-  for (const char* key : {"dp", "mp", "tp", "ep", "micro", "interleave", "zero"}) {
+  for (const char* key : {"dp", "mp", "tp", "cp", "ep", "micro", "interleave", "zero"}) {
     if (auto f = root.find(key)) apply(s, key, std::to_string(f->as_int(INT32_MIN, INT32_MAX)), origin_of(key));
   }
   if (auto f = root.find("bucket_mb")) {
@@ -287,8 +295,8 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   }
   for (const auto& [key, value] : j.items()) {
     static const std::vector<std::string> known = {
-        "schema",    "dp",        "mp", "tp",   "ep",        "imbalance", "schedule", "micro",  "interleave",
-        "placement", "recompute", "sp", "zero", "bucket_mb", "split",     "overlap",  "mapping"};
+        "schema",     "dp",        "mp",        "tp", "cp",   "ep",        "imbalance", "schedule", "micro",
+        "interleave", "placement", "recompute", "sp", "zero", "bucket_mb", "split",     "overlap",  "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

@@ -18,7 +18,11 @@ TEST(DType, SizesNamesAndParsing) {
   EXPECT_EQ(parse_dtype("f16"), DType::F16);
   EXPECT_EQ(parse_dtype("half"), DType::F16);
   EXPECT_EQ(parse_dtype("bfloat16"), DType::BF16);
-  EXPECT_EQ(parse_dtype("fp8"), std::nullopt);
+  // fp8: FP8 matmuls with bf16 tensors between ops, so bf16's element size.
+  EXPECT_EQ(parse_dtype("fp8"), DType::FP8);
+  EXPECT_EQ(to_string(DType::FP8), "fp8");
+  EXPECT_EQ(dtype_size(DType::FP8), 2);
+  EXPECT_EQ(parse_dtype("fp64"), std::nullopt);
 }
 
 TEST(OpKindNames, SnakeCaseAndRoundTrip) {

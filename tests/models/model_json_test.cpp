@@ -178,7 +178,7 @@ TEST(ModelJsonErrors, ExactMessages) {
   EXPECT_EQ(load_error(R"({"schema": "parasim.model/2", "name": "m", "batch": 1, "dtype": "fp32", "ops": []})"),
             "bad.json: $.schema: expected \"parasim.model/1\", found string \"parasim.model/2\"");
   EXPECT_EQ(load_error(R"({"schema": "parasim.model/1", "name": "m", "batch": 1, "dtype": "fp64", "ops": []})"),
-            "bad.json: $.dtype: expected a dtype (fp32, fp16 or bf16), found string \"fp64\"");
+            "bad.json: $.dtype: expected a dtype (fp32, fp16, bf16 or fp8), found string \"fp64\"");
   EXPECT_EQ(load_error(R"({"schema": "parasim.model/1", "name": "m", "batch": 0, "dtype": "fp32", "ops": []})"),
             "bad.json: $.batch: expected an integer >= 1, found number 0");
 }

@@ -214,3 +214,93 @@ TEST(Roofline, UnknownDeviceIsAnInputError) {
 
 }  // namespace
 }  // namespace parasim::profiler
+
+namespace parasim::profiler {
+namespace {
+
+// FP8 matmuls (docs/models.md "FP8 matmuls"): one transformer-layer linear x [1, 1024, 4096] ->
+// 4096 features (16,777,216 weights, no bias) and the same linear outside any block (an LM head).
+models::Model fp8_linears(models::DType dtype) {
+  models::ModelBuilder b("fp8", 1, dtype);
+  auto x = b.input("x", {1, 1024, 4096});
+  x = b.relu("relu", x);
+  {
+    auto scope = b.block("h.0");
+    x = b.linear("fc", x, 4096, 4096, /*bias=*/false);
+  }
+  b.linear("head", x, 4096, 4096, /*bias=*/false);
+  return b.finish();
+}
+
+/// A bandwidth-bound kernel on the H100 kernel model, by hand: Calculon's HBM curve (0.75 at
+/// 10 MB, 0.9 at 100 MB, linear between) at 3350 GB/s, plus the 5 us launch.
+double h100_memory_kernel_ns(double bytes) {
+  const double fraction = 0.75 + 0.15 * (bytes - 1e7) / 9e7;
+  return bytes / (3350.0 * fraction) + 5000.0;
+}
+
+TEST(RooflineFp8, CastKernelsBeforeEachFp8Gemm) {
+  const models::Model m = fp8_linears(models::DType::FP8);
+  const models::Op& fc = m.op(*m.find_op("fc"));
+  const models::Op& head = m.op(*m.find_op("head"));
+  EXPECT_TRUE(fp8_gemm(fc));
+  EXPECT_FALSE(fp8_gemm(head));  // the LM head stays in bf16
+  EXPECT_EQ(compute_dtype(fc), models::DType::FP8);
+  EXPECT_EQ(compute_dtype(head), models::DType::BF16);
+  // Forward: the GEMM, then cast-transposes of X (4,194,304 elements) and W (16,777,216): 4 B each.
+  const std::vector<KernelWork> fwd = phase_work(fc, Phase::Forward, Optimizer::Adam);
+  ASSERT_EQ(fwd.size(), 3u);
+  EXPECT_EQ(fwd[0].cls, KernelClass::Gemm);
+  EXPECT_EQ(fwd[1].bytes, 4.0 * 4194304);
+  EXPECT_EQ(fwd[2].bytes, 4.0 * 16777216);
+  // Backward-data: the cast-transpose of dY; backward-weight reuses the transposed copies.
+  const std::vector<KernelWork> bd = phase_work(fc, Phase::BackwardData, Optimizer::Adam);
+  ASSERT_EQ(bd.size(), 2u);
+  EXPECT_EQ(bd[1].bytes, 4.0 * 4194304);
+  EXPECT_EQ(phase_work(fc, Phase::BackwardWeight, Optimizer::Adam).size(), 1u);
+  // Exact times on H100: 16,777,216 B in 6,578.4 + 5,000 ns; 67,108,864 B in 23,702.0 + 5,000 ns.
+  const RooflineCostModel roofline;
+  const RooflineDevice& h100 = roofline.device("H100-SXM5-80GB");
+  EXPECT_NEAR(h100.kernel_time_ns(fwd[1], models::DType::FP8), h100_memory_kernel_ns(16777216.0), 1e-6);
+  EXPECT_NEAR(h100.kernel_time_ns(fwd[2], models::DType::FP8), h100_memory_kernel_ns(67108864.0), 1e-6);
+  EXPECT_NEAR(h100_memory_kernel_ns(16777216.0), 11578.4, 0.1);
+  // The op's forward: the FP8 GEMM plus both casts.
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("h100"));
+  const double gemm = km.gemm_time_ns({.m = 1024, .n = 4096, .k = 4096}, models::DType::FP8, fwd[0].bytes) + 5000;
+  EXPECT_EQ(roofline.cost(fc, "H100-SXM5-80GB", Optimizer::Adam).fwd,
+            std::llround(gemm + h100_memory_kernel_ns(16777216.0) + h100_memory_kernel_ns(67108864.0)));
+}
+
+TEST(RooflineFp8, GemmAtTheFp8PeakOthersAsBf16) {
+  const models::Model fp8 = fp8_linears(models::DType::FP8);
+  const models::Model bf16 = fp8_linears(models::DType::BF16);
+  const RooflineCostModel roofline;
+  auto fwd = [&](const models::Model& m, const char* op) {
+    return roofline.cost(m.op(*m.find_op(op)), "H100-SXM5-80GB", Optimizer::Adam).fwd;
+  };
+  EXPECT_EQ(fwd(fp8, "head"), fwd(bf16, "head"));
+  EXPECT_EQ(fwd(fp8, "relu"), fwd(bf16, "relu"));
+  // A large compute-bound GEMM: 1979 vs 989.4 TFLOP/s dense at the same achievable fraction.
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("h100"));
+  const hardware::GemmShape big{.m = 16384, .n = 16384, .k = 16384};
+  const double ratio = km.gemm_time_ns(big, models::DType::FP8) / km.gemm_time_ns(big, models::DType::BF16);
+  EXPECT_GT(ratio, 0.49);
+  EXPECT_LT(ratio, 0.52);
+}
+
+TEST(RooflineFp8, NeedsHopper) {
+  const models::Model m = fp8_linears(models::DType::FP8);
+  const RooflineCostModel roofline;
+  try {
+    (void)roofline.cost(m.op(*m.find_op("fc")), "A100-SXM4-80GB", Optimizer::Adam);
+    FAIL() << "fp8 on an A100 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--dtype fp8: device A100-SXM4-80GB has no FP8 tensor cores; FP8 matmuls need Hopper or "
+                 "later (H100, H200)");
+  }
+  EXPECT_NO_THROW((void)roofline.cost(m.op(*m.find_op("fc")), "H200-SXM-141GB", Optimizer::Adam));
+}
+
+}  // namespace
+}  // namespace parasim::profiler

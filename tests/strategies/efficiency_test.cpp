@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -89,6 +90,9 @@ TEST(TimeToTrain, EpochsTimesStepsTimesStepTime) {
   EXPECT_EQ(t.total, 112'680LL * 100 * kNsPerMs);
   const auto with_overhead = time_to_train(e, 1'281'167, 1024, 100 * kNsPerMs, 30 * kNsPerS);
   EXPECT_EQ(with_overhead.total, t.total + 90LL * 30 * kNsPerS);
+  // 112,680 steps of 1e14 ns (28 h) is 1.1e19 ns, past int64: saturated, never negative.
+  const auto huge = time_to_train(e, dataset("imagenet-1k").samples, 1024, 100'000'000'000'000);
+  EXPECT_EQ(huge.total, std::numeric_limits<TimeNs>::max());
 }
 
 TEST(Datasets, KnownSizesAndUnknownNames) {

@@ -31,6 +31,21 @@ TEST(MemoryModel, BytesPerParameter) {
   EXPECT_EQ(z2.params, 2000);
 }
 
+TEST(MemoryModel, Fp8KeepsBf16WeightsAndTheirFp8CopyAndTranspose) {
+  using models::DType;
+  using profiler::Optimizer;
+  // bf16 weights 2 + fp8 copy 1 + its transpose 1, bf16 gradients 2, fp32 master 4 + Adam 8.
+  const ParamBytes b = param_bytes_per_param(DType::FP8, Optimizer::Adam);
+  EXPECT_EQ(b.weights, 4);
+  EXPECT_EQ(b.grads, 2);
+  EXPECT_EQ(b.optimizer, 12);
+  EXPECT_EQ(b.total(), 18);
+  const simulator::StaticMemory m = static_memory_for(8'030'261'248, DType::FP8, Optimizer::Adam, /*zero_shards=*/8);
+  EXPECT_EQ(m.params, 32'121'044'992);
+  EXPECT_EQ(m.grads, 16'060'522'496);
+  EXPECT_EQ(m.optimizer, 12'045'391'872);  // 96,363,134,976 B over 8 ranks
+}
+
 TEST(Memory, Gpt3OnOneDgxA100IsInfeasibleWithNumbers) {
   const models::Model model = models::build_zoo_model("gpt3_175b", {.batch = 1, .dtype = models::DType::F16});
   const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100");

@@ -86,12 +86,12 @@ TEST(StrategyGrammar, BadInputIsNamed) {
   EXPECT_EQ(input_error([] { parse_strategy("dp4"); }),
             "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
   EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
-            "--strategy: unknown key \"foo\"; expected dp, mp, tp, ep, imbalance, schedule, micro, interleave, "
+            "--strategy: unknown key \"foo\"; expected dp, mp, tp, cp, ep, imbalance, schedule, micro, interleave, "
             "placement, recompute, sp, zero, bucket_mb, split, overlap or mapping");
   EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
             "--strategy: interleave=2 needs schedule=interleaved");
   EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
-            "--strategy: dp*mp*tp = 2097152 devices; at most 1048576 are supported");
+            "--strategy: dp*mp*tp*cp = 2097152 devices; at most 1048576 are supported");
   EXPECT_EQ(input_error([] { parse_strategy("bucket_mb=nan"); }),
             "--strategy: bucket_mb=nan: expected a positive number of megabytes (at most 1e6)");
   EXPECT_EQ(input_error([] { parse_strategy("zero=4"); }), "--strategy: zero=4: expected an integer in [0, 3]");

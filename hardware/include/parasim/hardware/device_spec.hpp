@@ -27,11 +27,15 @@ struct DeviceSpec {
   Bytes memory = 0;           // device memory
   int sm_count = 0;
   std::string source;         // where the numbers come from
+  double fp8_tflops = 0;      // FP8 tensor-core dense peak (0 = no FP8 tensor cores: before Hopper)
+  std::string fp8_source;     // where that number comes from
 
   /// Peak FLOP/s (not MAC/s) in TFLOP/s for matrix math in `dtype`. FP32 uses plain FP32 peak
   /// (frameworks default to no TF32 for convolutions on older stacks); BF16 falls back to FP32
-  /// where the chip has no BF16 path.
+  /// where the chip has no BF16 path. FP8: the FP8 tensor-core peak (FP8 GEMMs only; the other
+  /// ops of an fp8 model run in bf16).
   double peak_tflops(DType dtype) const;
+  bool supports_fp8() const { return fp8_tflops > 0; }
 };
 
 /// All known devices, in a fixed order.
@@ -40,5 +44,8 @@ const std::vector<DeviceSpec>& device_specs();
 /// Throws InputError listing the known kinds when unknown.
 const DeviceSpec& device_spec(const std::string& kind_or_alias);
 std::optional<DeviceSpec> find_device_spec(const std::string& kind_or_alias);
+/// InputError (exit 2) naming the device when `dtype` is fp8 and `kind` has no FP8 tensor cores;
+/// kinds without a spec (CPUs) are refused too.
+void require_dtype_support(const std::string& kind, DType dtype);
 
 }  // namespace parasim::hardware

@@ -58,6 +58,21 @@ struct KernelWork {
 /// What one phase of one op does, kernel by kernel. Empty when the phase does nothing.
 std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt);
 
+/// FP8 training (DType::FP8; docs/models.md "FP8 matmuls"): whether `op` multiplies in FP8 - a
+/// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
+/// fp8 model (LM head, embeddings, attention core, elementwise ops) runs in bf16.
+bool fp8_gemm(const models::Op& op);
+/// The dtype `op`'s kernels are priced in: FP8 for an FP8 GEMM, BF16 for the other ops of an fp8
+/// model, the op's dtype otherwise.
+models::DType compute_dtype(const models::Op& op);
+/// FP8 scaling: the amax history length of delayed scaling (Transformer Engine's DelayedScaling
+/// default) and the bytes per element of a cast-transpose (read bf16 2, write fp8 and its
+/// transpose 1 + 1: Hopper's FP8 GEMMs take only the TN layout).
+inline constexpr int kFp8AmaxHistory = 1024;
+inline constexpr double kFp8CastBytesPerElement = 4;
+/// What simulate and plan print when a model runs in fp8.
+std::string fp8_overheads_note();
+
 /// A device as the roofline sees it: peaks plus the constants of the efficiency model.
 struct RooflineDevice {
   hardware::DeviceSpec spec;       // kind, peaks (TFLOP/s per dtype), memory bandwidth

@@ -23,6 +23,7 @@ struct RankCoords {
   int replica = 0;
   int stage = 0;  // pipeline / model-parallel slot (device index inside the replica)
   int tp = 0;
+  int cp = 0;  // context-parallel rank
   bool operator==(const RankCoords&) const = default;
 };
 
@@ -32,14 +33,15 @@ class DeviceMapping {
   /// "dp=4,mp=4 needs 16 devices; cluster dgx1-v100 x1 has 8 - add --nodes 2".
   DeviceMapping(const Strategy& strategy, const hardware::Cluster& cluster);
 
-  hardware::DeviceId device(int replica, int stage, int tp) const;
+  hardware::DeviceId device(int replica, int stage, int tp, int cp = 0) const;
   RankCoords coords(hardware::DeviceId device) const;
   int devices_used() const { return extent_[0] * extent_[1] * extent_[2]; }
 
  private:
   // Axis order innermost first; axis ids: 0 = tp, 1 = mp, 2 = dp.
   std::array<int, 3> order_{};
-  std::array<int, 3> extent_{};  // by axis id
+  std::array<int, 3> extent_{};  // by axis id (the tp axis: T x C)
+  int tp_ = 1;
 };
 
 }  // namespace parasim::strategies

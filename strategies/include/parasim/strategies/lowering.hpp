@@ -69,6 +69,8 @@ inline constexpr int kDataParallelStream = simulator::kCommStream;
 inline constexpr int kPipelineStream = 2;
 inline constexpr int kTensorParallelStream = 3;
 inline constexpr int kStreamsPerDevice = 4;
+/// Context parallelism's ring transfers: a fifth stream, only in graphs of strategies with cp > 1.
+inline constexpr int kContextParallelStream = 4;
 
 struct StepSetup {
   const models::Model* model = nullptr;       // at any batch size; rebuilt at each micro-batch size
@@ -99,6 +101,7 @@ struct DeviceRole {
   int stage = 0;      // pipeline / model-parallel slot
   int tp_rank = 0;
   bool simulated = false;  // its tasks are in the graph (otherwise it only joins collectives)
+  int cp_rank = 0;         // context-parallel rank
 };
 
 /// How many op costs came from where (each distinct (micro-batch, op, device kind) once).

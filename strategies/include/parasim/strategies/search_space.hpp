@@ -1,9 +1,10 @@
-// The strategies a planner tries for one model on N devices: every dp x mp x tp split with the
-// pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
+// The strategies a planner tries for one model on N devices: every dp x mp x tp (x cp) split with
+// the pipeline schedules, micro-batch counts, interleavings, recompute and ZeRO choices that make
 // sense for it, each with the global batch it trains at (exact N, or at most N with
-// allow_fewer). Candidates come out in a fixed order (tp, mp, schedule, placement, V, K, ep,
-// recompute, zero, mapping). The rule for each knob and its source: docs/projection.md ("Batch
-// conventions", "The search space").
+// allow_fewer). Candidates come out in a fixed order (tp, cp, mp, schedule, placement, V, K, ep,
+// recompute, zero, mapping). Context parallelism is tried only for long sequences
+// (context_parallel_widths), so the search of shorter ones is unchanged. The rule for each knob
+// and its source: docs/projection.md ("Batch conventions", "The search space").
 //
 // Example:
 //   models::Model model = models::build_zoo_model("gpt2");
@@ -36,6 +37,7 @@ struct ModelFacts {
   std::int64_t experts = 0;    // gcd of the MoE layers' expert counts (0: no MoE layer, no ep)
   std::int64_t expert_params = 0;  // parameters in experts (what expert parallelism shards)
   int devices_per_node = 8;
+  std::int64_t seq_len = 0;  // tokens per sample of the self-attention ops (0: none, no cp)
 };
 
 ModelFacts model_facts(const models::Model& model, int devices_per_node);
@@ -58,6 +60,11 @@ struct SearchSpace {
   bool branch_placement = true;
   bool all_mappings = false;
   bool expert_parallel = true;  // MoE models: try every ep dividing dp and the experts
+  // Context parallelism: powers of two up to max_cp, from min_cp_seq tokens on, each CP rank
+  // keeping at least min_cp_tokens of them, 2 cp dividing the sequence (load-balanced chunks).
+  int max_cp = 16;
+  std::int64_t min_cp_seq = 16384;
+  std::int64_t min_cp_tokens = 4096;
   double imbalance = 1.0;       // the strategies' imbalance= when ep > 1
   int max_micro_per_stage = 8;
   int max_accumulation = 16;
@@ -76,6 +83,9 @@ std::vector<Candidate> enumerate_candidates(const SearchSpace& space, const Mode
 /// The ep values the space allows for a dp-way split of the model (1 first): divisors of dp that
 /// divide the experts of every MoE layer.
 std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp);
+
+/// The cp values the space allows for the model (1 first): see SearchSpace::max_cp.
+std::vector<int> context_parallel_widths(const SearchSpace& space, const ModelFacts& facts);
 
 /// The tp values the space allows for the model (1 first).
 std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFacts& facts);

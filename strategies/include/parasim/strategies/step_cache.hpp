@@ -36,9 +36,10 @@ namespace parasim::strategies {
 class StepCache {
  public:
   /// `base` at `batch` samples in `dtype`, sharded for `tp` tensor-parallel ranks (tp > 1) and for
-  /// `ep` expert-parallel ranks with the busiest rank's `load` (expert_parallel.hpp).
+  /// `ep` expert-parallel ranks with the busiest rank's `load` (expert_parallel.hpp) and for `cp`
+  /// context-parallel ranks (seq / cp tokens, context_parallel.hpp).
   std::shared_ptr<const models::Model> model(const models::Model& base, std::int64_t batch, models::DType dtype, int tp,
-                                             int ep = 1, double load = 1.0);
+                                             int ep = 1, double load = 1.0, int cp = 1);
   /// The TP plan of `base` (which ops are column/row-parallel).
   std::shared_ptr<const TpPlan> tp_plan(const models::Model& base);
   /// Per-op costs (by op id) of `model` (one this cache built) on `device_kind`.
@@ -69,6 +70,7 @@ class StepCache {
   mutable std::mutex mu_;
   std::map<ModelKey, std::shared_ptr<const models::Model>> models_;
   std::map<const models::Model*, std::shared_ptr<const TpPlan>> plans_;
+  std::map<std::pair<const models::Model*, int>, std::shared_ptr<const models::Model>> cp_bases_;
   std::map<CostKey, std::shared_ptr<const std::vector<profiler::OpCost>>> costs_;
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
   std::map<PartitionKey, std::shared_ptr<const std::vector<int>>> partitions_;

@@ -1,9 +1,9 @@
 // A parallelization strategy: how one training step is split across devices.
 //
 // Grammar (all keys optional; defaults give plain data parallelism on one device):
-//   "dp=D,mp=M,tp=T,ep=E,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
+//   "dp=D,mp=M,tp=T,cp=C,ep=E,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
 //    sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,mapping=tp-mp-dp"
-// Devices used = D x M x T: expert parallelism (ep) splits the D data-parallel ranks into groups
+// Devices used = D x M x T x C: expert parallelism (ep) splits the D data-parallel ranks into groups
 // of E that share out the experts, so it adds no devices. The same fields are accepted as JSON
 // ("schema": "parasim.strategy/1").
 //
@@ -45,6 +45,7 @@ struct Strategy {
   int dp = 1;
   int mp = 1;  // pipeline / model-parallel stages
   int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
+  int cp = 1;  // context-parallel width: the sequence split over C ranks, ring attention between them
   int ep = 1;  // expert-parallel group: E consecutive DP replicas each hold experts / E of every MoE layer
   double imbalance = 1.0;  // tokens the busiest rank of an EP group gets, over the mean (dropless routing)
   Schedule schedule = Schedule::None;
@@ -60,7 +61,7 @@ struct Strategy {
   bool overlap = true;   // overlap DP gradient all-reduce with backward
   std::string mapping = "tp-mp-dp";  // innermost to outermost: TP then MP inside a node, DP across nodes
 
-  std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp; }
+  std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp * cp; }
   /// Whether TP blocks run sequence-parallel (never without tp > 1).
   bool sequence_parallel() const {
     return tp > 1 && (sp == SeqParallel::On || (sp == SeqParallel::Auto && recompute == Recompute::Selective));
