@@ -7,8 +7,9 @@
 #   dead_rank              3 ranks; rank 1 is killed mid-run: every other rank exits within 30 s naming rank 1
 #   mismatched_graph       rank 0 and rank 1 run different batches: both exit with a message naming the mismatch
 #   rank_count             -np 3 with dp=2: every rank says one rank per device, exit 2
-#   cuda_without_gpu       -np 2 --backend cuda where no GPU is visible: every rank says so, exit 1
-#                          (exit 77, skipped, on a machine with GPUs: gpu_check.sh runs the real thing)
+#   cuda_without_gpu ON|OFF  -np 2 --backend cuda where no GPU is visible: every rank says so, exit 1
+#                          (exit 77, skipped, on a machine with GPUs: gpu_check.sh runs the real thing);
+#                          OFF (built without CUDA): every rank says the build has no CUDA, exit 2
 # We run as root in CI; mpirun refuses that unless told (the harness's business, not parasim's).
 set -uo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -131,9 +132,15 @@ cuda_without_gpu)
     >"$work/stdout" 2>"$work/stderr"
   rc=$?
   cat "$work/stderr" >&2
-  [ "$rc" -eq 1 ] || fail "expected exit 1, got $rc"
-  [ "$(grep -c "parasim: runtime failure: rank 0: --backend cuda: no CUDA GPU is visible to this rank" "$work/stderr")" \
-    -eq 2 ] || fail "every rank must say why"
+  if [ "${1:-ON}" = "OFF" ]; then
+    [ "$rc" -eq 2 ] || fail "expected exit 2 (built without CUDA), got $rc"
+    [ "$(grep -c "validate on MPI ranks needs the CUDA runtime over NCCL, and this parasim was built without CUDA" \
+      "$work/stderr")" -eq 2 ] || fail "every rank must say why"
+  else
+    [ "$rc" -eq 1 ] || fail "expected exit 1, got $rc"
+    [ "$(grep -c "parasim: runtime failure: rank 0: --backend cuda: no CUDA GPU is visible to this rank" \
+      "$work/stderr")" -eq 2 ] || fail "every rank must say why"
+  fi
   [ ! -s "$work/stdout" ] || fail "printed a table"
   echo "ok"
   ;;
