@@ -16,21 +16,13 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/cluster.hpp"
+#include "route_label.hpp"
 
 namespace parasim::hardware {
 
 namespace {
 
-struct Label {
-  std::int32_t transits = std::numeric_limits<std::int32_t>::max();
-  std::int32_t hops = std::numeric_limits<std::int32_t>::max();
-  double bottleneck = 0.0;
-  bool better_than(const Label& o) const {
-    if (transits != o.transits) return transits < o.transits;
-    if (hops != o.hops) return hops < o.hops;
-    return bottleneck > o.bottleneck;
-  }
-};
+using Label = detail::RouteLabel;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "cluster_route_cache.hpp"
+#include "route_label.hpp"
 
 namespace parasim::hardware {
 
@@ -17,19 +18,7 @@ namespace {
 // Set in a tree entry when the endpoint had two equally good ways in (rule 4 decided).
 constexpr DirLinkId kTieBit = DirLinkId{1} << 30;
 
-struct Label {
-  std::int32_t transits = std::numeric_limits<std::int32_t>::max();
-  std::int32_t hops = std::numeric_limits<std::int32_t>::max();
-  double bottleneck = 0.0;
-
-  // True when `this` is a strictly better route than `o`.
-  bool better_than(const Label& o) const {
-    if (transits != o.transits) return transits < o.transits;
-    if (hops != o.hops) return hops < o.hops;
-    return bottleneck > o.bottleneck;
-  }
-  bool operator==(const Label&) const = default;
-};
+using Label = detail::RouteLabel;
 
 struct QueueEntry {
   Label label;
