@@ -312,4 +312,14 @@ OpId ModelBuilder::sampled_softmax(const std::string& name, OpId x, std::int64_t
   return add_op(std::move(op), {x});
 }
 
+Op op_to_rebuild(const Op& src) {
+  Op op;
+  op.name = src.name;
+  op.kind = src.kind;
+  op.attrs = src.attrs;
+  op.block = src.block;
+  if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) op.output_shape = src.output_shape;
+  return op;
+}
+
 }  // namespace parasim::models

@@ -32,17 +32,9 @@ models::Model shard_for_context_parallel(const models::Model& m, int cp) {
   models::ModelBuilder b(m.name(), m.batch(), m.dtype());
   b.set_dataset(m.dataset());
   for (models::OpId v = 0; v < m.num_ops(); ++v) {
-    const models::Op& src = m.op(v);
-    models::Op op;
-    op.name = src.name;
-    op.kind = src.kind;
-    op.attrs = src.attrs;
-    op.block = src.block;
-    if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) {
-      op.output_shape = src.output_shape;
-      // [batch, seq, ...]: token and position ids, and views that keep the sequence axis.
-      if (op.output_shape.size() >= 2 && op.output_shape[1] == seq) op.output_shape[1] = seq / cp;
-    }
+    models::Op op = models::op_to_rebuild(m.op(v));
+    // [batch, seq, ...] inputs and reshapes: token and position ids, and views that keep the sequence axis.
+    if (op.output_shape.size() >= 2 && op.output_shape[1] == seq) op.output_shape[1] = seq / cp;
     if (op.kind == OpKind::Linear) op.attrs.in_features = 0;  // re-inferred
     b.add_op(std::move(op), m.inputs_of(v));
   }

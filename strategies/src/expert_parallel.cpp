@@ -22,12 +22,7 @@ models::Model shard_for_expert_parallel(const models::Model& m, int ep, double l
   b.set_dataset(m.dataset());
   for (models::OpId v = 0; v < m.num_ops(); ++v) {
     const models::Op& src = m.op(v);
-    models::Op op;
-    op.name = src.name;
-    op.kind = src.kind;
-    op.attrs = src.attrs;
-    op.block = src.block;
-    if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) op.output_shape = src.output_shape;
+    models::Op op = models::op_to_rebuild(src);
     if (src.kind == OpKind::Experts) {
       if (src.attrs.experts % ep != 0)
         throw InputError("ep=" + std::to_string(ep) + ": op " + src.name + " of model " + m.name() + " has " +

@@ -162,16 +162,9 @@ Model shard_for_tensor_parallel(const Model& m, const TpPlan& plan, int tp, std:
   b.set_dataset(m.dataset());
   for (OpId v = 0; v < m.num_ops(); ++v) {
     const Op& src = m.op(v);
-    Op op;
-    op.name = src.name;
-    op.kind = src.kind;
-    op.attrs = src.attrs;
-    op.block = src.block;
-    if (src.kind == OpKind::Input || src.kind == OpKind::Reshape) {
-      op.output_shape = src.output_shape;
-      // The batch override of models::with_batch().
-      if (!op.output_shape.empty() && op.output_shape[0] == m.batch()) op.output_shape[0] = batch;
-    }
+    Op op = models::op_to_rebuild(src);
+    // Inputs and reshapes: the batch override of models::with_batch().
+    if (!op.output_shape.empty() && op.output_shape[0] == m.batch()) op.output_shape[0] = batch;
     if (op.kind == OpKind::Linear) op.attrs.in_features = 0;  // re-inferred from the (maybe split) input
     const Op* gqa = plan.role[v] == TpRole::Column ? grouped_query_consumer(m, v) : nullptr;
     switch (plan.role[v]) {

@@ -143,4 +143,9 @@ class ModelBuilder {
   std::vector<std::string> blocks_;  // stack of full block paths
 };
 
+/// What ModelBuilder::add_op needs to rebuild `src` in another builder (a sharded copy of a model):
+/// its name, kind, attrs and block, and the output shape of input and reshape ops; the new builder
+/// infers everything else from the new inputs.
+Op op_to_rebuild(const Op& src);
+
 }  // namespace parasim::models
