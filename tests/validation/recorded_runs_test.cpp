@@ -82,6 +82,32 @@ TEST(RecordedRuns, ConvertsThroughputToAStepTime) {
   EXPECT_DOUBLE_EQ(f.runs[0].measured_step_s, 0.5);  // 64 / 128
 }
 
+TEST(RecordedRuns, ReadsAGlobalBatchStatedInTokens) {
+  // seq_len 128: "8K tokens" is 8,192 = 64 x 128 (binary K; decimal 8,000 does not divide by 128).
+  nlohmann::json binary = megatron_row();
+  binary["id"] = "a";
+  binary["config"]["global_batch"] = "8K tokens (= 64 x 128)";
+  nlohmann::json decimal = megatron_row();
+  decimal["id"] = "b";
+  decimal["config"]["global_batch"] = "8,192 tokens";
+  nlohmann::json uneven = megatron_row();
+  uneven["id"] = "c";
+  uneven["config"]["global_batch"] = "1000 tokens";
+  nlohmann::json words = megatron_row();
+  words["id"] = "d";
+  words["config"]["global_batch"] = "about 64 sequences";
+  const RunsFile f = parse_runs(file_of({binary, decimal, uneven, words}), "runs.json");
+  EXPECT_EQ(f.runs[0].global_batch, 64);
+  EXPECT_EQ(f.runs[0].skip_reason, "");
+  ASSERT_EQ(f.runs[0].caveats.size(), 1u);
+  EXPECT_EQ(f.runs[0].caveats[0],
+            "global batch \"8K tokens (= 64 x 128)\" read as 8192 tokens (K = 2^10) = 64 sequences of 128");
+  EXPECT_EQ(f.runs[1].global_batch, 64);
+  EXPECT_EQ(f.runs[1].caveats[0], "global batch \"8,192 tokens\" read as 8192 tokens = 64 sequences of 128");
+  EXPECT_EQ(f.runs[2].skip_reason, "config.global_batch is not a number of samples or of tokens");
+  EXPECT_EQ(f.runs[3].skip_reason, "config.global_batch is not a number of samples or of tokens");
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

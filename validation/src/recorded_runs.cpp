@@ -44,6 +44,37 @@ std::string optional_text(const JsonField& parent, const std::string& key) {
   f->fail("a string, number or null");
 }
 
+/// A global batch stated in tokens ("16M tokens (= 2048 x 8192)", "4,194,304 tokens"): the number
+/// of sequences of `seq_len` tokens, or 0 when the text is not a token count or does not divide.
+/// K/M/G read as binary multiples when only those divide by the sequence length (batch sizes in
+/// tokens are powers of two times the sequence length: Llama 3's "16M" is 2^24), else decimal.
+std::int64_t sequences_in_tokens(const std::string& text, std::int64_t seq_len, std::string& reading) {
+  if (seq_len <= 0 || !contains(text, "token")) return 0;
+  std::string digits;
+  std::size_t i = 0;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == ','); ++i)
+    if (text[i] != ',') digits += text[i];
+  if (digits.empty() || digits.size() > 12) return 0;
+  const std::int64_t count = std::stoll(digits);
+  int power = 0;
+  if (i < text.size()) {
+    const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
+    power = unit == 'K' ? 1 : unit == 'M' ? 2 : unit == 'G' || unit == 'B' ? 3 : 0;
+  }
+  std::int64_t decimal = count, binary = count;
+  for (int p = 0; p < power; ++p) decimal *= 1000, binary *= 1024;
+  if (decimal % seq_len == 0) {
+    reading = std::to_string(decimal) + " tokens";
+    return decimal / seq_len;
+  }
+  if (power > 0 && binary % seq_len == 0) {
+    reading = std::to_string(binary) + " tokens (" + std::string(1, "KMG"[power - 1]) + " = 2^" +
+              std::to_string(10 * power) + ")";
+    return binary / seq_len;
+  }
+  return 0;
+}
+
 /// a * b, or INT64_MAX when that overflows (hostile counts must not wrap).
 std::int64_t product(std::int64_t a, std::int64_t b) {
   std::int64_t out = 0;
@@ -102,8 +133,19 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   const auto mb = optional_count(c, "micro_batch");
   auto k = optional_count(c, "micro_batches_per_step");
-  const auto gb = optional_count(c, "global_batch");
-  if (!gb) return skip(r, "config.global_batch is not a number of samples");
+  auto gb = optional_count(c, "global_batch");
+  if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
+    // A batch in tokens: sequences of the run's sequence length (config.seq_len, else the model's).
+    std::int64_t seq = r.seq_len;
+    if (auto s = c.find("seq_len"); s && s->raw().is_number_integer()) seq = s->as_int(1, 1 << 24);
+    std::string reading;
+    if (const std::int64_t sequences = sequences_in_tokens(text, seq, reading); sequences > 0) {
+      gb = sequences;
+      r.caveats.push_back("global batch \"" + text + "\" read as " + reading + " = " + std::to_string(sequences) +
+                          " sequences of " + std::to_string(seq));
+    }
+  }
+  if (!gb) return skip(r, "config.global_batch is not a number of samples or of tokens");
   r.global_batch = *gb;
   if (!mb) return skip(r, "config.micro_batch is unknown");
   const std::int64_t replica_micro = product(*dp, *mb);
