@@ -183,6 +183,18 @@ for dtype in fp16 bf16; do
   profile gpt2 8 "$dtype"
 done
 
+# The GPU kernel model against these measurements: every measured op phase priced by the model,
+# the error per profile and the matrix/memory factors that fit them (docs/fidelity.md). With a
+# GPU this is what says how far the default model is from the card, op by op.
+kernel_fit() {
+  local profiles
+  profiles=$(ls "$dir"/*-b*-*.json | paste -sd, -)
+  "$parasim" calibrate --profiles "$profiles" -o reports/validation/kernel-model-$(basename "$dir").json \
+    > "$1.tmp" && mv "$1.tmp" "$1"
+}
+step "reports/validation/kernel-model-$(basename "$dir").txt" 60 kernel_fit "reports/validation/kernel-model-$(basename "$dir").txt"
+[ -s "reports/validation/kernel-model-$(basename "$dir").json" ] && written+=("reports/validation/kernel-model-$(basename "$dir").json")
+
 step "$dir/links.json" 120 "$parasim" profile links --max-bytes 268435456 -o "$dir/links.json" --cluster "$dir/links.cluster.json"
 [ -s "$dir/links.cluster.json" ] && written+=("$dir/links.cluster.json")
 

@@ -1,9 +1,12 @@
 // `parasim calibrate`: fits the calibration factors (per op class, per link class, a per-step
-// overhead) to measured runs and writes a calibration file that simulate, plan, project, report
-// and validate --runs take with --calibration FILE.
+// overhead) to measured runs and/or measured per-op profiles, and writes a calibration file that
+// simulate, plan, project, report and validate --runs take with --calibration FILE.
 //
 //   parasim calibrate --runs my_runs.json -o cal.json [--fix step_overhead_ms] [--json]
+//   parasim calibrate --profiles traces/H100-SXM5-80GB/*.json [--runs my_runs.json] -o cal.json
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -12,7 +15,9 @@
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
+#include "parasim/profiler/profile.hpp"
 #include "parasim/validation/calibrate.hpp"
+#include "parasim/validation/kernel_fit.hpp"
 #include "text_table.hpp"
 
 namespace parasim::cli {
@@ -21,6 +26,7 @@ namespace {
 
 struct CalibrateArgs {
   std::string runs;
+  std::vector<std::string> profiles;
   std::string output;
   std::vector<std::string> fixed;
   bool json = false;
@@ -32,14 +38,46 @@ std::string pct(double v) {
   return buf;
 }
 
-void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
+std::string ms(double v) { return fixed(v, 3); }
+
+void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
+  out << "kernel factors from " << f.profiles.size() << " measured profile(s), " << f.samples.size()
+      << " op phases (time-weighted least squares on log error, " << f.iterations << " Gauss-Newton iterations)\n\n";
+  const bool loo = f.profiles.size() > 1;
+  std::vector<std::vector<std::string>> rows{
+      {"profile", "model", "device", "phases", "measured ms", "default", "calibrated"}};
+  if (loo) rows[0].push_back("leave-one-out");
+  for (const validation::ProfileScore& p : f.profiles) {
+    rows.push_back({p.path, p.model, p.device, std::to_string(p.phases), ms(p.measured_ms),
+                    pct(p.error_pct(p.default_ms)), pct(p.error_pct(p.calibrated_ms))});
+    if (loo) rows.back().push_back(pct(p.error_pct(p.leave_one_out_ms)));
+  }
+  print_table(out, rows, {false, false, false, true, true, true, true, true});
+  auto cls = [&](const char* what, double measured, double def, double cal) {
+    if (measured <= 0) return;
+    out << "  " << what << ": measured " << ms(measured) << " ms, default " << pct(100 * (def - measured) / measured)
+        << ", calibrated " << pct(100 * (cal - measured) / measured) << "\n";
+  };
+  out << "\n";
+  cls("GEMM/conv-bound phases  ", f.matrix_measured_ms, f.matrix_default_ms, f.matrix_calibrated_ms);
+  cls("bandwidth-bound phases  ", f.memory_measured_ms, f.memory_default_ms, f.memory_calibrated_ms);
+  for (const validation::ProfileScore& p : f.profiles)
+    if (p.unmatched > 0)
+      out << "  " << p.path << ": " << p.unmatched << " entries match no op of " << p.model
+          << " at its defaults (not used)\n";
+  out << "  matrix x" << fixed(f.matrix, 4) << (f.matrix_fitted ? "" : " (no phase depends on it)") << ", memory x"
+      << fixed(f.memory, 4) << (f.memory_fitted ? "" : " (no phase depends on it)") << "\n";
+}
+
+void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs,
+               const std::function<std::string(std::size_t)>& held_note) {
   out << "parasim calibrate --runs " << runs << "  (" << f.in_sample.scored << " runs, " << f.iterations
       << " Levenberg-Marquardt iterations" << (f.converged ? "" : ", stopped at the limit while still improving")
       << ")\n\n";
   std::vector<std::vector<std::string>> factors{{"factor", "value", "fitted"}};
   for (std::size_t i = 0; i < Calibration::kNames.size(); ++i)
-    factors.push_back({std::string(Calibration::kNames[i]), fixed(f.calibration.get(i), 4),
-                       f.fitted[i] ? "yes" : "no (held or no run depends on it)"});
+    factors.push_back(
+        {std::string(Calibration::kNames[i]), fixed(f.calibration.get(i), 4), f.fitted[i] ? "yes" : held_note(i)});
   print_table(out, factors, {false, true, false});
   out << "\n";
   std::vector<std::vector<std::string>> rows{{"run", "measured s", "default", "calibrated", "leave-one-out"}};
@@ -66,25 +104,65 @@ void register_calibrate(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit calibration factors to measured runs (least squares on log error); write a calibration file");
-  cmd->add_option("--runs", args->runs, "Measured runs (published-runs/1 JSON, as validate --runs reads)")->required();
+  cmd->add_option("--runs", args->runs, "Measured runs (published-runs/1 JSON, as validate --runs reads)");
+  cmd->add_option("--profiles", args->profiles,
+                  "Measured per-op profiles of zoo models (parasim.profile/1: parasim profile, or a torch.profiler "
+                  "trace through parasim profile import --model); fits the matrix and memory factors")
+      ->delimiter(',');
   cmd->add_option("-o,--output", args->output, "Write the calibration (parasim.calibration/1) here")->required();
   cmd->add_option("--fix", args->fixed,
                   "Hold a factor at its default: matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms");
   cmd->add_flag("--json", args->json, "Print the calibration JSON instead of the table");
   cmd->callback([args] {
-    const validation::RunsFile runs = validation::load_runs_file(args->runs);
+    if (args->runs.empty() && args->profiles.empty())
+      throw InputError(
+          "calibrate: give --runs FILE (measured step times), --profiles FILES (measured op times), or both");
     const bool talk = ProgressBar::would_draw();
-    const validation::CalibrationFit fit = validation::fit_calibration(
-        runs, {.fixed = args->fixed, .on_stage = [talk](const std::string& s) {
-                 if (talk) std::cerr << "  " << s << "...\n";
-               }});
-    const nlohmann::json j = validation::calibration_fit_to_json(fit);
+    std::optional<validation::KernelFit> kernels;
+    if (!args->profiles.empty()) {
+      for (const std::string& name : args->fixed)
+        if (name == "matrix" || name == "memory")
+          throw InputError("calibrate: --fix " + name + " with --profiles: the profiles are what fits it; drop one");
+      std::vector<validation::ProfileInput> inputs;
+      for (const std::string& path : args->profiles) inputs.push_back({path, profiler::load_profile(path)});
+      kernels = validation::fit_kernel_factors(inputs);
+    }
+    nlohmann::json j;
+    std::optional<validation::CalibrationFit> fit;
+    if (!args->runs.empty()) {
+      const validation::RunsFile runs = validation::load_runs_file(args->runs);
+      validation::FitOptions options{.fixed = args->fixed, .on_stage = [talk](const std::string& s) {
+                                       if (talk) std::cerr << "  " << s << "...\n";
+                                     }};
+      if (kernels) {
+        // The profiles measured the kernels: hold their factors, fit links and overhead to the runs.
+        options.start.matrix = kernels->matrix;
+        options.start.memory = kernels->memory;
+        options.fixed.push_back("matrix");
+        options.fixed.push_back("memory");
+      }
+      fit = validation::fit_calibration(runs, options);
+      j = validation::calibration_fit_to_json(*fit);
+    } else {
+      Calibration c;
+      c.matrix = kernels->matrix;
+      c.memory = kernels->memory;
+      j = calibration_to_json(c, {{"fitted_factors", nlohmann::json::array({"matrix", "memory"})}});
+    }
+    if (kernels) j["kernel_fit"] = validation::kernel_fit_to_json(*kernels);
     write_file_atomic(args->output, dump_json(j));
     if (args->json) {
       std::cout << dump_json(j);
       return;
     }
-    print_fit(std::cout, fit, args->runs);
+    if (kernels) print_kernel_fit(std::cout, *kernels);
+    if (fit) {
+      if (kernels) std::cout << "\n";
+      print_fit(std::cout, *fit, args->runs, [&](std::size_t i) -> std::string {
+        const bool kernel_factor = i == 0 || i == 1;
+        return kernels && kernel_factor ? "from the profiles" : "no (held or no run depends on it)";
+      });
+    }
     std::cout << "\nwrote " << args->output << " (use it with --calibration " << args->output << ")\n";
   });
 }

@@ -84,6 +84,27 @@ TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   EXPECT_EQ(calibration_from_json(j, "cal.json").describe().substr(0, 14), "matrix x1.100,");
 }
 
+// calibrate --profiles --runs: the kernel factors come from the profiles and are held at those
+// values while the links are fitted to the runs.
+TEST(Calibrate, HoldsFactorsAtTheirStartValues) {
+  Calibration truth;
+  truth.matrix = 1.3;
+  truth.memory = 0.9;
+  truth.intra_node_comm = 1.5;
+  RunsFile runs = synthetic_runs(truth);
+  runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
+  FitOptions options{.max_iterations = 20, .fixed = {"matrix", "memory", "step_overhead_ms"}, .on_stage = {}};
+  options.start.matrix = 1.3;
+  options.start.memory = 0.9;
+  const CalibrationFit fit = fit_calibration(runs, options);
+  EXPECT_FALSE(fit.fitted[0]);
+  EXPECT_FALSE(fit.fitted[1]);
+  EXPECT_DOUBLE_EQ(fit.calibration.matrix, 1.3);
+  EXPECT_DOUBLE_EQ(fit.calibration.memory, 0.9);
+  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.5, 0.015);
+  EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
+}
+
 // Runs are projected in parallel; the fit, and its file, must not depend on the thread count.
 TEST(Calibrate, TheFitIsTheSameOnOneThreadAndOnThree) {
   Calibration truth;

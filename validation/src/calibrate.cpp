@@ -230,6 +230,8 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
                                               : std::max(1u, std::thread::hardware_concurrency());
   Fitter fitter(runs, scored, free, threads);
   Params p{};
+  for (std::size_t i = 0; i < kFactors; ++i)
+    p[i] = i == kOverhead ? options.start.get(i) : std::log(options.start.get(i));
   Linearization lin = fitter.linearize(p);
   // A factor no run is sensitive to is not fitted (it stays at its default).
   for (std::size_t i = 0; i < kFactors; ++i) {

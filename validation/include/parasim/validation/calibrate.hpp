@@ -23,8 +23,11 @@ namespace parasim::validation {
 
 struct FitOptions {
   int max_iterations = 20;
-  /// Factors held at their default (by Calibration::kNames), e.g. {"step_overhead_ms"}.
+  /// Factors held (by Calibration::kNames), e.g. {"step_overhead_ms"}: at their value in `start`.
   std::vector<std::string> fixed;
+  /// Where the fit starts, and the value of every held factor (the kernel factors that
+  /// fit_kernel_factors() found in measured profiles, for example). Default: the model's defaults.
+  Calibration start{};
   std::function<void(const std::string& stage)> on_stage;
   /// Projections run in parallel over runs (and leave-one-out refits over held-out runs);
   /// 0: one per hardware thread. The fit does not depend on it.
