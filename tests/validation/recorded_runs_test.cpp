@@ -117,20 +117,81 @@ TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   mismatch["gpus"] = 32;
   nlohmann::json zero3 = megatron_row();
   zero3["id"] = "c";
-  zero3["config"]["zero"] = "FSDP-style sharding";
+  zero3["config"]["zero"] = "custom sharding";
   nlohmann::json tokens = megatron_row();
   tokens["id"] = "d";
   tokens.erase("derived_step_seconds");
   tokens["measured"] = {{"metric", "tokens_per_s"}, {"value", 1000}};
+  tokens["config"]["seq_len"] = "variable, bucketed";  // tokens per step depend on the data
   const RunsFile f = parse_runs(file_of({unknown_micro, mismatch, zero3, tokens}), "runs.json");
   EXPECT_EQ(f.runs[0].skip_reason, "config.micro_batch is unknown");
   EXPECT_EQ(f.runs[1].skip_reason, "dp x tp x pp = 16 is not gpus = 32");
-  EXPECT_EQ(f.runs[2].skip_reason, "config.zero \"FSDP-style sharding\": parasim models ZeRO stages 0 and 1");
+  EXPECT_EQ(f.runs[2].skip_reason, "config.zero \"custom sharding\": expected a ZeRO stage (0-3, ZeRO-N, FSDP)");
   EXPECT_EQ(f.runs[3].skip_reason,
             "measured.tokens_per_s has no step-time conversion (give derived_step_seconds)");
   const RunsReport report = evaluate_runs(f, {});
   EXPECT_EQ(report.scored, 0);
   EXPECT_EQ(report.outcomes[0].note, "skipped: config.micro_batch is unknown");
+}
+
+TEST(RecordedRuns, ReadsZeroStagesContextParallelismAndTokenRates) {
+  nlohmann::json fsdp = megatron_row();
+  fsdp["id"] = "fsdp";
+  fsdp["config"]["zero"] = "FSDP (FULL_SHARD)";
+  nlohmann::json stage2 = megatron_row();
+  stage2["id"] = "z2";
+  stage2["config"]["zero"] = "ZeRO-2";
+  nlohmann::json ring = megatron_row();
+  ring["id"] = "cp";
+  ring["gpus"] = 32;
+  ring["config"]["cp"] = 2;
+  nlohmann::json rate = megatron_row();
+  rate["id"] = "tok";
+  rate.erase("derived_step_seconds");
+  rate["measured"] = {{"metric", "tokens_per_s"}, {"value", 16384}};  // 64 x 128 tokens per step
+  const RunsFile f = parse_runs(file_of({fsdp, stage2, ring, rate}), "runs.json");
+  EXPECT_EQ(f.runs[0].strategy.zero, 3);
+  EXPECT_EQ(f.runs[1].strategy.zero, 2);
+  EXPECT_EQ(f.runs[2].strategy.cp, 2);
+  EXPECT_EQ(f.runs[2].skip_reason, "");
+  EXPECT_DOUBLE_EQ(f.runs[3].measured_step_s, 0.5);
+  EXPECT_EQ(f.runs[3].measured_from, "global_batch x seq_len / measured.value (tokens_per_s)");
+  // ZeRO-2 with 8 micro-batches breaks the strategy's own rule: listed with the reason, not scored.
+  const RunOutcome o = evaluate_run(f.runs[1], {});
+  EXPECT_FALSE(o.scored);
+  EXPECT_EQ(o.note,
+            "not simulated: the row's strategy: zero=2 needs micro=1 (ZeRO-2 with gradient accumulation is not "
+            "modelled)");
+}
+
+// What a row leaves open is settled as its engineers would have, and said: the largest micro-batch
+// that fits (no pipeline), the cheapest recomputation that fits.
+TEST(RecordedRuns, InfersTheLargestMicroBatchAndCheapestRecomputationThatFit) {
+  nlohmann::json row = megatron_row();
+  row["model"] = {{"zoo_name", nullptr}, {"layers", 4},    {"hidden", 8192}, {"heads", 64},
+                  {"seq_len", 2048},     {"vocab", 50000}, {"ffn", 32768},   {"arch", "GPT"}};
+  row["config"] = {{"dp", 4},
+                   {"tp", 4},
+                   {"pp", 1},
+                   {"micro_batch", nullptr},
+                   {"global_batch", 256},
+                   {"recompute", "unknown"},
+                   {"zero", 0},
+                   {"attention", "unfused"},
+                   {"precision", "bf16"}};
+  const RunsFile f = parse_runs(file_of({row}), "runs.json");
+  ASSERT_EQ(f.runs[0].skip_reason, "");
+  EXPECT_TRUE(f.runs[0].micro_unknown);
+  EXPECT_TRUE(f.runs[0].recompute_unknown);
+  EXPECT_EQ(f.runs[0].strategy.micro, 1);  // 64 samples per replica in one micro-batch, to start
+  const RunOutcome o = evaluate_run(f.runs[0], {});
+  ASSERT_TRUE(o.scored) << o.note;
+  EXPECT_EQ(o.note, "");  // feasible
+  EXPECT_EQ(o.run.strategy.recompute, strategies::Recompute::None);
+  EXPECT_GT(o.run.strategy.micro, 1);  // 64 samples of 2,048 tokens do not fit in 80 GB at once
+  ASSERT_EQ(o.run.caveats.size(), 2u);
+  EXPECT_EQ(o.run.caveats[0], "recomputation not stated: none, the cheapest that fits");
+  EXPECT_EQ(o.run.caveats[1].rfind("micro-batch size not stated: ", 0), 0u) << o.run.caveats[1];
 }
 
 TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {

@@ -117,21 +117,39 @@ void read_model(RecordedRun& r, const JsonField& m) {
   if (contains(arch, "no bias")) t.linear_bias = false;
   if (contains(arch, "untied")) t.tied_embeddings = false;
   if (auto d = m.find("dropout"); d && !d->raw().is_null()) t.dropout = d->as_double(0.0, 0.99);
+  if (auto hd = m.find("head_dim"); hd && !hd->raw().is_null()) t.head_dim = hd->as_int(1, 1 << 16);
+  // Mixture of experts (Mixtral, DeepSeek): the expert bank's shape, as TransformerConfig has it.
+  if (auto e = m.find("experts"); e && !e->raw().is_null()) {
+    t.experts = e->as_int(1, 1 << 16);
+    if (auto k = m.find("top_k"); k && !k->raw().is_null()) t.top_k = k->as_int(1, t.experts);
+    if (auto w = m.find("moe_ffn"); w && !w->raw().is_null()) t.moe_ffn = w->as_int(1, std::int64_t{1} << 24);
+    if (auto s = m.find("shared_experts"); s && !s->raw().is_null()) t.shared_experts = s->as_int(0, 1 << 16);
+    if (auto d = m.find("moe_dense_layers"); d && !d->raw().is_null()) t.moe_dense_layers = d->as_int(0, t.layers);
+    if (auto c = m.find("capacity_factor"); c && !c->raw().is_null()) t.capacity_factor = c->as_double(0.0, 64.0);
+  }
 }
 
 void read_config(RecordedRun& r, const JsonField& c) {
   const auto dp = optional_count(c, "dp"), tp = optional_count(c, "tp"), pp = optional_count(c, "pp");
   if (!dp || !tp || !pp) return skip(r, "config.dp, tp and pp must all be known");
+  // Context and expert parallelism: 1 when absent (a row that names neither uses neither).
+  const std::int64_t cp = c.has("cp") ? optional_count(c, "cp").value_or(0) : 1;
+  const std::int64_t ep = c.has("ep") ? optional_count(c, "ep").value_or(0) : 1;
+  if (cp == 0 || ep == 0) return skip(r, "config.cp or config.ep is not a number");
   r.strategy.dp = static_cast<int>(*dp);
   r.strategy.tp = static_cast<int>(*tp);
   r.strategy.mp = static_cast<int>(*pp);
-  const std::int64_t devices = product(product(*dp, *tp), *pp);
+  r.strategy.cp = static_cast<int>(cp);
+  r.strategy.ep = static_cast<int>(ep);
+  const std::int64_t devices = product(product(product(*dp, *tp), *pp), cp);
   if (devices != r.gpus)
-    return skip(r,
-                "dp x tp x pp = " + (devices == INT64_MAX ? std::string("more than 2^63") : std::to_string(devices)) +
-                    " is not gpus = " + std::to_string(r.gpus));
+    return skip(r, std::string(cp > 1 ? "dp x tp x pp x cp = " : "dp x tp x pp = ") +
+                       (devices == INT64_MAX ? std::string("more than 2^63") : std::to_string(devices)) +
+                       " is not gpus = " + std::to_string(r.gpus));
 
-  const auto mb = optional_count(c, "micro_batch");
+  // The training sequence length, where the model block did not give it (a zoo row).
+  if (auto s = c.find("seq_len"); s && s->raw().is_number_integer() && r.seq_len == 0)
+    r.seq_len = s->as_int(1, 1 << 24);
   auto k = optional_count(c, "micro_batches_per_step");
   auto gb = optional_count(c, "global_batch");
   if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
@@ -147,6 +165,14 @@ void read_config(RecordedRun& r, const JsonField& c) {
   }
   if (!gb) return skip(r, "config.global_batch is not a number of samples or of tokens");
   r.global_batch = *gb;
+  auto mb = optional_count(c, "micro_batch");
+  if (!mb && *pp == 1 && !k) {
+    // Without a pipeline the micro-batch size does not shape the schedule, only memory and GEMM
+    // sizes: start from the whole replica batch and halve until it fits (evaluate_run says which).
+    if (*gb % *dp != 0) return skip(r, "global_batch is not a multiple of dp");
+    mb = *gb / *dp;
+    r.micro_unknown = true;
+  }
   if (!mb) return skip(r, "config.micro_batch is unknown");
   const std::int64_t replica_micro = product(*dp, *mb);
   if (!k) {
@@ -182,7 +208,10 @@ void read_config(RecordedRun& r, const JsonField& c) {
     return skip(r, "an interleaved schedule needs config.interleave >= 2");
 
   const std::string recompute = optional_text(c, "recompute");
-  if (recompute.empty() || contains(recompute, "none")) r.strategy.recompute = strategies::Recompute::None;
+  if (recompute == "unknown" || recompute == "not stated") {
+    r.strategy.recompute = strategies::Recompute::None;  // the cheapest that fits: evaluate_run
+    r.recompute_unknown = true;
+  } else if (recompute.empty() || contains(recompute, "none")) r.strategy.recompute = strategies::Recompute::None;
   else if (contains(recompute, "selective")) r.strategy.recompute = strategies::Recompute::Selective;
   else if (contains(recompute, "full") || contains(recompute, "checkpoint"))
     r.strategy.recompute = strategies::Recompute::Full;
@@ -191,24 +220,31 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // Sequence parallelism as the run states it; sp= is set only where it differs from the default
   // pairing with selective recomputation, so the strategy column stays short.
   const std::string sp = optional_text(c, "sequence_parallel");
-  if (sp == "unknown") return skip(r, "config.sequence_parallel is unknown");
+  if (sp == "unknown" && r.strategy.tp > 1)
+    r.caveats.push_back("sequence parallelism not stated: parasim's default (on with selective recomputation)");
   if (r.strategy.tp > 1) {
     const bool paired = r.strategy.recompute == strategies::Recompute::Selective;
     if (sp == "true" && !paired) r.strategy.sp = strategies::SeqParallel::On;
     if (sp == "false" && paired) r.strategy.sp = strategies::SeqParallel::Off;
   }
 
+  // ZeRO stages; PyTorch FSDP's FULL_SHARD is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (the same sharding).
   const std::string zero = optional_text(c, "zero");
-  if (zero.empty() || zero == "0") r.strategy.zero = 0;
-  else if (zero[0] == '1' || contains(zero, "zero-1")) r.strategy.zero = r.strategy.dp > 1 ? 1 : 0;
-  else return skip(r, "config.zero \"" + zero + "\": parasim models ZeRO stages 0 and 1");
+  if (zero.empty() || zero == "0" || contains(zero, "none")) r.strategy.zero = 0;
+  else if (zero[0] == '1' || contains(zero, "zero-1") || contains(zero, "zero1")) r.strategy.zero = 1;
+  else if (zero[0] == '2' || contains(zero, "zero-2") || contains(zero, "shard_grad_op")) r.strategy.zero = 2;
+  else if (zero[0] == '3' || contains(zero, "zero-3") || contains(zero, "fsdp") || contains(zero, "full_shard"))
+    r.strategy.zero = 3;
+  else return skip(r, "config.zero \"" + zero + "\": expected a ZeRO stage (0-3, ZeRO-N, FSDP)");
+  if (r.strategy.dp == 1) r.strategy.zero = 0;  // nothing to shard over
 
   const std::string precision = optional_text(c, "precision");
-  if (contains(precision, "bf16")) r.dtype = models::DType::BF16;
+  if (contains(precision, "fp8")) r.dtype = models::DType::FP8;
+  else if (contains(precision, "bf16")) r.dtype = models::DType::BF16;
   else if (contains(precision, "fp16") || contains(precision, "amp") || contains(precision, "mixed"))
     r.dtype = models::DType::F16;
   else if (contains(precision, "fp32") || contains(precision, "tf32")) r.dtype = models::DType::F32;
-  else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16 or bf16");
+  else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16, bf16 or fp8");
 
   // Megatron-LM's "local" DDP and BERT's allreduce_post_accumulation reduce gradients after the
   // whole backward pass; PyTorch DDP overlaps bucketed all-reduces with it.
@@ -231,6 +267,13 @@ void read_config(RecordedRun& r, const JsonField& c) {
   else if (contains(opt, "momentum")) r.optimizer = profiler::Optimizer::Momentum;
 }
 
+/// config.seq_len given as text ("variable, bucketed"): tokens per step are data-dependent.
+bool variable_length(const JsonField& row) {
+  const JsonField c = row.at("config");
+  auto s = c.find("seq_len");
+  return s && s->raw().is_string();
+}
+
 void read_measured(RecordedRun& r, const JsonField& row) {
   if (auto d = row.find("derived_step_seconds"); d && !d->raw().is_null()) {
     r.measured_step_s = d->as_double(1e-9, 1e9);
@@ -243,9 +286,17 @@ void read_measured(RecordedRun& r, const JsonField& row) {
   if (metric == "step_seconds") {
     r.measured_step_s = value;
     r.measured_from = "measured.value (step_seconds)";
-  } else if ((metric == "sequences_per_s" || metric == "samples_per_s") && r.global_batch > 0) {
+  } else if (metric == "step_ms") {
+    r.measured_step_s = value * 1e-3;
+    r.measured_from = "measured.value (step_ms)";
+  } else if ((metric == "sequences_per_s" || metric == "samples_per_s" || metric == "images_per_s") &&
+             r.global_batch > 0) {
     r.measured_step_s = static_cast<double>(r.global_batch) / value;
     r.measured_from = "global_batch / measured.value (" + metric + ")";
+  } else if (metric == "tokens_per_s" && r.global_batch > 0 && r.seq_len > 0 && !variable_length(row)) {
+    // Every sample is seq_len tokens (pretraining packs them): tokens per step / tokens per second.
+    r.measured_step_s = static_cast<double>(r.global_batch * r.seq_len) / value;
+    r.measured_from = "global_batch x seq_len / measured.value (tokens_per_s)";
   } else {
     skip(r, "measured." + metric + " has no step-time conversion (give derived_step_seconds)");
   }
@@ -315,13 +366,13 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
   const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
-  auto project = [&](profiler::AttentionKernel attention) {
+  auto project = [&](const strategies::Strategy& strategy, profiler::AttentionKernel attention) {
     profiler::RooflineCostModel costs;
     costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
     costs.set_attention_kernel(attention);
     strategies::StepSetup setup{.model = &model,
                                 .cluster = &cluster,
-                                .strategy = run.strategy,
+                                .strategy = strategy,
                                 .global_batch = run.global_batch,
                                 .costs = &costs,
                                 .optimizer = run.optimizer,
@@ -331,18 +382,62 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .calibration = options.calibration};
     return strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
   };
-  strategies::StrategyResult r = project(run.attention);
-  // A measured run fit in memory. When the row names no attention kernel and only a fused one
-  // makes the stated configuration fit, the run used one: take it, and say so.
-  if (r.simulated && !r.feasible && !run.attention_stated && run.attention == profiler::AttentionKernel::Unfused &&
-      has_fused_attention(cluster)) {
-    strategies::StrategyResult fused = project(profiler::AttentionKernel::Flash);
-    if (fused.simulated && fused.feasible) {
-      out.run.attention = profiler::AttentionKernel::Flash;
-      out.run.caveats.push_back("attention: with unfused attention the run " + r.infeasible_reason +
-                                "; the measured run fit, so it is projected with fused (flash) attention");
-      r = std::move(fused);
+  try {
+    // The strategy's own consistency rules (zero=2 needs micro=1, ...), as --strategy applies them.
+    (void)strategies::parse_strategy(strategies::to_string(run.strategy), "the row's strategy");
+  } catch (const InputError& e) {
+    out.note = std::string("not simulated: ") + e.what();
+    return out;
+  }
+  // A measured run fit in memory. What the row leaves open is settled the way its engineers would
+  // have: the cheapest recomputation that fits, then the largest micro-batch that fits (no
+  // pipeline), then - only when the row names no attention kernel and the GPUs have one - a fused
+  // attention kernel where unfused attention cannot fit. Each inference is stated in the caveats.
+  std::vector<strategies::Recompute> recomputes{run.strategy.recompute};
+  if (run.recompute_unknown)
+    recomputes = {strategies::Recompute::None, strategies::Recompute::Selective, strategies::Recompute::Full};
+  std::vector<int> micros{run.strategy.micro};
+  if (run.micro_unknown) {
+    const std::int64_t per_replica = run.global_batch / run.strategy.dp;
+    for (std::int64_t k = 2; k <= per_replica && k <= 1024; k *= 2)
+      if (per_replica % k == 0) micros.push_back(static_cast<int>(k));
+  }
+  const bool may_fuse =
+      !run.attention_stated && run.attention == profiler::AttentionKernel::Unfused && has_fused_attention(cluster);
+  strategies::StrategyResult r;
+  strategies::StrategyResult first;
+  bool found = false;
+  for (std::size_t ri = 0; ri < recomputes.size() && !found; ++ri) {
+    for (std::size_t mi = 0; mi < micros.size() && !found; ++mi) {
+      strategies::Strategy s = run.strategy;
+      s.recompute = recomputes[ri];
+      s.micro = micros[mi];
+      r = project(s, run.attention);
+      if (ri == 0 && mi == 0) first = r;
+      if (r.simulated && !r.feasible && may_fuse) {
+        strategies::StrategyResult fused = project(s, profiler::AttentionKernel::Flash);
+        if (fused.simulated && fused.feasible) {
+          out.run.attention = profiler::AttentionKernel::Flash;
+          out.run.caveats.push_back("attention: with unfused attention the run " + r.infeasible_reason +
+                                    "; the measured run fit, so it is projected with fused (flash) attention");
+          r = std::move(fused);
+        }
+      }
+      if (!r.simulated || r.feasible) {
+        found = true;
+        out.run.strategy = s;
+      }
     }
+  }
+  if (!found) r = std::move(first);  // nothing fits: report the configuration as stated
+  if (run.recompute_unknown && found)
+    out.run.caveats.push_back("recomputation not stated: " + strategies::to_string(out.run.strategy.recompute) +
+                              ", the cheapest that fits");
+  if (run.micro_unknown && found) {
+    const std::int64_t size = run.global_batch / run.strategy.dp / out.run.strategy.micro;
+    out.run.caveats.push_back("micro-batch size not stated: " + std::to_string(size) +
+                              " per replica, the largest that fits (" + std::to_string(out.run.strategy.micro) +
+                              " micro-batch" + (out.run.strategy.micro > 1 ? "es" : "") + " per step)");
   }
   out.cost_source = r.cost_source;
   if (!r.simulated) {

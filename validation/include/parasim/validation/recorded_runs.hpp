@@ -45,6 +45,8 @@ struct RecordedRun {
   profiler::Optimizer optimizer = profiler::Optimizer::Adam;
   profiler::AttentionKernel attention = profiler::AttentionKernel::Unfused;  // config.attention
   bool attention_stated = false;                                             // config.attention named a kernel
+  bool micro_unknown = false;                  // config.micro_batch not stated (no pipeline): the largest that fits
+  bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
   double measured_step_s = 0;                  // the measured figure, as a step time
   std::string measured_from;                   // how: "derived_step_seconds", "global_batch / sequences_per_s"
   std::vector<std::string> caveats;            // differences parasim does not model, stated
