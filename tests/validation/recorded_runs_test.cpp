@@ -157,6 +157,13 @@ TEST(RecordedRuns, ReadsZeroStagesContextParallelismAndTokenRates) {
   EXPECT_DOUBLE_EQ(f.runs[3].measured_step_s, 0.5);
   EXPECT_EQ(f.runs[3].measured_from, "global_batch x seq_len / measured.value (tokens_per_s)");
   // ZeRO-2 with 8 micro-batches breaks the strategy's own rule: listed with the reason, not scored.
+  // Expert parallelism on a dense model: the lowering refuses it, the row is listed with why.
+  nlohmann::json dense_ep = megatron_row();
+  dense_ep["config"]["ep"] = 2;
+  const RunOutcome refused = evaluate_run(parse_runs(file_of({dense_ep}), "runs.json").runs[0], {});
+  EXPECT_FALSE(refused.scored);
+  EXPECT_EQ(refused.note.rfind("not simulated: ", 0), 0u);
+  EXPECT_NE(refused.note.find("has no mixture-of-experts layers"), std::string::npos) << refused.note;
   const RunOutcome o = evaluate_run(f.runs[1], {});
   EXPECT_FALSE(o.scored);
   EXPECT_EQ(o.note,

@@ -380,7 +380,15 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .granularity = strategies::Granularity::Op,
                                 .symmetry = strategies::Symmetry::DataAndTensor,
                                 .calibration = options.calibration};
-    return strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+    try {
+      return strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+    } catch (const InputError& e) {
+      // A combination the lowering refuses (ep > 1 on a dense model, fp8 on an A100): not simulated.
+      strategies::StrategyResult refused;
+      refused.simulated = false;
+      refused.infeasible_reason = e.what();
+      return refused;
+    }
   };
   try {
     // The strategy's own consistency rules (zero=2 needs micro=1, ...), as --strategy applies them.
