@@ -307,7 +307,8 @@ class OpLowering : LoweringBase {
         const Ref reduce = e_.tp_collective(r, slot, reduction(), var.in_full[v],
                                             p_.sp ? "tp_reduce_scatter" : "tp_allreduce", static_cast<int>(v), mb,
                                             Phase::BackwardData);
-        e_.after(reduce, data);
+        // tp_overlap: it overlaps the weight-gradient GEMM; off, it waits for both GEMMs.
+        e_.after(reduce, p_.s.tp_overlap ? data : last);
         grad_in_[v] = {reduce};
       } else if (bd && moe(var, v)) {
         // ... and the input gradients of the routed slots come back to the tokens' ranks.

@@ -40,9 +40,10 @@ TEST(StrategyGrammar, ParsesEveryKey) {
 }
 
 TEST(StrategyGrammar, CanonicalFormRoundTrips) {
-  for (const char* text : {"dp=8", "dp=4,mp=2,schedule=1f1b,micro=8", "mp=4,placement=branches",
-                           "dp=2,tp=4,recompute=full,zero=1", "dp=3,split=speed", "mp=2,schedule=spectrain,micro=4",
-                           "dp=2,bucket_mb=12.5,overlap=off", "dp=2,tp=4,sp=on", "tp=2,recompute=selective,sp=off"}) {
+  for (const char* text :
+       {"dp=8", "dp=4,mp=2,schedule=1f1b,micro=8", "mp=4,placement=branches", "dp=2,tp=4,recompute=full,zero=1",
+        "dp=3,split=speed", "mp=2,schedule=spectrain,micro=4", "dp=2,bucket_mb=12.5,overlap=off", "dp=2,tp=4,sp=on",
+        "tp=2,recompute=selective,sp=off", "dp=2,tp=2,tp_overlap=off"}) {
     const Strategy s = parse_strategy(text);
     EXPECT_EQ(to_string(s), text);
     EXPECT_EQ(parse_strategy(to_string(s)), s);
@@ -87,7 +88,7 @@ TEST(StrategyGrammar, BadInputIsNamed) {
             "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
   EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
             "--strategy: unknown key \"foo\"; expected dp, mp, tp, cp, ep, imbalance, schedule, micro, interleave, "
-            "placement, recompute, sp, zero, bucket_mb, split, overlap or mapping");
+            "placement, recompute, sp, zero, bucket_mb, split, overlap, tp_overlap or mapping");
   EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
             "--strategy: interleave=2 needs schedule=interleaved");
   EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
@@ -102,6 +103,8 @@ TEST(StrategyGrammar, BadInputIsNamed) {
             "--strategy: sp=on needs tp > 1 (sequence parallelism splits the tensor-parallel blocks' norms, dropouts "
             "and residual adds across the TP ranks)");
   EXPECT_EQ(input_error([] { parse_strategy("tp=2,sp=yes"); }), "--strategy: sp=yes: expected one of auto, on, off");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=2,tp_overlap=off"); }),
+            "--strategy: tp_overlap=off needs tp > 1 (it orders the tensor-parallel all-reduces)");
   EXPECT_EQ(
       input_error([] { parse_strategy("mapping=dp-dp-dp"); }),
       "--strategy: mapping=dp-dp-dp: expected an order of tp, mp and dp from innermost to outermost, e.g. tp-mp-dp");

@@ -134,6 +134,39 @@ TEST(TensorParallel, TwoAllreducesPerLayerEachWay) {
   EXPECT_EQ(collectives(all, CollectiveOp::AllReduce, Phase::Forward), 10);  // shared by the 4 ranks
 }
 
+// tp_overlap: a column-parallel layer's backward input all-reduce depends on its input-gradient
+// GEMM only (it overlaps the weight-gradient GEMM); off, it also waits for the weight gradient.
+TEST(TensorParallel, BackwardAllReduceOverlapsTheWeightGradientUnlessOff) {
+  const models::Model m = tiny_gpt();
+  for (const bool overlap : {true, false}) {
+    SCOPED_TRACE(overlap ? "tp_overlap=on" : "tp_overlap=off");
+    const LoweredStep s = lower(m, overlap ? "tp=4" : "tp=4,tp_overlap=off");
+    const auto& g = s.graph;
+    int checked = 0;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+      if (g.kind(t) != TaskKind::Collective || g.phase(t) != Phase::BackwardData) continue;
+      bool after_weight = false, after_data = false;
+      for (simulator::TaskId d : g.deps(t)) {
+        after_weight = after_weight || g.phase(d) == Phase::BackwardWeight;
+        after_data = after_data || g.phase(d) == Phase::BackwardData;
+      }
+      EXPECT_EQ(after_weight, !overlap) << g.name(t);
+      EXPECT_EQ(after_data, overlap) << g.name(t);
+      ++checked;
+    }
+    EXPECT_EQ(checked, 2 * 2 + 1);  // two per layer and the LM head
+  }
+  // Off is never faster: the all-reduce no longer hides behind the weight-gradient GEMM.
+  profiler::RooflineCostModel costs;
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 1);
+  auto step = [&](const char* strategy) {
+    const StepSetup setup{
+        .model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy), .global_batch = 8, .costs = &costs};
+    return simulate_strategy(setup, {}).step_time;
+  };
+  EXPECT_GT(step("tp=4,tp_overlap=off"), step("tp=4"));
+}
+
 TEST(TensorParallel, SequenceParallelUsesReduceScatterAndAllGather) {
   const models::Model m = tiny_gpt();
   const LoweredStep s = lower(m, "tp=4,recompute=selective");

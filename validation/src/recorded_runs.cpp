@@ -252,6 +252,15 @@ void read_config(RecordedRun& r, const JsonField& c) {
   if (contains(ddp, "local") || contains(allreduce, "after accumulation") || contains(allreduce, "post_accumulation"))
     r.strategy.overlap = false;
 
+  // Tensor-parallel backward all-reduces overlapping the weight-gradient GEMMs (Megatron-LM's
+  // --async-tensor-model-parallel-allreduce, late 2021 on): parasim's default; a row may say no.
+  if (auto f = c.find("tp_comm_overlap"); f && !f->raw().is_null()) {
+    const std::string v = lower(optional_text(c, "tp_comm_overlap"));
+    if (v == "false" || v == "off" || v == "none" || contains(v, "blocking")) r.strategy.tp_overlap = false;
+    else if (!(v == "true" || v == "on" || contains(v, "async"))) f->fail("true/false (or on/off, async/blocking)");
+    if (r.strategy.tp == 1) r.strategy.tp_overlap = true;  // nothing to overlap
+  }
+
   // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
   const std::string attention = optional_text(c, "attention");
   if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha")) {
