@@ -31,6 +31,7 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
 /// Model-priced costs (the roofline / GPU kernel model) get the --attention kernels and a
 /// calibration's kernel factors; measured profiles are left as measured. InputError for an unknown
 /// --attention value.
-void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration);
+void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration,
+                           const std::string& fp32_math = "pytorch");
 
 }  // namespace parasim::cli

@@ -102,6 +102,10 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
                   "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash (fused, "
                   "FlashAttention-2)")
       ->capture_default_str();
+  cmd->add_option("--fp32-math", in.fp32_math,
+                  "FP32 convolutions and matmuls on GPUs with TF32 tensor cores (Ampere+): pytorch (TF32 "
+                  "convolutions, FP32 matmuls: PyTorch's defaults), tf32 (both) or fp32 (neither)")
+      ->capture_default_str();
 }
 
 models::DType planning_dtype(const PlanningInputs& in) {
@@ -129,7 +133,7 @@ Calibration planning_calibration(const PlanningInputs& in) {
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
   const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
   CostChoice choice = choose_costs(in.profile, in.traces, in.traces_given, model, kinds);
-  configure_model_costs(*choice.costs, in.attention, planning_calibration(in));
+  configure_model_costs(*choice.costs, in.attention, planning_calibration(in), in.fp32_math);
   return choice;
 }
 

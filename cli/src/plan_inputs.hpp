@@ -53,6 +53,7 @@ struct PlanningInputs {
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string attention = "unfused";  // GPU attention kernels: unfused or flash
+  std::string fp32_math = "pytorch";  // FP32 math on TF32-capable GPUs: pytorch, tf32 or fp32
   int threads = 0;
   FabricArgs fabric;  // --fabric, --oversubscription: appended to `cluster` by with_fabric()
 };

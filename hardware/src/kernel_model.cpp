@@ -34,8 +34,8 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0, double
 
 }  // namespace
 
-bool KernelModel::uses_tensor_cores(DType dtype) const {
-  if (dtype == DType::F32) return false;  // frameworks default to FP32 math for FP32 GEMMs
+bool KernelModel::uses_tensor_cores(DType dtype, bool tf32) const {
+  if (dtype == DType::F32) return tf32 && spec.tf32_tflops > spec.fp32_tflops;
   if (dtype == DType::BF16) return spec.bf16_tflops > spec.fp32_tflops;
   if (dtype == DType::FP8) return spec.supports_fp8() || spec.bf16_tflops > spec.fp32_tflops;
   return spec.fp16_tflops > 2 * spec.fp32_tflops;  // Volta+ tensor cores (Pascal FP16 is no faster)
@@ -59,16 +59,20 @@ double KernelModel::memory_time_ns(double bytes) const {
   return bytes / (spec.mem_bandwidth.value * hbm_fraction(bytes));
 }
 
-GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_moved) const {
+GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_moved, bool tf32) const {
   GemmEstimate best;
   best.time_ns = std::numeric_limits<double>::infinity();
-  best.tensor_cores = uses_tensor_cores(dtype);
-  const double peak = (best.tensor_cores ? spec.peak_tflops(dtype) : spec.fp32_tflops) * 1e3;  // FLOP/ns
+  best.tensor_cores = uses_tensor_cores(dtype, tf32);
+  const bool on_tf32 = best.tensor_cores && dtype == DType::F32;
+  const double peak_tflops = on_tf32             ? spec.tf32_tflops
+                             : best.tensor_cores ? spec.peak_tflops(dtype)
+                                                 : spec.fp32_tflops;
+  const double peak = peak_tflops * 1e3;  // FLOP/ns
   const double fraction = best.tensor_cores ? tensor_core_fraction : cuda_core_fraction;
   // Tensor cores need the leading dimensions in multiples of 16 bytes (8 fp16 elements); cuBLAS
   // pads or falls back to slower kernels otherwise (NVIDIA, "Matrix Multiplication Background").
-  // FP8 GEMMs: 16 one-byte elements.
-  const std::int64_t align = dtype == DType::FP8 ? 16 : 8;
+  // FP8 GEMMs: 16 one-byte elements; TF32: 4 four-byte ones.
+  const std::int64_t align = dtype == DType::FP8 ? 16 : on_tf32 ? 4 : 8;
   const bool aligned = !best.tensor_cores || (s.k % align == 0 && s.n % align == 0);
   const double sm_rate = peak * fraction * (aligned ? 1.0 : 0.5) / static_cast<double>(sm_count);
   for (const GemmTile& tile : tiles) {
@@ -150,6 +154,11 @@ std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
                     format("%.1f%% of peak (K or N not a multiple of 16: half rate)", 100 * k.tensor_core_fraction),
                     "assumed: the BF16 fraction above; no published FP8 MAMF measurement is used"});
   }
+  if (s.tf32_tflops > s.fp32_tflops)
+    rows.push_back({"TF32 tensor-core GEMM (FP32 data), best shape",
+                    format("%.1f%% of the TF32 peak", 100 * k.tensor_core_fraction),
+                    "assumed: the BF16 fraction above; cuDNN runs FP32 convolutions on TF32 tensor cores by "
+                    "default, matmuls only where the framework allows it (--fp32-math, docs/fidelity.md)"});
   rows.push_back({"CUDA-core GEMM, best shape", format("%.1f%% of peak", 100 * k.cuda_core_fraction),
                   k.cuda_core_source});
   std::string tiles;

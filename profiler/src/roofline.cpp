@@ -15,6 +15,21 @@ using models::OpKind;
 
 std::string to_string(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "unfused"; }
 
+std::string to_string(Fp32Math m) {
+  switch (m) {
+    case Fp32Math::PyTorch: return "pytorch";
+    case Fp32Math::Tf32: return "tf32";
+    case Fp32Math::Fp32: return "fp32";
+  }
+  return "?";
+}
+
+std::optional<Fp32Math> parse_fp32_math(std::string_view s) {
+  for (Fp32Math m : {Fp32Math::PyTorch, Fp32Math::Tf32, Fp32Math::Fp32})
+    if (to_string(m) == s) return m;
+  return std::nullopt;
+}
+
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   if (s == "unfused") return AttentionKernel::Unfused;
   if (s == "flash") return AttentionKernel::Flash;
@@ -77,7 +92,7 @@ double dim(const models::Shape& s, std::size_t i, double fallback = 1) {
 /// channels, K = C/g*R*S; backward-data and backward-weight transpose the roles. FP32 3x3 stride-1
 /// convolutions run as Winograd F(2x2,3x3) (Lavin and Gray 2016: 2.25x fewer multiplies), paying
 /// the transforms as extra traffic; tensor-core paths use implicit GEMM.
-std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
+std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b, bool tf32) {
   const auto& a = op.attrs;
   const models::Shape& x = op.input_shapes.empty() ? op.output_shape : op.input_shapes.front();
   const models::Shape& y = op.output_shape;
@@ -85,8 +100,9 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b) {
   const std::int64_t n = idim(x, 0), c = idim(x, 1), h = idim(x, 2), w = idim(x, 3);
   const std::int64_t k = idim(y, 1), p = idim(y, 2), q = idim(y, 3);
   const std::int64_t rs = std::max<std::int64_t>(1, a.kernel_h) * std::max<std::int64_t>(1, a.kernel_w);
-  const bool winograd = op.dtype == models::DType::F32 && a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 &&
-                        a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 && g == 1;
+  // On TF32 tensor cores cuDNN runs FP32 convolutions as implicit GEMMs: no Winograd there.
+  const bool winograd = !tf32 && op.dtype == models::DType::F32 && a.kernel_h == 3 && a.kernel_w == 3 &&
+                        a.stride_h == 1 && a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 1 && g == 1;
   // Winograd: the K dimension shrinks by 2.25; the transformed tiles (4x4 per 2x2 outputs) add
   // about four times the input and output traffic.
   const std::int64_t rs_eff = winograd ? 4 : rs;
@@ -406,12 +422,12 @@ std::string fp8_overheads_note() {
          "across ranks (docs/models.md)";
 }
 
-std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt) {
+std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, bool tf32_convolutions) {
   if (!op_has_phase(op, phase)) return {};
   if (fp8_gemm(op)) {
     Op bf16 = op;
     bf16.dtype = models::DType::BF16;
-    std::vector<KernelWork> work = phase_work(bf16, phase, opt);
+    std::vector<KernelWork> work = phase_work(bf16, phase, opt, tf32_convolutions);
     for (const KernelWork& k : fp8_scaling_work(op, phase)) work.push_back(k);
     return work;
   }
@@ -423,7 +439,7 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt) {
              params * static_cast<double>(optimizer_traffic_bytes_per_param(opt, op.dtype))}};
   }
   switch (op.kind) {
-    case OpKind::Conv2d: return conv_work(op, phase, b);
+    case OpKind::Conv2d: return conv_work(op, phase, b, tf32_convolutions);
     case OpKind::Linear:
     case OpKind::Experts: return linear_work(op, phase, b);  // grouped GEMMs over the routed tokens
     case OpKind::Matmul:
@@ -452,10 +468,13 @@ double RooflineDevice::f_half(KernelClass c, models::DType dtype) const {
   return eff_max(c) * peak_flops_per_ns(dtype) * fill_time_ns;
 }
 
-double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype) const {
+double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype, Fp32Math math) const {
   const bool memory_kernel = k.cls == KernelClass::Memory;
+  // FP32 data on TF32 tensor cores: convolutions unless strict FP32, matmuls only when allowed.
+  const bool tf32 =
+      (k.cls == KernelClass::Conv && math != Fp32Math::Fp32) || (k.cls == KernelClass::Gemm && math == Fp32Math::Tf32);
   if (kernels && !memory_kernel && k.gemm.known())
-    return kernels->gemm_time_ns(k.gemm, dtype, k.bytes) + launch_overhead_ns;
+    return kernels->gemm_time_ns(k.gemm, dtype, k.bytes, tf32) + launch_overhead_ns;
   double compute = 0;
   if (k.flops > 0) {
     if (k.cls == KernelClass::Memory) {
@@ -501,16 +520,21 @@ const RooflineDevice& RooflineCostModel::device(const std::string& device_kind) 
 
 void RooflineCostModel::set_attention_kernel(AttentionKernel kernel) { attention_ = kernel; }
 
+void RooflineCostModel::set_fp32_math(Fp32Math math) { fp32_math_ = math; }
+
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
   const models::DType dtype = compute_dtype(op);
   if (attention_ == AttentionKernel::Flash && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
       op_has_phase(op, phase))
     return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype) * matrix_scale_));
   double t = 0;
-  for (const KernelWork& k : phase_work(op, phase, opt)) {
+  const bool tf32_convolutions =
+      !device.is_cpu && fp32_math_ != Fp32Math::Fp32 && device.spec.tf32_tflops > device.spec.fp32_tflops;
+  for (const KernelWork& k : phase_work(op, phase, opt, tf32_convolutions)) {
     // count 0: a share of a kernel fused across ops (FP8 amax history): its bytes, no launch.
-    const double one = k.count == 0 && device.kernels ? device.kernels->memory_time_ns(k.bytes)
-                                                      : static_cast<double>(k.count) * device.kernel_time_ns(k, dtype);
+    const double one = k.count == 0 && device.kernels
+                           ? device.kernels->memory_time_ns(k.bytes)
+                           : static_cast<double>(k.count) * device.kernel_time_ns(k, dtype, fp32_math_);
     t += one * (k.cls == KernelClass::Memory ? memory_scale_ : matrix_scale_);
   }
   return static_cast<TimeNs>(std::llround(t));
@@ -528,8 +552,13 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
 }
 
 std::string RooflineCostModel::describe() const {
+  const char* fp32 = fp32_math_ == Fp32Math::PyTorch ? ", FP32 convolutions on TF32 tensor cores where there are"
+                     : fp32_math_ == Fp32Math::Tf32  ? ", FP32 convolutions and matmuls on TF32 tensor cores where "
+                                                       "there are"
+                                                     : ", FP32 math on CUDA cores";
   return "GPU kernel model (GEMM/conv tiles and waves at measured achievable fractions of peak, HBM by kernel "
-         "size, 5 us per kernel launch, " + to_string(attention_) + " attention; docs/fidelity.md); CPU roofline";
+         "size, 5 us per kernel launch, " +
+         to_string(attention_) + " attention" + fp32 + "; docs/fidelity.md); CPU roofline";
 }
 
 }  // namespace parasim::profiler

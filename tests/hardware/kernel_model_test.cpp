@@ -82,6 +82,25 @@ TEST(KernelModel, Fp32UsesCudaCoresAndBf16NeedsAmpere) {
               1e-6);
 }
 
+// FP32 data on Ampere's TF32 tensor cores (cuDNN's default for convolutions): 156 TFLOP/s at the
+// tensor-core fraction; V100 has no TF32 and stays on CUDA cores whatever is asked.
+TEST(KernelModel, Tf32RunsFp32GemmsOnTensorCoresWhereThereAreSome) {
+  const KernelModel a100 = kernel_model(device_spec("a100"));
+  EXPECT_FALSE(a100.uses_tensor_cores(DType::F32));
+  EXPECT_TRUE(a100.uses_tensor_cores(DType::F32, /*tf32=*/true));
+  EXPECT_FALSE(kernel_model(device_spec("v100")).uses_tensor_cores(DType::F32, true));
+  // 8192^3 in 256x128 tiles: 2048 CTAs in 19 waves, each storing 108 FP32 tiles.
+  const GemmEstimate e = a100.gemm({.m = 8192, .n = 8192, .k = 8192}, DType::F32, 0, true);
+  EXPECT_TRUE(e.tensor_cores);
+  EXPECT_EQ(e.waves, 19);
+  const double sm_rate = 156.0e3 * (267.9 / 312.0) / 108.0;
+  EXPECT_NEAR(e.time_ns, 19 * (2.0 * 256 * 128 * 8192 / sm_rate + store(a100, 108, 256, 128, 4)) + 2000.0, 1e-6);
+  // TF32 needs 16-byte alignment too: 4 FP32 elements. K = 4094 is off by 2: half rate.
+  const GemmEstimate odd = a100.gemm({.m = 1536, .n = 1152, .k = 4094}, DType::F32, 0, true);
+  const GemmEstimate even = a100.gemm({.m = 1536, .n = 1152, .k = 4096}, DType::F32, 0, true);
+  EXPECT_GT(odd.time_ns, 1.9 * (even.time_ns - 2000.0 - store(a100, 108, 128, 128, 4)));
+}
+
 TEST(KernelModel, HbmCurveInterpolatesCalculonsTable) {
   const KernelModel km = kernel_model(device_spec("a100"));
   EXPECT_DOUBLE_EQ(km.hbm_fraction(0), 0.3);
@@ -109,16 +128,18 @@ namespace {
 // `parasim clusters show` prints these rows: every number the model uses, each with a source.
 TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   const auto rows = kernel_model_figures(kernel_model(device_spec("a100")));
-  ASSERT_EQ(rows.size(), 11u);
+  ASSERT_EQ(rows.size(), 12u);
   EXPECT_EQ(rows[0].value, "19.5 / 156 / 312 / 312 TFLOP/s");
   EXPECT_EQ(rows[1].value, "2039 GB/s");
   EXPECT_EQ(rows[2].value, "108");
   EXPECT_EQ(rows[3].quantity, "tensor-core GEMM, best shape");
   EXPECT_EQ(rows[3].value, "85.9% of peak");
   EXPECT_NE(rows[3].source.find("267.9 of 312"), std::string::npos);
-  EXPECT_EQ(rows[6].value, "256x128, 128x256, 128x128, 128x64 (0.9), 64x128 (0.9), 64x64 (0.75)");
-  EXPECT_EQ(rows[8].value, "30% at 0 MB, 60% at 1 MB, 75% at 10 MB, 90% at 100 MB");
-  EXPECT_EQ(rows[10].value, "5 us");
+  EXPECT_EQ(rows[5].quantity, "TF32 tensor-core GEMM (FP32 data), best shape");
+  EXPECT_NE(rows[5].source.find("assumed"), std::string::npos);
+  EXPECT_EQ(rows[7].value, "256x128, 128x256, 128x128, 128x64 (0.9), 64x128 (0.9), 64x64 (0.75)");
+  EXPECT_EQ(rows[9].value, "30% at 0 MB, 60% at 1 MB, 75% at 10 MB, 90% at 100 MB");
+  EXPECT_EQ(rows[11].value, "5 us");
   for (const auto& r : rows) EXPECT_FALSE(r.source.empty()) << r.quantity;
   // Pascal consumer cards have no tensor cores: no tensor-core rows, and the Volta guess is not shown.
   const auto pascal = kernel_model_figures(kernel_model(device_spec("gtx1080")));

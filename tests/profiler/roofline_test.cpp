@@ -44,6 +44,44 @@ TEST(Roofline, ComputeBoundGemmOnV100) {
   EXPECT_EQ(c.source, CostSource::Roofline);
 }
 
+// FP32 on A100: PyTorch runs cuDNN convolutions on TF32 tensor cores and matmuls in FP32 by
+// default; --fp32-math tf32 puts both on TF32, fp32 neither.
+TEST(Roofline, Fp32MathChoosesTf32ForConvolutionsAndMatmuls) {
+  ModelBuilder b("tf32", 64, DType::F32);
+  auto x = b.input("x", {64, 256, 56, 56});
+  auto y = b.conv2d("conv", x, 256, 3, 1, 1, 1, 1, /*bias=*/false);
+  auto f = b.input("f", {64, 4096});
+  b.linear("fc", f, 4096, 4096, /*bias=*/false);
+  (void)y;
+  const Model m = b.finish();
+  const models::Op& conv = op_named(m, "conv");
+  const models::Op& fc = op_named(m, "fc");
+  RooflineCostModel costs;
+  auto fwd = [&](const models::Op& op, Fp32Math math) {
+    costs.set_fp32_math(math);
+    return costs.cost(op, "A100-SXM4-80GB", Optimizer::Sgd).fwd;
+  };
+  const TimeNs conv_default = fwd(conv, Fp32Math::PyTorch), conv_tf32 = fwd(conv, Fp32Math::Tf32);
+  const TimeNs conv_fp32 = fwd(conv, Fp32Math::Fp32);
+  EXPECT_EQ(conv_default, conv_tf32);
+  // 19.5 TFLOP/s of CUDA cores against 156 of TF32; the FP32 path runs Winograd (K = C x 4, not
+  // C x 9), the TF32 one an implicit GEMM.
+  EXPECT_GT(conv_fp32, 3 * conv_default);
+  EXPECT_EQ(phase_work(conv, Phase::Forward, Optimizer::Sgd, /*tf32_convolutions=*/false)[0].gemm.k, 256 * 4);
+  EXPECT_EQ(phase_work(conv, Phase::Forward, Optimizer::Sgd, /*tf32_convolutions=*/true)[0].gemm.k, 256 * 9);
+  const TimeNs fc_default = fwd(fc, Fp32Math::PyTorch), fc_tf32 = fwd(fc, Fp32Math::Tf32);
+  EXPECT_EQ(fc_default, fwd(fc, Fp32Math::Fp32));
+  EXPECT_GT(fc_default, 3 * fc_tf32);  // a 64-row GEMM: part of it is moving the 64 MB of W
+  // The fc: [64 x 4096] over K = 4096 on TF32 tensor cores, moving x, W and y in FP32.
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("a100"));
+  const double gemm =
+      km.gemm_time_ns({.m = 64, .n = 4096, .k = 4096}, DType::F32, 4.0 * (64 * 4096 * 2 + 4096 * 4096), true);
+  EXPECT_EQ(fc_tf32, std::llround(gemm + 5000));
+  EXPECT_EQ(to_string(Fp32Math::PyTorch), "pytorch");
+  EXPECT_EQ(parse_fp32_math("tf32"), Fp32Math::Tf32);
+  EXPECT_EQ(parse_fp32_math("TF32"), std::nullopt);
+}
+
 TEST(Roofline, MemoryBoundReluOnV100) {
   ModelBuilder b("relu", 32, DType::F32);
   auto x = b.input("x", {32, 64, 112, 112});

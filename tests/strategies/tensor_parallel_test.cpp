@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "lowering_fixtures.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/transformer.hpp"
 #include "parasim/profiler/roofline.hpp"

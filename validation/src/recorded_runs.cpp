@@ -243,7 +243,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
   else if (contains(precision, "bf16")) r.dtype = models::DType::BF16;
   else if (contains(precision, "fp16") || contains(precision, "amp") || contains(precision, "mixed"))
     r.dtype = models::DType::F16;
-  else if (contains(precision, "fp32") || contains(precision, "tf32")) r.dtype = models::DType::F32;
+  else if (contains(precision, "tf32")) {
+    // TF32: FP32 data, convolutions and matmuls on TF32 tensor cores (NVIDIA's "TF32" tables).
+    r.dtype = models::DType::F32;
+    r.fp32_math = profiler::Fp32Math::Tf32;
+  } else if (contains(precision, "fp32")) r.dtype = models::DType::F32;
   else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16, bf16 or fp8");
 
   // Megatron-LM's "local" DDP and BERT's allreduce_post_accumulation reduce gradients after the
@@ -379,6 +383,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     profiler::RooflineCostModel costs;
     costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
     costs.set_attention_kernel(attention);
+    costs.set_fp32_math(run.fp32_math);
     strategies::StepSetup setup{.model = &model,
                                 .cluster = &cluster,
                                 .strategy = strategy,
@@ -508,6 +513,7 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
                      {"strategy", strategies::to_string(o.run.strategy)}, {"global_batch", o.run.global_batch},
                      {"cluster", o.run.preset}, {"dtype", models::to_string(o.run.dtype)},
                      {"attention", profiler::to_string(o.run.attention)}};
+    if (o.run.dtype == models::DType::F32) j["fp32_math"] = profiler::to_string(o.run.fp32_math);
     if (o.scored) {
       j["projected_step_s"] = o.projected_step_s;
       j["error_pct"] = o.error_pct;

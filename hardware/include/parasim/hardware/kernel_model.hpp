@@ -59,12 +59,14 @@ struct KernelModel {
   std::string tensor_core_source;
   std::string cuda_core_source;
 
-  /// Whether a GEMM in `dtype` runs on tensor cores (Volta+ for fp16, Ampere+ for bf16).
-  bool uses_tensor_cores(DType dtype) const;
-  /// Time of one GEMM kernel (launch overhead not included).
-  GemmEstimate gemm(const GemmShape& shape, DType dtype, double bytes_moved) const;
-  double gemm_time_ns(const GemmShape& shape, DType dtype, double bytes_moved = 0) const {
-    return gemm(shape, dtype, bytes_moved).time_ns;
+  /// Whether a GEMM in `dtype` runs on tensor cores (Volta+ for fp16, Ampere+ for bf16; FP32 only
+  /// with `tf32` on a GPU that has TF32 tensor cores).
+  bool uses_tensor_cores(DType dtype, bool tf32 = false) const;
+  /// Time of one GEMM kernel (launch overhead not included). `tf32`: an FP32 GEMM may run on TF32
+  /// tensor cores (cuDNN's default for convolutions, PyTorch's allow_tf32 for matmuls).
+  GemmEstimate gemm(const GemmShape& shape, DType dtype, double bytes_moved, bool tf32 = false) const;
+  double gemm_time_ns(const GemmShape& shape, DType dtype, double bytes_moved = 0, bool tf32 = false) const {
+    return gemm(shape, dtype, bytes_moved, tf32).time_ns;
   }
   /// Achievable HBM bandwidth fraction for a kernel moving `bytes`.
   double hbm_fraction(double bytes) const;

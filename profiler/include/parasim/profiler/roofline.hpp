@@ -38,6 +38,14 @@ enum class AttentionKernel : std::uint8_t { Unfused, Flash };
 std::string to_string(AttentionKernel a);                              // "unfused", "flash"
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s);
 
+/// How FP32 convolutions and matmuls run on GPUs with TF32 tensor cores (Ampere and newer).
+/// PyTorch: cuDNN convolutions on TF32 (torch.backends.cudnn.allow_tf32, default true), matmuls in
+/// FP32 (torch.backends.cuda.matmul.allow_tf32, default false since 1.12; true in 1.7-1.11).
+/// Tf32: both on TF32 (TensorFlow >= 2.4, NVIDIA's "TF32" tables). Fp32: neither.
+enum class Fp32Math : std::uint8_t { PyTorch, Tf32, Fp32 };
+std::string to_string(Fp32Math m);  // "pytorch", "tf32", "fp32"
+std::optional<Fp32Math> parse_fp32_math(std::string_view s);
+
 /// What bounds a kernel's time.
 enum class KernelClass : std::uint8_t {
   Conv,    // convolution: compute-bound at eff_conv
@@ -56,7 +64,8 @@ struct KernelWork {
 };
 
 /// What one phase of one op does, kernel by kernel. Empty when the phase does nothing.
-std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt);
+/// `tf32_convolutions`: FP32 convolutions run on TF32 tensor cores (implicit GEMM, no Winograd).
+std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt, bool tf32_convolutions = false);
 
 /// FP8 training (DType::FP8; docs/models.md "FP8 matmuls"): whether `op` multiplies in FP8 - a
 /// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
@@ -92,7 +101,7 @@ struct RooflineDevice {
   /// FLOPs at which a kernel of class `c` reaches half of eff_max.
   double f_half(KernelClass c, models::DType dtype) const;
   /// Time of one launch of `k`, in (fractional) nanoseconds, launch overhead included.
-  double kernel_time_ns(const KernelWork& k, models::DType dtype) const;
+  double kernel_time_ns(const KernelWork& k, models::DType dtype, Fp32Math math = Fp32Math::PyTorch) const;
 };
 
 /// Defaults for a GPU from its datasheet spec: 5 us launch, 2 us fill, conv 0.65, GEMM 0.75,
@@ -131,6 +140,8 @@ class RooflineCostModel final : public CostModel {
   void set_kernel_scales(double matrix, double memory);
   /// GPU attention kernels (CPUs always run the unfused decomposition).
   void set_attention_kernel(AttentionKernel kernel);
+  /// FP32 math on GPUs with TF32 tensor cores (default: PyTorch's).
+  void set_fp32_math(Fp32Math math);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
   std::string describe() const override;
@@ -138,6 +149,7 @@ class RooflineCostModel final : public CostModel {
  private:
   double matrix_scale_ = 1.0, memory_scale_ = 1.0;
   AttentionKernel attention_ = AttentionKernel::Unfused;
+  Fp32Math fp32_math_ = Fp32Math::PyTorch;
   mutable std::mutex mu_;
   // By the kind string asked for (aliases included). Node-based, so references stay valid.
   mutable std::unordered_map<std::string, RooflineDevice> devices_;

@@ -44,6 +44,7 @@ struct RecordedRun {
   models::DType dtype = models::DType::F16;
   profiler::Optimizer optimizer = profiler::Optimizer::Adam;
   profiler::AttentionKernel attention = profiler::AttentionKernel::Unfused;  // config.attention
+  profiler::Fp32Math fp32_math = profiler::Fp32Math::PyTorch;                // config.precision tf32: Tf32
   bool attention_stated = false;                                             // config.attention named a kernel
   bool micro_unknown = false;                  // config.micro_batch not stated (no pipeline): the largest that fits
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
