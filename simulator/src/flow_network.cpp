@@ -24,6 +24,14 @@ std::unique_ptr<FlowLinkArrays> take_arrays(std::size_t links) {
   return a;
 }
 
+// std::llround without the libm call for what settle() divides out: a non-negative eta below
+// 2^52, where x - trunc(x) is exact; anything else (NaN included) goes to llround itself.
+TimeNs round_half_up(double x) {
+  if (!(x >= 0 && x < 4503599627370496.0)) return std::llround(x);
+  const auto whole = static_cast<TimeNs>(x);
+  return whole + static_cast<TimeNs>(x - static_cast<double>(whole) >= 0.5);
+}
+
 }  // namespace
 
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
@@ -161,24 +169,38 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   ++epoch_;  // stamps of this settle must not look dirty to the next mark_dirty
   if (component_.empty()) return;
 
+  // A flow alone on every link of its route (the common case: a transfer, or a ring step's
+  // message on its own link) gets its slowest link, capped; only flows that share a link go to the
+  // solver. Max-min fairness decomposes over connected components (progressive filling never
+  // mixes two components' links), so solving the sharing ones together gives the same rates.
   spans_.clear();
   caps_.clear();
+  shared_.clear();
+  rates_.resize(component_.size());
   bool capped = false;
-  for (FlowId f : component_) {
-    Flow& fl = flows_[f];
+  for (std::size_t i = 0; i < component_.size(); ++i) {
+    Flow& fl = flows_[component_[i]];
     fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
     fl.last = now;
+    const double cap = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+    double r = cap;
+    bool alone = true;
+    for (hardware::DirLinkId l : route_of(fl)) {
+      r = std::min(r, capacity_[static_cast<std::size_t>(l)]);
+      alone = alone && links_[static_cast<std::size_t>(l)].flows.size() == 1;
+    }
+    rates_[i] = r;
+    if (alone) continue;
+    shared_.push_back(static_cast<std::uint32_t>(i));
     spans_.push_back(route_of(fl));
     capped = capped || fl.cap > 0;
-    caps_.push_back(fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity());
+    caps_.push_back(cap);
   }
-  rates_.assign(component_.size(), 0.0);
-  if (component_.size() == 1) {  // alone on its links (the common case): its slowest link
-    double r = std::min(capacity_[static_cast<std::size_t>(spans_[0][0])], caps_[0]);
-    for (hardware::DirLinkId l : spans_[0]) r = std::min(r, capacity_[static_cast<std::size_t>(l)]);
-    rates_[0] = r;
-  } else {
-    solver_.solve(spans_, capacity_, rates_, capped ? std::span<const double>(caps_) : std::span<const double>());
+  if (!shared_.empty()) {
+    shared_rates_.assign(shared_.size(), 0.0);
+    solver_.solve(spans_, capacity_, shared_rates_,
+                  capped ? std::span<const double>(caps_) : std::span<const double>());
+    for (std::size_t k = 0; k < shared_.size(); ++k) rates_[shared_[k]] = shared_rates_[k];
   }
   for (std::size_t i = 0; i < component_.size(); ++i) {
     Flow& fl = flows_[component_[i]];
@@ -188,7 +210,7 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
     // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
     // (Engine::run has already checked that the real finish fits in 64-bit time).
     const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
-    out.push_back({component_[i], fl.version, now + std::llround(eta)});
+    out.push_back({component_[i], fl.version, now + round_half_up(eta)});
   }
 }
 

@@ -102,6 +102,8 @@ class FlowNetwork {
   std::vector<std::span<const hardware::DirLinkId>> spans_;
   std::vector<double> rates_;
   std::vector<double> caps_;
+  std::vector<std::uint32_t> shared_;  // component indices of the flows that share a link
+  std::vector<double> shared_rates_;
   MaxMinSolver& solver_;
   std::vector<LinkInterval> intervals_;
 };
