@@ -150,7 +150,7 @@ class Simulation {
       now_ = events_.top_time();
       do handle(events_.pop());
       while (events_.next_at(now_));
-      dispatch();
+      if (!ready_.empty() || !dirty_.empty()) dispatch();
       settle();
       if (completed_ >= next_progress && options_.on_progress) {
         options_.on_progress(completed_, n);

@@ -94,7 +94,7 @@ class EventQueue {
 
   // Only the entry of the latest push can grow, so a run's members are appended to its own list
   // (lists are recycled with their capacity: no allocation once the step shapes have been seen).
-  void append(std::uint32_t id, std::uint32_t tag) {
+  [[gnu::noinline]] void append(std::uint32_t id, std::uint32_t tag) {
     Event& e = heap_[last_];
     if ((e.tag & 0x3u) != kRun) {  // a single event becomes a run
       std::uint32_t r;

@@ -93,10 +93,8 @@ void FlowNetwork::mark_dirty(hardware::DirLinkId l) {
   dirty_links_.push_back(l);
 }
 
-void FlowNetwork::record_busy(hardware::DirLinkId l, TimeNs start, TimeNs end) {
-  auto& ls = links_[static_cast<std::size_t>(l)];
-  ls.busy += end - start;
-  if (!record_ || end <= start) return;
+void FlowNetwork::record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end) {
+  if (end <= start) return;
   // Merge with this link's previous interval when they touch (a flow ended as another began).
   for (auto it = intervals_.rbegin(); it != intervals_.rend() && it != intervals_.rbegin() + 8; ++it)
     if (it->link == l) {
@@ -135,7 +133,10 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
       auto it = std::find(ls.flows.begin(), ls.flows.end(), f);
       *it = ls.flows.back();
       ls.flows.pop_back();
-      if (ls.flows.empty()) record_busy(l, ls.busy_since, now);
+      if (ls.flows.empty()) {
+        ls.busy += now - ls.busy_since;
+        if (record_) record_interval(l, ls.busy_since, now);
+      }
       mark_dirty(l);
     }
   }
@@ -146,6 +147,14 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
 
 void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   if (dirty_links_.empty()) return;
+  // Only flows that left (their last flow gone from every changed link): nothing to recompute.
+  bool any = false;
+  for (hardware::DirLinkId l : dirty_links_) any = any || !links_[static_cast<std::size_t>(l)].flows.empty();
+  if (!any) {
+    dirty_links_.clear();
+    ++epoch_;  // the dirty marks must not look current to the next mark_dirty
+    return;
+  }
   // The affected component: flows reachable from the dirty links through shared links.
   const std::uint32_t comp = ++epoch_;
   component_.clear();

@@ -83,7 +83,7 @@ class FlowNetwork {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
   void mark_dirty(hardware::DirLinkId l);
-  void record_busy(hardware::DirLinkId l, TimeNs start, TimeNs end);
+  void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
 
   const RouteTable& routes_;
   bool record_;
