@@ -28,15 +28,14 @@ struct Event {
 
 // A 4-ary min-heap: half the depth of a binary heap, and the four children of a node share a
 // cache line pair, so sift-down costs fewer dependent loads. (time, seq) is a total order, so the
-// pop order is the same whatever the heap's shape; three shortcuts use that freedom:
+// pop order is the same whatever the heap's shape; two shortcuts use that freedom:
 //  - Runs: events pushed one after another at the same time (the messages of a collective step,
 //    their completions) can never have another event between them in that order, so they share
 //    one heap entry and pop from it in push order: one heap operation per step, not per message.
 //  - pop() only vacates the root. The engine usually pushes the next task's end right after
 //    handling an event, and that push fills the root and sifts down once (a replace-top) instead
 //    of a pop's sift-down plus a push's sift-up.
-//  - Sift-down picks the smallest of four children by a tournament of index arithmetic: event
-//    times are random, so a branch there would mispredict half the time.
+//  - (time, seq) compares as one 128-bit number: branch-free, two instructions.
 class EventQueue {
  public:
   void push(TimeNs time, std::uint32_t id, EventType type, std::uint32_t version = 0) {
@@ -79,9 +78,13 @@ class EventQueue {
   bool next_at(TimeNs t) const {
     if (next_ != run_end_) return true;  // the rest of a run shares its time
     if (!hole_) return !heap_.empty() && heap_.front().time == t;
-    bool any = false;  // the root is vacant: the earliest is one of its children
-    for (std::size_t c = 1, end = std::min<std::size_t>(5, heap_.size()); c < end; ++c)
-      any = any || heap_[c].time == t;
+    // The root is vacant: the earliest is one of its children (all four compared, no branches).
+    const std::size_t n = heap_.size();
+    if (n >= 5)
+      return static_cast<bool>(static_cast<int>(heap_[1].time == t) | static_cast<int>(heap_[2].time == t) |
+                               static_cast<int>(heap_[3].time == t) | static_cast<int>(heap_[4].time == t));
+    bool any = false;
+    for (std::size_t c = 1; c < n; ++c) any = static_cast<bool>(static_cast<int>(any) | static_cast<int>(heap_[c].time == t));
     return any;
   }
 
@@ -143,13 +146,8 @@ class EventQueue {
       const std::size_t first = 4 * i + 1;
       if (first >= n) break;
       std::size_t best = first;
-      if (first + 4 <= n) {
-        const std::size_t a = first + static_cast<std::size_t>(before(heap_[first + 1], heap_[first]));
-        const std::size_t b = first + 2 + static_cast<std::size_t>(before(heap_[first + 3], heap_[first + 2]));
-        best = before(heap_[b], heap_[a]) ? b : a;
-      } else {
-        for (std::size_t c = first + 1; c < n; ++c) best = before(heap_[c], heap_[best]) ? c : best;
-      }
+      const std::size_t end = std::min(first + 4, n);
+      for (std::size_t c = first + 1; c < end; ++c) best = before(heap_[c], heap_[best]) ? c : best;
       if (!before(heap_[best], e)) break;
       heap_[i] = heap_[best];
       i = best;
