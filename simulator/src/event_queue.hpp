@@ -84,7 +84,8 @@ class EventQueue {
       return static_cast<bool>(static_cast<int>(heap_[1].time == t) | static_cast<int>(heap_[2].time == t) |
                                static_cast<int>(heap_[3].time == t) | static_cast<int>(heap_[4].time == t));
     bool any = false;
-    for (std::size_t c = 1; c < n; ++c) any = static_cast<bool>(static_cast<int>(any) | static_cast<int>(heap_[c].time == t));
+    for (std::size_t c = 1; c < n; ++c)
+      any = static_cast<bool>(static_cast<int>(any) | static_cast<int>(heap_[c].time == t));
     return any;
   }
 
