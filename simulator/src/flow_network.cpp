@@ -147,16 +147,47 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
 
 void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   if (dirty_links_.empty()) return;
-  // Only flows that left (their last flow gone from every changed link): nothing to recompute.
-  bool any = false;
-  for (hardware::DirLinkId l : dirty_links_) any = any || !links_[static_cast<std::size_t>(l)].flows.empty();
-  if (!any) {
+  // The common instant: every flow on a changed link is alone on its whole route (a transfer, a
+  // ring step's messages; none at all when flows only left). The component search below would
+  // find exactly these flows, in this order (first seen on the changed links), each taking its
+  // slowest link; anything else falls through to the search.
+  std::uint32_t comp = ++epoch_;
+  component_.clear();
+  rates_.clear();
+  bool all_alone = true;
+  for (hardware::DirLinkId l : dirty_links_) {
+    const auto& on = links_[static_cast<std::size_t>(l)].flows;
+    if (on.empty()) continue;
+    const FlowId f = on.front();
+    if (on.size() > 1) {
+      all_alone = false;
+      break;
+    }
+    if (flow_stamp_[f] == comp) continue;
+    flow_stamp_[f] = comp;
+    const Flow& fl = flows_[f];
+    double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+    for (hardware::DirLinkId k : route_of(fl)) {
+      all_alone = all_alone && links_[static_cast<std::size_t>(k)].flows.size() == 1;
+      r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
+    }
+    if (!all_alone) break;
+    component_.push_back(f);
+    rates_.push_back(r);
+  }
+  if (all_alone) {
     dirty_links_.clear();
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty
+    for (FlowId f : component_) {
+      Flow& fl = flows_[f];
+      fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
+      fl.last = now;
+    }
+    reschedule(now, out);
     return;
   }
   // The affected component: flows reachable from the dirty links through shared links.
-  const std::uint32_t comp = ++epoch_;
+  comp = ++epoch_;
   component_.clear();
   bfs_.clear();
   for (hardware::DirLinkId l : dirty_links_) {
@@ -211,6 +242,10 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
                   capped ? std::span<const double>(caps_) : std::span<const double>());
     for (std::size_t k = 0; k < shared_.size(); ++k) rates_[shared_[k]] = shared_rates_[k];
   }
+  reschedule(now, out);
+}
+
+void FlowNetwork::reschedule(TimeNs now, std::vector<Reschedule>& out) {
   for (std::size_t i = 0; i < component_.size(); ++i) {
     Flow& fl = flows_[component_[i]];
     if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right

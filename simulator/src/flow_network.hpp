@@ -83,6 +83,8 @@ class FlowNetwork {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
   void mark_dirty(hardware::DirLinkId l);
+  /// New completions for the flows of component_ whose rate (rates_) changed.
+  void reschedule(TimeNs now, std::vector<Reschedule>& out);
   void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
 
   const RouteTable& routes_;
