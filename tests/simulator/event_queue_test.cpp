@@ -20,6 +20,11 @@ struct Ref {
   std::uint32_t tag;
 };
 
+void insert_sorted(std::vector<Ref>& ref, const Ref& r) {
+  const auto before = [](const Ref& a, const Ref& b) { return std::tie(a.time, a.seq) < std::tie(b.time, b.seq); };
+  ref.insert(std::upper_bound(ref.begin(), ref.end(), r, before), r);
+}
+
 // Pushes and pops in random interleavings with few distinct times (many ties, many runs),
 // checking every pop and next_at against the reference order.
 void check_against_reference(std::uint32_t seed, int distinct_times) {
@@ -39,12 +44,7 @@ void check_against_reference(std::uint32_t seed, int distinct_times) {
         const auto type = static_cast<EventType>(rng() % 3);
         const std::uint32_t version = rng() % 1000;
         q.push(tk, next_id, type, version);
-        const Ref r{tk, seq++, next_id++, static_cast<std::uint32_t>(type) | (version << 2)};
-        ref.insert(std::upper_bound(ref.begin(), ref.end(), r,
-                                    [](const Ref& a, const Ref& b) {
-                                      return std::tie(a.time, a.seq) < std::tie(b.time, b.seq);
-                                    }),
-                   r);
+        insert_sorted(ref, {tk, seq++, next_id++, static_cast<std::uint32_t>(type) | (version << 2)});
       }
     } else {  // pop, as the engine does: the earliest time, then everything at that time
       ASSERT_FALSE(q.empty());
@@ -58,13 +58,7 @@ void check_against_reference(std::uint32_t seed, int distinct_times) {
         ref.erase(ref.begin());
         if (rng() % 4 == 0) {  // handling an event may push more at the same instant
           q.push(now, next_id, EventType::TaskEnd);
-          ref.insert(std::upper_bound(ref.begin(), ref.end(), Ref{now, seq, 0, 0},
-                                      [](const Ref& a, const Ref& b) {
-                                        return std::tie(a.time, a.seq) < std::tie(b.time, b.seq);
-                                      }),
-                     Ref{now, seq, next_id, 0});
-          ++seq;
-          ++next_id;
+          insert_sorted(ref, {now, seq++, next_id++, 0});
         }
         ASSERT_EQ(q.next_at(now), !ref.empty() && ref.front().time == now);
       } while (q.next_at(now));
