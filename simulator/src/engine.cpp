@@ -19,6 +19,7 @@
 #include "parasim/simulator/engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <span>
@@ -75,6 +76,9 @@ struct DeviceState {
   int compute_active = 0;
   int comm_active = 0;
   TimeNs last = 0;
+  // Time spent in each activity state, indexed (compute active) | (comm active) << 1: one indexed
+  // add per task start or end instead of four data-dependent branches; stats are summed at the end.
+  std::array<TimeNs, 4> in_state{};
   DeviceStats stats;
   StaticMemory fixed;
   Bytes static_bytes = 0;
@@ -143,9 +147,10 @@ class Simulation {
     std::size_t next_progress = kProgressEvery;
     if (options_.on_progress) options_.on_progress(0, n);
     while (!events_.empty()) {
-      now_ = events_.top().time;
-      while (!events_.empty() && events_.top().time == now_) handle(events_.pop());
-      dispatch();
+      now_ = events_.top_time();
+      do handle(events_.pop());
+      while (events_.next_at(now_));
+      if (!ready_.empty() || !dirty_.empty()) dispatch();
       settle();
       if (completed_ >= next_progress && options_.on_progress) {
         options_.on_progress(completed_, n);
@@ -307,7 +312,9 @@ class Simulation {
               start_task(t);
             } else {
               st.queue.push({t, now_});
-              mark_dirty(s);
+              // A running stream is marked when it frees (free_stream); an idle one with a queue
+              // holds an arrived collective at its head, which this task cannot unblock.
+              if (st.running == kNoTask) mark_dirty(s);
             }
             break;
           }
@@ -375,14 +382,16 @@ class Simulation {
 
   // ------------------------------------------------------------------ starting and completing
   void touch(DeviceState& d) {
-    const TimeNs dt = now_ - d.last;
-    if (dt > 0) {
-      if (d.compute_active > 0) d.stats.compute_busy += dt;
-      if (d.comm_active > 0) d.stats.comm_busy += dt;
-      if (d.comm_active > 0 && d.compute_active == 0) d.stats.exposed_comm += dt;
-      if (d.comm_active == 0 && d.compute_active == 0) d.stats.idle += dt;
-    }
+    d.in_state[static_cast<std::size_t>(d.compute_active > 0) | static_cast<std::size_t>(d.comm_active > 0) << 1] +=
+        now_ - d.last;
     d.last = now_;
+  }
+  // The busy times of DeviceStats from the per-state times (exact: integer sums).
+  static void fold_states(DeviceState& d) {
+    d.stats.idle = d.in_state[0];
+    d.stats.compute_busy = d.in_state[1] + d.in_state[3];
+    d.stats.comm_busy = d.in_state[2] + d.in_state[3];
+    d.stats.exposed_comm = d.in_state[2];
   }
 
   void allocate(DeviceState& d, TaskId t) {
@@ -603,11 +612,13 @@ class Simulation {
       if (local >= 0) {
         DeviceState& state = devices_[static_cast<std::size_t>(local)];
         touch(state);
+        fold_states(state);
         r.devices[static_cast<std::size_t>(d)] = state.stats;
       } else {
         DeviceState untouched;
         init_device(untouched, d);
         touch(untouched);
+        fold_states(untouched);
         r.devices[static_cast<std::size_t>(d)] = untouched.stats;
       }
     }

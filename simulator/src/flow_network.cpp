@@ -24,6 +24,14 @@ std::unique_ptr<FlowLinkArrays> take_arrays(std::size_t links) {
   return a;
 }
 
+// std::llround without the libm call for what settle() divides out: a non-negative eta below
+// 2^52, where x - trunc(x) is exact; anything else (NaN included) goes to llround itself.
+TimeNs round_half_up(double x) {
+  if (!(x >= 0 && x < 4503599627370496.0)) return std::llround(x);
+  const auto whole = static_cast<TimeNs>(x);
+  return whole + static_cast<TimeNs>(x - static_cast<double>(whole) >= 0.5);
+}
+
 }  // namespace
 
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
@@ -85,10 +93,8 @@ void FlowNetwork::mark_dirty(hardware::DirLinkId l) {
   dirty_links_.push_back(l);
 }
 
-void FlowNetwork::record_busy(hardware::DirLinkId l, TimeNs start, TimeNs end) {
-  auto& ls = links_[static_cast<std::size_t>(l)];
-  ls.busy += end - start;
-  if (!record_ || end <= start) return;
+void FlowNetwork::record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end) {
+  if (end <= start) return;
   // Merge with this link's previous interval when they touch (a flow ended as another began).
   for (auto it = intervals_.rbegin(); it != intervals_.rend() && it != intervals_.rbegin() + 8; ++it)
     if (it->link == l) {
@@ -127,7 +133,10 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
       auto it = std::find(ls.flows.begin(), ls.flows.end(), f);
       *it = ls.flows.back();
       ls.flows.pop_back();
-      if (ls.flows.empty()) record_busy(l, ls.busy_since, now);
+      if (ls.flows.empty()) {
+        ls.busy += now - ls.busy_since;
+        if (record_) record_interval(l, ls.busy_since, now);
+      }
       mark_dirty(l);
     }
   }
@@ -138,8 +147,47 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
 
 void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   if (dirty_links_.empty()) return;
+  // The common instant: every flow on a changed link is alone on its whole route (a transfer, a
+  // ring step's messages; none at all when flows only left). The component search below would
+  // find exactly these flows, in this order (first seen on the changed links), each taking its
+  // slowest link; anything else falls through to the search.
+  std::uint32_t comp = ++epoch_;
+  component_.clear();
+  rates_.clear();
+  bool all_alone = true;
+  for (hardware::DirLinkId l : dirty_links_) {
+    const auto& on = links_[static_cast<std::size_t>(l)].flows;
+    if (on.empty()) continue;
+    const FlowId f = on.front();
+    if (on.size() > 1) {
+      all_alone = false;
+      break;
+    }
+    if (flow_stamp_[f] == comp) continue;
+    flow_stamp_[f] = comp;
+    const Flow& fl = flows_[f];
+    double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+    for (hardware::DirLinkId k : route_of(fl)) {
+      all_alone = all_alone && links_[static_cast<std::size_t>(k)].flows.size() == 1;
+      r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
+    }
+    if (!all_alone) break;
+    component_.push_back(f);
+    rates_.push_back(r);
+  }
+  if (all_alone) {
+    dirty_links_.clear();
+    ++epoch_;  // the dirty marks must not look current to the next mark_dirty
+    for (FlowId f : component_) {
+      Flow& fl = flows_[f];
+      fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
+      fl.last = now;
+    }
+    reschedule(now, out);
+    return;
+  }
   // The affected component: flows reachable from the dirty links through shared links.
-  const std::uint32_t comp = ++epoch_;
+  comp = ++epoch_;
   component_.clear();
   bfs_.clear();
   for (hardware::DirLinkId l : dirty_links_) {
@@ -161,25 +209,43 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   ++epoch_;  // stamps of this settle must not look dirty to the next mark_dirty
   if (component_.empty()) return;
 
+  // A flow alone on every link of its route (the common case: a transfer, or a ring step's
+  // message on its own link) gets its slowest link, capped; only flows that share a link go to the
+  // solver. Max-min fairness decomposes over connected components (progressive filling never
+  // mixes two components' links), so solving the sharing ones together gives the same rates.
   spans_.clear();
   caps_.clear();
+  shared_.clear();
+  rates_.resize(component_.size());
   bool capped = false;
-  for (FlowId f : component_) {
-    Flow& fl = flows_[f];
+  for (std::size_t i = 0; i < component_.size(); ++i) {
+    Flow& fl = flows_[component_[i]];
     fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
     fl.last = now;
+    const double cap = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+    double r = cap;
+    bool alone = true;
+    for (hardware::DirLinkId l : route_of(fl)) {
+      r = std::min(r, capacity_[static_cast<std::size_t>(l)]);
+      alone = alone && links_[static_cast<std::size_t>(l)].flows.size() == 1;
+    }
+    rates_[i] = r;
+    if (alone) continue;
+    shared_.push_back(static_cast<std::uint32_t>(i));
     spans_.push_back(route_of(fl));
     capped = capped || fl.cap > 0;
-    caps_.push_back(fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity());
+    caps_.push_back(cap);
   }
-  rates_.assign(component_.size(), 0.0);
-  if (component_.size() == 1) {  // alone on its links (the common case): its slowest link
-    double r = std::min(capacity_[static_cast<std::size_t>(spans_[0][0])], caps_[0]);
-    for (hardware::DirLinkId l : spans_[0]) r = std::min(r, capacity_[static_cast<std::size_t>(l)]);
-    rates_[0] = r;
-  } else {
-    solver_.solve(spans_, capacity_, rates_, capped ? std::span<const double>(caps_) : std::span<const double>());
+  if (!shared_.empty()) {
+    shared_rates_.assign(shared_.size(), 0.0);
+    solver_.solve(spans_, capacity_, shared_rates_,
+                  capped ? std::span<const double>(caps_) : std::span<const double>());
+    for (std::size_t k = 0; k < shared_.size(); ++k) rates_[shared_[k]] = shared_rates_[k];
   }
+  reschedule(now, out);
+}
+
+void FlowNetwork::reschedule(TimeNs now, std::vector<Reschedule>& out) {
   for (std::size_t i = 0; i < component_.size(); ++i) {
     Flow& fl = flows_[component_[i]];
     if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right
@@ -188,7 +254,7 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
     // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
     // (Engine::run has already checked that the real finish fits in 64-bit time).
     const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
-    out.push_back({component_[i], fl.version, now + std::llround(eta)});
+    out.push_back({component_[i], fl.version, now + round_half_up(eta)});
   }
 }
 

@@ -83,7 +83,9 @@ class FlowNetwork {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
   void mark_dirty(hardware::DirLinkId l);
-  void record_busy(hardware::DirLinkId l, TimeNs start, TimeNs end);
+  /// New completions for the flows of component_ whose rate (rates_) changed.
+  void reschedule(TimeNs now, std::vector<Reschedule>& out);
+  void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
 
   const RouteTable& routes_;
   bool record_;
@@ -102,6 +104,8 @@ class FlowNetwork {
   std::vector<std::span<const hardware::DirLinkId>> spans_;
   std::vector<double> rates_;
   std::vector<double> caps_;
+  std::vector<std::uint32_t> shared_;  // component indices of the flows that share a link
+  std::vector<double> shared_rates_;
   MaxMinSolver& solver_;
   std::vector<LinkInterval> intervals_;
 };

@@ -1,0 +1,89 @@
+// The engine's private event queue (simulator/src/event_queue.hpp) against a sorted reference:
+// whatever its shortcuts (vacant root, runs of same-time pushes sharing a heap entry), events
+// must pop in (time, push order), which is what makes a run reproducible to the nanosecond.
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "event_queue.hpp"
+
+namespace parasim::simulator {
+namespace {
+
+struct Ref {
+  TimeNs time;
+  std::uint64_t seq;
+  std::uint32_t id;
+  std::uint32_t tag;
+};
+
+void insert_sorted(std::vector<Ref>& ref, const Ref& r) {
+  const auto before = [](const Ref& a, const Ref& b) { return std::tie(a.time, a.seq) < std::tie(b.time, b.seq); };
+  ref.insert(std::upper_bound(ref.begin(), ref.end(), r, before), r);
+}
+
+// Pushes and pops in random interleavings with few distinct times (many ties, many runs),
+// checking every pop and next_at against the reference order.
+void check_against_reference(std::uint32_t seed, int distinct_times) {
+  std::mt19937 rng(seed);
+  EventQueue q;
+  std::vector<Ref> ref;  // kept sorted by (time, seq)
+  std::uint64_t seq = 0;
+  TimeNs now = 0;
+  std::uint32_t next_id = 0;
+  for (int step = 0; step < 20'000; ++step) {
+    const unsigned op = rng() % 8;
+    if (op < 4 || ref.empty()) {  // a burst of pushes, often at one time (a collective step)
+      const int burst = 1 + static_cast<int>(rng() % 5);
+      const TimeNs t = now + static_cast<TimeNs>(rng() % static_cast<unsigned>(distinct_times));
+      for (int k = 0; k < burst; ++k) {
+        const TimeNs tk = rng() % 3 == 0 ? now + static_cast<TimeNs>(rng() % static_cast<unsigned>(distinct_times)) : t;
+        const auto type = static_cast<EventType>(rng() % 3);
+        const std::uint32_t version = rng() % 1000;
+        q.push(tk, next_id, type, version);
+        insert_sorted(ref, {tk, seq++, next_id++, static_cast<std::uint32_t>(type) | (version << 2)});
+      }
+    } else {  // pop, as the engine does: the earliest time, then everything at that time
+      ASSERT_FALSE(q.empty());
+      ASSERT_EQ(q.top_time(), ref.front().time);
+      now = ref.front().time;
+      do {
+        const Event e = q.pop();
+        ASSERT_EQ(e.time, ref.front().time);
+        ASSERT_EQ(e.id, ref.front().id);
+        ASSERT_EQ(e.tag, ref.front().tag);
+        ref.erase(ref.begin());
+        if (rng() % 4 == 0) {  // handling an event may push more at the same instant
+          q.push(now, next_id, EventType::TaskEnd);
+          insert_sorted(ref, {now, seq++, next_id++, 0});
+        }
+        ASSERT_EQ(q.next_at(now), !ref.empty() && ref.front().time == now);
+      } while (q.next_at(now));
+    }
+    ASSERT_EQ(q.empty(), ref.empty());
+  }
+}
+
+TEST(EventQueue, PopsInTimeThenPushOrderWithManyTies) {
+  check_against_reference(1, 3);
+  check_against_reference(2, 1);  // every push at the current time or one later
+}
+
+TEST(EventQueue, PopsInTimeThenPushOrderWithFewTies) { check_against_reference(3, 1'000'000); }
+
+TEST(EventQueue, RunOfSameTimePushesPopsInPushOrder) {
+  EventQueue q;
+  q.push(50, 9, EventType::TaskEnd);
+  for (std::uint32_t i = 0; i < 5; ++i) q.push(100, i, EventType::FlowDone, i + 1);  // one run
+  q.push(100, 7, EventType::TaskEnd);  // joins the run too: pushed right after it, same time
+  q.push(20, 8, EventType::FlowLatencyDone);
+  std::vector<std::uint32_t> ids;
+  while (!q.empty()) ids.push_back(q.pop().id);
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{8, 9, 0, 1, 2, 3, 4, 7}));
+}
+
+}  // namespace
+}  // namespace parasim::simulator
