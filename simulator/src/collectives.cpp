@@ -197,6 +197,9 @@ struct CollectivePlanner::RingCache {
   std::map<std::vector<DeviceId>, std::vector<DeviceId>> orders;
   std::map<std::vector<int>, std::vector<std::size_t>> segment_perms;  // local indices -> ring positions
   std::size_t order_bytes = 0;  // held by `orders`, roughly
+  // Per device, its NIC's uplink: the first network link of its routes off the node (-2: not looked
+  // up yet, -1: none). channel_gain() sums them per node.
+  std::vector<hardware::DirLinkId> nic_uplink;
   MaxMinSolver solver;
   std::span<const double> capacity;  // the cluster's dir_bandwidths()
 };
@@ -591,6 +594,9 @@ double CollectivePlanner::channel_gain(const CollectivePlan& p, const std::vecto
   for (const auto& pr : pattern)
     if (cluster_.node_of(pr.src) != cluster_.node_of(pr.dst)) ++leaving[cluster_.node_of(pr.src)];
   constexpr std::size_t kMaxNodeMembers = 64;  // bounds the NIC search on very wide nodes
+  auto& uplink = ring_cache_->nic_uplink;
+  if (uplink.empty()) uplink.assign(static_cast<std::size_t>(cluster_.num_devices()), -2);
+  std::unordered_map<int, double> nic_bw;  // per node with leaving messages: its members' NICs
   double min_rate = std::numeric_limits<double>::infinity(), min_cap = min_rate;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const auto& pr = pattern[i];
@@ -611,22 +617,29 @@ double CollectivePlanner::channel_gain(const CollectivePlan& p, const std::vecto
         if (cluster_.node_of(peer) == node && std::find(local.begin(), local.end(), peer) != local.end()) nvlink += bw;
       cap = std::max(cap, nvlink);
     } else if (local.size() <= kMaxNodeMembers) {
-      // Each local GPU's first network link towards the destination is its NIC's uplink.
-      std::vector<hardware::DirLinkId> nics;
-      double nic_bw = 0;
-      for (DeviceId d : local) {
-        const RouteRef r = routes_->get(d, pr.dst);
-        for (hardware::DirLinkId l : routes_->links(r)) {
-          const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
-          if (k != hardware::LinkKind::InfiniBand && k != hardware::LinkKind::Ethernet) continue;
-          if (std::find(nics.begin(), nics.end(), l) == nics.end()) {
-            nics.push_back(l);
-            nic_bw += cluster_.dir_bandwidth(l).value;
+      const auto [slot, fresh] = nic_bw.try_emplace(node, 0.0);
+      if (fresh) {
+        // Each local GPU's first network link off the node is its NIC's uplink (each NIC once).
+        std::vector<hardware::DirLinkId> nics;
+        for (DeviceId d : local) {
+          hardware::DirLinkId& up = uplink[static_cast<std::size_t>(d)];
+          if (up == -2) {
+            up = -1;
+            for (hardware::DirLinkId l : routes_->links(routes_->get(d, pr.dst))) {
+              const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
+              if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) {
+                up = l;
+                break;
+              }
+            }
           }
-          break;
+          if (up >= 0 && std::find(nics.begin(), nics.end(), up) == nics.end()) {
+            nics.push_back(up);
+            slot->second += cluster_.dir_bandwidth(up).value;
+          }
         }
       }
-      cap = std::max(cap, nic_bw / static_cast<double>(leaving[node]));
+      cap = std::max(cap, slot->second / static_cast<double>(leaving[node]));
     }
     min_rate = std::min(min_rate, rate);
     min_cap = std::min(min_cap, cap * payload(own));
