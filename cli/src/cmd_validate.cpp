@@ -4,6 +4,7 @@
 //
 //   parasim validate --backend cpu --model tiny_cnn --batch 8 --strategy dp=2 [--reps 5] [--warmup 2] [--json]
 //   parasim validate --suite ci [--json] [-o FILE]
+//   parasim validate --runs FILE | --nccl-tests FILE [--json] [-o FILE]   (nothing executed)
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "commands.hpp"
 #include "enum_args.hpp"
 #include "text_table.hpp"
+#include "validate_nccl_tests.hpp"
 #include "validate_runs.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/interrupt.hpp"
@@ -292,7 +294,22 @@ void register_validate(CLI::App& app) {
                   "Recorded runs (published-runs/1 JSON): project each and put it next to its measured step time; "
                   "nothing is executed");
   cmd->add_option("--calibration", runs->calibration, "With --runs: a calibration file (parasim calibrate) to apply");
-  cmd->callback([args, cmd, runs] {
+  auto nccl = std::make_shared<ValidateNcclTestsArgs>();
+  cmd->add_option("--nccl-tests", nccl->file,
+                  "Published nccl-tests curves (parasim.nccl_tests/1 JSON, e.g. "
+                  "validation/data/nccl_tests_published.json): parasim's bus bandwidth next to each; nothing is "
+                  "executed");
+  cmd->callback([args, cmd, runs, nccl] {
+    if (!nccl->file.empty()) {
+      if (const mpi::World* w = mpi::World::current(); w != nullptr && w->size() > 1)
+        throw mpi::AgreedError("validate --nccl-tests executes nothing; run it without mpirun", kExitBadInput);
+      refuse_options_except(*cmd, {"--nccl-tests", "--json", "--output"},
+                            "validate --nccl-tests (each curve names its cluster preset, size and collective)");
+      nccl->json = args->json;
+      nccl->output = args->output;
+      run_validate_nccl_tests(*nccl);
+      return;
+    }
     if (!runs->file.empty()) {
       if (const mpi::World* w = mpi::World::current(); w != nullptr && w->size() > 1)
         throw mpi::AgreedError("validate --runs executes nothing; run it without mpirun", kExitBadInput);

@@ -47,11 +47,18 @@ constexpr double kHwLatUs[3][2][3] = {
     {{5.0, 8.5, 50.0}, {2.7, 4.0, 9.6}},    // network
 };
 constexpr double kNvlsLatUs = 25.0;
-// Payload share of the link rate: NVLink's protocol overhead is about 20% ("450 GB/s is the line
-// rate; with the protocol overhead (~20%) NCCL gets an effective NVLink bandwidth of 370 GB/s",
-// NCCL maintainer, NVIDIA/nccl-tests#212); InfiniBand reaches 96% (nccl-tests#119: 96 of
-// 100 GB/s). PCIe links in the presets already carry the rate copies reach.
-constexpr double kNvlinkPayload = 0.80;
+// Payload share of the link rate. NVLink, by GPU generation, is NCCL's own effective bandwidth
+// per NVLink of 25 GB/s line rate (src/graph/topo.h: SM70_NVLINK_BW 20.0, SM80_NVLINK_BW 20.0,
+// SM90_NVLINK_BW 20.6; "~20GB/s effective bandwidth with a 128B payload size", NCCL maintainer in
+// NVIDIA/nccl-tests#149). On A100 the reductions stop below that: "The total effective bandwidth
+// should therefore be 240GB/s on A100, but some other bottlenecks on the GPUs limits it to
+// ~230GB/s" (same thread, about all_reduce). H100: "450GB/s is the line rate; with the protocol
+// overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" (nccl-tests#212).
+// InfiniBand reaches 96% (nccl-tests#119: 96 of 100 GB/s). PCIe links in the presets already
+// carry the rate copies reach.
+constexpr double kNvlinkPayload = 20.0 / 25.0;
+constexpr double kNvlinkPayloadHopper = 20.6 / 25.0;
+constexpr double kAmpereReductionShare = 230.0 / 240.0;
 constexpr double kNetPayload = 0.96;
 // NVLS all-reduce on 8 H100s peaks at algbw ~275 GB/s over 450 GB/s NVLink4 ports (nccl-tests#212).
 constexpr double kNvlsAlgbwFraction = 275.0 / 450.0;
@@ -83,7 +90,7 @@ TimeNs CollectivePlan::step_latency(const CollectivePhase& phase, CollectiveProt
 
 double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, CollectiveProtocol protocol) const {
   if (nvls) return kNvlsAlgbwFraction;
-  const double payload = phase.hop == HopClass::NVLink ? kNvlinkPayload
+  const double payload = phase.hop == HopClass::NVLink ? nvlink_payload
                          : phase.hop == HopClass::Net  ? kNetPayload
                                                        : 1.0;
   double proto = 1.0;
@@ -92,7 +99,7 @@ double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, Collective
     proto = tree ? 1.0 / 3.8 : (multi_node || op == CollectiveOp::AllReduce ? 0.25 : 1.0 / 3.0);
   else if (protocol == CollectiveProtocol::LL128)
     proto = tree ? (multi_node ? 0.915 : 7.0 / 9.0) : 0.92;
-  return payload * proto * (tree ? 0.9 : 1.0);
+  return payload * proto * (tree ? 0.9 : 1.0) * phase.channels;
 }
 
 TimeNs CollectiveCost::scaled(double intra, double inter) const {
@@ -190,6 +197,9 @@ struct CollectivePlanner::RingCache {
   std::map<std::vector<DeviceId>, std::vector<DeviceId>> orders;
   std::map<std::vector<int>, std::vector<std::size_t>> segment_perms;  // local indices -> ring positions
   std::size_t order_bytes = 0;  // held by `orders`, roughly
+  // Per device, its NIC's uplink: the first network link of its routes off the node (-2: not looked
+  // up yet, -1: none). channel_gain() sums them per node.
+  std::vector<hardware::DirLinkId> nic_uplink;
   MaxMinSolver solver;
   std::span<const double> capacity;  // the cluster's dir_bandwidths()
 };
@@ -287,7 +297,16 @@ CollectivePlanner::CollectivePlanner(const hardware::Cluster& cluster)
     : cluster_(cluster),
       routes_(std::make_unique<RouteTable>(cluster)),
       ring_cache_(std::make_unique<RingCache>(cluster)),
-      memo_(std::make_unique<PlanMemo>()) {}
+      memo_(std::make_unique<PlanMemo>()) {
+  nvlink_peers_.resize(static_cast<std::size_t>(cluster.num_devices()));
+  for (hardware::LinkId l = 0; l < cluster.num_links(); ++l) {
+    const hardware::ClusterLink& link = cluster.link(l);
+    if (link.kind != hardware::LinkKind::NVLink || link.a >= cluster.num_devices() || link.b >= cluster.num_devices())
+      continue;
+    nvlink_peers_[static_cast<std::size_t>(link.a)].emplace_back(link.b, link.bandwidth.value);
+    nvlink_peers_[static_cast<std::size_t>(link.b)].emplace_back(link.a, link.bandwidth.value);
+  }
+}
 
 CollectivePlanner::~CollectivePlanner() = default;
 
@@ -517,9 +536,116 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
   }
   for (auto& ph : p.phases) ph.hop = pattern_hops[ph.pattern];
   p.multi_node = node_segments(cluster_, p.order).size() > 1;
+  const std::string* last_kind = nullptr;
+  for (DeviceId d : p.order) {
+    const std::string& kind = cluster_.device(d).kind;
+    if (last_kind && *last_kind == kind) continue;
+    const auto spec = hardware::find_device_spec(kind);
+    const bool reduces = p.op == CollectiveOp::AllReduce || p.op == CollectiveOp::ReduceScatter;
+    const double share = !spec                               ? kNvlinkPayload
+                         : spec->arch == "ampere" && reduces ? kNvlinkPayload * kAmpereReductionShare
+                         : spec->arch == "hopper"            ? kNvlinkPayloadHopper
+                                                             : kNvlinkPayload;
+    p.nvlink_payload = last_kind ? std::min(p.nvlink_payload, share) : share;
+    last_kind = &kind;
+  }
+  // Several rings (channels) only where NCCL builds them: ring-type phases of ring, hierarchical
+  // and hierarchical_tree plans (not binomial trees, tree phases, NVLS or all-to-all).
+  if (p.algorithm != CollectiveAlgorithm::Tree && !p.nvls && p.op != CollectiveOp::AllToAll) {
+    std::vector<double> gains(p.patterns.size(), 0.0);
+    for (auto& ph : p.phases) {
+      if (ph.tree) continue;
+      double& g = gains[ph.pattern];
+      if (g == 0.0) g = channel_gain(p, p.patterns[ph.pattern], p.idle[ph.pattern], ph.hop);
+      ph.channels = g;
+    }
+  }
   // LL128 is on by default only where the GPUs talk over NVLink (tuning.cc).
   p.ll128 = std::any_of(p.phases.begin(), p.phases.end(),
                         [](const CollectivePhase& ph) { return ph.hop == HopClass::NVLink; });
+}
+
+// NCCL runs a ring collective as several rings at once (channels), each over other links: on a
+// DGX-1's cube mesh the rings use all 6 NVLinks of every GPU (three Hamiltonian cycles, each in both
+// directions), and across nodes each ring leaves a node through another GPU's NIC. The gain is
+// what those rings carry together over what the plan's one ring carries: the smallest message
+// capacity (at its class's payload share) - its source's direct NVLinks to the group's GPUs on its
+// node, or for a message that leaves the node, the NICs of the group's GPUs on that node shared by
+// the node's messages that leave it - over the slowest idle rate (at the phase's share). 1 on
+// switched nodes (a GPU has one NVSwitch port) and wherever a pattern already uses every NIC
+// (hierarchical plans). Only permutations (each rank sends one message and receives one), as rings
+// are.
+double CollectivePlanner::channel_gain(const CollectivePlan& p, const std::vector<DevicePair>& pattern,
+                                       std::span<const IdleFlow> idle, HopClass hop) {
+  // Every message of a phase gets the phase's payload share (its slowest class); a message's own
+  // class decides what its capacity carries, so that NVLink hops of a ring across nodes still
+  // stop at NVLink's share when the NICs together would be faster.
+  auto payload = [&](HopClass c) {
+    return c == HopClass::NVLink ? p.nvlink_payload : c == HopClass::Net ? kNetPayload : 1.0;
+  };
+  if (pattern.empty()) return 1.0;
+  std::unordered_map<DeviceId, int> sends, recvs;
+  for (const auto& pr : pattern)
+    if (++sends[pr.src] > 1 || ++recvs[pr.dst] > 1) return 1.0;
+  // The group's devices per node, and how many of the pattern's messages leave each node.
+  std::unordered_map<int, std::vector<DeviceId>> members;
+  for (DeviceId d : p.order) members[cluster_.node_of(d)].push_back(d);
+  std::unordered_map<int, int> leaving;
+  for (const auto& pr : pattern)
+    if (cluster_.node_of(pr.src) != cluster_.node_of(pr.dst)) ++leaving[cluster_.node_of(pr.src)];
+  constexpr std::size_t kMaxNodeMembers = 64;  // bounds the NIC search on very wide nodes
+  auto& uplink = ring_cache_->nic_uplink;
+  if (uplink.empty()) uplink.assign(static_cast<std::size_t>(cluster_.num_devices()), -2);
+  std::unordered_map<int, double> nic_bw;  // per node with leaving messages: its members' NICs
+  double min_rate = std::numeric_limits<double>::infinity(), min_cap = min_rate;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const auto& pr = pattern[i];
+    const double rate = idle[i].rate;
+    double cap = rate;
+    HopClass own = HopClass::NVLink;
+    for (hardware::DirLinkId l : routes_->links(routes_->get(pr.src, pr.dst))) {
+      const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
+      if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) own = HopClass::Net;
+      else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && own == HopClass::NVLink)
+        own = HopClass::PCI;
+    }
+    const int node = cluster_.node_of(pr.src);
+    const auto& local = members[node];
+    if (node == cluster_.node_of(pr.dst)) {
+      double nvlink = 0;
+      for (const auto& [peer, bw] : nvlink_peers_[static_cast<std::size_t>(pr.src)])
+        if (cluster_.node_of(peer) == node && std::find(local.begin(), local.end(), peer) != local.end()) nvlink += bw;
+      cap = std::max(cap, nvlink);
+    } else if (local.size() <= kMaxNodeMembers) {
+      const auto [slot, fresh] = nic_bw.try_emplace(node, 0.0);
+      if (fresh) {
+        // Each local GPU's first network link off the node is its NIC's uplink (each NIC once).
+        std::vector<hardware::DirLinkId> nics;
+        for (DeviceId d : local) {
+          hardware::DirLinkId& up = uplink[static_cast<std::size_t>(d)];
+          if (up == -2) {
+            up = -1;
+            for (hardware::DirLinkId l : routes_->links(routes_->get(d, pr.dst))) {
+              const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
+              if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) {
+                up = l;
+                break;
+              }
+            }
+          }
+          if (up >= 0 && std::find(nics.begin(), nics.end(), up) == nics.end()) {
+            nics.push_back(up);
+            slot->second += cluster_.dir_bandwidth(up).value;
+          }
+        }
+      }
+      cap = std::max(cap, slot->second / static_cast<double>(leaving[node]));
+    }
+    min_rate = std::min(min_rate, rate);
+    min_cap = std::min(min_cap, cap * payload(own));
+  }
+  if (!(min_rate > 0) || !std::isfinite(min_cap)) return 1.0;
+  return std::max(1.0, min_cap / (min_rate * payload(hop)));
 }
 
 // One message per class of equivalent ones: the same links hop by hop up to the identity of the

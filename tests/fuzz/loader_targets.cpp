@@ -20,6 +20,7 @@
 #include "parasim/profiler/profile.hpp"
 #include "parasim/reports/results_json.hpp"
 #include "parasim/common/calibration.hpp"
+#include "parasim/validation/nccl_tests.hpp"
 #include "parasim/validation/recorded_runs.hpp"
 #include "parasim/simulator/simulator.hpp"
 #include "parasim/simulator/task_graph_json.hpp"
@@ -180,6 +181,21 @@ void load_placement(std::string_view bytes) {
 /// of loading it).
 void load_runs(std::string_view bytes) { (void)validation::parse_runs(parse_json_text(bytes, kOrigin), kOrigin); }
 
+/// What `validate --nccl-tests` reads; a small file is also checked against the cost model, whose
+/// bus bandwidths must come out finite and positive.
+void load_nccl_tests(std::string_view bytes) {
+  const validation::NcclTestsFile f = validation::parse_nccl_tests(parse_json_text(bytes, kOrigin), kOrigin);
+  std::size_t rows = 0;
+  for (const auto& c : f.curves) {
+    if (c.nodes > 4) return;  // keep one input fast
+    rows += c.rows.size();
+  }
+  if (rows > 64) return;
+  for (const auto& r : validation::check_nccl_tests(f).rows)
+    if (!(r.predicted_gbs > 0) || !std::isfinite(r.predicted_gbs))
+      throw InvariantViolation("nccl_tests: predicted bus bandwidth is not a positive number");
+}
+
 /// What --calibration reads; a loaded calibration writes and reloads to the same factors.
 void load_calibration_file(std::string_view bytes) {
   const Calibration c = calibration_from_json(parse_json_text(bytes, kOrigin), kOrigin);
@@ -207,6 +223,7 @@ constexpr std::array kTargets = {
     LoaderTarget{"results", "report --from input: a command's JSON output or parasim.results/1", load_results},
     LoaderTarget{"runs", "published-runs/1 JSON (validate --runs, calibrate)", load_runs},
     LoaderTarget{"calibration", "parasim.calibration/1 JSON", load_calibration_file},
+    LoaderTarget{"nccl_tests", "parasim.nccl_tests/1 JSON (validate --nccl-tests)", load_nccl_tests},
 };
 
 }  // namespace

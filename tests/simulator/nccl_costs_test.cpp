@@ -27,17 +27,21 @@ TimeNs simulate_one(const hardware::Cluster& cluster, std::vector<DeviceId> grou
   return Engine(cluster, {.collectives = mode, .costs = CollectiveCosts::Nccl}).run(g).step_time;
 }
 
-// DGX A100: every GPU's NVSwitch port carries 300 GB/s each way; a ring step sends S/8 per GPU.
+// DGX A100: every GPU's NVSwitch port carries 300 GB/s each way, of which NCCL's reductions reach
+// 230 (20 of 25 GB/s per NVLink, then 230 of 240: nccl-tests#149); a ring step sends S/8 per GPU.
 TEST(NcclCosts, LargeRingAllreduceUsesSimpleAtTheNvlinkPayloadRate) {
   const hardware::Cluster c = hardware::make_cluster_preset("dgx-a100");
   CollectivePlanner planner(c);
   const Bytes s = 64 * MiB;
   const CollectivePlan p = planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s);
-  // Simple: 8.4 us + 14 x (3.4 us + ceil(8 MiB / (300 x 0.8)) ns).
-  const TimeNs simple = 8'400 + 14 * (3'400 + 34'953);
+  EXPECT_NEAR(p.nvlink_payload, 230.0 / 300.0, 1e-12);
+  // An all-gather moves data without reducing it: 240 of 300.
+  EXPECT_DOUBLE_EQ(planner.plan(first_n(8), CollectiveOp::AllGather, CollectiveAlgorithm::Ring, s).nvlink_payload, 0.8);
+  // Simple: 8.4 us + 14 x (3.4 us + ceil(8 MiB / (300 x 230/300)) ns) = ceil(36'472.2) = 36'473.
+  const TimeNs simple = 8'400 + 14 * (3'400 + 36'473);
   EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, simple);
-  // LL128: 10 us + 14 x (1.9 us + ceil(8 MiB / (300 x 0.8 x 0.92)) ns).
-  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::LL128).time, 10'000 + 14 * (1'900 + 37'992));
+  // LL128: 10 us + 14 x (1.9 us + ceil(8 MiB / (230 x 0.92)) ns) = ceil(39'643.7) = 39'644.
+  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::LL128).time, 10'000 + 14 * (1'900 + 39'644));
   const CollectiveCost best = p.cost(s, CollectiveCosts::Nccl);
   EXPECT_EQ(best.protocol, CollectiveProtocol::Simple);
   EXPECT_EQ(best.time, simple);
@@ -49,11 +53,11 @@ TEST(NcclCosts, SmallAllreduceUsesLowLatencyLL) {
   CollectivePlanner planner(c);
   const Bytes s = 64 * KiB;
   const CollectivePlan p = planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s);
-  // LL: 3.6 us + 14 x (0.47 us + ceil(8 KiB / (300 x 0.8 x 1/4)) ns) = 3600 + 14 x (470 + 137).
+  // LL: 3.6 us + 14 x (0.47 us + ceil(8 KiB / (230 x 1/4)) ns) = 3600 + 14 x (470 + 143).
   const CollectiveCost best = p.cost(s, CollectiveCosts::Nccl);
   EXPECT_EQ(best.protocol, CollectiveProtocol::LL);
-  EXPECT_EQ(best.time, 3'600 + 14 * (470 + 137));
-  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, 8'400 + 14 * (3'400 + 35));
+  EXPECT_EQ(best.time, 3'600 + 14 * (470 + 143));
+  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, 8'400 + 14 * (3'400 + 36));
 }
 
 TEST(NcclCosts, ExpandedAndAnalyticAgreeOnAnIdleNetwork) {
@@ -70,7 +74,8 @@ TEST(NcclCosts, ExpandedAndAnalyticAgreeOnAnIdleNetwork) {
 TEST(NcclCosts, HopperNvswitchAllreduceUsesNvls) {
   const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100");
   const Bytes s = 64 * MiB;
-  // NVLS: 25 us + S / 275 GB/s (algbw 275 of 450 GB/s ports), one step.
+  // NVLS: 25 us + S / 275 GB/s (algbw 275 of 450 GB/s ports), one step. A ring would be slower:
+  // 8.4 us + 14 x (3.4 us + 8 MiB / 370 GB/s) = 373 us.
   const TimeNs nvls = 25'000 + 244'033;
   EXPECT_EQ(simulate_one(c, first_n(8), s, CollectiveMode::Analytic), nvls);
   EXPECT_EQ(simulate_one(c, first_n(8), s, CollectiveMode::Analytic, CollectiveAlgorithm::Nvls), nvls);
@@ -79,6 +84,45 @@ TEST(NcclCosts, HopperNvswitchAllreduceUsesNvls) {
   CollectivePlanner a100(ampere);
   EXPECT_EQ(a100.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, s).algorithm,
             CollectiveAlgorithm::Ring);
+}
+
+// DGX-1: the best single ring runs over the 8 doubled NVLinks (0-3-2-1-5-6-7-4, 50 GB/s each way),
+// but NCCL's rings use all 6 NVLinks of every GPU (6 x 25 = 150 GB/s): 3 times the one ring.
+// 1 GiB ring Simple: 8.4 us + 14 x (3.4 us + ceil(128 MiB / (50 x 0.8 x 3)) ns).
+TEST(NcclCosts, DgxOneRingsUseEveryNvlink) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx1-v100");
+  CollectivePlanner planner(c);
+  const Bytes s = 1024 * MiB;
+  const CollectivePlan p = planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s);
+  ASSERT_EQ(p.phases.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.phases[0].channels, 3.0);
+  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, 8'400 + 14 * (3'400 + 1'118'482));
+  // Four GPUs 0-3 (fully connected; 0-3 and 1-2 doubled): the ring 0-1-3-2 has a 25 GB/s hop and
+  // GPU 0 has 1 + 1 + 2 links = 100 GB/s to the other three: 4 times. The pure link model keeps one ring.
+  const CollectivePlan q = planner.plan(first_n(4), CollectiveOp::AllGather, CollectiveAlgorithm::Ring, s);
+  EXPECT_DOUBLE_EQ(q.phases[0].channels, 4.0);
+  EXPECT_EQ(q.cost(s, CollectiveCosts::Links).time, q.analytic_time(s));
+  EXPECT_DOUBLE_EQ(p.nvlink_payload, 0.8);  // Volta: NCCL's 20 of 25 GB/s per NVLink
+  // NVSwitch nodes: one port per GPU, one ring is all there is.
+  const hardware::Cluster a100 = hardware::make_cluster_preset("dgx-a100");
+  CollectivePlanner pa(a100);
+  EXPECT_DOUBLE_EQ(pa.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s).phases[0].channels, 1.0);
+}
+
+// Two DGX A100s, one ring over 16 GPUs: each of NCCL's rings leaves a node through another GPU's
+// HDR NIC, so the node's 8 NICs (8 x 25 GB/s) carry what one NIC carries for the single ring.
+// 1 GiB: 8.4 us + 30 x (9.6 us + ceil(64 MiB / (25 x 0.96 x 8)) ns). The hierarchical plan's
+// network phase already runs one ring per NIC: no gain there.
+TEST(NcclCosts, RingsAcrossNodesSpreadOverTheNodesNics) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx-a100", 2);
+  CollectivePlanner planner(c);
+  const Bytes s = 1024 * MiB;
+  const CollectivePlan ring = planner.plan(first_n(16), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s);
+  EXPECT_DOUBLE_EQ(ring.phases[0].channels, 8.0);
+  EXPECT_EQ(ring.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, 8'400 + 30 * (9'600 + 349'526));
+  const CollectivePlan h = planner.plan(first_n(16), CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, s);
+  ASSERT_EQ(h.phases.size(), 3u);
+  for (const auto& ph : h.phases) EXPECT_DOUBLE_EQ(ph.channels, 1.0);
 }
 
 TEST(NcclCosts, NetworkPhasesAreAccountedSeparately) {

@@ -59,8 +59,9 @@ std::optional<CollectiveMode> parse_collective_mode(std::string_view s);  // nul
 ///   Nccl:  NCCL's cost model (src/graph/tuning.cc): a base latency per algorithm and protocol,
 ///          a per-step latency per hardware class (NVLink, PCI, network), the protocol's share of
 ///          the bandwidth (LL 1/4, LL128 120/128, Simple 1), the payload share of the link rate
-///          (NVLink ~80%, InfiniBand 96%), the best protocol per message size, and NVLink SHARP
-///          all-reduce on Hopper NVSwitch nodes. docs/fidelity.md gives every constant's source.
+///          (NVLink 80-82% by GPU generation, InfiniBand 96%), several rings (channels) where the
+///          links allow, the best protocol per message size, and NVLink SHARP all-reduce on Hopper
+///          NVSwitch nodes. docs/fidelity.md gives every constant's source.
 enum class CollectiveCosts : std::uint8_t { Links, Nccl };
 std::string_view to_string(CollectiveCosts c);  // "links", "nccl"
 
@@ -85,6 +86,10 @@ struct CollectivePhase {
   std::int64_t divisor = 1;
   HopClass hop = HopClass::NVLink;  // the slowest class its messages cross (Nccl costs)
   bool tree = false;                // a tree phase (NCCL's tree latencies and bandwidth)
+  /// Nccl costs: how much faster NCCL's several rings (channels) move this ring phase than the one
+  /// ring of the plan, >= 1 (CollectivePlanner::channel_gain); the engine stretches the ring's
+  /// messages by 1 / channels, so expanded and analytic modes agree.
+  double channels = 1.0;
 };
 
 /// A collective's time under a cost model, and the protocol it used (Simple under Links).
@@ -116,6 +121,9 @@ struct CollectivePlan {
   bool nvls = false;      // NVLink SHARP all-reduce: one step, the switch reduces and multicasts
   bool multi_node = false;
   bool ll128 = false;     // NCCL enables LL128 by default only on NVLink systems
+  /// Payload share of the NVLink rate NCCL reaches on the group's GPUs (Nccl costs): by generation,
+  /// the lowest over the group (collectives.cpp names the sources).
+  double nvlink_payload = 0.80;
 
   static Bytes flow_bytes(const CollectivePhase& p, Bytes total) { return (total + p.divisor - 1) / p.divisor; }
   std::int64_t steps() const;
@@ -187,10 +195,13 @@ class CollectivePlanner {
   const CollectivePlan& cached_tree_plan(std::span<const DeviceId> group, Bytes bytes);
   std::vector<std::uint32_t> representatives(std::span<const std::span<const hardware::DirLinkId>> flows,
                                              std::span<const double> rates) const;
+  double channel_gain(const CollectivePlan& p, const std::vector<DevicePair>& pattern, std::span<const IdleFlow> idle,
+                      HopClass hop);
   bool nvls_capable(const std::vector<DeviceId>& order);
 
   const hardware::Cluster& cluster_;
   std::unique_ptr<RouteTable> routes_;
+  std::vector<std::vector<std::pair<DeviceId, double>>> nvlink_peers_;  // direct GPU-GPU NVLinks, GB/s
   struct RingCache;
   std::unique_ptr<RingCache> ring_cache_;
   struct PlanMemo;
