@@ -19,12 +19,15 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <unordered_map>
 
 #include "gib.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/memory_model.hpp"
 #include "parasim/strategies/planner.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
+#include "parasim/strategies/step_bound.hpp"
 
 namespace parasim::strategies {
 
@@ -214,6 +217,66 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
 }
 
 }  // namespace
+
+struct StepBoundCache::State {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::optional<StepBound>> bounds;
+};
+
+StepBoundCache::StepBoundCache(const hardware::Cluster& cluster) : state_(std::make_unique<State>()) {
+  one_kind_ = true;
+  for (hardware::DeviceId d = 1; d < cluster.num_devices(); ++d)
+    one_kind_ = one_kind_ && cluster.device(d).kind == cluster.device(0).kind;
+}
+
+StepBoundCache::~StepBoundCache() = default;
+
+std::optional<StepBound> StepBoundCache::get(const std::string& key,
+                                             const std::function<std::optional<StepBound>()>& make) {
+  {
+    const std::lock_guard<std::mutex> lock(state_->mutex);
+    if (const auto it = state_->bounds.find(key); it != state_->bounds.end()) return it->second;
+  }
+  std::optional<StepBound> b = make();
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->bounds.try_emplace(key, std::move(b)).first->second;
+}
+
+TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
+                            Granularity granularity, StepCache& cache, StepBoundCache* bounds) {
+  if (parameter_memory_lower_bound(req, facts, c.strategy) > largest_capacity(*req.cluster, c.strategy.devices()))
+    return 0;
+  const StepSetup setup{.model = req.model,
+                        .cluster = req.cluster,
+                        .strategy = c.strategy,
+                        .global_batch = c.global_batch,
+                        .costs = req.costs,
+                        .optimizer = req.optimizer,
+                        .dtype = req.dtype,
+                        .granularity = granularity,
+                        .symmetry = Symmetry::DataAndTensor,
+                        .cache = &cache,
+                        .simulate_infeasible = false,
+                        .collective_costs = req.collective_costs,
+                        .calibration = req.calibration};
+  try {
+    const std::int64_t per_replica = static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro;
+    if (bounds == nullptr || !bounds->applies() || c.strategy.split != BatchSplit::Even ||
+        c.global_batch % per_replica != 0)
+      return step_time_lower_bound(setup);
+    // Everything the bound reads but dp, the micro-batch count and ZeRO 0/1 (which only shard the
+    // optimizer's update): the strategy without them, and the micro-batch size.
+    Strategy shape = c.strategy;
+    shape.dp = 1;
+    shape.micro = 1;
+    if (shape.zero <= 1) shape.zero = 0;
+    const std::string key = to_string(shape) + "|" + std::to_string(c.global_batch / per_replica);
+    const std::optional<StepBound> b = bounds->get(key, [&] { return step_bound_per_micro(setup); });
+    return b ? b->at(c.strategy.micro) : 0;
+  } catch (const InputError&) {
+    return 0;
+  }
+}
 
 PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                            Granularity granularity, StepCache& cache, std::string* cost_source,
