@@ -265,8 +265,15 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   const std::size_t n = candidates.size();
   std::vector<TimeNs> bound(n, 0), objective_bound(n, 0);
 
+  std::vector<char> decided(n, 0);  // memory-bound: decided here, without lowering
   parallel_for(threads, n, [&](std::size_t i, int) {
     try {
+      if (parameter_memory_rejects(req, facts, candidates[i])) {
+        rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache);
+        decided[i] = 1;
+        if (req.on_candidate_done) req.on_candidate_done();
+        return;
+      }
       bound[i] = candidate_step_bound(req, facts, candidates[i], granularity, cache);
       // A row extrapolated along the micro-batch count can come out below its full simulation
       // (docs/projection.md): its bound is lowered by kExtrapolatedMargin before it prunes.
@@ -301,7 +308,7 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
     std::vector<std::size_t> round;
     for (; next < n && round.size() < kRound; ++next) {
       const std::size_t i = order[next];
-      if (errors[i]) continue;
+      if (errors[i] || decided[i]) continue;
       const std::size_t* by = nullptr;
       if (req.prune_dominated)
         for (const std::size_t& j : misses[family_of[i]])

@@ -218,6 +218,10 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
 
 }  // namespace
 
+bool parameter_memory_rejects(const PlanRequest& req, const ModelFacts& facts, const Candidate& c) {
+  return parameter_memory_lower_bound(req, facts, c.strategy) > largest_capacity(*req.cluster, c.strategy.devices());
+}
+
 struct StepBoundCache::State {
   std::mutex mutex;
   std::unordered_map<std::string, std::optional<StepBound>> bounds;
@@ -244,8 +248,7 @@ std::optional<StepBound> StepBoundCache::get(const std::string& key,
 
 TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                             Granularity granularity, StepCache& cache, StepBoundCache* bounds) {
-  if (parameter_memory_lower_bound(req, facts, c.strategy) > largest_capacity(*req.cluster, c.strategy.devices()))
-    return 0;
+  if (parameter_memory_rejects(req, facts, c)) return 0;
   const StepSetup setup{.model = req.model,
                         .cluster = req.cluster,
                         .strategy = c.strategy,

@@ -186,6 +186,10 @@ PlanRow evaluate_candidate(const PlanRequest& request, const ModelFacts& facts, 
 /// The lower bound on `candidate`'s step that exact_top prunes with (step_time_lower_bound() of its
 /// StepSetup); 0 when none is worked out, when the parameter-memory bound already rejects it, or
 /// when it cannot be lowered (evaluate_candidate() says why).
+/// Whether the parameter-memory bound alone rejects `candidate` (evaluate_candidate()'s first test,
+/// Verdict::MemoryBound).
+bool parameter_memory_rejects(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate);
+
 /// With `bounds`, candidates of one micro-batch size that differ only in dp, the micro-batch count
 /// and ZeRO 0/1 share one bound (step_bound_per_micro) on a cluster of one device kind.
 class StepBoundCache;
