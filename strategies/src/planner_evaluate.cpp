@@ -19,6 +19,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <mutex>
 #include <unordered_map>
 
@@ -224,7 +225,7 @@ bool parameter_memory_rejects(const PlanRequest& req, const ModelFacts& facts, c
 
 struct StepBoundCache::State {
   std::mutex mutex;
-  std::unordered_map<std::string, std::optional<StepBound>> bounds;
+  std::unordered_map<std::string, std::shared_future<std::optional<StepBound>>> bounds;
 };
 
 StepBoundCache::StepBoundCache(const hardware::Cluster& cluster) : state_(std::make_unique<State>()) {
@@ -237,13 +238,25 @@ StepBoundCache::~StepBoundCache() = default;
 
 std::optional<StepBound> StepBoundCache::get(const std::string& key,
                                              const std::function<std::optional<StepBound>()>& make) {
+  // The first caller of a key works it out; the others wait for it rather than repeat it.
+  std::promise<std::optional<StepBound>> promise;
+  std::shared_future<std::optional<StepBound>> future;
+  bool mine = false;
   {
     const std::lock_guard<std::mutex> lock(state_->mutex);
-    if (const auto it = state_->bounds.find(key); it != state_->bounds.end()) return it->second;
+    auto [it, added] = state_->bounds.try_emplace(key);
+    if (added) it->second = promise.get_future().share();
+    future = it->second;
+    mine = added;
   }
-  std::optional<StepBound> b = make();
-  const std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->bounds.try_emplace(key, std::move(b)).first->second;
+  if (mine) {
+    try {
+      promise.set_value(make());
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
 }
 
 TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,

@@ -204,8 +204,8 @@ class StepBoundCache {
   StepBoundCache(const StepBoundCache&) = delete;
   StepBoundCache& operator=(const StepBoundCache&) = delete;
   bool applies() const { return one_kind_; }
-  /// The bound for `key`, worked out by `make` the first time (concurrent first calls may both
-  /// run it; they give the same).
+  /// The bound for `key`, worked out by `make` by its first caller (others wait for it); what
+  /// `make` throws is rethrown to every caller of the key.
   std::optional<StepBound> get(const std::string& key, const std::function<std::optional<StepBound>()>& make);
 
  private:
