@@ -171,9 +171,8 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
       << st.dominated << " because a configuration needing no more memory did not fit)";
     if (closest_miss != nullptr)
       s << "; the closest miss" << (st.pruned > 0 ? " among those simulated" : "") << " is "
-        << to_string(closest_miss->strategy) << ", needing "
-        << gib(closest_miss->peak_memory) << " of " << gib(closest_miss->capacity) << " ("
-        << pct(closest_miss->memory_ratio()) << ")";
+        << to_string(closest_miss->strategy) << ", needing " << gib(closest_miss->peak_memory) << " of "
+        << gib(closest_miss->capacity) << " (" << pct(closest_miss->memory_ratio()) << ")";
     s << ".";
   };
   if (plan.rows.empty() || !plan.rows.front().feasible()) {

@@ -240,12 +240,11 @@ PlanRow pruned_row(const PlanRequest& req, const Candidate& c, TimeNs bound, Tim
   row.verdict = Verdict::Pruned;
   row.step_bound = bound;
   const bool ttt = req.objective == Objective::TimeToTrain;
-  row.reason = "not simulated: its step takes at least " + format_time(bound) +
-               " (compute and pipeline fill alone" + (will_extrapolate(req, c) ? ", less 5% for extrapolation" : "") +
-               "), so " + (ttt ? "its time to train is at least " : "") +
-               format_time(objective_bound) + ", more than the " + std::to_string(req.exact_top) +
-               " best rows and the best of " + std::to_string(kExplainedShapes) + " shapes need (" + format_time(limit) +
-               ")";
+  row.reason = "not simulated: its step takes at least " + format_time(bound) + " (compute and pipeline fill alone" +
+               (will_extrapolate(req, c) ? ", less 5% for extrapolation" : "") + "), so " +
+               (ttt ? "its time to train is at least " : "") + format_time(objective_bound) + ", more than the " +
+               std::to_string(req.exact_top) + " best rows and the best of " + std::to_string(kExplainedShapes) +
+               " shapes need (" + format_time(limit) + ")";
   return row;
 }
 
@@ -317,7 +316,8 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
             break;
           }
       if (by != nullptr) rows[i] = dominated_row(candidates[i], rows[*by]);
-      else if (objective_bound[i] > limit) rows[i] = pruned_row(req, candidates[i], bound[i], objective_bound[i], limit);
+      else if (objective_bound[i] > limit)
+        rows[i] = pruned_row(req, candidates[i], bound[i], objective_bound[i], limit);
       else round.push_back(i);
       if (by != nullptr || rows[i].verdict == Verdict::Pruned)
         if (req.on_candidate_done) req.on_candidate_done();

@@ -36,7 +36,8 @@ ChunkTimes chunk_times(const Prepared& p, const Variant& var, int replica) {
   t.bwd = t.fwd;
   t.edge.assign(chunks * chunks, 0);
   for (std::size_t c = 0; c < chunks; ++c) {
-    const auto k = static_cast<std::size_t>(p.kind_of(replica, static_cast<int>(c % static_cast<std::size_t>(p.stages)), 0));
+    const auto k =
+        static_cast<std::size_t>(p.kind_of(replica, static_cast<int>(c % static_cast<std::size_t>(p.stages)), 0));
     const std::vector<detail::OpTimes>& times = var.times[k];
     for (OpId v : p.chunk_ops[c]) {
       const detail::OpTimes& o = times[v];
@@ -53,7 +54,8 @@ ChunkTimes chunk_times(const Prepared& p, const Variant& var, int replica) {
     if (p.is_input[u] || var.xfer_bytes[u] == 0) continue;
     const auto from = static_cast<std::size_t>(p.op_chunk[u]);
     for (OpId w : p.consumers[u])
-      if (static_cast<std::size_t>(p.op_chunk[w]) > from) t.edge[from * chunks + static_cast<std::size_t>(p.op_chunk[w])] = 1;
+      if (static_cast<std::size_t>(p.op_chunk[w]) > from)
+        t.edge[from * chunks + static_cast<std::size_t>(p.op_chunk[w])] = 1;
   }
   return t;
 }

@@ -574,9 +574,13 @@ PlanRequest gpt2_request(const models::Model& model, const hardware::Cluster& cl
                          const profiler::CostModel& costs) {
   SearchSpace space{.gpus = 8, .per_device_batch = 8};
   space.schedules = {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved};
-  PlanRequest req{.model = &model, .cluster = &cluster, .costs = &costs,
+  PlanRequest req{.model = &model,
+                  .cluster = &cluster,
+                  .costs = &costs,
                   .efficiency = StatisticalEfficiency::critical_batch(0.5, 256, "test"),
-                  .dataset_samples = 100000, .space = space, .threads = 2};
+                  .dataset_samples = 100000,
+                  .space = space,
+                  .threads = 2};
   return req;
 }
 

@@ -45,11 +45,11 @@ Objective parse_objective(const std::string& text);  // InputError otherwise
 
 /// Where a candidate was decided.
 enum class Verdict : std::uint8_t {
-  Feasible,       // simulated, fits
-  MemoryBound,    // rejected by the parameter-memory lower bound before lowering
-  Invalid,        // lowering rejected it (the reason says why)
-  StaticMemory,   // lowered; weights/gradients/optimizer state alone do not fit; not simulated
-  PeakMemory,     // simulated; activations push the peak over capacity
+  Feasible,         // simulated, fits
+  MemoryBound,      // rejected by the parameter-memory lower bound before lowering
+  Invalid,          // lowering rejected it (the reason says why)
+  StaticMemory,     // lowered; weights/gradients/optimizer state alone do not fit; not simulated
+  PeakMemory,       // simulated; activations push the peak over capacity
   MemoryDominated,  // not lowered: a candidate of its family needing no more memory did not fit
   Pruned,           // not simulated: a lower bound on its objective is worse than every row asked for
 };
@@ -172,8 +172,9 @@ struct PlanResult {
 /// dp x mp x tp shapes stay exact under PlanRequest::exact_top.
 inline constexpr int kExplainedShapes = 4;
 
-/// Simulates every candidate (or, with exact_top, those that can reach the rows asked for). InputError for a malformed request (no model/cluster/costs, a
-/// space with more GPUs than the cluster has).
+/// Simulates every candidate (or, with exact_top, those that can reach the rows asked for).
+/// InputError for a malformed request (no model/cluster/costs, a space with more GPUs than the
+/// cluster has).
 PlanResult run_planner(const PlanRequest& request);
 
 /// Judges one candidate (the building block of run_planner; also used by tests). `collectives`:
