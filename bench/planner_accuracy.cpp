@@ -197,7 +197,8 @@ int main(int argc, char** argv) {
     same = same && plan_row_to_json(bounded.plan.rows[i]).dump() == plan_row_to_json(fast.plan.rows[i]).dump();
   std::printf("\npruning by the lower bound (top 10 and %zu explained rows exact):\n\n", explained.size());
   std::printf("| plan | simulated | engine runs | pruned | wall time |\n|---|---|---|---|---|\n");
-  std::printf("| with the bound | %lld | %lld | %lld | %.2f s |\n", static_cast<long long>(bounded.plan.stats.simulated),
+  std::printf("| with the bound | %lld | %lld | %lld | %.2f s |\n",
+              static_cast<long long>(bounded.plan.stats.simulated),
               static_cast<long long>(bounded.plan.stats.simulations), static_cast<long long>(bounded.plan.stats.pruned),
               bounded.seconds);
   std::printf("| without | %lld | %lld | 0 | %.2f s |\n\n", static_cast<long long>(fast.plan.stats.simulated),
