@@ -8,6 +8,9 @@
 // Google Benchmark target: its output is the accuracy table of docs/projection.md, and the
 // reference plans take tens of seconds.
 //
+// Last, pruning by the lower bound (PlanRequest::exact_top = 10, as `parasim plan` does): its top
+// rows and explained rows must be those of the plan without it (exit 1 otherwise).
+//
 //   parasim_planner_accuracy [--every-schedule] [--threads N]
 #include <algorithm>
 #include <chrono>
@@ -178,5 +181,28 @@ int main(int argc, char** argv) {
               "order: %s (%zu and %zu)\n",
               pruned_but_fit, first_wrong.empty() ? "" : ", first: ", first_wrong.c_str(), other_rows_differ,
               fit_pruned == fit_exact ? "yes" : "NO", fit_pruned.size(), fit_exact.size());
-  return 0;
+
+  // Pruning by the lower bound (what `parasim plan` adds with its default --top 10) against the
+  // same plan without it: the top rows and the explained rows must be the same bytes.
+  req = problem.request(every_schedule, threads);
+  req.exact_top = 10;
+  const Timed bounded = timed_plan(req);
+  const std::size_t top = std::min<std::size_t>(10, fast.plan.rows.size());
+  bool same = bounded.plan.rows.size() == fast.plan.rows.size();
+  for (std::size_t i = 0; same && i < top; ++i)
+    same = plan_row_to_json(bounded.plan.rows[i]).dump() == plan_row_to_json(fast.plan.rows[i]).dump();
+  const std::vector<std::size_t> explained = explained_rows(fast.plan);
+  same = same && explained_rows(bounded.plan) == explained;
+  for (std::size_t i : explained)
+    same = same && plan_row_to_json(bounded.plan.rows[i]).dump() == plan_row_to_json(fast.plan.rows[i]).dump();
+  std::printf("\npruning by the lower bound (top 10 and %zu explained rows exact):\n\n", explained.size());
+  std::printf("| plan | simulated | engine runs | pruned | wall time |\n|---|---|---|---|---|\n");
+  std::printf("| with the bound | %lld | %lld | %lld | %.2f s |\n",
+              static_cast<long long>(bounded.plan.stats.simulated),
+              static_cast<long long>(bounded.plan.stats.simulations), static_cast<long long>(bounded.plan.stats.pruned),
+              bounded.seconds);
+  std::printf("| without | %lld | %lld | 0 | %.2f s |\n\n", static_cast<long long>(fast.plan.stats.simulated),
+              static_cast<long long>(fast.plan.stats.simulations), fast.seconds);
+  std::printf("top rows and explained rows identical: %s\n", same ? "yes" : "NO");
+  return same ? 0 : 1;
 }

@@ -108,11 +108,14 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
     out << "~ extrapolated: " << shown_extrapolated << " of these " << n << " rows were simulated at two smaller "
         << "micro-batch counts and continued to their own (docs/projection.md); --exact simulates them in full\n";
   const PlanStats& s = plan.stats;
-  out << "\n" << s.candidates << " configurations: " << s.feasible << " feasible, " << s.memory_bound
+  out << "\n"
+      << s.candidates << " configurations: " << s.feasible << " feasible, " << s.memory_bound
       << " over memory by parameters alone (not lowered), " << s.static_memory << " over memory after lowering, "
       << s.peak_memory << " over memory at the activation peak, " << s.dominated
-      << " skipped because a configuration needing no more memory did not fit, " << s.invalid << " not buildable; "
-      << s.simulated << " simulated (" << s.simulations << " event-engine runs) in " << fixed(seconds, 2) << " s";
+      << " skipped because a configuration needing no more memory did not fit, " << s.invalid << " not buildable";
+  if (s.pruned > 0) out << ", " << s.pruned << " not simulated (a lower bound on them exceeds every row shown)";
+  out << "; " << s.simulated << " simulated (" << s.simulations << " event-engine runs) in " << fixed(seconds, 2)
+      << " s";
   if (seconds > 0) out << " (" << fixed(static_cast<double>(s.candidates) / seconds, 0) << " configurations/s)";
   out << ".\n\n" << explain_plan(plan) << "\n";
 }
@@ -199,6 +202,8 @@ void run_plan(const PlanOptions& o) {
   req.calibration = planning_calibration(o.in);
   req.extrapolate = !o.in.exact;
   req.prune_dominated = !o.in.exact;
+  // Only the printed rows (and the explained ones) need to be exact; --top 0 prints every row.
+  req.exact_top = o.in.exact ? 0 : o.top;
   req.sharing = mpi_plan_sharing();
   SearchSpace& space = req.space;
   apply_search_options(o.in, space);

@@ -87,7 +87,8 @@ std::string expert_parallel_sentence(const PlanResult& plan, Objective objective
     searched = searched || r.strategy.ep > 1;
     if ((r.strategy.ep > 1) == (w.strategy.ep > 1)) continue;
     if (r.feasible() && best_other == nullptr) best_other = &r;
-    if (!r.feasible() && r.verdict != Verdict::Invalid && closest_other == nullptr) closest_other = &r;
+    if (!r.feasible() && r.verdict != Verdict::Invalid && r.verdict != Verdict::Pruned && closest_other == nullptr)
+      closest_other = &r;
   }
   if (!searched) return "";
   std::ostringstream s;
@@ -158,7 +159,7 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
   const std::int64_t no_fit = st.memory_bound + st.static_memory + st.peak_memory + st.dominated;
   const PlanRow* closest_miss = nullptr;
   for (const PlanRow& r : plan.rows)
-    if (!r.feasible() && r.verdict != Verdict::Invalid) {
+    if (!r.feasible() && r.verdict != Verdict::Invalid && r.verdict != Verdict::Pruned) {
       closest_miss = &r;  // rows are ranked: the first memory failure needs the least over capacity
       break;
     }
@@ -169,9 +170,9 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
       << " by their weights, gradients and optimizer state, " << st.peak_memory << " by activations at the peak, "
       << st.dominated << " because a configuration needing no more memory did not fit)";
     if (closest_miss != nullptr)
-      s << "; the closest miss is " << to_string(closest_miss->strategy) << ", needing "
-        << gib(closest_miss->peak_memory) << " of " << gib(closest_miss->capacity) << " ("
-        << pct(closest_miss->memory_ratio()) << ")";
+      s << "; the closest miss" << (st.pruned > 0 ? " among those simulated" : "") << " is "
+        << to_string(closest_miss->strategy) << ", needing " << gib(closest_miss->peak_memory) << " of "
+        << gib(closest_miss->capacity) << " (" << pct(closest_miss->memory_ratio()) << ")";
     s << ".";
   };
   if (plan.rows.empty() || !plan.rows.front().feasible()) {
@@ -213,7 +214,8 @@ std::string plan_shortcuts(const PlanResult& plan) {
   std::int64_t extrapolated = 0;
   for (const PlanRow& r : plan.rows) extrapolated += r.sampled_micro[0] > 0 ? 1 : 0;
   const std::int64_t dominated = plan.stats.dominated;
-  if (extrapolated == 0 && dominated == 0) return "";
+  const std::int64_t pruned = plan.stats.pruned;
+  if (extrapolated == 0 && dominated == 0 && pruned == 0) return "";
   std::ostringstream s;
   s << "Shortcuts:";
   if (extrapolated > 0) {
@@ -228,6 +230,11 @@ std::string plan_shortcuts(const PlanResult& plan) {
   if (dominated > 0)
     s << (extrapolated > 0 ? ";" : "") << " " << dominated
       << " skipped without simulation because a configuration needing no more memory did not fit";
+  if (pruned > 0)
+    s << (extrapolated > 0 || dominated > 0 ? ";" : "") << " " << pruned << " not simulated because a lower bound on "
+      << (plan.objective == Objective::TimeToTrain ? "their time to train" : "their step")
+      << " (compute and pipeline fill alone) exceeds that of every row shown and explained, so their fit in "
+         "memory is unknown";
   s << ". --exact simulates every configuration in full.";
   return s.str();
 }

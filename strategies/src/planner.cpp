@@ -5,7 +5,11 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <map>
+#include <memory>
+#include <set>
+#include <tuple>
 #include <thread>
 
 #include "parasim/common/error.hpp"
@@ -31,6 +35,7 @@ std::string to_string(Verdict v) {
     case Verdict::StaticMemory: return "static-memory";
     case Verdict::PeakMemory: return "peak-memory";
     case Verdict::MemoryDominated: return "memory-dominated";
+    case Verdict::Pruned: return "pruned";
   }
   return "?";
 }
@@ -55,7 +60,11 @@ bool ranks_before(const PlanRow& a, const PlanRow& b, Objective objective) {
   } else {
     const bool ia = a.verdict == Verdict::Invalid, ib = b.verdict == Verdict::Invalid;
     if (ia != ib) return ib;
-    if (!ia) {
+    // Pruned rows (fit unknown) after the memory failures, by their bound.
+    const bool pa = a.verdict == Verdict::Pruned, pb = b.verdict == Verdict::Pruned;
+    if (pa != pb) return pb;
+    if (pa && a.step_bound != b.step_bound) return a.step_bound < b.step_bound;
+    if (!ia && !pa) {
       const double ra = a.memory_ratio(), rb = b.memory_ratio();
       if (ra != rb) return ra < rb;
     }
@@ -168,6 +177,185 @@ void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std:
     }
     if (req.on_candidate_done) req.on_candidate_done();
   }
+}
+
+/// Runs body(item, worker) for items 0 .. n - 1 on `threads` workers (the calling thread is worker 0).
+template <typename Body>
+void parallel_for(int threads, std::size_t n, const Body& body) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&](int worker) {
+    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) body(i, worker);
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < std::min<int>(threads, static_cast<int>(n)); ++w) pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool) t.join();
+}
+
+/// How far below the full simulation's step an extrapolated row may come out, for pruning: the
+/// largest seen is 2.4% (GPT-2, 2 stages x 2 chunks, tp=2, K = 8 from 2 and 4;
+/// StepBound.IsAtMostEverySimulatedStepOfASearch), 0.4% on Turing-NLG 530B.
+inline constexpr double kExtrapolatedMargin = 0.05;
+
+/// Whether evaluate_candidate() extrapolates `c` along the micro-batch count.
+bool will_extrapolate(const PlanRequest& req, const Candidate& c) {
+  const bool even = c.global_batch % (static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro) == 0 &&
+                    c.strategy.split == BatchSplit::Even;
+  return req.extrapolate && even && extrapolation_points(c.strategy)[0] != 0;
+}
+
+/// The objective's value at a step of `step` (time to train rises with the step).
+TimeNs objective_at(const PlanRequest& req, std::int64_t global_batch, TimeNs step) {
+  if (req.objective == Objective::StepTime) return step;
+  return time_to_train(req.efficiency, req.dataset_samples, global_batch, step).total;
+}
+
+/// The worst objective among the rows PlanRequest::exact_top keeps exact, from the feasible rows
+/// found so far: the exact_top-th best and the best of the kExplainedShapes-th distinct shape;
+/// no limit until both exist.
+TimeNs exact_rows_limit(const PlanRequest& req, const std::vector<PlanRow>& rows, std::vector<std::size_t> feasible) {
+  constexpr TimeNs kNoLimit = std::numeric_limits<TimeNs>::max();
+  if (feasible.size() < static_cast<std::size_t>(req.exact_top)) return kNoLimit;
+  std::sort(feasible.begin(), feasible.end(),
+            [&](std::size_t a, std::size_t b) { return ranks_before(rows[a], rows[b], req.objective); });
+  std::set<std::tuple<int, int, int, int>> shapes;
+  TimeNs shape_limit = kNoLimit;
+  for (std::size_t i : feasible) {
+    const Strategy& s = rows[i].strategy;
+    if (shapes.insert({s.dp, s.mp, s.tp, s.cp}).second && shapes.size() == static_cast<std::size_t>(kExplainedShapes)) {
+      shape_limit = objective_value(rows[i], req.objective);
+      break;
+    }
+  }
+  if (shape_limit == kNoLimit) return kNoLimit;
+  return std::max(shape_limit,
+                  objective_value(rows[feasible[static_cast<std::size_t>(req.exact_top) - 1]], req.objective));
+}
+
+PlanRow pruned_row(const PlanRequest& req, const Candidate& c, TimeNs bound, TimeNs objective_bound, TimeNs limit) {
+  PlanRow row;
+  row.strategy = c.strategy;
+  row.global_batch = c.global_batch;
+  row.devices = c.strategy.devices();
+  row.verdict = Verdict::Pruned;
+  row.step_bound = bound;
+  const bool ttt = req.objective == Objective::TimeToTrain;
+  row.reason = "not simulated: its step takes at least " + format_time(bound) + " (compute and pipeline fill alone" +
+               (will_extrapolate(req, c) ? ", less 5% for extrapolation" : "") + "), so " +
+               (ttt ? "its time to train is at least " : "") + format_time(objective_bound) + ", more than the " +
+               std::to_string(req.exact_top) + " best rows and the best of " + std::to_string(kExplainedShapes) +
+               " shapes need (" + format_time(limit) + ")";
+  return row;
+}
+
+/// PlanRequest::exact_top: candidates in order of the lower bound on their objective, in rounds
+/// of kRound whatever the thread count (so the rows do not depend on it). A round takes the next
+/// candidates that are neither dominated by a miss of an earlier round nor bounded above the
+/// limit (exact_rows_limit of the rows found in earlier rounds), and evaluates them in parallel.
+/// Bounds only grow along the order and the limit only falls, so once one candidate is pruned
+/// every later one that is not dominated is too. A pruned candidate's objective is at least its
+/// bound, above the limit, which is at least every row asked for: those rows are the ones full
+/// evaluation finds.
+void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const std::vector<Candidate>& candidates,
+                       Granularity granularity, StepCache& cache, int threads, std::vector<PlanRow>& rows,
+                       std::vector<std::exception_ptr>& errors,
+                       std::vector<std::pair<std::size_t, std::string>>& sources) {
+  constexpr std::size_t kRound = 8;
+  const std::size_t n = candidates.size();
+  std::vector<TimeNs> bound(n, 0), objective_bound(n, 0);
+
+  std::vector<char> decided(n, 0);  // memory-bound: decided here, without lowering
+  parallel_for(threads, n, [&](std::size_t i, int) {
+    try {
+      if (parameter_memory_rejects(req, facts, candidates[i])) {
+        rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache);
+        decided[i] = 1;
+        if (req.on_candidate_done) req.on_candidate_done();
+        return;
+      }
+      bound[i] = candidate_step_bound(req, facts, candidates[i], granularity, cache);
+      // A row extrapolated along the micro-batch count can come out below its full simulation
+      // (docs/projection.md): its bound is lowered by kExtrapolatedMargin before it prunes.
+      if (bound[i] > 0 && will_extrapolate(req, candidates[i]))
+        bound[i] = static_cast<TimeNs>(static_cast<double>(bound[i]) * (1.0 - kExtrapolatedMargin));
+      if (bound[i] > 0) objective_bound[i] = objective_at(req, candidates[i].global_batch, bound[i]);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return objective_bound[a] < objective_bound[b]; });
+
+  // Memory dominance as evaluate_family() applies it, against the misses of earlier rounds.
+  const std::vector<std::vector<std::size_t>> families = memory_families(candidates);
+  std::vector<std::size_t> family_of(n), rank_in_family(n);
+  for (std::size_t f = 0; f < families.size(); ++f)
+    for (std::size_t k = 0; k < families[f].size(); ++k) {
+      family_of[families[f][k]] = f;
+      rank_in_family[families[f][k]] = k;
+    }
+  std::vector<std::vector<std::size_t>> misses(families.size());  // by increasing memory
+  std::vector<std::size_t> feasible;
+  std::vector<std::unique_ptr<simulator::CollectivePlanner>> planners;
+  for (int w = 0; w < threads; ++w) planners.push_back(std::make_unique<simulator::CollectivePlanner>(*req.cluster));
+
+  TimeNs limit = std::numeric_limits<TimeNs>::max();
+  for (std::size_t next = 0; next < n;) {
+    std::vector<std::size_t> round;
+    for (; next < n && round.size() < kRound; ++next) {
+      const std::size_t i = order[next];
+      if (errors[i] || decided[i]) continue;
+      const std::size_t* by = nullptr;
+      if (req.prune_dominated)
+        for (const std::size_t& j : misses[family_of[i]])
+          if (needs_at_least_memory_of(candidates[i], candidates[j])) {
+            by = &j;
+            break;
+          }
+      if (by != nullptr) rows[i] = dominated_row(candidates[i], rows[*by]);
+      else if (objective_bound[i] > limit)
+        rows[i] = pruned_row(req, candidates[i], bound[i], objective_bound[i], limit);
+      else round.push_back(i);
+      if (by != nullptr || rows[i].verdict == Verdict::Pruned)
+        if (req.on_candidate_done) req.on_candidate_done();
+    }
+    parallel_for(threads, round.size(), [&](std::size_t k, int worker) {
+      const std::size_t i = round[k];
+      try {
+        throw_if_interrupted();
+        std::string source;
+        rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache, &source,
+                                     planners[static_cast<std::size_t>(worker)].get());
+        rows[i].step_bound = bound[i];
+        auto& first = sources[static_cast<std::size_t>(worker)];
+        if (!source.empty() && i < first.first) first = {i, std::move(source)};
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      if (req.on_candidate_done) req.on_candidate_done();
+    });
+    for (std::size_t i : round) {
+      if (rows[i].verdict == Verdict::StaticMemory || rows[i].verdict == Verdict::PeakMemory) {
+        auto& m = misses[family_of[i]];
+        m.insert(std::upper_bound(m.begin(), m.end(), i,
+                                  [&](std::size_t a, std::size_t b) { return rank_in_family[a] < rank_in_family[b]; }),
+                 i);
+      }
+      if (rows[i].feasible()) feasible.push_back(i);
+    }
+    limit = std::min(limit, exact_rows_limit(req, rows, feasible));
+  }
+}
+
+/// Whether pruning by the bound is sound for this sweep: explain_plan's expert- and
+/// context-parallel sentences look at rows outside the top.
+bool bound_pruning_applies(const PlanRequest& req, const std::vector<Candidate>& candidates) {
+  if (req.exact_top <= 0 || req.sharing) return false;
+  return std::none_of(candidates.begin(), candidates.end(),
+                      [](const Candidate& c) { return c.strategy.ep > 1 || c.strategy.cp > 1; });
 }
 
 // Rows on the wire between processes (PlanSharing): every field but the strategy, which the
@@ -286,21 +474,25 @@ PlanResult run_planner(const PlanRequest& req) {
       mine.push_back(order[n]);
     order = std::move(mine);
   }
-  std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> errors(candidates.size());
   // The cost source of the lowest-index simulated candidate, per worker (merged deterministically).
   std::vector<std::pair<std::size_t, std::string>> sources(static_cast<std::size_t>(threads),
                                                            {candidates.size(), std::string()});
-  auto work = [&](int worker) {
-    simulator::CollectivePlanner collectives(*req.cluster);  // plans and routes kept across this worker's candidates
-    for (std::size_t n = next.fetch_add(1); n < order.size(); n = next.fetch_add(1))
-      evaluate_family(req, facts, candidates, families[order[n]], out.granularity, cache, collectives, out.rows, errors,
-                      sources[static_cast<std::size_t>(worker)]);
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
-  work(0);
-  for (std::thread& t : pool) t.join();
+  if (bound_pruning_applies(req, candidates)) {
+    evaluate_by_bound(req, facts, candidates, out.granularity, cache, threads, out.rows, errors, sources);
+  } else {
+    std::atomic<std::size_t> next{0};
+    auto work = [&](int worker) {
+      simulator::CollectivePlanner collectives(*req.cluster);  // plans and routes kept across this worker's candidates
+      for (std::size_t n = next.fetch_add(1); n < order.size(); n = next.fetch_add(1))
+        evaluate_family(req, facts, candidates, families[order[n]], out.granularity, cache, collectives, out.rows,
+                        errors, sources[static_cast<std::size_t>(worker)]);
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool) t.join();
+  }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 
@@ -337,6 +529,7 @@ PlanResult run_planner(const PlanRequest& req) {
       case Verdict::StaticMemory: ++out.stats.static_memory; break;
       case Verdict::PeakMemory: ++out.stats.peak_memory; break;
       case Verdict::MemoryDominated: ++out.stats.dominated; break;
+      case Verdict::Pruned: ++out.stats.pruned; break;
     }
     if (r.simulated()) ++out.stats.simulated;
     out.stats.simulations += r.simulations;

@@ -19,12 +19,16 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <future>
+#include <mutex>
+#include <unordered_map>
 
 #include "gib.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/memory_model.hpp"
 #include "parasim/strategies/planner.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
+#include "parasim/strategies/step_bound.hpp"
 
 namespace parasim::strategies {
 
@@ -214,6 +218,81 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
 }
 
 }  // namespace
+
+bool parameter_memory_rejects(const PlanRequest& req, const ModelFacts& facts, const Candidate& c) {
+  return parameter_memory_lower_bound(req, facts, c.strategy) > largest_capacity(*req.cluster, c.strategy.devices());
+}
+
+struct StepBoundCache::State {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_future<std::optional<StepBound>>> bounds;
+};
+
+StepBoundCache::StepBoundCache(const hardware::Cluster& cluster) : state_(std::make_unique<State>()) {
+  one_kind_ = true;
+  for (hardware::DeviceId d = 1; d < cluster.num_devices(); ++d)
+    one_kind_ = one_kind_ && cluster.device(d).kind == cluster.device(0).kind;
+}
+
+StepBoundCache::~StepBoundCache() = default;
+
+std::optional<StepBound> StepBoundCache::get(const std::string& key,
+                                             const std::function<std::optional<StepBound>()>& make) {
+  // The first caller of a key works it out; the others wait for it rather than repeat it.
+  std::promise<std::optional<StepBound>> promise;
+  std::shared_future<std::optional<StepBound>> future;
+  bool mine = false;
+  {
+    const std::lock_guard<std::mutex> lock(state_->mutex);
+    auto [it, added] = state_->bounds.try_emplace(key);
+    if (added) it->second = promise.get_future().share();
+    future = it->second;
+    mine = added;
+  }
+  if (mine) {
+    try {
+      promise.set_value(make());
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
+}
+
+TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
+                            Granularity granularity, StepCache& cache, StepBoundCache* bounds) {
+  if (parameter_memory_rejects(req, facts, c)) return 0;
+  const StepSetup setup{.model = req.model,
+                        .cluster = req.cluster,
+                        .strategy = c.strategy,
+                        .global_batch = c.global_batch,
+                        .costs = req.costs,
+                        .optimizer = req.optimizer,
+                        .dtype = req.dtype,
+                        .granularity = granularity,
+                        .symmetry = Symmetry::DataAndTensor,
+                        .cache = &cache,
+                        .simulate_infeasible = false,
+                        .collective_costs = req.collective_costs,
+                        .calibration = req.calibration};
+  try {
+    const std::int64_t per_replica = static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro;
+    if (bounds == nullptr || !bounds->applies() || c.strategy.split != BatchSplit::Even ||
+        c.global_batch % per_replica != 0)
+      return step_time_lower_bound(setup);
+    // Everything the bound reads but dp, the micro-batch count and ZeRO 0/1 (which only shard the
+    // optimizer's update): the strategy without them, and the micro-batch size.
+    Strategy shape = c.strategy;
+    shape.dp = 1;
+    shape.micro = 1;
+    if (shape.zero <= 1) shape.zero = 0;
+    const std::string key = to_string(shape) + "|" + std::to_string(c.global_batch / per_replica);
+    const std::optional<StepBound> b = bounds->get(key, [&] { return step_bound_per_micro(setup); });
+    return b ? b->at(c.strategy.micro) : 0;
+  } catch (const InputError&) {
+    return 0;
+  }
+}
 
 PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                            Granularity granularity, StepCache& cache, std::string* cost_source,

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "parasim/strategies/efficiency.hpp"
 #include "parasim/strategies/lowering.hpp"
 #include "parasim/strategies/search_space.hpp"
+#include "parasim/strategies/step_bound.hpp"
 
 namespace parasim::strategies {
 
@@ -43,15 +45,16 @@ Objective parse_objective(const std::string& text);  // InputError otherwise
 
 /// Where a candidate was decided.
 enum class Verdict : std::uint8_t {
-  Feasible,       // simulated, fits
-  MemoryBound,    // rejected by the parameter-memory lower bound before lowering
-  Invalid,        // lowering rejected it (the reason says why)
-  StaticMemory,   // lowered; weights/gradients/optimizer state alone do not fit; not simulated
-  PeakMemory,     // simulated; activations push the peak over capacity
+  Feasible,         // simulated, fits
+  MemoryBound,      // rejected by the parameter-memory lower bound before lowering
+  Invalid,          // lowering rejected it (the reason says why)
+  StaticMemory,     // lowered; weights/gradients/optimizer state alone do not fit; not simulated
+  PeakMemory,       // simulated; activations push the peak over capacity
   MemoryDominated,  // not lowered: a candidate of its family needing no more memory did not fit
+  Pruned,           // not simulated: a lower bound on its objective is worse than every row asked for
 };
-std::string to_string(
-    Verdict v);  // "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated"
+/// "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated", "pruned"
+std::string to_string(Verdict v);
 
 struct PlanRow {
   Strategy strategy;
@@ -64,6 +67,7 @@ struct PlanRow {
 
   // Simulation (when simulated()).
   TimeNs step_time = 0;
+  TimeNs step_bound = 0;         // step_time_lower_bound() when worked out (pruning), else 0
   double throughput = 0;         // samples/s
   double bubble_fraction = 0;
   TimeNs compute = 0;            // the busiest simulated device
@@ -104,6 +108,7 @@ struct PlanStats {
   std::int64_t dominated = 0;      // skipped: a family member needing no more memory did not fit
   std::int64_t feasible = 0;
   std::int64_t simulations = 0;    // event-engine runs (an extrapolated candidate takes two)
+  std::int64_t pruned = 0;         // not simulated: bound worse than the rows asked for (PlanRequest::exact_top)
 };
 
 /// A sweep split across processes: the memory families (taken in run_planner's cost order) with
@@ -141,6 +146,13 @@ struct PlanRequest {
   /// dp/mp/tp/schedule, micro-batches at least as large, no more recompute or ZeRO); false:
   /// lower and simulate every candidate.
   bool prune_dominated = true;
+  /// > 0: only the first `exact_top` rows and the best rows of the first kExplainedShapes
+  /// dp x mp x tp shapes (what `plan` prints and explains) must come out as if every candidate
+  /// were simulated. Candidates are then simulated in order of a lower bound on their objective
+  /// (step_time_lower_bound: compute and pipeline fill, no communication), and one whose bound
+  /// exceeds those rows' worst objective found so far is not simulated (Verdict::Pruned). Not
+  /// with `sharing`, nor for models with expert or context parallelism in the space. 0: off.
+  int exact_top = 0;
   /// Called once per finished candidate from any worker (a progress bar); may be empty.
   std::function<void()> on_candidate_done{};
   StepCache* cache = nullptr;  // optional: share across planner calls on the same model/costs
@@ -156,8 +168,13 @@ struct PlanResult {
   Objective objective = Objective::TimeToTrain;
 };
 
-/// Simulates every candidate. InputError for a malformed request (no model/cluster/costs, a
-/// space with more GPUs than the cluster has).
+/// The winner and the runners-up explain_plan() describes by default: rows of this many distinct
+/// dp x mp x tp shapes stay exact under PlanRequest::exact_top.
+inline constexpr int kExplainedShapes = 4;
+
+/// Simulates every candidate (or, with exact_top, those that can reach the rows asked for).
+/// InputError for a malformed request (no model/cluster/costs, a space with more GPUs than the
+/// cluster has).
 PlanResult run_planner(const PlanRequest& request);
 
 /// Judges one candidate (the building block of run_planner; also used by tests). `collectives`:
@@ -166,6 +183,37 @@ PlanResult run_planner(const PlanRequest& request);
 PlanRow evaluate_candidate(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
                            Granularity granularity, StepCache& cache, std::string* cost_source = nullptr,
                            simulator::CollectivePlanner* collectives = nullptr);
+
+/// The lower bound on `candidate`'s step that exact_top prunes with (step_time_lower_bound() of its
+/// StepSetup); 0 when none is worked out, when the parameter-memory bound already rejects it, or
+/// when it cannot be lowered (evaluate_candidate() says why).
+/// Whether the parameter-memory bound alone rejects `candidate` (evaluate_candidate()'s first test,
+/// Verdict::MemoryBound).
+bool parameter_memory_rejects(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate);
+
+/// With `bounds`, candidates of one micro-batch size that differ only in dp, the micro-batch count
+/// and ZeRO 0/1 share one bound (step_bound_per_micro) on a cluster of one device kind.
+class StepBoundCache;
+TimeNs candidate_step_bound(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
+                            Granularity granularity, StepCache& cache, StepBoundCache* bounds = nullptr);
+
+/// The per-micro-batch bounds of one sweep, by key; thread-safe.
+class StepBoundCache {
+ public:
+  explicit StepBoundCache(const hardware::Cluster& cluster);
+  ~StepBoundCache();
+  StepBoundCache(const StepBoundCache&) = delete;
+  StepBoundCache& operator=(const StepBoundCache&) = delete;
+  bool applies() const { return one_kind_; }
+  /// The bound for `key`, worked out by `make` by its first caller (others wait for it); what
+  /// `make` throws is rethrown to every caller of the key.
+  std::optional<StepBound> get(const std::string& key, const std::function<std::optional<StepBound>()>& make);
+
+ private:
+  bool one_kind_ = false;
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 /// The micro-batch counts evaluate_candidate() simulates to extrapolate a step to `s.micro` (an
 /// evenly split batch, PlanRequest::extrapolate on), or {0, 0} when it simulates s.micro itself
