@@ -261,7 +261,9 @@ ReportData read_simulation(const JsonField& root) {
   d.assumptions.cluster = optional_string(root, "cluster");
   d.assumptions.cost_source = optional_string(root, "cost_source");
   // What the step includes besides kernels and transfers (simulations since the data-loading option).
-  if (auto overhead = optional_field(root, "step_overhead_ms"))
+  if (auto said = optional_field(root, "step_overhead"))
+    d.assumptions.extra.emplace_back("step overhead", said->as_string());
+  else if (auto overhead = optional_field(root, "step_overhead_ms"))
     d.assumptions.extra.emplace_back("step overhead", describe_value(*overhead) + " ms per step");
   if (auto loading = optional_field(root, "data_loading"))
     if (auto text = optional_field(*loading, "description"))
