@@ -37,8 +37,8 @@ TEST(EngineBasics, DataLoadingHoldsItsStreamButLeavesTheDeviceIdle) {
   // and 2,000 ns after waiting for it: the device is idle while only the host works.
   auto cluster = star_cluster(1, 0, 10);
   TaskGraphBuilder b(1);
-  const TaskId load = b.add_compute({.device = 0, .stream = 1, .duration = 5'000, .name = "data_load",
-                                     .phase = Phase::DataLoad});
+  const TaskId load =
+      b.add_compute({.device = 0, .stream = 1, .duration = 5'000, .name = "data_load", .phase = Phase::DataLoad});
   const TaskId pre = b.add_compute({.device = 0, .duration = 1'000, .name = "pre"});
   const TaskId post = b.add_compute({.device = 0, .duration = 2'000, .name = "post"});
   b.add_dependency(post, load);
