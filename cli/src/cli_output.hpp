@@ -68,6 +68,12 @@ class SimulationProgress {
   std::size_t total_ = 0;
 };
 
+/// --data-loading's help, the same on every command that takes it.
+inline constexpr const char* kDataLoadingHelp =
+    "host data loading: off (default), or sample_ms=MS|samples_per_s=RATE[,workers=N]: time per sample (or "
+    "samples/s per worker) and DataLoader workers (0: loaded in the training process, paid in full; >= 1: "
+    "prefetched, the step pays max(0, load - step))";
+
 /// Adds `-o,--output FILE` for a command whose output goes to stdout.
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path);
 

@@ -77,6 +77,8 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << "costs        " << (plan.cost_source.empty() ? req.costs->describe() : plan.cost_source) << "\n"
       << "cost choice  " << cost_note << "\n"
       << "efficiency   " << req.efficiency.describe() << "\n"
+      << "overheads    step overhead " << req.calibration.describe_step_overhead()
+      << "; data loading: " << req.data_loading.describe() << "\n"
       << "simulation   " << to_string(plan.granularity) << " granularity, one replica / TP rank simulated, "
       << simulator::to_string(req.collectives) << " collectives\n\n";
   std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "bubble", "exp. comm",
@@ -200,6 +202,7 @@ void run_plan(const PlanOptions& o) {
   req.granularity = planning_granularity(o.in);
   req.threads = o.in.threads;
   req.calibration = planning_calibration(o.in);
+  req.data_loading = planning_data_loading(o.in);
   req.extrapolate = !o.in.exact;
   req.prune_dominated = !o.in.exact;
   // Only the printed rows (and the explained ones) need to be exact; --top 0 prints every row.
@@ -240,7 +243,13 @@ void run_plan(const PlanOptions& o) {
   add_details(req, plan, explained_rows(plan));
   if (o.json) {
     std::cerr << "cost choice: " << choice.note << "\n";
-    std::cout << dump_json(plan_rows_to_json(plan, static_cast<std::size_t>(o.top)));
+    // Every row states what its step includes besides kernels and transfers.
+    nlohmann::json rows = plan_rows_to_json(plan, static_cast<std::size_t>(o.top));
+    for (nlohmann::json& row : rows) {
+      row["step_overhead_ms"] = req.calibration.step_overhead_ms;
+      row["data_loading"] = req.data_loading.describe();
+    }
+    std::cout << dump_json(rows);
     return;
   }
   print_plan(std::cout, o, req, plan, batch_rule, seconds, choice.note);

@@ -69,6 +69,8 @@ void print_projection(std::ostream& out, const strategies::Projection& p, const 
       << "  training         " << a.dtype << ", " << a.optimizer << "; " << a.granularity << " granularity, "
       << a.collectives << " collectives\n"
       << "  time to train    E(B) x ceil(dataset / B) x step time; gain = (T_dp - T_hybrid) / T_dp\n"
+      << "  step overhead    " << a.step_overhead << "\n"
+      << "  data loading     " << a.data_loading << "\n"
       << "  shortcuts        " << a.shortcuts << (a.shortcuts.rfind("extrapolated", 0) == 0 ? " (marked ~)" : "")
       << "\n";
 }

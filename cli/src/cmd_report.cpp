@@ -79,7 +79,9 @@ ReportData simulate_winner(const strategies::ProjectionSide& side, const strateg
                                     .costs = &costs,
                                     .optimizer = optimizer_arg(a.in.optimizer),
                                     .dtype = planning_dtype(a.in),
-                                    .granularity = granularity};
+                                    .granularity = granularity,
+                                    .calibration = planning_calibration(a.in),
+                                    .data_loading = planning_data_loading(a.in)};
   const strategies::StrategyResult r = strategies::simulate_strategy(setup, {.record_timeline = timeline});
   ReportData d = results_from_json(strategies::strategy_result_to_json(r), "simulation");
   if (timeline && r.simulated) {

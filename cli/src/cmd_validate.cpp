@@ -294,6 +294,8 @@ void register_validate(CLI::App& app) {
                   "Recorded runs (published-runs/1 JSON): project each and put it next to its measured step time; "
                   "nothing is executed");
   cmd->add_option("--calibration", runs->calibration, "With --runs: a calibration file (parasim calibrate) to apply");
+  cmd->add_option("--data-loading", runs->data_loading, std::string("With --runs: the ") + kDataLoadingHelp)
+      ->capture_default_str();
   auto nccl = std::make_shared<ValidateNcclTestsArgs>();
   cmd->add_option("--nccl-tests", nccl->file,
                   "Published nccl-tests curves (parasim.nccl_tests/1 JSON, e.g. "
@@ -323,6 +325,8 @@ void register_validate(CLI::App& app) {
       return;
     }
     if (!runs->calibration.empty()) throw InputError("validate: --calibration applies only with --runs");
+    if (cmd->count("--data-loading") > 0)
+      throw InputError("validate: --data-loading applies only with --runs (an executed step loads no data)");
     if (const mpi::World* w = mpi::World::current(); w != nullptr && w->size() > 1 && !args->suite.empty())
       throw mpi::AgreedError("validate --suite runs in one process; run it without mpirun", kExitBadInput);
     // The suite runs its own fixed cases: a model, batch, strategy or trace folder given with it

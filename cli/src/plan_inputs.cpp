@@ -1,5 +1,6 @@
 #include "enum_args.hpp"
 #include "plan_inputs.hpp"
+#include "cli_output.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -98,6 +99,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_option(
       "--calibration", in.calibration,
       "Calibration file from `parasim calibrate` (kernel, link and per-step factors fitted to measured runs)");
+  cmd->add_option("--data-loading", in.data_loading, std::string("The ") + kDataLoadingHelp)->capture_default_str();
   cmd->add_option("--attention", in.attention,
                   "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash (fused, "
                   "FlashAttention-2)")
@@ -129,6 +131,8 @@ models::Model load_planning_model(const PlanningInputs& in) {
 Calibration planning_calibration(const PlanningInputs& in) {
   return in.calibration.empty() ? Calibration{} : load_calibration(in.calibration);
 }
+
+DataLoading planning_data_loading(const PlanningInputs& in) { return parse_data_loading(in.data_loading); }
 
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
   const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
@@ -211,6 +215,7 @@ strategies::Projection run_planning_projection(const PlanningInputs& in, const m
   req.granularity = planning_granularity(in);
   req.threads = in.threads;
   req.calibration = planning_calibration(in);
+  req.data_loading = planning_data_loading(in);
   req.exact = in.exact;
   req.sharing = mpi_plan_sharing();
   apply_search_options(in, req.space);

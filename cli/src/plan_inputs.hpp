@@ -52,6 +52,7 @@ struct PlanningInputs {
   double imbalance = 1.0;  // busiest expert-parallel rank's tokens over the mean
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   std::string calibration;         // parasim.calibration/1 file; empty: none
+  std::string data_loading = "off";   // --data-loading (parasim/common/data_loading.hpp)
   std::string attention = "unfused";  // GPU attention kernels: unfused or flash
   std::string fp32_math = "pytorch";  // FP32 math on TF32-capable GPUs: pytorch, tf32 or fp32
   int threads = 0;
@@ -65,6 +66,8 @@ models::Model load_planning_model(const PlanningInputs& in);
 models::DType planning_dtype(const PlanningInputs& in);
 /// The --calibration file, or the default (no calibration).
 Calibration planning_calibration(const PlanningInputs& in);
+/// --data-loading parsed (InputError naming the option).
+DataLoading planning_data_loading(const PlanningInputs& in);
 /// The cost model (cost_choice.hpp: --profile, a matching profile in --traces for the cluster's
 /// device kinds, or the labelled roofline, which gets --attention and the calibration's kernel
 /// factors) and the line saying which.

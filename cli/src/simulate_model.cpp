@@ -90,7 +90,9 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
       << (used - std::min(used, r.devices.size())) << " inferred; collective messages " << r.result.collective_messages
       << " simulated, " << r.result.collective_messages_inferred << " inferred\n"
       << "batch        " << batch_split(r) << "\n"
-      << "cost source  " << r.cost_source << "\n";
+      << "cost source  " << r.cost_source << "\n"
+      << "overheads    step overhead " << r.step_overhead_source << "; data loading: " << r.data_loading.describe()
+      << (r.data_loading.enabled ? ", " + format_time(r.data_load_time) + " per step" : "") << "\n";
   if (r.simulated) {
     out << "step time    " << format_time(r.step_time) << "   throughput " << fixed(r.throughput, 1)
         << " samples/s   pipeline bubble " << format_time(r.bubble_time) << " (" << percent(r.bubble_fraction)
@@ -138,6 +140,8 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
                  "Model mode: op (every op a task) or stage (one task per pipeline chunk and micro-batch)")
       ->capture_default_str();
   cmd.add_option("--calibration", o.calibration, "Model mode: a calibration file from `parasim calibrate`");
+  cmd.add_option("--data-loading", o.data_loading, std::string("Model mode: ") + kDataLoadingHelp)
+      ->capture_default_str();
   cmd.add_option("--attention", o.attention, "Model mode: GPU attention kernels, unfused or flash")
       ->capture_default_str();
   cmd.add_option("--fp32-math", o.fp32_math,
@@ -180,7 +184,8 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
       .dtype = dtype,
       .granularity = granularity_arg(o.granularity),
       .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor,
-      .calibration = calibration};
+      .calibration = calibration,
+      .data_loading = parse_data_loading(o.data_loading)};
   SimulationProgress progress("simulate");
   const StrategyResult r = strategies::simulate_strategy(
       setup, {.collectives = mode,

@@ -59,13 +59,20 @@ void run_validate_runs(const ValidateRunsArgs& args) {
   const validation::RunsFile runs = validation::load_runs_file(args.file);
   const Calibration calibration = args.calibration.empty() ? Calibration{} : load_calibration(args.calibration);
   const profiler::RooflineCostModel roofline;
-  const std::string model = roofline.describe() + "; NCCL collective costs; calibration: " + calibration.describe();
+  const DataLoading loading = parse_data_loading(args.data_loading);
+  const std::string model = roofline.describe() + "; NCCL collective costs; calibration: " + calibration.describe() +
+                            "; step overhead " + calibration.describe_step_overhead() +
+                            "; data loading: " + loading.describe();
   ProgressBar bar("validate runs", runs.runs.size());
   const validation::RunsReport report = validation::evaluate_runs(
-      runs, {.calibration = calibration, .progress = [&bar](std::size_t, std::size_t) { bar.advance(); }});
+      runs, {.calibration = calibration, .data_loading = loading, .progress = [&bar](std::size_t, std::size_t) {
+               bar.advance();
+             }});
   bar.finish();
   nlohmann::json j = validation::runs_report_to_json(report);
   j["cost_model"] = model;
+  j["step_overhead_ms"] = calibration.step_overhead_ms;
+  j["data_loading"] = data_loading_to_json(loading);
   std::ostringstream text;
   print_report(text, report, model);
   const std::string body = args.json ? dump_json(j) : text.str();

@@ -11,6 +11,7 @@ namespace parasim::cli {
 struct ValidateRunsArgs {
   std::string file;
   std::string calibration;  // empty: the default (uncalibrated) model
+  std::string data_loading = "off";  // --data-loading
   bool json = false;
   std::string output;
 };

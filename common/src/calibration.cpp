@@ -39,6 +39,14 @@ std::string Calibration::describe() const {
   return std::string(buf) + (origin.empty() ? "" : " (" + origin + ")");
 }
 
+std::string Calibration::describe_step_overhead() const {
+  if (step_overhead_ms == 0)
+    return "0 ms (uncalibrated: optimizer.step launches, zero_grad and Python time not modelled)";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f ms per step (calibrated", step_overhead_ms);
+  return std::string(buf) + (origin.empty() ? "" : ", " + origin) + ")";
+}
+
 nlohmann::json calibration_to_json(const Calibration& c, const nlohmann::json& extra) {
   nlohmann::json j = extra;
   j["schema"] = "parasim.calibration/1";

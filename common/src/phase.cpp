@@ -6,8 +6,8 @@ namespace parasim {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kNames{"forward", "backward_data", "backward_weight",
-                                                 "update",  "recompute",     "other"};
+constexpr std::array<std::string_view, 7> kNames{"forward",   "backward_data", "backward_weight", "update",
+                                                 "recompute", "other",         "data_load"};
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/index.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/common/median.hpp"
 
 namespace parasim::executor {
@@ -100,6 +101,7 @@ ExecutionResult run_steps(const TaskGraph& graph, StreamRuntime& runtime, const 
   std::vector<std::vector<TaskTiming>> timelines;
   std::vector<TimeNs> launches;
   for (int step = 0; step < options.warmup + options.repetitions; ++step) {
+    throw_if_interrupted();  // Ctrl-C between steps (validate's repetitions)
     std::vector<TaskTiming> timeline(graph.size());
     runtime.begin_step();
     issue_step(plan, graph, runtime);

@@ -86,7 +86,8 @@ void CudaOpKernel::run(Phase phase) {
     case Phase::BackwardWeight: backward_weight(); break;
     case Phase::Update: update(); break;
     case Phase::Recompute:
-    case Phase::Other: break;  // op_has_phase threw
+    case Phase::Other:
+    case Phase::DataLoad: break;  // op_has_phase threw
   }
 }
 

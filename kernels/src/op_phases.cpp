@@ -59,7 +59,8 @@ bool op_has_phase(const models::Op& op, Phase phase) {
       return op.params > 0 || !op.attrs.shares_weights_with.empty();
     case Phase::Update: return op.params > 0;
     case Phase::Recompute:
-    case Phase::Other: throw_not_a_kernel_phase(phase);
+    case Phase::Other:
+    case Phase::DataLoad: throw_not_a_kernel_phase(phase);
   }
   return false;
 }

@@ -15,7 +15,8 @@ TimeNs& OpCost::at(Phase p) {
     case Phase::BackwardWeight: return bwd_weight;
     case Phase::Update: return update;
     case Phase::Recompute:
-    case Phase::Other: throw_not_a_kernel_phase(p);
+    case Phase::Other:
+    case Phase::DataLoad: throw_not_a_kernel_phase(p);
   }
   return fwd;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
 #include "parasim/profiler/roofline.hpp"
 
@@ -33,6 +34,7 @@ std::array<std::optional<PhaseStats>, 4> measure_phases(const models::Op& op, Op
   backend.synchronize();
   std::array<std::vector<TimeNs>, 4> samples;
   for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    throw_if_interrupted();  // Ctrl-C between repetitions of a slow op
     for (Phase p : phases) {
       if (kernel.launches(p) == 0) {  // folded into another phase (LSTM, norms): nothing runs
         samples[phase_index(p)].push_back(0);
@@ -88,6 +90,7 @@ Profile profile_model_with_backend(const models::Model& model, KernelBackend& ba
     before_each_run = [&flusher] { flusher->flush(); };
   }
   for (std::size_t i = 0; i < representatives.size(); ++i) {
+    throw_if_interrupted();
     const models::Op& op = model.op(representatives[i]);
     ProfileEntry e;
     e.names = names[i];

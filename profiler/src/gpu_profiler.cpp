@@ -10,6 +10,7 @@
 #include <cupti.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/kernels/cuda_check.hpp"
 #include "parasim/kernels/cuda_kernel_backend.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
@@ -117,6 +118,7 @@ Profile profile_model_on_gpu(const models::Model& model, const GpuProfileOptions
 
   const std::vector<SignatureGroup> groups = group_by_signature(model);
   for (std::size_t i = 0; i < groups.size(); ++i) {
+    throw_if_interrupted();  // Ctrl-C between ops
     const models::Op& op = model.op(groups[i].representative);
     ProfileEntry e;
     e.names = groups[i].names;

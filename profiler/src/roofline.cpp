@@ -126,7 +126,8 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b, b
     }
     case Phase::Update:
     case Phase::Recompute:
-    case Phase::Other: break;
+    case Phase::Other:
+    case Phase::DataLoad: break;
   }
   return {};
 }
@@ -149,7 +150,8 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
     }
     case Phase::Update:
     case Phase::Recompute:
-    case Phase::Other: break;
+    case Phase::Other:
+    case Phase::DataLoad: break;
   }
   return {};
 }
@@ -288,7 +290,8 @@ std::vector<KernelWork> lstm_work(const Op& op, Phase phase, const OpBytes& b) {
     }
     case Phase::Update:
     case Phase::Recompute:
-    case Phase::Other: break;
+    case Phase::Other:
+    case Phase::DataLoad: break;
   }
   return {};
 }
@@ -321,7 +324,8 @@ std::vector<KernelWork> sampled_softmax_work(const Op& op, Phase phase, const Op
       return {gemm(static_cast<double>(op.macs_bwd_weight), logits + h + w), mem(b.weights), mem(3 * w)};
     case Phase::Update:
     case Phase::Recompute:
-    case Phase::Other: break;
+    case Phase::Other:
+    case Phase::DataLoad: break;
   }
   return {};
 }

@@ -146,6 +146,8 @@ void read_projection_assumptions(const JsonField& a, ReportData& d) {
   extra("granularity", optional_string(a, "granularity"));
   extra("collectives", optional_string(a, "collectives"));
   extra("shortcuts", optional_string(a, "shortcuts"));
+  extra("step overhead", optional_string(a, "step_overhead"));
+  extra("data loading", optional_string(a, "data_loading"));
 }
 
 }  // namespace
@@ -258,6 +260,14 @@ ReportData read_simulation(const JsonField& root) {
   d.model = optional_string(root, "model");
   d.assumptions.cluster = optional_string(root, "cluster");
   d.assumptions.cost_source = optional_string(root, "cost_source");
+  // What the step includes besides kernels and transfers (simulations since the data-loading option).
+  if (auto said = optional_field(root, "step_overhead"))
+    d.assumptions.extra.emplace_back("step overhead", said->as_string());
+  else if (auto overhead = optional_field(root, "step_overhead_ms"))
+    d.assumptions.extra.emplace_back("step overhead", describe_value(*overhead) + " ms per step");
+  if (auto loading = optional_field(root, "data_loading"))
+    if (auto text = optional_field(*loading, "description"))
+      d.assumptions.extra.emplace_back("data loading", text->as_string());
   std::string label = root.at("strategy").as_string();
   if (auto f = optional_field(root, "feasible"); f && !f->as_bool()) label += " (does not fit)";
   std::vector<DeviceTimes> times;

@@ -17,7 +17,8 @@ GanttCategory category_of(Phase p) {
     case Phase::BackwardWeight: return GanttCategory::Backward;
     case Phase::Update: return GanttCategory::Update;
     case Phase::Recompute: return GanttCategory::Recompute;
-    case Phase::Other: return GanttCategory::Other;
+    case Phase::Other:
+    case Phase::DataLoad: return GanttCategory::Other;
   }
   return GanttCategory::Other;
 }

@@ -413,7 +413,7 @@ class Simulation {
     touch(d);
     allocate(d, t);
     if (g_.kind(t) == TaskKind::Compute) {
-      ++d.compute_active;
+      if (g_.phase(t) != Phase::DataLoad) ++d.compute_active;  // the host loads; the device stays idle
       events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
@@ -553,7 +553,8 @@ class Simulation {
       case TaskKind::Transfer: {
         DeviceState& d = dev(g_.device(t));
         touch(d);
-        --(g_.kind(t) == TaskKind::Compute ? d.compute_active : d.comm_active);
+        if (g_.kind(t) == TaskKind::Transfer) --d.comm_active;
+        else if (g_.phase(t) != Phase::DataLoad) --d.compute_active;
         if (const Bytes b = g_.free_bytes(t); b != 0)
           (g_.memory_category(t) == MemoryCategory::Activations ? d.activations : d.other) -= b;
         free_stream(stream_index(g_.device(t), g_.stream(t)), t);

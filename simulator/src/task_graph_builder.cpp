@@ -132,6 +132,21 @@ void TaskGraphBuilder::add_dependency(TaskId task, TaskId depends_on) {
   edges_.emplace_back(task, depends_on);
 }
 
+std::vector<TaskId> TaskGraphBuilder::entry_tasks(std::int32_t microbatch) const {
+  const std::size_t n = size();
+  const auto in = [&](TaskId t) {
+    return t >= 0 && static_cast<std::size_t>(t) < n &&
+           (microbatch == -1 || g_.microbatch_[static_cast<std::size_t>(t)] == microbatch);
+  };
+  std::vector<char> depends(n, 0);
+  for (const auto& [task, dep] : edges_)
+    if (in(task) && (microbatch == -1 || in(dep))) depends[static_cast<std::size_t>(task)] = 1;
+  std::vector<TaskId> out;
+  for (TaskId t = 0; static_cast<std::size_t>(t) < n; ++t)
+    if (in(t) && depends[static_cast<std::size_t>(t)] == 0) out.push_back(t);
+  return out;
+}
+
 void TaskGraphBuilder::set_memory(TaskId t, Bytes alloc_at_start, Bytes free_at_end, MemoryCategory category) {
   if (t < 0 || static_cast<std::size_t>(t) >= size())
     throw InputError("taskgraph: set_memory on task " + std::to_string(t) + ", which does not exist");

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "lowering_base.hpp"
+#include "parasim/common/interrupt.hpp"
 
 namespace parasim::strategies::detail {
 
@@ -28,6 +29,7 @@ class OpLowering : LoweringBase {
       barrier_ = Ref{};
       grad_all_.assign(p_.n, {});
       for (int mb = 0; mb < p_.simulated_micro_batches; ++mb) {
+        throw_if_interrupted();  // Ctrl-C during a large lowering
         reset_state();
         if (p_.async) grad_all_.assign(p_.n, {});
         forward(r, mb);

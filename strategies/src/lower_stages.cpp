@@ -9,6 +9,7 @@
 #include <set>
 
 #include "lowering_base.hpp"
+#include "parasim/common/interrupt.hpp"
 
 namespace parasim::strategies::detail {
 
@@ -55,6 +56,7 @@ class StageLowering : LoweringBase {
       pieces_.assign(static_cast<std::size_t>(p_.chunks), {});
       backward_all_.assign(static_cast<std::size_t>(p_.chunks), {});
       for (int mb = 0; mb < p_.simulated_micro_batches; ++mb) {
+        throw_if_interrupted();  // Ctrl-C during a large lowering
         if (p_.async) {
           pieces_.assign(static_cast<std::size_t>(p_.chunks), {});
           backward_all_.assign(static_cast<std::size_t>(p_.chunks), {});

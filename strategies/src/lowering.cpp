@@ -5,6 +5,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/memory_model.hpp"
 #include "emitter.hpp"
+#include "lower_data_loading.hpp"
 #include "lowering_base.hpp"
 #include "prepared_step.hpp"
 
@@ -58,7 +59,9 @@ simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slo
 LoweredStep lower_step(const StepSetup& setup) {
   const std::unique_ptr<detail::Prepared> pp = detail::prepare_step(setup);
   const detail::Prepared& p = *pp;
-  simulator::TaskGraphBuilder builder(p.mapping->devices_used(), p.cp > 1 ? kStreamsPerDevice + 1 : kStreamsPerDevice);
+  // Data loading adds one stream after the others: the replica's loader.
+  const int streams = (p.cp > 1 ? kStreamsPerDevice + 1 : kStreamsPerDevice) + (setup.data_loading.enabled ? 1 : 0);
+  simulator::TaskGraphBuilder builder(p.mapping->devices_used(), streams);
   // About what the lowerings add (a stage-granularity 1F1B step with TP: ~10 tasks and ~16
   // dependencies per chunk and micro-batch), so that the arrays do not grow by copying.
   const std::size_t units =
@@ -73,6 +76,7 @@ LoweredStep lower_step(const StepSetup& setup) {
   out.granularity = setup.granularity == Granularity::Stage && p.layered() ? Granularity::Stage : Granularity::Op;
   if (out.granularity == Granularity::Stage) detail::lower_stages(p, emitter, out);
   else detail::lower_ops(p, emitter, out);
+  detail::add_data_loading(p, builder, streams - 1);
 
   out.roles.resize(static_cast<std::size_t>(p.mapping->devices_used()));
   for (int r = 0; r < p.replicas; ++r)

@@ -564,7 +564,8 @@ void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std
                     .cache = &cache,
                     .simulate_infeasible = false,
                     .collective_costs = req.collective_costs,
-                    .calibration = req.calibration};
+                    .calibration = req.calibration,
+                    .data_loading = req.data_loading};
     const StrategyResult r =
         simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .record_timeline = true});
     const simulator::TaskGraph& g = r.lowered.graph;

@@ -327,7 +327,8 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
                     .cache = &cache,
                     .simulate_infeasible = false,
                     .collective_costs = req.collective_costs,
-                    .calibration = req.calibration};
+                    .calibration = req.calibration,
+                    .data_loading = req.data_loading};
     if (micro != c.strategy.micro) {
       // Same micro-batch size, fewer of them: the global batch shrinks with the count.
       setup.global_batch = c.global_batch / c.strategy.micro * micro;
@@ -342,7 +343,9 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
 
   const bool even = c.global_batch % (static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro) == 0 &&
                     c.strategy.split == BatchSplit::Even;
-  const std::array<int, 2> k = req.extrapolate && even ? extrapolation_points(c.strategy) : std::array<int, 2>{0, 0};
+  // A step of max(compute, load) is not affine in the micro-batch count: no extrapolation then.
+  const bool affine = even && !req.data_loading.enabled;
+  const std::array<int, 2> k = req.extrapolate && affine ? extrapolation_points(c.strategy) : std::array<int, 2>{0, 0};
   try {
     if (k[0] == 0) {
       fill_from_sample(row, simulate_at(c.strategy.micro), req);

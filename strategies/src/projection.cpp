@@ -213,6 +213,7 @@ Projection run_projection(const ProjectionRequest& req) {
                          .granularity = req.granularity,
                          .collectives = req.collectives,
                          .calibration = req.calibration,
+                         .data_loading = req.data_loading,
                          .threads = req.threads,
                          .extrapolate = !req.exact,
                          .prune_dominated = !req.exact,
@@ -234,6 +235,8 @@ Projection run_projection(const ProjectionRequest& req) {
     out.rows.push_back(projection_row_from_plan(n, nodes, plan));
   }
   a.shortcuts = projection_shortcuts(out, req.exact);
+  a.step_overhead = req.calibration.describe_step_overhead();
+  a.data_loading = req.data_loading.describe();
   return out;
 }
 

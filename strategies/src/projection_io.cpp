@@ -86,7 +86,9 @@ nlohmann::json projection_to_json(const Projection& p) {
                       {"optimizer", a.optimizer},
                       {"granularity", a.granularity},
                       {"collectives", a.collectives},
-                      {"shortcuts", a.shortcuts}};
+                      {"shortcuts", a.shortcuts},
+                      {"step_overhead", a.step_overhead},
+                      {"data_loading", a.data_loading}};
   nlohmann::json rows = nlohmann::json::array();
   for (const ProjectionRow& r : p.rows) {
     nlohmann::json row;

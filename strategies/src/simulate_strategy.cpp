@@ -64,6 +64,10 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   r.cost_source = r.lowered.cost_source;
   if (!setup.calibration.is_default()) r.cost_source += "; calibrated: " + setup.calibration.describe();
   r.cost_counts = r.lowered.cost_counts;
+  r.data_loading = setup.data_loading;
+  r.step_overhead_source = setup.calibration.describe_step_overhead();
+  for (const std::int64_t samples : r.lowered.replica_batch)
+    r.data_load_time = std::max(r.data_load_time, setup.data_loading.load_time(samples));
   const LoweredStep& step = r.lowered;
   const hardware::Cluster& cluster = *setup.cluster;
 
@@ -101,12 +105,21 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     r.step_time = r.result.timeline[static_cast<std::size_t>(done[last])].end -
                   r.result.timeline[static_cast<std::size_t>(done[last - k])].end;
     scale = static_cast<double>(k) / static_cast<double>(step.simulated_microbatches);
+    // A loader slower than the pipeline sets its pace: one micro-batch per load. The window can
+    // end before its backlog shows (the last micro-batches have no later forwards to wait behind).
+    if (setup.data_loading.enabled)
+      for (const auto& micro : r.lowered.microbatches) {
+        TimeNs loads = 0;
+        for (std::size_t i = 0; i < k; ++i) loads += setup.data_loading.load_time(micro[i % micro.size()]);
+        r.step_time = std::max(r.step_time, loads);
+      }
   } else {
     r.step_time = r.result.step_time;
   }
   // A calibrated per-step overhead (framework, launches, logging) idles every device once.
   const auto overhead = static_cast<TimeNs>(std::llround(setup.calibration.step_overhead_ms * 1e6));
   r.step_time += overhead;
+  r.step_overhead = overhead;
   auto scaled = [&](TimeNs t) { return static_cast<TimeNs>(static_cast<double>(t) * scale + 0.5); };
   TimeNs busiest = 0;
   for (hardware::DeviceId d : step.simulated_devices) {
@@ -151,6 +164,11 @@ nlohmann::json strategy_result_to_json(const StrategyResult& r) {
   j["feasible"] = r.feasible;
   if (!r.feasible) j["infeasible_reason"] = r.infeasible_reason;
   j["cost_source"] = r.cost_source;
+  // What the step includes besides the simulated kernels and transfers, stated even when off.
+  j["step_overhead_ms"] = ns_to_ms(r.step_overhead);
+  j["step_overhead"] = r.step_overhead_source;
+  j["data_loading"] = data_loading_to_json(r.data_loading);
+  if (r.data_loading.enabled) j["data_loading"]["load_ms_per_step"] = ns_to_ms(r.data_load_time);
   j["cost_counts"] = {{"measured", r.cost_counts.measured},
                       {"scaled", r.cost_counts.scaled},
                       {"roofline", r.cost_counts.roofline}};

@@ -6,6 +6,7 @@
 
 #include "graphs.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/common/median.hpp"
 #include "parasim/executor/executor.hpp"
 #include "parasim/executor/issue_plan.hpp"
@@ -156,6 +157,15 @@ TEST(RunSteps, TheRecordingRuntimeReproducesTheSimulatedScheduleAndReportsSpread
   EXPECT_EQ(r.devices[1].comm_busy, 7'000);
   EXPECT_EQ(r.devices[0].exposed_comm, 7'000);
   EXPECT_THROW(run_steps(g, fake, {.warmup = 0, .repetitions = 0}), InputError);
+}
+
+TEST(RunSteps, CtrlCEndsTheRepetitionsBetweenSteps) {
+  const TaskGraph g = test::pipeline_with_allreduce();
+  RecordingRuntime fake;
+  request_interrupt();
+  EXPECT_THROW(run_steps(g, fake, {.warmup = 1, .repetitions = 3}), Interrupted);
+  reset_interrupt();
+  EXPECT_EQ(fake.steps(), 0);  // not one step began
 }
 
 TEST(RunSteps, MedianIsAMeasuredValue) {

@@ -2,14 +2,17 @@
 // tables and an install hint when it is not, identical bytes on a second run.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/reports/report_writer.hpp"
 #include "parasim/reports/results_json.hpp"
@@ -209,16 +212,64 @@ TEST(ReportWriter, HungGnuplotIsKilledAtTheTimeout) {
   } catch (const parasim::RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("did not finish"), std::string::npos) << e.what();
   }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));  // a failed report publishes no folder
 }
 
 TEST(ReportWriter, StalePicturesOfAnEarlierRunAreRemoved) {
   TempDir dir("stale");
   fs::create_directories(dir.path());
+  parasim::write_file_atomic(dir.path() / "results.json", "{}");  // an earlier report
   parasim::write_file_atomic(dir.path() / "memory.png", "old");
   ReportData d;
   d.validation.push_back({"a", 1, 1});
   write_report(d, dir.path(), {.render = false});
   EXPECT_FALSE(fs::exists(dir.path() / "memory.png"));
+  EXPECT_TRUE(fs::exists(dir.path() / "index.html"));
+}
+
+/// Names in `dir`, sorted: what a failed report must not leave behind (".r.tmp.<pid>" and the like).
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(ReportWriter, InterruptedReportPublishesNothingAndKeepsTheOldFolder) {
+  TempDir dir("interrupted");
+  fs::create_directories(dir.path());
+  ReportData d;
+  d.validation.push_back({"a", 1, 1});
+  write_report(d, dir.path() / "r", {.render = false});
+  const std::string before = slurp(dir.path() / "r" / "index.html");
+  d.validation.push_back({"b", 2, 3});
+  parasim::request_interrupt();
+  EXPECT_THROW(write_report(d, dir.path() / "r", {.render = false}), parasim::Interrupted);
+  EXPECT_THROW(write_report(d, dir.path() / "new", {.render = false}), parasim::Interrupted);
+  parasim::reset_interrupt();
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"r"});  // no "new", no temporary sibling
+  EXPECT_EQ(slurp(dir.path() / "r" / "index.html"), before);
+  // Not interrupted: the new report replaces the old folder whole.
+  write_report(d, dir.path() / "r", {.render = false});
+  EXPECT_NE(slurp(dir.path() / "r" / "index.html"), before);
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"r"});
+}
+
+TEST(ReportWriter, RefusesToReplaceAFolderOfOtherFiles) {
+  TempDir dir("foreign");
+  fs::create_directories(dir.path());
+  parasim::write_file_atomic(dir.path() / "thesis.tex", "mine");
+  ReportData d;
+  d.validation.push_back({"a", 1, 1});
+  try {
+    write_report(d, dir.path(), {.render = false});
+    FAIL() << "no InputError";
+  } catch (const parasim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "report: " + dir.path().string() +
+                                         " exists and is not a parasim report folder (no results.json); give a new "
+                                         "or empty folder");
+  }
+  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"thesis.tex"});
 }
 
 }  // namespace

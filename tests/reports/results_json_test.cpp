@@ -141,6 +141,18 @@ TEST(ResultsJson, SimulationOfAModel) {
   EXPECT_EQ(d.throughput[0].step_time_ms, 50.0);
   EXPECT_EQ(d.throughput[0].samples_per_s, 2560.0);
   EXPECT_TRUE(d.throughput[0].feasible);
+  EXPECT_TRUE(d.assumptions.extra.empty());  // a file from before the data-loading option says nothing
+}
+
+TEST(ResultsJson, SimulationStatesItsDataLoadingAndStepOverhead) {
+  nlohmann::json sim = parasim::read_json_file(kData + "/simulation.json");
+  sim["step_overhead_ms"] = 0.0;
+  sim["step_overhead"] = "0 ms (uncalibrated)";
+  sim["data_loading"] = {{"modelled", false}, {"description", "not modelled (off)"}};
+  const ReportData d = results_from_json(sim, "sim.json");
+  using Row = std::pair<std::string, std::string>;
+  EXPECT_EQ(d.assumptions.extra,
+            (std::vector<Row>{{"step overhead", "0 ms (uncalibrated)"}, {"data loading", "not modelled (off)"}}));
 }
 
 TEST(ResultsJson, SimulationsSideBySideGiveThroughputRows) {

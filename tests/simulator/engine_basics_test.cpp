@@ -32,6 +32,39 @@ TEST(EngineBasics, Chain) {
   EXPECT_EQ(r.events, 3);
 }
 
+TEST(EngineBasics, DataLoadingHoldsItsStreamButLeavesTheDeviceIdle) {
+  // A host loader (phase data_load) on stream 1 for 5,000 ns; the device computes 1,000 ns before
+  // and 2,000 ns after waiting for it: the device is idle while only the host works.
+  auto cluster = star_cluster(1, 0, 10);
+  TaskGraphBuilder b(1);
+  const TaskId load =
+      b.add_compute({.device = 0, .stream = 1, .duration = 5'000, .name = "data_load", .phase = Phase::DataLoad});
+  const TaskId pre = b.add_compute({.device = 0, .duration = 1'000, .name = "pre"});
+  const TaskId post = b.add_compute({.device = 0, .duration = 2'000, .name = "post"});
+  b.add_dependency(post, load);
+  b.add_dependency(post, pre);
+  EXPECT_EQ(b.entry_tasks(-1), ids({load, pre}));
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true}).run(g);
+  EXPECT_EQ(r.step_time, 7'000);
+  EXPECT_EQ(r.devices[0].compute_busy, 3'000);
+  EXPECT_EQ(r.devices[0].comm_busy, 0);
+  EXPECT_EQ(r.devices[0].idle, 4'000);
+  EXPECT_EQ(r.critical_path, ids({load, post}));
+}
+
+TEST(EngineBasics, EntryTasksOfAMicroBatchIgnoreOtherMicroBatches) {
+  TaskGraphBuilder b(1);
+  const TaskId f0 = b.add_compute({.device = 0, .duration = 1, .name = "f", .microbatch = 0});
+  const TaskId f1 = b.add_compute({.device = 0, .duration = 1, .name = "f", .microbatch = 1});
+  const TaskId b1 = b.add_compute({.device = 0, .duration = 1, .name = "b", .microbatch = 1});
+  b.add_dependency(f1, f0);  // another micro-batch's task: f1 still starts micro-batch 1
+  b.add_dependency(b1, f1);
+  EXPECT_EQ(b.entry_tasks(1), ids({f1}));
+  EXPECT_EQ(b.entry_tasks(0), ids({f0}));
+  EXPECT_EQ(b.entry_tasks(-1), ids({f0}));
+}
+
 TEST(EngineBasics, ForkJoinAndItsCriticalPath) {
   auto cluster = star_cluster(2, 500, 10);
   TaskGraphBuilder b(2);

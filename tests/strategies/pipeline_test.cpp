@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "lowering_fixtures.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/strategies/pipeline_schedule.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 
@@ -109,6 +110,14 @@ TEST(Pipeline, PipeDreamStashesWeightVersionsSpecTrainPredictsThem) {
   const auto& g = st.lowered.graph;
   EXPECT_EQ(count_tasks(g, [&](simulator::TaskId t) { return g.name(t) == "weight_prediction"; }), 4 * 8);
   EXPECT_GT(st.step_time, pd.step_time);  // the axpy is extra work on every stage
+}
+
+TEST(Pipeline, CtrlCEndsTheLoweringAtTheNextMicroBatch) {
+  request_interrupt();
+  EXPECT_THROW(run("mp=4,schedule=1f1b,micro=4", 4), Interrupted);
+  EXPECT_THROW(run("mp=4,schedule=1f1b,micro=4", 4, Granularity::Stage), Interrupted);
+  reset_interrupt();
+  EXPECT_EQ(run("mp=4,schedule=1f1b,micro=4", 4).step_time, 7 * 3000);
 }
 
 TEST(Pipeline, MoreStagesThanLayersIsAnInputError) {

@@ -393,7 +393,8 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .dtype = run.dtype,
                                 .granularity = strategies::Granularity::Op,
                                 .symmetry = strategies::Symmetry::DataAndTensor,
-                                .calibration = options.calibration};
+                                .calibration = options.calibration,
+                                .data_loading = options.data_loading};
     try {
       return strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
     } catch (const InputError& e) {

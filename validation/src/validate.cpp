@@ -17,6 +17,7 @@
 #include "contention.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/index.hpp"
+#include "parasim/common/interrupt.hpp"
 #include "parasim/executor/cpu_runtime.hpp"
 #include "parasim/executor/cuda_runtime.hpp"
 #include "parasim/executor/executor.hpp"
@@ -353,6 +354,7 @@ MicrobatchProfiles profile_microbatches(const ValidationRequest& req, const mode
   MicrobatchProfiles p;
   bool first = true;
   for (std::int64_t size : sizes) {
+    throw_if_interrupted();  // Ctrl-C between profiles
     p.builds[size] = steps.model(base, size, base.dtype(), strategy.tp);
     const auto key = std::make_tuple(req.model + (out.cold_cache_profile ? "/cold" : "/warm"), size,
                                      static_cast<int>(req.backend), strategy.tp);
@@ -394,6 +396,7 @@ strategies::StrategyResult project(const ValidationRequest& req, const models::M
       contention_calibration.speed = out.calibration->speed_in_cache;
   }
   for (int round = 0;; ++round) {
+    throw_if_interrupted();  // Ctrl-C between contention rounds
     if (req.backend == Backend::Cpu) {
       host_costs.emplace_back(measured_costs, device_kind, out.calibration->dispatch, slowdown);
       setup.costs = &host_costs.back();

@@ -33,6 +33,9 @@ struct Calibration {
   void set(std::size_t i, double v);
   /// "matrix x1.08, memory x0.97, ..., +12.0 ms per step (cal.json)"; "none" for the default.
   std::string describe() const;
+  /// What every output states as the per-step fixed cost: "0 ms (uncalibrated: optimizer.step
+  /// launches, zero_grad and Python time not modelled)" or "12.0 ms per step (calibrated, cal.json)".
+  std::string describe_step_overhead() const;
 };
 
 /// {"schema": "parasim.calibration/1", "factors": {...}} plus whatever fit statistics `extra` holds.

@@ -41,7 +41,7 @@ inline std::size_t phase_index(Phase p) {
 }
 
 /// The kernel phase a compute task in `task_phase` runs, for every runtime (CPU, CUDA, MPI ranks),
-/// so that they cannot disagree: a recompute reruns the forward kernel; Other has no kernel (the
+/// so that they cannot disagree: a recompute reruns the forward kernel; Other and DataLoad have no kernel (the
 /// runtime stands in a timed spin for it).
 inline std::optional<Phase> kernel_phase(Phase task_phase) {
   switch (task_phase) {
@@ -50,7 +50,8 @@ inline std::optional<Phase> kernel_phase(Phase task_phase) {
     case Phase::BackwardData: return Phase::BackwardData;
     case Phase::BackwardWeight: return Phase::BackwardWeight;
     case Phase::Update: return Phase::Update;
-    case Phase::Other: break;
+    case Phase::Other:
+    case Phase::DataLoad: break;
   }
   return std::nullopt;
 }

@@ -7,7 +7,9 @@
 //   results.json                the data as parasim.results/1 (`parasim report --from` redraws it)
 //
 // Same data -> same bytes in every file (nothing time-dependent is written; gnuplot's PNG and
-// SVG are deterministic for the same script). Every file goes through a temporary name.
+// SVG are deterministic for the same script). The folder is written as a temporary sibling
+// (".<name>.tmp.<pid>") and renamed into place at the end, replacing an existing one: a failed or
+// interrupted (Ctrl-C) report leaves no half folder and the old one untouched.
 //
 // Example:
 //   ReportData d = load_results_file("project.json");
@@ -36,7 +38,8 @@ struct ReportOutcome {
                                              // command), gnuplot warnings, nothing to plot
 };
 
-/// RuntimeError when a file cannot be written or gnuplot fails on a script (with its output).
+/// RuntimeError when a file cannot be written or gnuplot fails on a script (with its output);
+/// Interrupted once Ctrl-C was pressed (nothing is published then).
 ReportOutcome write_report(const ReportData& data, const std::filesystem::path& dir, const ReportOptions& options = {});
 
 }  // namespace parasim::reports

@@ -266,6 +266,12 @@ class TaskGraphBuilder {
   void set_static_memory(DeviceId d, const StaticMemory& m);
 
   std::size_t size() const { return g_.meta_.size(); }
+  /// Where a micro-batch starts: the tasks of `microbatch` that depend on no task of the same
+  /// micro-batch, in id order; with -1, the tasks that depend on nothing at all (where the step
+  /// starts). O(tasks + dependencies added so far).
+  std::vector<TaskId> entry_tasks(std::int32_t microbatch) const;
+  /// The device a task added so far runs on (-1 for collectives; see TaskGraph::device()).
+  DeviceId device_of(TaskId t) const { return g_.device_[static_cast<std::size_t>(t)]; }
   TaskGraph build() &&;
 
  private:

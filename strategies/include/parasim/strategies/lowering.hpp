@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "parasim/common/calibration.hpp"
+#include "parasim/common/data_loading.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -92,6 +93,8 @@ struct StepSetup {
   /// Communication factors and the per-step overhead of a calibration (parasim calibrate); its
   /// kernel factors belong to the cost model (RooflineCostModel::set_kernel_scales).
   Calibration calibration{};
+  /// The host data loader (off by default): see parasim/common/data_loading.hpp.
+  DataLoading data_loading{};
 };
 
 /// One rank of the strategy and where it runs.

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parasim/common/calibration.hpp"
+#include "parasim/common/data_loading.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -138,6 +139,9 @@ struct PlanRequest {
   simulator::CollectiveCosts collective_costs = simulator::CollectiveCosts::Nccl;
   /// Communication factors and per-step overhead of a calibration (parasim calibrate).
   Calibration calibration{};
+  /// The host data loader (off by default; on, micro-batch extrapolation is off: a step of
+  /// max(compute, load) is not affine in the micro-batch count).
+  DataLoading data_loading{};
   int threads = 0;  // 0: std::thread::hardware_concurrency()
   /// Large micro-batch counts: simulate two smaller counts of the same micro-batch size and
   /// continue affinely (planner_evaluate.cpp says why that holds); false: simulate every one.

@@ -70,6 +70,7 @@ struct ProjectionRequest {
   std::optional<Granularity> granularity{};
   simulator::CollectiveMode collectives = simulator::CollectiveMode::Analytic;
   Calibration calibration{};  // communication factors and per-step overhead (parasim calibrate)
+  DataLoading data_loading{};  // the host data loader (off by default)
   int threads = 0;
   bool exact = false;  // PlanRequest::extrapolate and prune_dominated off
   std::function<void()> on_candidate_done{};
@@ -128,6 +129,8 @@ struct ProjectionAssumptions {
   std::string collectives;
   /// Which shown rows took a shortcut and how to turn it off ("none (--exact)" when exact).
   std::string shortcuts;
+  std::string step_overhead;  // Calibration::describe_step_overhead()
+  std::string data_loading;   // DataLoading::describe()
 };
 
 struct Projection {

@@ -61,6 +61,10 @@ struct StrategyResult {
   std::string infeasible_reason;  // "needs 41.2 GiB on device 3 (stage 0), device has 32.0 GiB"
   std::string cost_source;
   CostSourceCounts cost_counts;
+  TimeNs step_overhead = 0;           // the calibration's per-step overhead included in step_time (0 uncalibrated)
+  std::string step_overhead_source;   // Calibration::describe_step_overhead()
+  DataLoading data_loading;           // as simulated (off by default)
+  TimeNs data_load_time = 0;          // the loader's time for one step of the largest replica's samples
   std::vector<DeviceReport> devices;  // the simulated devices (one replica / TP rank when symmetric)
 
   LoweredStep lowered;           // the graph, roles, batch split, placement

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parasim/common/calibration.hpp"
+#include "parasim/common/data_loading.hpp"
 #include "parasim/common/units.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/models/transformer.hpp"
@@ -90,6 +91,7 @@ struct RunsReport {
 struct EvaluateOptions {
   /// Applied on top of the default GPU kernel model and NCCL collective costs.
   Calibration calibration{};
+  DataLoading data_loading{};  // the host data loader of every run (off by default)
   /// Called after each run (for a progress bar); may be empty.
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
