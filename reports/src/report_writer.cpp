@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <system_error>
 
@@ -77,24 +78,61 @@ ReportOutcome write_into(const ReportData& data, const fs::path& staging, const 
   return out;
 }
 
-/// `staging` becomes `dir`; an existing `dir` is moved aside first and removed after.
+/// A file a report writes: its pages and results, or a plot's script, data and pictures. Only these
+/// are replaced in an existing folder; anything else there (a README, the runs it was made from)
+/// stays.
+bool is_report_file(const std::string& name) {
+  if (name == "results.json" || name == "summary.md" || name == "index.html" || name == "scaling.csv") return true;
+  for (const char* stem : kAllStems) {
+    const std::string s(stem);
+    if (name.rfind(s, 0) != 0) continue;
+    const std::string rest = name.substr(s.size());
+    if (rest == ".gp" || rest == ".png" || rest == ".svg" || rest == ".csv" || rest == "_plot.csv") return true;
+  }
+  return false;
+}
+
+std::vector<fs::path> report_files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && is_report_file(e.path().filename().string())) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// `staging` becomes `dir`. Into an existing `dir` the earlier report's files are moved aside, the
+/// new ones renamed in, and the old ones removed: renames only, done in a moment and not
+/// interrupted (a Ctrl-C during it takes effect after), undone on a failure.
 void publish(const fs::path& staging, const fs::path& dir) {
   throw_if_interrupted();
   std::error_code ec;
+  if (!fs::exists(dir)) {
+    fs::rename(staging, dir, ec);
+    if (ec) throw RuntimeError("cannot move the report into " + dir.string() + ": " + ec.message());
+    return;
+  }
   const fs::path old = sibling(dir, "old");
-  const bool replacing = fs::exists(dir);
-  if (replacing) {
-    fs::remove_all(old, ec);
-    fs::rename(dir, old, ec);
-    if (ec) throw RuntimeError("cannot replace the report folder " + dir.string() + ": " + ec.message());
-  }
-  fs::rename(staging, dir, ec);
-  if (ec) {
-    std::error_code back;
-    if (replacing) fs::rename(old, dir, back);
-    throw RuntimeError("cannot move the report into " + dir.string() + ": " + ec.message());
-  }
-  if (replacing) fs::remove_all(old, ec);
+  fs::remove_all(old, ec);
+  fs::create_directories(old, ec);
+  std::vector<std::pair<fs::path, fs::path>> moved;  // (from, to), to undo in reverse
+  auto undo = [&] {
+    std::error_code ignored;
+    for (auto it = moved.rbegin(); it != moved.rend(); ++it) fs::rename(it->second, it->first, ignored);
+    fs::remove_all(old, ignored);
+  };
+  auto move = [&](const fs::path& from, const fs::path& to) {
+    fs::rename(from, to, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      undo();
+      throw RuntimeError("cannot replace the report in " + dir.string() + " (" + from.string() + "): " + why);
+    }
+    moved.emplace_back(from, to);
+  };
+  for (const fs::path& f : report_files_in(dir)) move(f, old / f.filename());
+  for (const fs::path& f : report_files_in(staging)) move(f, dir / f.filename());
+  fs::remove_all(old, ec);
+  fs::remove_all(staging, ec);
 }
 
 }  // namespace
@@ -102,11 +140,8 @@ void publish(const fs::path& staging, const fs::path& dir) {
 ReportOutcome write_report(const ReportData& data, const fs::path& given, const ReportOptions& options) {
   const fs::path dir = fs::absolute(given).lexically_normal();
   std::error_code ec;
-  // The folder is replaced whole: only an empty one or an earlier report, never a folder of other files.
-  if (fs::exists(dir) && (!fs::is_directory(dir) || (!fs::is_empty(dir) && !fs::exists(dir / "results.json"))))
-    throw InputError("report: " + given.string() +
-                     " exists and is not a parasim report folder (no results.json); "
-                     "give a new or empty folder");
+  if (fs::exists(dir) && !fs::is_directory(dir))
+    throw InputError("report: " + given.string() + " exists and is not a folder; give a new or existing folder");
   const fs::path staging = sibling(dir, "tmp");
   if (!staging.parent_path().empty()) fs::create_directories(staging.parent_path(), ec);
   fs::remove_all(staging, ec);

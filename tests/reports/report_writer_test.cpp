@@ -249,27 +249,40 @@ TEST(ReportWriter, InterruptedReportPublishesNothingAndKeepsTheOldFolder) {
   parasim::reset_interrupt();
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"r"});  // no "new", no temporary sibling
   EXPECT_EQ(slurp(dir.path() / "r" / "index.html"), before);
-  // Not interrupted: the new report replaces the old folder whole.
+  // Not interrupted: the new report replaces the old one.
   write_report(d, dir.path() / "r", {.render = false});
   EXPECT_NE(slurp(dir.path() / "r" / "index.html"), before);
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"r"});
 }
 
-TEST(ReportWriter, RefusesToReplaceAFolderOfOtherFiles) {
+// A report into a folder that holds other things (its README, the runs it was drawn from) replaces
+// only the report's own files.
+TEST(ReportWriter, KeepsTheOtherFilesOfItsFolder) {
   TempDir dir("foreign");
-  fs::create_directories(dir.path());
-  parasim::write_file_atomic(dir.path() / "thesis.tex", "mine");
+  fs::create_directories(dir.path() / "runs");
+  parasim::write_file_atomic(dir.path() / "README.md", "mine");
+  parasim::write_file_atomic(dir.path() / "runs" / "1.json", "{}");
+  parasim::write_file_atomic(dir.path() / "notes.csv", "a,b");
   ReportData d;
   d.validation.push_back({"a", 1, 1});
-  try {
-    write_report(d, dir.path(), {.render = false});
-    FAIL() << "no InputError";
-  } catch (const parasim::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), "report: " + dir.path().string() +
-                                         " exists and is not a parasim report folder (no results.json); give a new "
-                                         "or empty folder");
-  }
-  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"thesis.tex"});
+  write_report(d, dir.path(), {.render = false});
+  EXPECT_EQ(slurp(dir.path() / "README.md"), "mine");
+  EXPECT_EQ(slurp(dir.path() / "runs" / "1.json"), "{}");
+  EXPECT_EQ(slurp(dir.path() / "notes.csv"), "a,b");
+  EXPECT_TRUE(fs::exists(dir.path() / "index.html"));
+  // Again, interrupted: the first report stays as it was, beside the same other files.
+  const std::string before = slurp(dir.path() / "index.html");
+  d.validation.push_back({"b", 2, 3});
+  parasim::request_interrupt();
+  EXPECT_THROW(write_report(d, dir.path(), {.render = false}), parasim::Interrupted);
+  parasim::reset_interrupt();
+  EXPECT_EQ(slurp(dir.path() / "index.html"), before);
+  EXPECT_EQ(names_in(dir.path()),
+            (std::vector<std::string>{"README.md", "index.html", "notes.csv", "results.json", "runs", "summary.md",
+                                      "validation.csv", "validation.gp"}));
+  // A file where the folder should be is refused.
+  parasim::write_file_atomic(dir.path() / "plain", "x");
+  EXPECT_THROW(write_report(d, dir.path() / "plain", {.render = false}), parasim::InputError);
 }
 
 }  // namespace
