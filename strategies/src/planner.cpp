@@ -552,20 +552,7 @@ void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std
   for (std::size_t index : indices) {
     if (index >= plan.rows.size() || !plan.rows[index].feasible()) continue;
     PlanRow& row = plan.rows[index];
-    StepSetup setup{.model = req.model,
-                    .cluster = req.cluster,
-                    .strategy = row.strategy,
-                    .global_batch = row.global_batch,
-                    .costs = req.costs,
-                    .optimizer = req.optimizer,
-                    .dtype = req.dtype,
-                    .granularity = plan.granularity,
-                    .symmetry = Symmetry::DataAndTensor,
-                    .cache = &cache,
-                    .simulate_infeasible = false,
-                    .collective_costs = req.collective_costs,
-                    .calibration = req.calibration,
-                    .data_loading = req.data_loading};
+    const StepSetup setup = plan_step_setup(req, row.strategy, row.global_batch, plan.granularity, cache);
     const StrategyResult r =
         simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .record_timeline = true});
     const simulator::TaskGraph& g = r.lowered.graph;

@@ -259,22 +259,28 @@ std::optional<StepBound> StepBoundCache::get(const std::string& key,
   return future.get();
 }
 
+StepSetup plan_step_setup(const PlanRequest& req, const Strategy& strategy, std::int64_t global_batch,
+                          Granularity granularity, StepCache& cache) {
+  return StepSetup{.model = req.model,
+                   .cluster = req.cluster,
+                   .strategy = strategy,
+                   .global_batch = global_batch,
+                   .costs = req.costs,
+                   .optimizer = req.optimizer,
+                   .dtype = req.dtype,
+                   .granularity = granularity,
+                   .symmetry = Symmetry::DataAndTensor,
+                   .cache = &cache,
+                   .simulate_infeasible = false,
+                   .collective_costs = req.collective_costs,
+                   .calibration = req.calibration,
+                   .data_loading = req.data_loading};
+}
+
 TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                             Granularity granularity, StepCache& cache, StepBoundCache* bounds) {
   if (parameter_memory_rejects(req, facts, c)) return 0;
-  const StepSetup setup{.model = req.model,
-                        .cluster = req.cluster,
-                        .strategy = c.strategy,
-                        .global_batch = c.global_batch,
-                        .costs = req.costs,
-                        .optimizer = req.optimizer,
-                        .dtype = req.dtype,
-                        .granularity = granularity,
-                        .symmetry = Symmetry::DataAndTensor,
-                        .cache = &cache,
-                        .simulate_infeasible = false,
-                        .collective_costs = req.collective_costs,
-                        .calibration = req.calibration};
+  const StepSetup setup = plan_step_setup(req, c.strategy, c.global_batch, granularity, cache);
   try {
     const std::int64_t per_replica = static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro;
     if (bounds == nullptr || !bounds->applies() || c.strategy.split != BatchSplit::Even ||
@@ -315,20 +321,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
 
   int runs = 0;
   auto simulate_at = [&](int micro) {
-    StepSetup setup{.model = req.model,
-                    .cluster = req.cluster,
-                    .strategy = c.strategy,
-                    .global_batch = c.global_batch,
-                    .costs = req.costs,
-                    .optimizer = req.optimizer,
-                    .dtype = req.dtype,
-                    .granularity = granularity,
-                    .symmetry = Symmetry::DataAndTensor,
-                    .cache = &cache,
-                    .simulate_infeasible = false,
-                    .collective_costs = req.collective_costs,
-                    .calibration = req.calibration,
-                    .data_loading = req.data_loading};
+    StepSetup setup = plan_step_setup(req, c.strategy, c.global_batch, granularity, cache);
     if (micro != c.strategy.micro) {
       // Same micro-batch size, fewer of them: the global batch shrinks with the count.
       setup.global_batch = c.global_batch / c.strategy.micro * micro;

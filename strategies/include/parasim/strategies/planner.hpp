@@ -188,14 +188,19 @@ PlanRow evaluate_candidate(const PlanRequest& request, const ModelFacts& facts, 
                            Granularity granularity, StepCache& cache, std::string* cost_source = nullptr,
                            simulator::CollectivePlanner* collectives = nullptr);
 
-/// The lower bound on `candidate`'s step that exact_top prunes with (step_time_lower_bound() of its
-/// StepSetup); 0 when none is worked out, when the parameter-memory bound already rejects it, or
-/// when it cannot be lowered (evaluate_candidate() says why).
+/// The StepSetup the planner simulates `strategy` at `global_batch` with: the request's model,
+/// cluster, costs, optimizer, dtype, collective costs, calibration and data loading, one
+/// representative replica and TP rank, infeasible steps not simulated.
+StepSetup plan_step_setup(const PlanRequest& request, const Strategy& strategy, std::int64_t global_batch,
+                          Granularity granularity, StepCache& cache);
+
 /// Whether the parameter-memory bound alone rejects `candidate` (evaluate_candidate()'s first test,
 /// Verdict::MemoryBound).
 bool parameter_memory_rejects(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate);
 
-/// With `bounds`, candidates of one micro-batch size that differ only in dp, the micro-batch count
+/// The lower bound on `candidate`'s step that exact_top prunes with (step_time_lower_bound() of its
+/// StepSetup); 0 when none is worked out, when the parameter-memory bound already rejects it, or
+/// when it cannot be lowered (evaluate_candidate() says why). With `bounds`, candidates of one micro-batch size that differ only in dp, the micro-batch count
 /// and ZeRO 0/1 share one bound (step_bound_per_micro) on a cluster of one device kind.
 class StepBoundCache;
 TimeNs candidate_step_bound(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
