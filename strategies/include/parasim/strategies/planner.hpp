@@ -200,8 +200,9 @@ bool parameter_memory_rejects(const PlanRequest& request, const ModelFacts& fact
 
 /// The lower bound on `candidate`'s step that exact_top prunes with (step_time_lower_bound() of its
 /// StepSetup); 0 when none is worked out, when the parameter-memory bound already rejects it, or
-/// when it cannot be lowered (evaluate_candidate() says why). With `bounds`, candidates of one micro-batch size that differ only in dp, the micro-batch count
-/// and ZeRO 0/1 share one bound (step_bound_per_micro) on a cluster of one device kind.
+/// when it cannot be lowered (evaluate_candidate() says why). With `bounds`, candidates of one
+/// micro-batch size that differ only in dp, the micro-batch count and ZeRO 0/1 share one bound
+/// (step_bound_per_micro) on a cluster of one device kind.
 class StepBoundCache;
 TimeNs candidate_step_bound(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
                             Granularity granularity, StepCache& cache, StepBoundCache* bounds = nullptr);
