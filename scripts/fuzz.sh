@@ -14,7 +14,7 @@
 # Release run (before tagging; about 40 minutes on two cores): 600 s per target, then shrink
 # every corpus to the inputs that still add coverage, and commit the result:
 #   FUZZ_TIME=600 bash scripts/fuzz.sh
-#   for t in model onnx cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results; do
+#   for t in model hf_config onnx cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results runs calibration nccl_tests; do
 #     mkdir -p /tmp/min/$t && build-fuzz/bin/fuzz_$t -merge=1 /tmp/min/$t tests/fuzz/corpus/$t &&
 #     rm -f tests/fuzz/corpus/$t/* && cp /tmp/min/$t/* tests/fuzz/corpus/$t/
 #   done
@@ -29,7 +29,7 @@ seconds=${FUZZ_TIME:-30}
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
 jobs=${FUZZ_JOBS:-2}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-all_targets=(model hf_config onnx cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results runs calibration)
+all_targets=(model hf_config onnx cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results runs calibration nccl_tests)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 
