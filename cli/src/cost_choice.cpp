@@ -74,15 +74,18 @@ CostChoice choose_cost_source(const std::string& profile, const std::string& tra
 }  // namespace
 
 void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration,
-                           const std::string& fp32_math) {
+                           const std::string& fp32_math, const std::string& conv_layout) {
   const auto kernel = profiler::parse_attention_kernel(attention);
   if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + attention + "\"");
   const auto math = profiler::parse_fp32_math(fp32_math);
   if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + fp32_math + "\"");
+  const auto layout = profiler::parse_conv_layout(conv_layout);
+  if (!layout) throw InputError("--conv-layout: expected nchw or nhwc, found \"" + conv_layout + "\"");
   if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
     model->set_kernel_scales(calibration.matrix, calibration.memory);
     model->set_attention_kernel(*kernel);
     model->set_fp32_math(*math);
+    model->set_conv_layout(*layout);
   }
 }
 

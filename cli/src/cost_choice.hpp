@@ -32,6 +32,6 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
 /// calibration's kernel factors; measured profiles are left as measured. InputError for an unknown
 /// --attention value.
 void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration,
-                           const std::string& fp32_math = "pytorch");
+                           const std::string& fp32_math = "pytorch", const std::string& conv_layout = "nchw");
 
 }  // namespace parasim::cli

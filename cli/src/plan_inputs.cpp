@@ -108,6 +108,10 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
                   "FP32 convolutions and matmuls on GPUs with TF32 tensor cores (Ampere+): pytorch (TF32 "
                   "convolutions, FP32 matmuls: PyTorch's defaults), tf32 (both) or fp32 (neither)")
       ->capture_default_str();
+  cmd->add_option("--conv-layout", in.conv_layout,
+                  "Convolution activations on GPUs: nchw (PyTorch's default; cuDNN transposes them around "
+                  "tensor-core kernels) or nhwc (channels_last)")
+      ->capture_default_str();
 }
 
 models::DType planning_dtype(const PlanningInputs& in) {
@@ -137,7 +141,7 @@ DataLoading planning_data_loading(const PlanningInputs& in) { return parse_data_
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
   const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
   CostChoice choice = choose_costs(in.profile, in.traces, in.traces_given, model, kinds);
-  configure_model_costs(*choice.costs, in.attention, planning_calibration(in), in.fp32_math);
+  configure_model_costs(*choice.costs, in.attention, planning_calibration(in), in.fp32_math, in.conv_layout);
   return choice;
 }
 

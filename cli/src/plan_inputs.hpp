@@ -55,6 +55,7 @@ struct PlanningInputs {
   std::string data_loading = "off";   // --data-loading (parasim/common/data_loading.hpp)
   std::string attention = "unfused";  // GPU attention kernels: unfused or flash
   std::string fp32_math = "pytorch";  // FP32 math on TF32-capable GPUs: pytorch, tf32 or fp32
+  std::string conv_layout = "nchw";   // convolution activations: nchw (PyTorch's default) or nhwc
   int threads = 0;
   FabricArgs fabric;  // --fabric, --oversubscription: appended to `cluster` by with_fabric()
 };

@@ -148,6 +148,10 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
                  "Model mode: FP32 convolutions and matmuls on GPUs with TF32 tensor cores: pytorch (TF32 "
                  "convolutions, FP32 matmuls: PyTorch's defaults), tf32 (both) or fp32 (neither)")
       ->capture_default_str();
+  cmd.add_option("--conv-layout", o.conv_layout,
+                 "Model mode: convolution activations on GPUs: nchw (PyTorch's default; cuDNN transposes them "
+                 "around tensor-core kernels) or nhwc (channels_last)")
+      ->capture_default_str();
   cmd.add_flag("--all-devices", o.all_devices,
                "Model mode: simulate every replica and TP rank instead of one representative");
 }
@@ -172,7 +176,7 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
 
   const Calibration calibration = o.calibration.empty() ? Calibration{} : load_calibration(o.calibration);
   CostChoice choice = choose_costs(o.profile, o.traces, o.traces_given, model, cluster.device_kinds());
-  configure_model_costs(*choice.costs, o.attention, calibration, o.fp32_math);
+  configure_model_costs(*choice.costs, o.attention, calibration, o.fp32_math, o.conv_layout);
   std::unique_ptr<profiler::CostModel> costs = std::move(choice.costs);
   strategies::StepSetup setup{
       .model = &model,

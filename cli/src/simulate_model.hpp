@@ -30,6 +30,7 @@ struct SimulateModelOptions {
   std::string data_loading = "off";  // --data-loading (parasim/common/data_loading.hpp)
   std::string attention = "unfused";
   std::string fp32_math = "pytorch";  // FP32 math on TF32-capable GPUs (cost_choice.hpp)
+  std::string conv_layout = "nchw";   // convolution activations on GPUs (cost_choice.hpp)
   std::int64_t seq_len = 0;  // tokens per sample (zoo sequence models, config.json); 0: the model's
 };
 

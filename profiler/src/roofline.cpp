@@ -30,6 +30,14 @@ std::optional<Fp32Math> parse_fp32_math(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(ConvLayout l) { return l == ConvLayout::Nhwc ? "nhwc" : "nchw"; }
+
+std::optional<ConvLayout> parse_conv_layout(std::string_view s) {
+  if (s == "nchw") return ConvLayout::Nchw;
+  if (s == "nhwc") return ConvLayout::Nhwc;
+  return std::nullopt;
+}
+
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   if (s == "unfused") return AttentionKernel::Unfused;
   if (s == "flash") return AttentionKernel::Flash;
@@ -92,7 +100,7 @@ double dim(const models::Shape& s, std::size_t i, double fallback = 1) {
 /// channels, K = C/g*R*S; backward-data and backward-weight transpose the roles. FP32 3x3 stride-1
 /// convolutions run as Winograd F(2x2,3x3) (Lavin and Gray 2016: 2.25x fewer multiplies), paying
 /// the transforms as extra traffic; tensor-core paths use implicit GEMM.
-std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b, bool tf32) {
+std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b, bool tf32, bool transposed) {
   const auto& a = op.attrs;
   const models::Shape& x = op.input_shapes.empty() ? op.output_shape : op.input_shapes.front();
   const models::Shape& y = op.output_shape;
@@ -107,20 +115,33 @@ std::vector<KernelWork> conv_work(const Op& op, Phase phase, const OpBytes& b, b
   // about four times the input and output traffic.
   const std::int64_t rs_eff = winograd ? 4 : rs;
   const double transform = winograd ? 4.0 * (b.in + b.out) : 0.0;
+  // NCHW activations around an NHWC tensor-core kernel: the input-side tensor transposed in, the
+  // output-side one out (each read and written once), as separate kernels.
+  auto transposes = [&](std::vector<KernelWork>& kw, double in_side, double out_side) {
+    if (!transposed) return;
+    kw.push_back(mem(2 * in_side));
+    kw.push_back(mem(2 * out_side));
+  };
   switch (phase) {
     case Phase::Forward: {
       std::vector<KernelWork> kw{shaped(conv(static_cast<double>(op.macs_fwd), b.rw + transform), n * p * q, k / g,
                                         c / g * rs_eff, g)};
+      transposes(kw, b.in, b.out);
       if (op.attrs.bias) kw.push_back(mem(2 * b.out));  // separate bias-add kernel
       return kw;
     }
-    case Phase::BackwardData:
-      return {shaped(conv(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in + transform), n * h * w,
-                     c / g, k / g * rs_eff, g)};
+    case Phase::BackwardData: {
+      std::vector<KernelWork> kw{
+          shaped(conv(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in + transform), n * h * w, c / g,
+                 k / g * rs_eff, g)};
+      transposes(kw, b.out, b.in);  // dY in, dX out
+      return kw;
+    }
     case Phase::BackwardWeight: {
       std::vector<KernelWork> kw{
           shaped(conv(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights + transform), k / g,
                  c / g * rs_eff, n * p * q, g)};
+      transposes(kw, b.in, b.out);                  // X and dY in
       if (op.attrs.bias) kw.push_back(mem(b.out));  // bias gradient: reduce dY over N, H, W
       return kw;
     }
@@ -426,12 +447,13 @@ std::string fp8_overheads_note() {
          "across ranks (docs/models.md)";
 }
 
-std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, bool tf32_convolutions) {
+std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, bool tf32_convolutions,
+                                   bool transposed_convolutions) {
   if (!op_has_phase(op, phase)) return {};
   if (fp8_gemm(op)) {
     Op bf16 = op;
     bf16.dtype = models::DType::BF16;
-    std::vector<KernelWork> work = phase_work(bf16, phase, opt, tf32_convolutions);
+    std::vector<KernelWork> work = phase_work(bf16, phase, opt, tf32_convolutions, transposed_convolutions);
     for (const KernelWork& k : fp8_scaling_work(op, phase)) work.push_back(k);
     return work;
   }
@@ -443,7 +465,7 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, boo
              params * static_cast<double>(optimizer_traffic_bytes_per_param(opt, op.dtype))}};
   }
   switch (op.kind) {
-    case OpKind::Conv2d: return conv_work(op, phase, b, tf32_convolutions);
+    case OpKind::Conv2d: return conv_work(op, phase, b, tf32_convolutions, transposed_convolutions);
     case OpKind::Linear:
     case OpKind::Experts: return linear_work(op, phase, b);  // grouped GEMMs over the routed tokens
     case OpKind::Matmul:
@@ -526,6 +548,8 @@ void RooflineCostModel::set_attention_kernel(AttentionKernel kernel) { attention
 
 void RooflineCostModel::set_fp32_math(Fp32Math math) { fp32_math_ = math; }
 
+void RooflineCostModel::set_conv_layout(ConvLayout layout) { conv_layout_ = layout; }
+
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
   const models::DType dtype = compute_dtype(op);
   if (attention_ == AttentionKernel::Flash && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
@@ -534,7 +558,11 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
   double t = 0;
   const bool tf32_convolutions =
       !device.is_cpu && fp32_math_ != Fp32Math::Fp32 && device.spec.tf32_tflops > device.spec.fp32_tflops;
-  for (const KernelWork& k : phase_work(op, phase, opt, tf32_convolutions)) {
+  // Tensor-core convolutions on NCHW activations pay cuDNN's layout transposes.
+  const bool tensor_core_convs =
+      device.kernels && (dtype == models::DType::F32 ? tf32_convolutions : device.kernels->uses_tensor_cores(dtype));
+  const bool transposed = tensor_core_convs && conv_layout_ == ConvLayout::Nchw;
+  for (const KernelWork& k : phase_work(op, phase, opt, tf32_convolutions, transposed)) {
     // count 0: a share of a kernel fused across ops (FP8 amax history): its bytes, no launch.
     const double one = k.count == 0 && device.kernels
                            ? device.kernels->memory_time_ns(k.bytes)
@@ -562,7 +590,10 @@ std::string RooflineCostModel::describe() const {
                                                      : ", FP32 math on CUDA cores";
   return "GPU kernel model (GEMM/conv tiles and waves at measured achievable fractions of peak, HBM by kernel "
          "size, 5 us per kernel launch, " +
-         to_string(attention_) + " attention" + fp32 + "; docs/fidelity.md); CPU roofline";
+         to_string(attention_) + " attention" + fp32 +
+         (conv_layout_ == ConvLayout::Nchw ? ", NCHW convolutions transposed around tensor-core kernels"
+                                           : ", NHWC convolutions") +
+         "; docs/fidelity.md); CPU roofline";
 }
 
 }  // namespace parasim::profiler

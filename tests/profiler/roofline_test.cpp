@@ -57,6 +57,7 @@ TEST(Roofline, Fp32MathChoosesTf32ForConvolutionsAndMatmuls) {
   const models::Op& conv = op_named(m, "conv");
   const models::Op& fc = op_named(m, "fc");
   RooflineCostModel costs;
+  costs.set_conv_layout(ConvLayout::Nhwc);  // no layout transposes: the GEMMs alone
   auto fwd = [&](const models::Op& op, Fp32Math math) {
     costs.set_fp32_math(math);
     return costs.cost(op, "A100-SXM4-80GB", Optimizer::Sgd).fwd;
@@ -80,6 +81,38 @@ TEST(Roofline, Fp32MathChoosesTf32ForConvolutionsAndMatmuls) {
   EXPECT_EQ(to_string(Fp32Math::PyTorch), "pytorch");
   EXPECT_EQ(parse_fp32_math("tf32"), Fp32Math::Tf32);
   EXPECT_EQ(parse_fp32_math("TF32"), std::nullopt);
+}
+
+// PyTorch's NCHW activations around cuDNN's NHWC tensor-core convolutions: each phase pays two
+// transposes (its input-side and output-side tensors, each read and written); channels-last and
+// CUDA-core convolutions (FP16 on Pascal) pay none.
+TEST(Roofline, TensorCoreConvolutionsOnNchwPayLayoutTransposes) {
+  ModelBuilder b("nchw", 32, DType::F16);
+  auto x = b.input("x", {32, 64, 56, 56});
+  b.conv2d("conv", x, 64, 3, 1, 1, 1, 1, /*bias=*/false);
+  const Model m = b.finish();
+  const models::Op& conv = op_named(m, "conv");
+  const auto plain = phase_work(conv, Phase::Forward, Optimizer::Sgd, false, false);
+  const auto wrapped = phase_work(conv, Phase::Forward, Optimizer::Sgd, false, true);
+  ASSERT_EQ(wrapped.size(), plain.size() + 2);
+  const double tensor = 32.0 * 64 * 56 * 56 * 2;  // [32, 64, 56, 56] fp16 in and out
+  EXPECT_EQ(wrapped[1].cls, KernelClass::Memory);
+  EXPECT_DOUBLE_EQ(wrapped[1].bytes, 2 * tensor);
+  EXPECT_DOUBLE_EQ(wrapped[2].bytes, 2 * tensor);
+  RooflineCostModel costs;
+  const TimeNs nchw = costs.cost(conv, "A100-SXM4-80GB", Optimizer::Sgd).fwd;
+  costs.set_conv_layout(ConvLayout::Nhwc);
+  const TimeNs nhwc = costs.cost(conv, "A100-SXM4-80GB", Optimizer::Sgd).fwd;
+  // Two kernels moving 2 x 12.8 MB each at the A100's HBM curve, plus their launches.
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("a100"));
+  EXPECT_EQ(nchw - nhwc, std::llround(2 * (km.memory_time_ns(2 * tensor) + 5000)));
+  // Pascal runs FP16 on CUDA cores: no NHWC kernel, no transposes.
+  RooflineCostModel pascal;
+  const TimeNs gtx = pascal.cost(conv, "GTX-1080", Optimizer::Sgd).fwd;
+  pascal.set_conv_layout(ConvLayout::Nhwc);
+  EXPECT_EQ(gtx, pascal.cost(conv, "GTX-1080", Optimizer::Sgd).fwd);
+  EXPECT_EQ(parse_conv_layout("nhwc"), ConvLayout::Nhwc);
+  EXPECT_EQ(parse_conv_layout("NCHW"), std::nullopt);
 }
 
 TEST(Roofline, MemoryBoundReluOnV100) {

@@ -65,7 +65,7 @@ TEST(KernelFit, RecoversTheFactorsThatMadeTheProfiles) {
     EXPECT_NEAR(p.error_pct(p.calibrated_ms), 0.0, 0.01);
     // Fitted on the other profile alone, the same truth: the held-out profile is matched too.
     EXPECT_NEAR(p.error_pct(p.leave_one_out_ms), 0.0, 0.01);
-    EXPECT_LT(p.error_pct(p.default_ms), -1.0);  // the default model is too fast on 1.7x GEMMs
+    EXPECT_GT(std::fabs(p.error_pct(p.default_ms)), 1.0);  // the default model is off before the fit
   }
   EXPECT_NEAR(fit.matrix_calibrated_ms, fit.matrix_measured_ms, 1e-3 * fit.matrix_measured_ms);
   const nlohmann::json j = kernel_fit_to_json(fit);

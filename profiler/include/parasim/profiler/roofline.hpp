@@ -46,6 +46,14 @@ enum class Fp32Math : std::uint8_t { PyTorch, Tf32, Fp32 };
 std::string to_string(Fp32Math m);  // "pytorch", "tf32", "fp32"
 std::optional<Fp32Math> parse_fp32_math(std::string_view s);
 
+/// The memory format of convolution activations. cuDNN's tensor-core convolutions work in NHWC:
+/// given NCHW (PyTorch's default memory format) it transposes the input in and the output back
+/// around every such kernel (NVIDIA, Convolutional Layers User's Guide, "Tensor layouts").
+/// Nhwc: the framework keeps activations channels-last (torch.channels_last, TensorFlow's default).
+enum class ConvLayout : std::uint8_t { Nchw, Nhwc };
+std::string to_string(ConvLayout l);  // "nchw", "nhwc"
+std::optional<ConvLayout> parse_conv_layout(std::string_view s);
+
 /// What bounds a kernel's time.
 enum class KernelClass : std::uint8_t {
   Conv,    // convolution: compute-bound at eff_conv
@@ -65,7 +73,10 @@ struct KernelWork {
 
 /// What one phase of one op does, kernel by kernel. Empty when the phase does nothing.
 /// `tf32_convolutions`: FP32 convolutions run on TF32 tensor cores (implicit GEMM, no Winograd).
-std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt, bool tf32_convolutions = false);
+/// `transposed_convolutions`: a convolution's tensor-core kernel is wrapped in NCHW<->NHWC
+/// transposes of its activations (two bandwidth-bound kernels per phase).
+std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt, bool tf32_convolutions = false,
+                                   bool transposed_convolutions = false);
 
 /// FP8 training (DType::FP8; docs/models.md "FP8 matmuls"): whether `op` multiplies in FP8 - a
 /// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
@@ -142,6 +153,8 @@ class RooflineCostModel final : public CostModel {
   void set_attention_kernel(AttentionKernel kernel);
   /// FP32 math on GPUs with TF32 tensor cores (default: PyTorch's).
   void set_fp32_math(Fp32Math math);
+  /// Convolution activation layout on GPUs (default: NCHW, PyTorch's).
+  void set_conv_layout(ConvLayout layout);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
   std::string describe() const override;
@@ -150,6 +163,7 @@ class RooflineCostModel final : public CostModel {
   double matrix_scale_ = 1.0, memory_scale_ = 1.0;
   AttentionKernel attention_ = AttentionKernel::Unfused;
   Fp32Math fp32_math_ = Fp32Math::PyTorch;
+  ConvLayout conv_layout_ = ConvLayout::Nchw;
   mutable std::mutex mu_;
   // By the kind string asked for (aliases included). Node-based, so references stay valid.
   mutable std::unordered_map<std::string, RooflineDevice> devices_;
