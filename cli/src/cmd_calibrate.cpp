@@ -32,12 +32,6 @@ struct CalibrateArgs {
   bool json = false;
 };
 
-std::string pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
-  return buf;
-}
-
 std::string ms(double v) { return fixed(v, 3); }
 
 void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
@@ -49,14 +43,15 @@ void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
   if (loo) rows[0].push_back("leave-one-out");
   for (const validation::ProfileScore& p : f.profiles) {
     rows.push_back({p.path, p.model, p.device, std::to_string(p.phases), ms(p.measured_ms),
-                    pct(p.error_pct(p.default_ms)), pct(p.error_pct(p.calibrated_ms))});
-    if (loo) rows.back().push_back(pct(p.error_pct(p.leave_one_out_ms)));
+                    signed_percent(p.error_pct(p.default_ms)), signed_percent(p.error_pct(p.calibrated_ms))});
+    if (loo) rows.back().push_back(signed_percent(p.error_pct(p.leave_one_out_ms)));
   }
   print_table(out, rows, {false, false, false, true, true, true, true, true});
   auto cls = [&](const char* what, double measured, double def, double cal) {
     if (measured <= 0) return;
-    out << "  " << what << ": measured " << ms(measured) << " ms, default " << pct(100 * (def - measured) / measured)
-        << ", calibrated " << pct(100 * (cal - measured) / measured) << "\n";
+    out << "  " << what << ": measured " << ms(measured) << " ms, default "
+        << signed_percent(100 * (def - measured) / measured) << ", calibrated "
+        << signed_percent(100 * (cal - measured) / measured) << "\n";
   };
   out << "\n";
   cls("GEMM/conv-bound phases  ", f.matrix_measured_ms, f.matrix_default_ms, f.matrix_calibrated_ms);
@@ -84,8 +79,8 @@ void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std
   for (std::size_t i = 0; i < f.in_sample.outcomes.size(); ++i) {
     const auto& o = f.in_sample.outcomes[i];
     if (!o.scored) continue;
-    rows.push_back({o.run.id, fixed(o.run.measured_step_s, 3), pct(f.default_model.outcomes[i].error_pct),
-                    pct(o.error_pct), pct(f.leave_one_out.outcomes[i].error_pct)});
+    rows.push_back({o.run.id, fixed(o.run.measured_step_s, 3), signed_percent(f.default_model.outcomes[i].error_pct),
+                    signed_percent(o.error_pct), signed_percent(f.leave_one_out.outcomes[i].error_pct)});
   }
   print_table(out, rows, {false, true, true, true, true});
   auto line = [&](const char* what, const validation::RunsReport& r) {

@@ -33,4 +33,10 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string signed_percent(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+  return buf;
+}
+
 }  // namespace parasim::cli

@@ -14,5 +14,7 @@ void print_table(std::ostream& out, const std::vector<std::vector<std::string>>&
 
 /// `v` with `decimals` digits after the point ("%.*f"), the cells' number format.
 std::string fixed(double v, int decimals);
+/// A signed percentage with one decimal ("+4.2%", "-0.3%"): the error cells of validate and calibrate.
+std::string signed_percent(double v);
 
 }  // namespace parasim::cli

@@ -12,12 +12,6 @@ namespace parasim::cli {
 
 namespace {
 
-std::string signed_pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
-  return buf;
-}
-
 std::string size_label(std::int64_t b) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -85,7 +79,7 @@ void print_report(std::ostream& out, const validation::NcclTestsFile& f, const v
     for (const auto& row : r.rows) {
       if (row.curve != c.id) continue;
       rows.push_back({size_label(row.bytes), fixed(row.measured_gbs, 2), fixed(row.predicted_gbs, 2),
-                      signed_pct(row.error_pct), fixed(row.measured_time_us, 1), fixed(row.predicted_time_us, 1),
+                      signed_percent(row.error_pct), fixed(row.measured_time_us, 1), fixed(row.predicted_time_us, 1),
                       row.algorithm, row.protocol, row.bandwidth_bound ? "" : "(below the checked range)"});
     }
     print_table(out, rows, {true, true, true, true, true, true, false, false, false});

@@ -16,12 +16,6 @@ namespace parasim::cli {
 
 namespace {
 
-std::string signed_pct(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
-  return buf;
-}
-
 void print_report(std::ostream& out, const validation::RunsReport& r, const std::string& cost_model) {
   out << "parasim validate --runs " << r.path << "\n"
       << "cost model: " << cost_model << "\n\n";
@@ -30,7 +24,7 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
   for (const auto& o : r.outcomes) {
     if (!o.scored) continue;
     rows.push_back({o.run.id, std::to_string(o.run.gpus), strategies::to_string(o.run.strategy),
-                    fixed(o.run.measured_step_s, 3), fixed(o.projected_step_s, 3), signed_pct(o.error_pct),
+                    fixed(o.run.measured_step_s, 3), fixed(o.projected_step_s, 3), signed_percent(o.error_pct),
                     fixed(o.compute_s, 3), fixed(o.exposed_comm_s, 3), fixed(o.bubble_s, 3)});
   }
   print_table(out, rows, {false, true, false, true, true, true, true, true, true});
