@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/device_spec.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
@@ -73,14 +75,31 @@ CostChoice choose_cost_source(const std::string& profile, const std::string& tra
 
 }  // namespace
 
-void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration,
-                           const std::string& fp32_math, const std::string& conv_layout) {
-  const auto kernel = profiler::parse_attention_kernel(attention);
-  if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + attention + "\"");
-  const auto math = profiler::parse_fp32_math(fp32_math);
-  if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + fp32_math + "\"");
-  const auto layout = profiler::parse_conv_layout(conv_layout);
-  if (!layout) throw InputError("--conv-layout: expected nchw or nhwc, found \"" + conv_layout + "\"");
+void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix) {
+  cmd.add_option("--attention", k.attention,
+                 prefix +
+                     "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash "
+                     "(fused, FlashAttention-2)")
+      ->capture_default_str();
+  cmd.add_option("--fp32-math", k.fp32_math,
+                 prefix +
+                     "FP32 convolutions and matmuls on GPUs with TF32 tensor cores (Ampere+): pytorch (TF32 "
+                     "convolutions, FP32 matmuls: PyTorch's defaults), tf32 (both) or fp32 (neither)")
+      ->capture_default_str();
+  cmd.add_option("--conv-layout", k.conv_layout,
+                 prefix +
+                     "Convolution activations on GPUs: nchw (PyTorch's default; cuDNN transposes them around "
+                     "tensor-core kernels) or nhwc (channels_last)")
+      ->capture_default_str();
+}
+
+void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kernels, const Calibration& calibration) {
+  const auto kernel = profiler::parse_attention_kernel(kernels.attention);
+  if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + kernels.attention + "\"");
+  const auto math = profiler::parse_fp32_math(kernels.fp32_math);
+  if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + kernels.fp32_math + "\"");
+  const auto layout = profiler::parse_conv_layout(kernels.conv_layout);
+  if (!layout) throw InputError("--conv-layout: expected nchw or nhwc, found \"" + kernels.conv_layout + "\"");
   if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
     model->set_kernel_scales(calibration.matrix, calibration.memory);
     model->set_attention_kernel(*kernel);

@@ -14,7 +14,24 @@
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace parasim::cli {
+
+/// The GPU kernels the framework runs, as the command line names them: --attention (unfused or
+/// flash), --fp32-math (pytorch, tf32 or fp32) and --conv-layout (nchw or nhwc). Parsed, and
+/// refused with the option named, by configure_model_costs().
+struct KernelChoice {
+  std::string attention = "unfused";
+  std::string fp32_math = "pytorch";
+  std::string conv_layout = "nchw";
+};
+
+/// Registers the three options of `k` on `cmd`, each help text starting with `prefix` (simulate
+/// says "Model mode: ").
+void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix);
 
 struct CostChoice {
   std::unique_ptr<profiler::CostModel> costs;
@@ -28,10 +45,9 @@ inline constexpr const char* kDefaultTracesDir = "traces";
 CostChoice choose_costs(const std::string& profile, const std::string& traces_dir, bool traces_given,
                         const models::Model& model, const std::vector<std::string>& device_kinds);
 
-/// Model-priced costs (the roofline / GPU kernel model) get the --attention kernels and a
-/// calibration's kernel factors; measured profiles are left as measured. InputError for an unknown
-/// --attention value.
-void configure_model_costs(profiler::CostModel& costs, const std::string& attention, const Calibration& calibration,
-                           const std::string& fp32_math = "pytorch", const std::string& conv_layout = "nchw");
+/// Model-priced costs (the roofline / GPU kernel model) get the kernel choice and a calibration's
+/// kernel factors; measured profiles are left as measured. InputError naming the option for an
+/// unknown value.
+void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kernels, const Calibration& calibration);
 
 }  // namespace parasim::cli

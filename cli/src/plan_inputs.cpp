@@ -100,18 +100,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       "--calibration", in.calibration,
       "Calibration file from `parasim calibrate` (kernel, link and per-step factors fitted to measured runs)");
   cmd->add_option("--data-loading", in.data_loading, std::string("The ") + kDataLoadingHelp)->capture_default_str();
-  cmd->add_option("--attention", in.attention,
-                  "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash (fused, "
-                  "FlashAttention-2)")
-      ->capture_default_str();
-  cmd->add_option("--fp32-math", in.fp32_math,
-                  "FP32 convolutions and matmuls on GPUs with TF32 tensor cores (Ampere+): pytorch (TF32 "
-                  "convolutions, FP32 matmuls: PyTorch's defaults), tf32 (both) or fp32 (neither)")
-      ->capture_default_str();
-  cmd->add_option("--conv-layout", in.conv_layout,
-                  "Convolution activations on GPUs: nchw (PyTorch's default; cuDNN transposes them around "
-                  "tensor-core kernels) or nhwc (channels_last)")
-      ->capture_default_str();
+  add_kernel_choice_options(*cmd, in.kernels, "");
 }
 
 models::DType planning_dtype(const PlanningInputs& in) {
@@ -141,7 +130,7 @@ DataLoading planning_data_loading(const PlanningInputs& in) { return parse_data_
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
   const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
   CostChoice choice = choose_costs(in.profile, in.traces, in.traces_given, model, kinds);
-  configure_model_costs(*choice.costs, in.attention, planning_calibration(in), in.fp32_math, in.conv_layout);
+  configure_model_costs(*choice.costs, in.kernels, planning_calibration(in));
   return choice;
 }
 

@@ -53,9 +53,7 @@ struct PlanningInputs {
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string data_loading = "off";   // --data-loading (parasim/common/data_loading.hpp)
-  std::string attention = "unfused";  // GPU attention kernels: unfused or flash
-  std::string fp32_math = "pytorch";  // FP32 math on TF32-capable GPUs: pytorch, tf32 or fp32
-  std::string conv_layout = "nchw";   // convolution activations: nchw (PyTorch's default) or nhwc
+  KernelChoice kernels;               // --attention, --fp32-math, --conv-layout
   int threads = 0;
   FabricArgs fabric;  // --fabric, --oversubscription: appended to `cluster` by with_fabric()
 };

@@ -142,16 +142,7 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--calibration", o.calibration, "Model mode: a calibration file from `parasim calibrate`");
   cmd.add_option("--data-loading", o.data_loading, std::string("Model mode: ") + kDataLoadingHelp)
       ->capture_default_str();
-  cmd.add_option("--attention", o.attention, "Model mode: GPU attention kernels, unfused or flash")
-      ->capture_default_str();
-  cmd.add_option("--fp32-math", o.fp32_math,
-                 "Model mode: FP32 convolutions and matmuls on GPUs with TF32 tensor cores: pytorch (TF32 "
-                 "convolutions, FP32 matmuls: PyTorch's defaults), tf32 (both) or fp32 (neither)")
-      ->capture_default_str();
-  cmd.add_option("--conv-layout", o.conv_layout,
-                 "Model mode: convolution activations on GPUs: nchw (PyTorch's default; cuDNN transposes them "
-                 "around tensor-core kernels) or nhwc (channels_last)")
-      ->capture_default_str();
+  add_kernel_choice_options(cmd, o.kernels, "Model mode: ");
   cmd.add_flag("--all-devices", o.all_devices,
                "Model mode: simulate every replica and TP rank instead of one representative");
 }
@@ -176,7 +167,7 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
 
   const Calibration calibration = o.calibration.empty() ? Calibration{} : load_calibration(o.calibration);
   CostChoice choice = choose_costs(o.profile, o.traces, o.traces_given, model, cluster.device_kinds());
-  configure_model_costs(*choice.costs, o.attention, calibration, o.fp32_math, o.conv_layout);
+  configure_model_costs(*choice.costs, o.kernels, calibration);
   std::unique_ptr<profiler::CostModel> costs = std::move(choice.costs);
   strategies::StepSetup setup{
       .model = &model,

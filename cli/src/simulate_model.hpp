@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_choice.hpp"
 #include "fabric_args.hpp"
 
 namespace parasim::cli {
@@ -28,9 +29,7 @@ struct SimulateModelOptions {
   bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
   std::string calibration;         // parasim.calibration/1 file; empty: none
   std::string data_loading = "off";  // --data-loading (parasim/common/data_loading.hpp)
-  std::string attention = "unfused";
-  std::string fp32_math = "pytorch";  // FP32 math on TF32-capable GPUs (cost_choice.hpp)
-  std::string conv_layout = "nchw";   // convolution activations on GPUs (cost_choice.hpp)
+  KernelChoice kernels;              // --attention, --fp32-math, --conv-layout (cost_choice.hpp)
   std::int64_t seq_len = 0;  // tokens per sample (zoo sequence models, config.json); 0: the model's
 };
 
