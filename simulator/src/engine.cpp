@@ -461,14 +461,7 @@ class Simulation {
       events_.push(now_ + resolved.time, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
-    std::uint32_t r;
-    if (!free_runs_.empty()) {
-      r = free_runs_.back();
-      free_runs_.pop_back();
-    } else {
-      r = static_cast<std::uint32_t>(runs_.size());
-      runs_.emplace_back();
-    }
+    const std::uint32_t r = detail::take_slot(runs_, free_runs_);
     runs_[r] = CollectiveRun{t, &plan, 0, 0, 0, resolved.protocol};
     start_step(r);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "parasim/common/units.hpp"
+#include "slot_pool.hpp"
 
 namespace parasim::simulator {
 
@@ -101,14 +102,7 @@ class EventQueue {
   [[gnu::noinline]] void append(std::uint32_t id, std::uint32_t tag) {
     Event& e = heap_[last_];
     if ((e.tag & 0x3u) != kRun) {  // a single event becomes a run
-      std::uint32_t r;
-      if (!free_runs_.empty()) {
-        r = free_runs_.back();
-        free_runs_.pop_back();
-      } else {
-        r = static_cast<std::uint32_t>(runs_.size());
-        runs_.emplace_back();
-      }
+      const std::uint32_t r = detail::take_slot(runs_, free_runs_);
       runs_[r].push_back({e.id, e.tag});
       e.id = r;
       e.tag = kRun;
