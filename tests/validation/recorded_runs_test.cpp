@@ -201,6 +201,47 @@ TEST(RecordedRuns, InfersTheLargestMicroBatchAndCheapestRecomputationThatFit) {
   EXPECT_EQ(o.run.caveats[1].rfind("micro-batch size not stated: ", 0), 0u) << o.run.caveats[1];
 }
 
+TEST(RecordedRuns, PricesBinnedVariableLengthSamplesAtTheirPaddedLength) {
+  // Mean 50 of at most 128 tokens, bins of 16: padded to the bin's top, 50 + 8 = 58 tokens.
+  nlohmann::json binned = megatron_row();
+  binned["config"]["padding"] = {{"bin_size", 16}, {"mean_tokens", 50}};
+  nlohmann::json capped = megatron_row();
+  capped["id"] = "capped";
+  capped["config"]["padding"] = {{"bin_size", 64}, {"mean_tokens", 120}};  // 152 > 128: the full length
+  const RunsFile f = parse_runs(file_of({binned, capped}), "runs.json");
+  EXPECT_EQ(f.runs[0].seq_len, 128);
+  EXPECT_EQ(f.runs[0].padded_seq_len, 58);
+  ASSERT_EQ(f.runs[0].caveats.size(), 1u);
+  EXPECT_EQ(f.runs[0].caveats[0],
+            "samples of varying length (mean 50 of at most 128 tokens) binned by 16 tokens and padded per "
+            "micro-batch: priced at 58 tokens per sample (mean + half a bin; attention's quadratic term priced at "
+            "the mean)");
+  EXPECT_EQ(f.runs[1].padded_seq_len, 128);
+  // The projection is the one of the same model (128 learned positions) trained on 58 tokens.
+  RecordedRun at58 = f.runs[0];
+  at58.padded_seq_len = 0;
+  at58.seq_len = 58;
+  const double binned_s = evaluate_run(f.runs[0], {}).projected_step_s;
+  EXPECT_DOUBLE_EQ(binned_s, evaluate_run(at58, {}).projected_step_s);
+  RecordedRun full = f.runs[0];
+  full.padded_seq_len = 0;
+  EXPECT_LT(binned_s, evaluate_run(full, {}).projected_step_s);
+  // A token rate of padded data has no step conversion: the tokens per step depend on the data.
+  nlohmann::json tokens = binned;
+  tokens.erase("derived_step_seconds");
+  tokens["measured"] = {{"metric", "tokens_per_s"}, {"value", 1000}};
+  EXPECT_EQ(parse_runs(file_of({tokens}), "runs.json").runs[0].skip_reason,
+            "measured.tokens_per_s has no step-time conversion (give derived_step_seconds)");
+  nlohmann::json bad = megatron_row();
+  bad["config"]["padding"] = {{"bin_size", 16}, {"mean_tokens", 500}};
+  EXPECT_EQ(error_of(file_of({bad})),
+            "runs.json: $.rows[0].config.padding.mean_tokens: expected a number in [1, 128], found number 500");
+  bad["config"]["padding"] = 64;
+  EXPECT_EQ(error_of(file_of({bad})),
+            "runs.json: $.rows[0].config.padding: expected an object {\"bin_size\": tokens, \"mean_tokens\": tokens}, "
+            "found number 64");
+}
+
 TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
   nlohmann::json bad_gpus = megatron_row();
   bad_gpus["gpus"] = -4;

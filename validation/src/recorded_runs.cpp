@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <sstream>
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -85,6 +86,29 @@ void skip(RecordedRun& r, const std::string& why) {
   if (r.skip_reason.empty()) r.skip_reason = why;
 }
 
+/// config.padding {bin_size, mean_tokens}: samples of varying length (mean `mean_tokens`, at most
+/// seq_len), each micro-batch padded to its longest sample and drawn from one length bin of
+/// `bin_size` tokens (NVIDIA LDDL's sequence binning). A sample is then padded to the top of its
+/// bin: with lengths spread evenly within bins that is half a bin on average, so every micro-batch
+/// is priced at min(seq_len, mean_tokens + bin_size / 2) tokens. Pricing the mean length, not
+/// each bin, undercounts attention's quadratic term a little; the caveat says both.
+void read_padding(RecordedRun& r, const JsonField& c) {
+  auto p = c.find("padding");
+  if (!p || p->raw().is_null()) return;
+  if (!p->raw().is_object()) p->fail("an object {\"bin_size\": tokens, \"mean_tokens\": tokens}");
+  const std::int64_t max_len = r.seq_len > 0 ? r.seq_len : (r.zoo_model ? 0 : r.transformer.seq_len);
+  if (max_len <= 0) p->fail("a row whose seq_len is stated (model.seq_len or config.seq_len)");
+  const std::int64_t bin = p->at("bin_size").as_int(1, max_len);
+  const double mean = p->at("mean_tokens").as_double(1.0, static_cast<double>(max_len));
+  const auto padded = std::min<std::int64_t>(max_len, std::llround(mean + static_cast<double>(bin) / 2.0));
+  r.padded_seq_len = padded;
+  std::ostringstream note;
+  note << "samples of varying length (mean " << mean << " of at most " << max_len << " tokens) binned by " << bin
+       << " tokens and padded per micro-batch: priced at " << padded
+       << " tokens per sample (mean + half a bin; attention's quadratic term priced at the mean)";
+  r.caveats.push_back(note.str());
+}
+
 void read_model(RecordedRun& r, const JsonField& m) {
   if (auto zoo = m.find("zoo_name"); zoo && !zoo->raw().is_null()) {
     r.zoo_model = zoo->as_string();
@@ -150,6 +174,7 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // The training sequence length, where the model block did not give it (a zoo row).
   if (auto s = c.find("seq_len"); s && s->raw().is_number_integer() && r.seq_len == 0)
     r.seq_len = s->as_int(1, 1 << 24);
+  read_padding(r, c);
   auto k = optional_count(c, "micro_batches_per_step");
   auto gb = optional_count(c, "global_batch");
   if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
@@ -306,7 +331,8 @@ void read_measured(RecordedRun& r, const JsonField& row) {
              r.global_batch > 0) {
     r.measured_step_s = static_cast<double>(r.global_batch) / value;
     r.measured_from = "global_batch / measured.value (" + metric + ")";
-  } else if (metric == "tokens_per_s" && r.global_batch > 0 && r.seq_len > 0 && !variable_length(row)) {
+  } else if (metric == "tokens_per_s" && r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 &&
+             !variable_length(row)) {
     // Every sample is seq_len tokens (pretraining packs them): tokens per step / tokens per second.
     r.measured_step_s = static_cast<double>(r.global_batch * r.seq_len) / value;
     r.measured_from = "global_batch x seq_len / measured.value (tokens_per_s)";
@@ -374,7 +400,8 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     out.note = "skipped: " + run.skip_reason;
     return out;
   }
-  const models::ModelOptions mo{.batch = 1, .dtype = run.dtype, .seq_len = run.seq_len};
+  const models::ModelOptions mo{
+      .batch = 1, .dtype = run.dtype, .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len};
   const models::Model model =
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;

@@ -37,6 +37,9 @@ struct RecordedRun {
   std::optional<std::string> zoo_model;        // a zoo name, or else `transformer`
   models::TransformerConfig transformer;       // hyperparameters when no zoo model is named
   std::int64_t seq_len = 0;                    // 0: the model's default
+  /// Tokens every micro-batch is priced at when samples vary in length and are padded per
+  /// micro-batch (config.padding); 0: seq_len, every sample padded to the full length.
+  std::int64_t padded_seq_len = 0;
   std::string preset;                          // cluster preset (first word of parasim_preset)
   int gpus = 0;
   int gpus_per_node = 8;
