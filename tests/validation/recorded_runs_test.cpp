@@ -242,6 +242,29 @@ TEST(RecordedRuns, PricesBinnedVariableLengthSamplesAtTheirPaddedLength) {
             "found number 64");
 }
 
+TEST(RecordedRuns, ReadsTheConvolutionMemoryFormat) {
+  auto cnn_row = [](const std::string& id, const nlohmann::json& format) {
+    nlohmann::json row = nlohmann::json::parse(R"json({
+      "id": "", "source": "test", "model": {"zoo_name": "tiny_cnn"},
+      "hardware": {"gpus_per_node": 8, "parasim_preset": "dgx-a100"}, "gpus": 1,
+      "config": {"dp": 1, "tp": 1, "pp": 1, "micro_batch": 32, "global_batch": 32, "precision": "amp"},
+      "measured": {"metric": "images_per_s", "value": 1000}})json");
+    row["id"] = id;
+    if (!format.is_null()) row["config"]["memory_format"] = format;
+    return row;
+  };
+  const RunsFile f = parse_runs(
+      file_of({cnn_row("default", nullptr), cnn_row("nhwc", "nhwc"), cnn_row("cl", "torch.channels_last")}),
+      "runs.json");
+  EXPECT_EQ(f.runs[0].conv_layout, profiler::ConvLayout::Nchw);
+  EXPECT_EQ(f.runs[1].conv_layout, profiler::ConvLayout::Nhwc);
+  EXPECT_EQ(f.runs[2].conv_layout, profiler::ConvLayout::Nhwc);
+  // NCHW pays the transposes around every tensor-core convolution; NHWC does not.
+  EXPECT_GT(evaluate_run(f.runs[0], {}).projected_step_s, evaluate_run(f.runs[1], {}).projected_step_s);
+  EXPECT_EQ(error_of(file_of({cnn_row("bad", "nwhc")})),
+            "runs.json: $.rows[0].config.memory_format: expected nchw or nhwc (channels_last), found string \"nwhc\"");
+}
+
 TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
   nlohmann::json bad_gpus = megatron_row();
   bad_gpus["gpus"] = -4;

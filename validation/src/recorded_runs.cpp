@@ -298,6 +298,13 @@ void read_config(RecordedRun& r, const JsonField& c) {
     r.attention_stated = true;
   }
 
+  // Convolution activations: NHWC (torch.channels_last, NVIDIA's AMP CNN recipes) or PyTorch's NCHW.
+  if (auto f = c.find("memory_format"); f && !f->raw().is_null()) {
+    const std::string v = lower(optional_text(c, "memory_format"));
+    if (contains(v, "nhwc") || contains(v, "channels_last")) r.conv_layout = profiler::ConvLayout::Nhwc;
+    else if (!(contains(v, "nchw") || contains(v, "contiguous"))) f->fail("nchw or nhwc (channels_last)");
+  }
+
   const std::string opt = optional_text(c, "optimizer");
   if (contains(opt, "lamb"))
     r.caveats.push_back("LAMB modelled as Adam (same state; LAMB adds a per-tensor norm pass)");
@@ -411,6 +418,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
     costs.set_attention_kernel(attention);
     costs.set_fp32_math(run.fp32_math);
+    costs.set_conv_layout(run.conv_layout);
     strategies::StepSetup setup{.model = &model,
                                 .cluster = &cluster,
                                 .strategy = strategy,

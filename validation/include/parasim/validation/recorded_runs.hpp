@@ -50,6 +50,7 @@ struct RecordedRun {
   profiler::AttentionKernel attention = profiler::AttentionKernel::Unfused;  // config.attention
   profiler::Fp32Math fp32_math = profiler::Fp32Math::PyTorch;                // config.precision tf32: Tf32
   bool attention_stated = false;                                             // config.attention named a kernel
+  profiler::ConvLayout conv_layout = profiler::ConvLayout::Nchw;             // config.memory_format
   bool micro_unknown = false;                  // config.micro_batch not stated (no pipeline): the largest that fits
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
   double measured_step_s = 0;                  // the measured figure, as a step time
