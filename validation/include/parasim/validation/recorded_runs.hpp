@@ -37,6 +37,7 @@ struct RecordedRun {
   std::optional<std::string> zoo_model;        // a zoo name, or else `transformer`
   models::TransformerConfig transformer;       // hyperparameters when no zoo model is named
   std::int64_t seq_len = 0;                    // 0: the model's default
+  std::int64_t mlm_positions = 0;              // model.mlm_positions: masked positions the MLM head runs on
   std::string preset;                          // cluster preset (first word of parasim_preset)
   int gpus = 0;
   int gpus_per_node = 8;
