@@ -130,6 +130,7 @@ void build_mul(Builder& b);
 void build_concat(Builder& b);
 void build_dropout(Builder& b);
 void build_embedding(Builder& b);
+void build_gather(Builder& b);
 void build_cross_entropy(Builder& b);
 void build_sampled_softmax(Builder& b);
 #endif

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "cpu_kernel_common.hpp"
+#include "parasim/kernels/gather.hpp"
 
 #if PARASIM_HAVE_DNNL
 
@@ -75,6 +76,33 @@ void build_embedding(Builder& b) {
     // Like PyTorch's dense embedding backward: zero the whole gradient, then add the rows.
     b.add(Phase::BackwardWeight, [e] { e->zero_grad(); }, "zero_grad");
     b.add(Phase::BackwardWeight, [e] { e->scatter_add(); }, "scatter_add");
+  }
+  if (b.dt() != DataType::f32) b.note("gather/scatter loops run in fp32");
+}
+
+void build_gather(Builder& b) {
+  // [B, T, D] -> [B, P, D] at evenly spaced positions; the backward zero-fills the input gradient
+  // and scatter-adds (index_select's backward), two steps as on a GPU.
+  struct Gather {
+    std::int64_t batch = 0, seq = 0, dim = 0;
+    std::vector<std::int64_t> idx;
+    std::vector<float> x, y, dy, dx;
+  };
+  const models::Shape& in = b.op().input_shapes.at(0);
+  auto g = std::make_shared<Gather>();
+  g->batch = in.at(0), g->seq = in.at(1), g->dim = in.at(2);
+  g->idx = gather_positions(g->seq, b.op().attrs.positions);
+  g->x = uniform_vector(static_cast<std::size_t>(elements(in)), 71);
+  g->y.assign(static_cast<std::size_t>(elements(b.op().output_shape)), 0.0f);
+  auto forward = [g] { gather_forward(g->x.data(), g->idx, g->y.data(), g->batch, g->seq, g->dim); };
+  b.add(Phase::Forward, forward, "gather");
+  if (b.has(Phase::BackwardData)) {
+    g->dy = uniform_vector(g->y.size(), 72);
+    g->dx.assign(g->x.size(), 0.0f);
+    auto zero = [g] { gather_zero_grad(g->dx.data(), g->batch, g->seq, g->dim); };
+    auto scatter = [g] { gather_scatter_add(g->dy.data(), g->idx, g->dx.data(), g->batch, g->seq, g->dim); };
+    b.add(Phase::BackwardData, zero, "zero_grad");
+    b.add(Phase::BackwardData, scatter, "scatter_add");
   }
   if (b.dt() != DataType::f32) b.note("gather/scatter loops run in fp32");
 }

@@ -208,6 +208,7 @@ void build_steps(Builder& b) {
     case OpKind::Concat: return cpu::build_concat(b);
     case OpKind::Dropout: return cpu::build_dropout(b);
     case OpKind::Embedding: return cpu::build_embedding(b);
+    case OpKind::Gather: return cpu::build_gather(b);
     case OpKind::CrossEntropy: return cpu::build_cross_entropy(b);
     case OpKind::SampledSoftmax: return cpu::build_sampled_softmax(b);
     case OpKind::RmsNorm:

@@ -1,4 +1,5 @@
-// Embedding lookup (gather) and its gradient (scatter-add into the dense table gradient).
+// Embedding lookup (gather) and its gradient (scatter-add into the dense table gradient); the
+// gather op's selection of positions along the sequence axis and its scatter-add backward.
 #include "cuda_kernel_common.cuh"
 
 namespace parasim::kernels::cuda {
@@ -23,7 +24,51 @@ __global__ void scatter_add_kernel(const std::int32_t* ids, const T* dout, T* dt
   }
 }
 
+template <class T>
+__global__ void sequence_gather_kernel(const std::int64_t* idx, const T* x, T* y, std::int64_t batch,
+                                       std::int64_t seq, std::int64_t positions, std::int64_t dim) {
+  PARASIM_GRID_STRIDE_LOOP(i, batch * positions * dim) {
+    const std::int64_t row = i / dim;  // b * positions + p
+    const std::int64_t b = row / positions;
+    y[i] = x[(b * seq + idx[row - b * positions]) * dim + (i - row * dim)];
+  }
+}
+
+template <class T>
+__global__ void sequence_scatter_add_kernel(const std::int64_t* idx, const T* dy, T* dx, std::int64_t batch,
+                                            std::int64_t seq, std::int64_t positions, std::int64_t dim) {
+  PARASIM_GRID_STRIDE_LOOP(i, batch * positions * dim) {
+    const std::int64_t row = i / dim;
+    const std::int64_t b = row / positions;
+    atomicAdd(&dx[(b * seq + idx[row - b * positions]) * dim + (i - row * dim)], dy[i]);
+  }
+}
+
 }  // namespace
+
+void sequence_gather(const std::int64_t* idx, const void* x, void* y, std::int64_t batch, std::int64_t seq,
+                     std::int64_t positions, std::int64_t dim, Elem dtype, cudaStream_t stream) {
+  const std::int64_t n = batch * positions * dim;
+  if (n <= 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    sequence_gather_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(idx, static_cast<const T*>(x), static_cast<T*>(y),
+                                                                   batch, seq, positions, dim);
+  });
+  PARASIM_CHECK_LAUNCH();
+}
+
+void sequence_scatter_add(const std::int64_t* idx, const void* dy, void* dx, std::int64_t batch, std::int64_t seq,
+                          std::int64_t positions, std::int64_t dim, Elem dtype, cudaStream_t stream) {
+  const std::int64_t n = batch * positions * dim;
+  if (n <= 0) return;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    sequence_scatter_add_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(
+        idx, static_cast<const T*>(dy), static_cast<T*>(dx), batch, seq, positions, dim);
+  });
+  PARASIM_CHECK_LAUNCH();
+}
 
 void embedding_gather(const std::int32_t* ids, const void* table, void* out, std::int64_t count, std::int64_t dim,
                       Elem dtype, cudaStream_t stream) {

@@ -39,6 +39,7 @@ std::unique_ptr<OpKernel> make_kernel(cuda::BackendContext& ctx, const models::O
     case OpKind::Concat: return cuda::make_concat_kernel(ctx, op, opt);
     case OpKind::Dropout: return cuda::make_dropout_kernel(ctx, op, opt);
     case OpKind::Embedding: return cuda::make_embedding_kernel(ctx, op, opt);
+    case OpKind::Gather: return cuda::make_gather_kernel(ctx, op, opt);
     case OpKind::CrossEntropy: return cuda::make_cross_entropy_kernel(ctx, op, opt);
     case OpKind::SampledSoftmax: return cuda::make_sampled_softmax_kernel(ctx, op, opt);
     case OpKind::RmsNorm:

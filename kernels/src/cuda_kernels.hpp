@@ -90,6 +90,12 @@ void embedding_gather(const std::int32_t* ids, const void* table, void* out, std
 /// dtable[ids[i], :] += dout[i, :] (atomic: repeated ids accumulate).
 void embedding_scatter_add(const std::int32_t* ids, const void* dout, void* dtable, std::int64_t count,
                            std::int64_t dim, Elem dtype, cudaStream_t stream);
+/// y[b, p, :] = x[b, idx[p], :] for x [batch, seq, dim], y [batch, positions, dim] (index_select, axis 1).
+void sequence_gather(const std::int64_t* idx, const void* x, void* y, std::int64_t batch, std::int64_t seq,
+                     std::int64_t positions, std::int64_t dim, Elem dtype, cudaStream_t stream);
+/// dx[b, idx[p], :] += dy[b, p, :] into a zeroed dx (atomic: index_add_ allows repeated indices).
+void sequence_scatter_add(const std::int64_t* idx, const void* dy, void* dx, std::int64_t batch, std::int64_t seq,
+                          std::int64_t positions, std::int64_t dim, Elem dtype, cudaStream_t stream);
 
 // ---------------------------------------------------------------- LSTM cell (cuda_lstm_kernels.cu)
 /// gates: [batch, 4*hidden] pre-activations in the order i, f, g, o, overwritten with activations;

@@ -32,6 +32,7 @@ std::unique_ptr<OpKernel> make_concat_kernel(BackendContext& ctx, const models::
 std::unique_ptr<OpKernel> make_layernorm_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt);
 // cuda_token_ops.cpp: Embedding, CrossEntropy, SampledSoftmax
 std::unique_ptr<OpKernel> make_embedding_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt);
+std::unique_ptr<OpKernel> make_gather_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt);
 std::unique_ptr<OpKernel> make_cross_entropy_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt);
 std::unique_ptr<OpKernel> make_sampled_softmax_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt);
 

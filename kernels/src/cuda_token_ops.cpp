@@ -1,5 +1,7 @@
 // Ops over token ids and class labels: embedding lookup, cross-entropy and sampled softmax.
 //
+//   gather          fwd copies P evenly spaced positions of each sample's T (gather_positions);
+//                   bwd_data zero-fills the [B, T, D] input gradient and atomically scatter-adds.
 //   embedding       fwd gather rows; bwd_weight zero the dense table gradient and scatter-add the
 //                   output gradient into it (a tied embedding only scatter-adds: the owner zeroes);
 //                   no bwd_data (ids carry no gradient); update is dense over the table.
@@ -13,6 +15,8 @@
 #include "cuda_gemm.hpp"
 #include "cuda_op_kernel.hpp"
 #include "cuda_op_kernels.hpp"
+#include "parasim/kernels/cuda_check.hpp"
+#include "parasim/kernels/gather.hpp"
 
 namespace parasim::kernels::cuda {
 namespace {
@@ -44,6 +48,38 @@ class EmbeddingKernel final : public CudaOpKernel {
   bool shared_ = false;
   std::int32_t* ids_ = nullptr;
   void *out_ = nullptr, *dout_ = nullptr;
+};
+
+class GatherKernel final : public CudaOpKernel {
+ public:
+  GatherKernel(BackendContext& c, const models::Op& o, Optimizer opt) : CudaOpKernel(c, o, opt) {
+    const models::Shape& x = o.input_shapes.at(0);
+    batch_ = x.at(0), seq_ = x.at(1), dim_ = x.at(2);
+    host_idx_ = gather_positions(seq_, o.attrs.positions);
+    positions_ = static_cast<std::int64_t>(host_idx_.size());
+    idx_ = reinterpret_cast<std::int64_t*>(bytes(positions_ * models::kGatherIndexBytes));  // cudaMalloc: aligned
+    // prepare() synchronizes the stream before host_idx_ could change; it lives as long as the kernel.
+    PARASIM_CUDA_CHECK(cudaMemcpyAsync(idx_, host_idx_.data(), host_idx_.size() * sizeof(std::int64_t),
+                                       cudaMemcpyHostToDevice, stream()));
+    x_ = tensor(batch_ * seq_ * dim_);
+    y_ = tensor(batch_ * positions_ * dim_);
+    dy_ = tensor(batch_ * positions_ * dim_, 0.01f);
+    dx_ = tensor(batch_ * seq_ * dim_);
+    note_ = std::to_string(positions_) + " of " + std::to_string(seq_) + " positions, evenly spaced";
+  }
+
+ protected:
+  void forward() override { sequence_gather(idx_, x_, y_, batch_, seq_, positions_, dim_, elem(), stream()); }
+  void backward_data() override {
+    fill_zero(dx_, batch_ * seq_ * dim_, elem(), stream());
+    sequence_scatter_add(idx_, dy_, dx_, batch_, seq_, positions_, dim_, elem(), stream());
+  }
+
+ private:
+  std::int64_t batch_ = 0, seq_ = 0, positions_ = 0, dim_ = 0;
+  std::vector<std::int64_t> host_idx_;
+  std::int64_t* idx_ = nullptr;
+  void *x_ = nullptr, *y_ = nullptr, *dy_ = nullptr, *dx_ = nullptr;
 };
 
 class CrossEntropyKernel final : public CudaOpKernel {
@@ -133,6 +169,9 @@ class SampledSoftmaxKernel final : public CudaOpKernel {
 
 std::unique_ptr<OpKernel> make_embedding_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt) {
   return std::make_unique<EmbeddingKernel>(ctx, op, opt);
+}
+std::unique_ptr<OpKernel> make_gather_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt) {
+  return std::make_unique<GatherKernel>(ctx, op, opt);
 }
 std::unique_ptr<OpKernel> make_cross_entropy_kernel(BackendContext& ctx, const models::Op& op, Optimizer opt) {
   return std::make_unique<CrossEntropyKernel>(ctx, op, opt);

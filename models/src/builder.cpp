@@ -288,6 +288,12 @@ OpId ModelBuilder::reshape(const std::string& name, OpId x, Shape shape) {
   return add_op(std::move(op), {x});
 }
 
+OpId ModelBuilder::gather(const std::string& name, OpId x, std::int64_t positions) {
+  Op op = make_op(OpKind::Gather, name);
+  op.attrs.positions = positions;
+  return add_op(std::move(op), {x});
+}
+
 OpId ModelBuilder::flatten(const std::string& name, OpId x, std::int64_t start_dim) {
   const Shape& in = shape(x);
   if (start_dim < 0 || start_dim >= static_cast<std::int64_t>(in.size()))

@@ -16,7 +16,7 @@ namespace parasim::models {
 namespace {
 
 // One table so that to_string and parse_op_kind can never disagree.
-constexpr std::array<std::pair<OpKind, const char*>, 30> kKindNames{{
+constexpr std::array<std::pair<OpKind, const char*>, 31> kKindNames{{
     {OpKind::Input, "input"},
     {OpKind::Conv2d, "conv2d"},
     {OpKind::Linear, "linear"},
@@ -47,6 +47,7 @@ constexpr std::array<std::pair<OpKind, const char*>, 30> kKindNames{{
     {OpKind::SquaredRelu, "squared_relu"},
     {OpKind::Rotary, "rotary"},
     {OpKind::Experts, "experts"},
+    {OpKind::Gather, "gather"},
 }};
 
 }  // namespace

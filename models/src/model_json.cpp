@@ -55,6 +55,7 @@ nlohmann::json attrs_json(const Op& op) {
     else if (key == "gated") j[key] = a.gated;
     else if (key == "capacity_factor") j[key] = a.capacity_factor;
     else if (key == "p") j[key] = a.p;
+    else if (key == "positions") j[key] = a.positions;
   }
   return j;
 }

@@ -168,6 +168,7 @@ void read_attrs(Record& r) {
       opt_bool("gated", a.gated);
       if (auto v = f.find("capacity_factor")) a.capacity_factor = v->as_double(0.0, 1e6);
       break;
+    case OpKind::Gather: req_int("positions", 1, a.positions); break;
     default: break;
   }
 }

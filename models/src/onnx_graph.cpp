@@ -1004,7 +1004,21 @@ class Importer {
       }
       return set_constant(0, std::move(r));
     }
-    unsupported("Gather from an activation");
+    if (is_constant(1)) {
+      // index_select along the sequence axis (masked-LM positions): the gather op keeps the count of
+      // indices; its kernels take evenly spaced positions, which cost the same as the stored ones.
+      const OpId x = activation(0, "data");
+      const Shape& s = b_.shape(x);
+      const Constant& idx = constant(1, "indices");
+      if (s.size() != 3 || (axis != 1 && axis != -2) || idx.dims.size() != 1)
+        unsupported("Gather from an activation other than 1-D constant indices along axis 1 of a [B, T, D] tensor");
+      if (idx.ints)
+        for (std::int64_t i : *idx.ints)
+          if (i < -s[1] || i >= s[1])
+            fail("index " + std::to_string(i) + " out of range for " + std::to_string(s[1]) + " positions");
+      return set_output(0, b_.gather(op_name(), x, idx.dims[0]));
+    }
+    unsupported("Gather from an activation with computed indices");
   }
 
   void map_shape() {

@@ -293,6 +293,12 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
     op.bytes_written = add(op.bytes_written, out);  // the mask, 1 byte per element
     op.activation_bytes = out;
   }
+  if (op.kind == OpKind::Gather) {
+    // Reads only the P selected rows of each sample plus the P int64 indices, which the backward
+    // keeps to scatter its gradient (its zero-filled [B, T, D] input gradient is priced there).
+    op.bytes_read = add(mul(out, dt), mul(kGatherIndexBytes, op.attrs.positions));
+    op.activation_bytes = mul(kGatherIndexBytes, op.attrs.positions);
+  }
 }
 
 }  // namespace parasim::models::detail

@@ -359,6 +359,15 @@ void infer_experts(Op& op) {
   op.output_shape = op.input_shapes[0];
 }
 
+void infer_gather(Op& op) {
+  require_inputs(op, 1);
+  const Shape& x = op.input_shapes[0];
+  require_rank(op, x, 3, "[B, T, D] (gathered along the sequence axis T)");
+  if (op.attrs.positions < 1 || op.attrs.positions > x[1])
+    fail(op, "positions in [1, " + str(x[1]) + "] (at most the sequence length), found " + str(op.attrs.positions));
+  op.output_shape = {x[0], op.attrs.positions, x[2]};
+}
+
 void infer_attention(Op& op) {
   require_at_least(op, "heads", op.attrs.heads, 1);
   require_at_least(op, "kv_heads", op.attrs.kv_heads, 0);
@@ -420,6 +429,7 @@ void infer_shape(Op& op, const Op* weight_owner) {
     case OpKind::SampledSoftmax: infer_sampled_softmax(op); break;
     case OpKind::Reshape: infer_reshape(op); break;
     case OpKind::Attention: infer_attention(op); break;
+    case OpKind::Gather: infer_gather(op); break;
   }
   check_shared_weight_shape(op, weight_owner);
   // Zero-sized tensors are never legal and would make per-sample numbers meaningless.

@@ -25,7 +25,14 @@ ZooEntry sequence(std::string name, std::string description, std::string dataset
 }
 
 Model transformer(const std::string& preset, const ModelOptions& o) {
-  return build_transformer(transformer_preset(preset), o);
+  TransformerConfig c = transformer_preset(preset);
+  if (o.mlm_positions > 0) c.mlm_positions = o.mlm_positions;
+  return build_transformer(c, o);
+}
+
+ZooEntry masked_lm(ZooEntry e) {
+  e.takes_mlm_positions = true;
+  return e;
 }
 
 const std::vector<Registered>& registry() {
@@ -53,7 +60,8 @@ const std::vector<Registered>& registry() {
                  zoo::biglstm});
     v.push_back({sequence("gpt2", "GPT-2 124M: 12 layers, 768 hidden, 12 heads, 1024 tokens", "openwebtext"),
                  [](const ModelOptions& o) { return transformer("gpt2", o); }});
-    v.push_back({sequence("bert_large", "BERT-Large (MLM): 24 layers, 1024 hidden, 16 heads, 512 tokens", "wikipedia"),
+    v.push_back({masked_lm(sequence("bert_large", "BERT-Large (MLM): 24 layers, 1024 hidden, 16 heads, 512 tokens",
+                                    "wikipedia")),
                  [](const ModelOptions& o) { return transformer("bert_large", o); }});
     v.push_back({sequence("megatron_22b", "Megatron 22B: 48 layers, 6144 hidden, 64 heads, 2048 tokens", "openwebtext"),
                  [](const ModelOptions& o) { return transformer("megatron_22b", o); }});
@@ -130,6 +138,15 @@ Model build_zoo_model(const std::string& name, const ModelOptions& o) {
     throw InputError("model " + name + " takes no sequence length (it is an image model; set the image size)");
   if (o.aux_logits && !e.takes_aux_logits)
     throw InputError("model " + name + " has no auxiliary classifiers");
+  if (o.mlm_positions < 0)
+    throw InputError("model " + name + ": expected mlm_positions >= 0 (0 = every position), found " +
+                     std::to_string(o.mlm_positions));
+  if (o.mlm_positions > 0 && !e.takes_mlm_positions) {
+    std::string with;
+    for (const Registered& r : registry())
+      if (r.entry.takes_mlm_positions) with += (with.empty() ? "" : ", ") + r.entry.name;
+    throw InputError("model " + name + " has no masked-LM head, so no mlm_positions (models with one: " + with + ")");
+  }
   return lookup(name)->build(o);
 }
 

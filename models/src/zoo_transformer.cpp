@@ -153,6 +153,9 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
   // Rotary/ALiBi models trained at most max_positions tokens (when the config states it).
   require(learned || c.max_positions == 0 || t <= c.max_positions, c,
           "seq_len at most the " + std::to_string(c.max_positions) + " positions, found " + std::to_string(t));
+  require(c.mlm_positions >= 0 && c.mlm_positions <= t, c,
+          "mlm_positions in [0, seq_len " + std::to_string(t) + "], found " + std::to_string(c.mlm_positions));
+  require(c.mlm_positions == 0 || c.mlm_head, c, "mlm_positions only with an MLM head (mlm_head)");
   const std::int64_t h = c.hidden;
   // Configs come from users' files: every size derived here is overflow-checked.
   const std::int64_t ffn = c.ffn > 0 ? c.ffn : checked_mul(c, 4, h);
@@ -225,6 +228,8 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
     auto scope = b.block("head");
     if (c.pre_layer_norm) x = norm("ln_f", x);
     if (c.mlm_head) {
+      // The head runs on the masked positions only (index_select before the transform).
+      if (c.mlm_positions > 0 && c.mlm_positions < t) x = b.gather("lm_head.gather", x, c.mlm_positions);
       x = b.linear("lm_head.transform.dense", x, h, h);
       x = b.gelu("lm_head.transform.gelu", x);
       x = norm("lm_head.transform.ln", x);

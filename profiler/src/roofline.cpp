@@ -359,6 +359,18 @@ std::vector<KernelWork> cross_entropy_work(Phase phase, const OpBytes& b) {
   return {};
 }
 
+/// index_select of P of the T positions of [B, T, D]: the forward copies the B*P*D selected
+/// elements (reading the P int64 indices); the backward zero-fills the [B, T, D] input gradient
+/// and scatter-adds the B*P*D output gradient into it (index_add_): two kernels.
+std::vector<KernelWork> gather_work(const Op& op, Phase phase, const OpBytes& b) {
+  const double indices = static_cast<double>(models::kGatherIndexBytes * op.attrs.positions);
+  if (phase == Phase::Forward) return {mem(b.rw)};
+  if (phase != Phase::BackwardData) return {};
+  const double input_grad =
+      op.input_shapes.empty() ? 0.0 : static_cast<double>(models::num_elements(op.input_shapes[0])) * b.s;
+  return {mem(input_grad), mem(2 * b.out + indices)};
+}
+
 /// Bandwidth-bound ops: the forward reads inputs (+ small weights) and writes the output; the
 /// backward reads dY, the saved activations and weights and writes dX.
 std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes& b) {
@@ -475,6 +487,7 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, boo
     case OpKind::Embedding: return embedding_work(op, phase, b);
     case OpKind::SampledSoftmax: return sampled_softmax_work(op, phase, b);
     case OpKind::CrossEntropy: return cross_entropy_work(phase, b);
+    case OpKind::Gather: return gather_work(op, phase, b);
     default: return memory_op_work(op, phase, b);
   }
 }

@@ -1,5 +1,7 @@
 #include "parasim/strategies/context_parallel.hpp"
 
+#include <algorithm>
+
 #include "parasim/common/error.hpp"
 #include "parasim/models/builder.hpp"
 
@@ -36,6 +38,8 @@ models::Model shard_for_context_parallel(const models::Model& m, int cp) {
     // [batch, seq, ...] inputs and reshapes: token and position ids, and views that keep the sequence axis.
     if (op.output_shape.size() >= 2 && op.output_shape[1] == seq) op.output_shape[1] = seq / cp;
     if (op.kind == OpKind::Linear) op.attrs.in_features = 0;  // re-inferred
+    // A gather along the sequence (BERT's masked positions) keeps the busiest rank's share of them.
+    if (op.kind == OpKind::Gather) op.attrs.positions = std::min(seq / cp, (op.attrs.positions + cp - 1) / cp);
     b.add_op(std::move(op), m.inputs_of(v));
   }
   models::Model out = b.finish();

@@ -134,6 +134,32 @@ TEST(Elementwise, BytesAndActivationsWithoutMacs) {
   EXPECT_EQ(loss.activation_bytes, 400);
 }
 
+TEST(Gather, ShapeAndCosts) {
+  // [2, 8, 4] fp32 -> 3 of the 8 positions: [2, 3, 4] = 24 elements.
+  ModelBuilder b("m", 2);
+  const OpId x = b.input("x", {2, 8, 4});
+  const OpId h = b.linear("h", x, 4, 4);
+  const Op& g = b.op(b.gather("g", h, 3));
+  EXPECT_EQ(g.kind, OpKind::Gather);
+  EXPECT_EQ(g.output_shape, (Shape{2, 3, 4}));
+  EXPECT_EQ(g.params, 0);
+  EXPECT_EQ(g.macs_fwd + g.macs_bwd_data + g.macs_bwd_weight, 0);
+  EXPECT_EQ(g.bytes_read, 24 * 4 + 3 * 8);  // the selected rows and 3 int64 indices, not all 64 elements
+  EXPECT_EQ(g.bytes_written, 24 * 4);
+  EXPECT_EQ(g.activation_bytes, 3 * 8);  // only the indices, to scatter the gradient
+  EXPECT_EQ(b.op(b.gather("all", h, 8)).output_shape, (Shape{2, 8, 4}));
+  EXPECT_EQ(input_error([&] { b.gather("nine", h, 9); }),
+            "gather \"nine\" with input [2, 8, 4]: expected positions in [1, 8] (at most the sequence length), "
+            "found 9");
+  EXPECT_EQ(input_error([&] { b.gather("zero", h, 0); }),
+            "gather \"zero\" with input [2, 8, 4]: expected positions in [1, 8] (at most the sequence length), "
+            "found 0");
+  const OpId flat = b.reshape("flat", h, {16, 4});
+  EXPECT_EQ(input_error([&] { b.gather("rank2", flat, 2); }),
+            "gather \"rank2\" with input [16, 4]: expected a 3-D input [B, T, D] (gathered along the sequence "
+            "axis T)");
+}
+
 TEST(SampledSoftmax, CostsAndParams) {
   ModelBuilder b("m", 2);
   OpId x = b.input("x", {2, 5, 16});

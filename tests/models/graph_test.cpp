@@ -31,7 +31,8 @@ TEST(OpKindNames, SnakeCaseAndRoundTrip) {
   EXPECT_EQ(to_string(OpKind::AdaptiveAvgPool2d), "adaptive_avg_pool2d");
   EXPECT_EQ(to_string(OpKind::CrossEntropy), "cross_entropy");
   EXPECT_EQ(to_string(OpKind::SampledSoftmax), "sampled_softmax");
-  EXPECT_EQ(all_op_kinds().size(), 30u);
+  EXPECT_EQ(to_string(OpKind::Gather), "gather");
+  EXPECT_EQ(all_op_kinds().size(), 31u);
   for (OpKind k : all_op_kinds()) EXPECT_EQ(parse_op_kind(to_string(k)), k);
   EXPECT_EQ(parse_op_kind("conv3d"), std::nullopt);
 }

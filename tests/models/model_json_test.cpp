@@ -7,6 +7,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
+#include "parasim/models/builder.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/zoo.hpp"
 
@@ -38,6 +39,24 @@ TEST(ModelJson, EveryZooModelRoundTripsExactly) {
     EXPECT_TRUE(back == m);
     EXPECT_EQ(dump_json(model_to_json(back)), text);  // and the bytes are stable
   }
+}
+
+TEST(ModelJson, GatherRoundTripsAndNeedsPositions) {
+  ModelBuilder b("m", 2);
+  b.cross_entropy("loss", b.gather("g", b.linear("h", b.input("x", {2, 8, 4}), 4, 4), 3));
+  const Model m = b.finish();
+  const nlohmann::json j = model_to_json(m);
+  bool saw = false;
+  for (const auto& op : j["ops"])
+    if (op["kind"] == "gather") saw = op["attrs"] == nlohmann::json{{"positions", 3}};
+  EXPECT_TRUE(saw);
+  EXPECT_TRUE(model_from_json(j, "round trip") == m);
+  EXPECT_EQ(load_error(doc(R"([{"name": "x", "kind": "input", "output_shape": [1, 8, 4]},
+                                {"name": "g", "kind": "gather", "inputs": ["x"]}])")),
+            "bad.json: $.ops[1]: missing required field \"attrs\"");
+  EXPECT_EQ(load_error(doc(R"([{"name": "x", "kind": "input", "output_shape": [1, 8, 4]},
+                                {"name": "g", "kind": "gather", "inputs": ["x"], "attrs": {"positions": 0}}])")),
+            "bad.json: $.ops[1].attrs.positions: expected an integer >= 1, found number 0");
 }
 
 TEST(ModelJson, SaveAndLoadFile) {
@@ -130,7 +149,7 @@ TEST(ModelJsonErrors, ExactMessages) {
             "bad.json: $.ops[1].kind: expected an op kind (one of input, conv2d, linear, matmul, batched_matmul, "
             "lstm, embedding, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, layer_norm, relu, gelu, "
             "tanh, sigmoid, add, mul, concat, dropout, softmax, cross_entropy, sampled_softmax, reshape, "
-            "attention, rms_norm, swiglu, squared_relu, rotary, experts), found string \"conv3d\"");
+            "attention, rms_norm, swiglu, squared_relu, rotary, experts, gather), found string \"conv3d\"");
   EXPECT_EQ(load_error(doc(R"([{"name": "x", "kind": "input", "output_shape": [1, 8]},
                                 {"name": "r", "inputs": ["x"]}])")),
             "bad.json: $.ops[1]: missing required field \"kind\"");

@@ -255,6 +255,34 @@ TEST(OnnxImport, EagerAttentionBecomesOneAttentionOp) {
       m.op(4).macs_fwd);
 }
 
+TEST(OnnxImport, GatherOfMaskedPositionsBecomesAGatherOp) {
+  // BERT's masked-LM head input: index_select of 3 of 8 positions along axis 1 of [2, 8, 4].
+  OnnxGraph g;
+  g.input("h", {std::int64_t{2}, std::int64_t{8}, std::int64_t{4}});
+  g.ints("masked", {1, 4, 6});
+  OnnxGraph::attr(g.node("Gather", "select", {"h", "masked"}, {"y"}), "axis", std::int64_t{1});
+  g.output("y");
+  const Model m = load(g, "gather", {.batch = 2});
+  const Op& op = m.op(*m.find_op("select"));
+  EXPECT_EQ(op.kind, OpKind::Gather);
+  EXPECT_EQ(op.attrs.positions, 3);
+  EXPECT_EQ(op.output_shape, (Shape{2, 3, 4}));
+  OnnxGraph axis2;
+  axis2.input("h", {std::int64_t{2}, std::int64_t{8}, std::int64_t{4}});
+  axis2.ints("masked", {1, 2});
+  OnnxGraph::attr(axis2.node("Gather", "select", {"h", "masked"}, {"y"}), "axis", std::int64_t{2});
+  axis2.output("y");
+  EXPECT_EQ(load_error(axis2),
+            "bad.onnx: node \"select\" (Gather): Gather from an activation other than 1-D constant indices along "
+            "axis 1 of a [B, T, D] tensor is not supported (docs/models.md lists the ONNX ops parasim maps)");
+  OnnxGraph outside;
+  outside.input("h", {std::int64_t{2}, std::int64_t{8}, std::int64_t{4}});
+  outside.ints("masked", {1, 8});
+  OnnxGraph::attr(outside.node("Gather", "select", {"h", "masked"}, {"y"}), "axis", std::int64_t{1});
+  outside.output("y");
+  EXPECT_EQ(load_error(outside), "bad.onnx: node \"select\" (Gather): index 8 out of range for 8 positions");
+}
+
 TEST(OnnxImport, SymbolicSequenceTakesTheSequenceLength) {
   OnnxGraph g;
   g.input("tokens", {std::string("batch"), std::string("seq")}, onnx::TensorProto::INT64);

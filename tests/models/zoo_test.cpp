@@ -154,6 +154,53 @@ TEST(Zoo, ImageSizeAndSequenceLength) {
   EXPECT_EQ(build_zoo_model("googlenet_cifar").op(0).output_shape, (Shape{1, 3, 32, 32}));
 }
 
+TEST(Zoo, BertMaskedLmHeadOnGatheredPositions) {
+  // NVIDIA's BERT phase 2: the MLM head on max_predictions_per_seq = 80 of 512 positions.
+  const Model full = build_zoo_model("bert_large", ModelOptions{.batch = 2});
+  const Model masked = build_zoo_model("bert_large", ModelOptions{.batch = 2, .mlm_positions = 80});
+  EXPECT_FALSE(full.find_op("lm_head.gather"));
+  EXPECT_EQ(masked.total_params(), 335'174'458);  // the same weights
+  EXPECT_EQ(masked.num_ops(), full.num_ops() + 1);
+  const Op& g = masked.op(*masked.find_op("lm_head.gather"));
+  EXPECT_EQ(g.output_shape, (Shape{2, 80, 1024}));
+  EXPECT_EQ(masked.consumers_of(*masked.find_op("lm_head.gather")),
+            std::vector<OpId>{*masked.find_op("lm_head.transform.dense")});
+  // 2 x (512 - 80) = 864 fewer rows through the 1024 x 1024 transform and the tied 1024 x 30522 decoder.
+  EXPECT_EQ(full.total_macs_fwd() - masked.total_macs_fwd(), std::int64_t{864} * 1024 * (1024 + 30522));
+  EXPECT_EQ(masked.op(*masked.find_op("lm_head")).output_shape, (Shape{2, 80, 30522}));
+  // 0 and seq_len keep the head on every position: the graph is the preset's, op for op.
+  EXPECT_TRUE(build_zoo_model("bert_large", ModelOptions{.batch = 2, .mlm_positions = 512}) == full);
+  EXPECT_TRUE(build_zoo_model("bert_large", ModelOptions{.batch = 2, .mlm_positions = 0}) == full);
+  // 20 of 128 in phase 1.
+  const Model p1 = build_zoo_model("bert_large", ModelOptions{.seq_len = 128, .mlm_positions = 20});
+  EXPECT_EQ(p1.op(*p1.find_op("lm_head")).output_shape, (Shape{1, 20, 30522}));
+}
+
+TEST(Zoo, MlmPositionsErrors) {
+  auto error = [](const std::string& model, const ModelOptions& o) {
+    try {
+      (void)build_zoo_model(model, o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("gpt2", {.mlm_positions = 80}),
+            "model gpt2 has no masked-LM head, so no mlm_positions (models with one: bert_large)");
+  EXPECT_EQ(error("bert_large", {.mlm_positions = -1}),
+            "model bert_large: expected mlm_positions >= 0 (0 = every position), found -1");
+  EXPECT_EQ(error("bert_large", {.seq_len = 128, .mlm_positions = 129}),
+            "transformer bert_large: expected mlm_positions in [0, seq_len 128], found 129");
+  TransformerConfig c = transformer_preset("gpt2");
+  c.mlm_positions = 10;
+  try {
+    (void)build_transformer(c, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "transformer gpt2: expected mlm_positions only with an MLM head (mlm_head)");
+  }
+}
+
 TEST(Zoo, LayerStructure) {
   const Model g = build_zoo_model("gnmt");
   int lstms = 0;

@@ -57,6 +57,7 @@ Model every_kind(DType dtype) {
   auto w = b.input("w", {8, 8});
   auto mm = b.matmul("matmul", add_att, w);
   auto bmm = b.batched_matmul("batched_matmul", mm, b.reshape("kt", mm, {2, 8, 6}));
+  b.cross_entropy("xent_gather", b.gather("gather", l2, 3));  // 3 of the 6 positions
   auto tied = b.linear_tied("tied_head", emb, "embedding");
   b.cross_entropy("xent_tied", tied);
   b.sampled_softmax("sampled_softmax", b.reshape("bmm_flat", bmm, {12, 6}), 40, 5);
@@ -89,6 +90,17 @@ TEST(CpuBackend, RunsEveryOpKind) {
   }
   // The kinds of today's LLM blocks have no CPU kernel yet (see NewLlmKindsAreNotMeasured).
   EXPECT_EQ(kinds.size(), models::all_op_kinds().size() - 5);
+}
+
+TEST(CpuBackend, GatherRunsACopyForwardAndZeroPlusScatterBackward) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
+  const Model model = every_kind(DType::F32);
+  auto backend = make_cpu_kernel_backend(1);
+  auto kernel = backend->prepare(model.op(*model.find_op("gather")), Optimizer::Sgd);
+  EXPECT_EQ(kernel->launches(Phase::Forward), 1);
+  EXPECT_EQ(kernel->launches(Phase::BackwardData), 2);  // zero the [2, 6, 8] gradient, scatter-add
+  EXPECT_EQ(kernel->launches(Phase::BackwardWeight), 0);
+  EXPECT_EQ(kernel->launches(Phase::Update), 0);
 }
 
 TEST(CpuBackend, NewLlmKindsAreNotMeasured) {

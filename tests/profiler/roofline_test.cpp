@@ -170,6 +170,32 @@ TEST(Roofline, LstmPaysLaunchOverheadPerTimestep) {
   EXPECT_GT(c.bwd_weight, 0);
 }
 
+TEST(Roofline, GatherCopiesTheSelectedRowsAndScattersBack) {
+  // [2, 8, 4] fp32 -> 3 positions: forward one copy kernel reading 24 elements + 3 int64 indices and
+  // writing 24; backward a memset of the [2, 8, 4] gradient and an index_add of the 24 elements.
+  ModelBuilder b("gather", 2, DType::F32);
+  b.gather("g", b.linear("h", b.input("x", {2, 8, 4}), 4, 4), 3);
+  const Model m = b.finish();
+  const models::Op& g = op_named(m, "g");
+  const auto fwd = phase_work(g, Phase::Forward, Optimizer::Sgd);
+  ASSERT_EQ(fwd.size(), 1u);
+  EXPECT_EQ(fwd[0].cls, KernelClass::Memory);
+  EXPECT_DOUBLE_EQ(fwd[0].bytes, 24 * 4 + 3 * 8 + 24 * 4);
+  const auto bwd = phase_work(g, Phase::BackwardData, Optimizer::Sgd);
+  ASSERT_EQ(bwd.size(), 2u);
+  EXPECT_DOUBLE_EQ(bwd[0].bytes, 64 * 4);              // zero-filled input gradient
+  EXPECT_DOUBLE_EQ(bwd[1].bytes, 2 * 24 * 4 + 3 * 8);  // read dy and indices, add into dx
+  EXPECT_TRUE(phase_work(g, Phase::BackwardWeight, Optimizer::Sgd).empty());
+  EXPECT_TRUE(phase_work(g, Phase::Update, Optimizer::Sgd).empty());
+  // On the A100's kernel model: one launch forward, two backward.
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("a100"));
+  RooflineCostModel costs;
+  const OpCost c = costs.cost(g, "A100-SXM4-80GB", Optimizer::Sgd);
+  EXPECT_EQ(c.fwd, std::llround(km.memory_time_ns(216) + 5000));
+  EXPECT_EQ(c.bwd_data, std::llround((km.memory_time_ns(256) + 5000) + (km.memory_time_ns(216) + 5000)));
+  EXPECT_EQ(c.bwd_weight, 0);
+}
+
 TEST(Roofline, GroupedQueryAttentionReadsFewerKeys) {
   // 8 query heads, 2 K/V heads of 8 features, 2 x 16 tokens, fp32: the score GEMM reads q (2 x 16 x 64),
   // k (2 x 16 x 16) and writes the scores (2 x 8 x 16 x 16).

@@ -85,6 +85,29 @@ TEST(ContextParallel, RankModelHasSeqOverCpTokensAndLessActivation) {
   EXPECT_EQ(ring_kv_bytes(r.op(*r.find_op("h.0.attn.c_attn"))), 0);
 }
 
+TEST(ContextParallel, MaskedLmGatherKeepsItsShareOfThePositions) {
+  // A post-LN BERT-style toy whose MLM head runs on 5 of 16 positions: with cp=2 each rank holds 8
+  // tokens and gathers ceil(5 / 2) = 3 of them (the busiest rank's share); cp=4: 2 of 4.
+  models::TransformerConfig c;
+  c.name = "tiny_bert";
+  c.layers = 1;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.pre_layer_norm = false;
+  c.mlm_head = true;
+  c.mlm_positions = 5;
+  const models::Model m = models::build_transformer(c, {.batch = 2});
+  const models::Model r = shard_for_context_parallel(m, 2);
+  const models::Op& g = r.op(*r.find_op("lm_head.gather"));
+  EXPECT_EQ(g.input_shapes[0], (models::Shape{2, 8, 64}));
+  EXPECT_EQ(g.output_shape, (models::Shape{2, 3, 64}));
+  EXPECT_EQ(r.total_params(), m.total_params());
+  const models::Model r4 = shard_for_context_parallel(m, 4);
+  EXPECT_EQ(r4.op(*r4.find_op("lm_head.gather")).output_shape, (models::Shape{2, 2, 64}));
+}
+
 TEST(ContextParallel, SequenceMustSplitIntoTwiceCpChunks) {
   const models::Model m = tiny_gpt();
   EXPECT_EQ(input_error([&] { shard_for_context_parallel(m, 3); }),

@@ -285,6 +285,55 @@ TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
             std::string::npos);
 }
 
+nlohmann::json bert_row() {
+  return nlohmann::json::parse(R"json({
+    "id": "bert-small", "source": "test",
+    "model": {"zoo_name": "bert_large", "seq_len": 128},
+    "hardware": {"gpus_per_node": 8, "parasim_preset": "dgx-a100"},
+    "gpus": 1,
+    "config": {"dp": 1, "tp": 1, "pp": 1, "micro_batch": 4, "micro_batches_per_step": 1, "global_batch": 4,
+               "seq_len": 128, "recompute": "none", "zero": 0, "precision": "fp16 mixed", "optimizer": "LAMB"},
+    "measured": {"metric": "sequences_per_s", "value": 100}
+  })json");
+}
+
+TEST(RecordedRuns, MlmPositionsGatherTheMaskedTokensOfAZooBert) {
+  nlohmann::json masked = bert_row();
+  masked["id"] = "bert-masked";
+  masked["model"]["mlm_positions"] = 20;  // phase 1: max_predictions_per_seq 20 of 128
+  const RunsFile f = parse_runs(file_of({bert_row(), masked}), "runs.json");
+  ASSERT_EQ(f.runs.size(), 2u);
+  EXPECT_EQ(f.runs[0].mlm_positions, 0);
+  EXPECT_EQ(f.runs[1].mlm_positions, 20);
+  const RunsReport report = evaluate_runs(f, {});
+  ASSERT_TRUE(report.outcomes[0].scored) << report.outcomes[0].note;
+  ASSERT_TRUE(report.outcomes[1].scored) << report.outcomes[1].note;
+  // The head's transform and 30522-wide decoder run on 20 of 128 rows: a shorter step.
+  EXPECT_LT(report.outcomes[1].projected_step_s, report.outcomes[0].projected_step_s);
+}
+
+TEST(RecordedRuns, MlmPositionsRejectedNamingTheField) {
+  nlohmann::json zero = bert_row();
+  zero["model"]["mlm_positions"] = 0;
+  EXPECT_EQ(error_of(file_of({zero})),
+            "runs.json: $.rows[0].model.mlm_positions: expected an integer in [1, 16777216], found number 0");
+  nlohmann::json longer = bert_row();
+  longer["model"]["mlm_positions"] = 129;
+  EXPECT_EQ(error_of(file_of({longer})),
+            "runs.json: $.rows[0].model.mlm_positions: expected at most the sequence length 128, found number 129");
+  nlohmann::json gpt2 = bert_row();
+  gpt2["model"]["zoo_name"] = "gpt2";
+  gpt2["model"]["mlm_positions"] = 20;
+  EXPECT_EQ(error_of(file_of({gpt2})),
+            "runs.json: $.rows[0].model.mlm_positions: expected mlm_positions only on a zoo model with a masked-LM "
+            "head (bert_large; gpt2 has none), found number 20");
+  nlohmann::json hyper = megatron_row();
+  hyper["model"]["mlm_positions"] = 20;
+  EXPECT_EQ(error_of(file_of({hyper})),
+            "runs.json: $.rows[0].model.mlm_positions: expected mlm_positions only on a zoo model with a masked-LM "
+            "head (bert_large; a hyperparameter row builds a GPT-layout transformer without one), found number 20");
+}
+
 TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {
   const RunsFile f = parse_runs(file_of({megatron_row()}), "runs.json");
   const RunsReport report = evaluate_runs(f, {});

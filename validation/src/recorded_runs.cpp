@@ -12,6 +12,7 @@
 #include "parasim/common/median.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/hardware/device_spec.hpp"
+#include "parasim/models/transformer.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
@@ -151,6 +152,23 @@ void read_model(RecordedRun& r, const JsonField& m) {
     if (auto d = m.find("moe_dense_layers"); d && !d->raw().is_null()) t.moe_dense_layers = d->as_int(0, t.layers);
     if (auto c = m.find("capacity_factor"); c && !c->raw().is_null()) t.capacity_factor = c->as_double(0.0, 64.0);
   }
+}
+
+/// model.mlm_positions: the masked positions per sample the MLM head runs on (NVIDIA's BERT:
+/// max_predictions_per_seq), for a zoo model with a masked-LM head, at most the sequence length.
+void read_mlm_positions(RecordedRun& r, const JsonField& m) {
+  auto f = m.find("mlm_positions");
+  if (!f || f->raw().is_null()) return;
+  const std::int64_t p = f->as_int(1, std::int64_t{1} << 24);
+  std::string with_head;
+  for (const models::ZooEntry& e : models::zoo_entries())
+    if (e.takes_mlm_positions) with_head += (with_head.empty() ? "" : ", ") + e.name;
+  const std::string expected = "mlm_positions only on a zoo model with a masked-LM head (" + with_head + "; ";
+  if (!r.zoo_model) f->fail(expected + "a hyperparameter row builds a GPT-layout transformer without one)");
+  if (!models::zoo_entry(*r.zoo_model).takes_mlm_positions) f->fail(expected + *r.zoo_model + " has none)");
+  const std::int64_t seq = r.seq_len > 0 ? r.seq_len : models::transformer_preset(*r.zoo_model).seq_len;
+  if (p > seq) f->fail("at most the sequence length " + std::to_string(seq));
+  r.mlm_positions = p;
 }
 
 void read_config(RecordedRun& r, const JsonField& c) {
@@ -372,6 +390,7 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
     r.gpus = static_cast<int>(row.at("gpus").as_int(1, 1 << 22));
     read_model(r, row.at("model"));
     read_config(r, row.at("config"));
+    read_mlm_positions(r, row.at("model"));
     read_measured(r, row);
     if (r.skip_reason.empty()) {
       try {
@@ -408,7 +427,10 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     return out;
   }
   const models::ModelOptions mo{
-      .batch = 1, .dtype = run.dtype, .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len};
+      .batch = 1,
+      .dtype = run.dtype,
+      .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len,
+      .mlm_positions = run.mlm_positions};
   const models::Model model =
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;

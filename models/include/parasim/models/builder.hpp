@@ -117,6 +117,8 @@ class ModelBuilder {
   OpId concat(const std::string& name, const std::vector<OpId>& xs, std::int64_t axis);
   /// View as `shape`; one dimension may be -1 (inferred).
   OpId reshape(const std::string& name, OpId x, Shape shape);
+  /// `positions` of the T positions of each sample of a [B, T, D] tensor -> [B, positions, D].
+  OpId gather(const std::string& name, OpId x, std::int64_t positions);
   /// Collapses dimensions start_dim.. into one (torch.flatten).
   OpId flatten(const std::string& name, OpId x, std::int64_t start_dim = 1);
 

@@ -36,25 +36,25 @@ using parasim::parse_dtype;
 using parasim::to_string;
 
 enum class OpKind : std::uint8_t {
-  Input,           // the mini-batch (data) or token ids; no cost, no backward
-  Conv2d,          // NCHW; attrs: kernel, stride, padding, dilation, groups, out_channels, bias
-  Linear,          // y = x W^T (+ b) over the last dim; attrs: out_features, bias
-  Matmul,          // C = A B with two activation inputs (no parameters)
-  BatchedMatmul,   // batched C = A B (attention scores and context); no parameters
-  Lstm,            // one LSTM layer over a sequence [B, T, in]; attrs: hidden, proj (0 = none)
-  Embedding,       // token ids [B, T] -> [B, T, dim]; attrs: vocab, out_features (dim)
-  MaxPool2d,       // attrs: kernel, stride, padding (ceil_mode in attrs.ceil_mode)
+  Input,          // the mini-batch (data) or token ids; no cost, no backward
+  Conv2d,         // NCHW; attrs: kernel, stride, padding, dilation, groups, out_channels, bias
+  Linear,         // y = x W^T (+ b) over the last dim; attrs: out_features, bias
+  Matmul,         // C = A B with two activation inputs (no parameters)
+  BatchedMatmul,  // batched C = A B (attention scores and context); no parameters
+  Lstm,           // one LSTM layer over a sequence [B, T, in]; attrs: hidden, proj (0 = none)
+  Embedding,      // token ids [B, T] -> [B, T, dim]; attrs: vocab, out_features (dim)
+  MaxPool2d,      // attrs: kernel, stride, padding (ceil_mode in attrs.ceil_mode)
   AvgPool2d,
   AdaptiveAvgPool2d,  // attrs: output size in kernel_h/kernel_w
-  BatchNorm,       // per-channel scale/shift (2 params per channel); running stats are buffers
-  LayerNorm,       // over the last dim; 2 params per feature
+  BatchNorm,          // per-channel scale/shift (2 params per channel); running stats are buffers
+  LayerNorm,          // over the last dim; 2 params per feature
   Relu,
   Gelu,
   Tanh,
   Sigmoid,
-  Add,             // elementwise sum of >= 2 same-shaped inputs
-  Mul,             // elementwise product (gates)
-  Concat,          // along attrs.axis
+  Add,     // elementwise sum of >= 2 same-shaped inputs
+  Mul,     // elementwise product (gates)
+  Concat,  // along attrs.axis
   Dropout,
   Softmax,         // over the last dim
   CrossEntropy,    // logits [N, C] + implicit labels -> scalar loss
@@ -73,12 +73,18 @@ enum class OpKind : std::uint8_t {
   Experts,         // mixture-of-experts MLP bank with its router (Shazeer et al. 2017; Fedus et al.
                    // 2021): [B, T, D] -> [B, T, D]; attrs: experts, top_k, out_features (expert
                    // width), gated (3 matrices, SwiGLU), capacity_factor (0 = dropless).
+  Gather,          // [B, T, D] -> [B, P, D]: attrs.positions (P <= T) of each sample's T positions
+                   // (torch.index_select on the sequence axis: BERT's masked-LM head runs on the
+                   // masked tokens only). No parameters; which positions does not change the cost.
 };
 
 std::string to_string(OpKind k);
 std::optional<OpKind> parse_op_kind(std::string_view s);
 /// Every kind, in declaration order (for "known kinds: ..." messages).
 std::vector<OpKind> all_op_kinds();
+
+/// Bytes per index of a gather op: torch.index_select takes int64 indices.
+inline constexpr std::int64_t kGatherIndexBytes = 8;
 
 using Shape = std::vector<std::int64_t>;
 std::int64_t num_elements(const Shape& s);  // throws InputError on overflow or negative dims
@@ -111,6 +117,7 @@ struct OpAttrs {
   std::int64_t top_k = 0;         // experts: experts each token is routed to
   bool gated = false;             // experts: SwiGLU experts (gate, up, down) instead of two matrices
   double capacity_factor = 0.0;   // experts: slots per expert = ceil(cf x tokens x top_k / E); 0 = dropless
+  std::int64_t positions = 0;     // gather: positions P selected along the sequence axis
   // Expert parallelism (set on one rank's copy by strategies::shard_for_expert_parallel): the rank
   // holds experts / expert_shards experts; dropless, it computes ceil(expert_load x tokens x top_k)
   // slots (the busiest rank of its group gets expert_load x the mean). 1 and 1.0: no EP.

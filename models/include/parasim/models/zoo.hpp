@@ -24,6 +24,9 @@ struct ModelOptions {
   /// Auxiliary classifiers (Inception-v3, GoogLeNet); nullopt = the preset's default
   /// (inception_v3: with, inception_v3_noaux / googlenet: without).
   std::optional<bool> aux_logits = std::nullopt;
+  /// Masked-LM models (bert_large): the MLM head runs on this many gathered positions per sample;
+  /// 0 = the preset's (every position). TransformerConfig::mlm_positions has the rule.
+  std::int64_t mlm_positions = 0;
 };
 
 struct ZooEntry {
@@ -33,6 +36,7 @@ struct ZooEntry {
   bool takes_image_size = false;  // honours ModelOptions::image_size
   bool takes_seq_len = false;     // honours ModelOptions::seq_len
   bool takes_aux_logits = false;  // honours ModelOptions::aux_logits
+  bool takes_mlm_positions = false;  // honours ModelOptions::mlm_positions (has a masked-LM head)
 };
 
 /// Every zoo model, in a fixed order (CNNs, recurrent models, transformers, tiny test models).

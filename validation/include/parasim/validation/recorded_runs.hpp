@@ -40,6 +40,7 @@ struct RecordedRun {
   /// Tokens every micro-batch is priced at when samples vary in length and are padded per
   /// micro-batch (config.padding); 0: seq_len, every sample padded to the full length.
   std::int64_t padded_seq_len = 0;
+  std::int64_t mlm_positions = 0;              // model.mlm_positions: masked positions the MLM head runs on
   std::string preset;                          // cluster preset (first word of parasim_preset)
   int gpus = 0;
   int gpus_per_node = 8;
