@@ -11,7 +11,7 @@
 //   #include "parasim/kernels/cuda_check.hpp"
 //   void* p = nullptr;
 //   PARASIM_CUDA_CHECK(cudaMalloc(&p, 1 << 20));
-//   PARASIM_CUBLAS_CHECK(cublasCreate(&handle));
+//   PARASIM_CUBLAS_CHECK(parasim::kernels::cublas::create(&handle));  // cublas_library.hpp
 #pragma once
 
 #include <functional>
@@ -95,14 +95,15 @@ class NcclGroupGuard {
     }                                                                           \
   } while (0)
 
-#define PARASIM_CUBLAS_CHECK(call)                                                                                    \
-  do {                                                                                                                \
-    const cublasStatus_t parasim_cublas_status_ = (call);                                                             \
-    if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                            \
-      ::parasim::kernels::throw_vendor_call_failure("cuBLAS", #call, __FILE__, __LINE__,                              \
-                                                    std::string(cublasGetStatusName(parasim_cublas_status_)) + " (" + \
-                                                        cublasGetStatusString(parasim_cublas_status_) + ")");         \
-    }                                                                                                                 \
+#define PARASIM_CUBLAS_CHECK(call)                                                                          \
+  do {                                                                                                      \
+    const cublasStatus_t parasim_cublas_status_ = (call);                                                   \
+    if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                  \
+      ::parasim::kernels::throw_vendor_call_failure(                                                        \
+          "cuBLAS", #call, __FILE__, __LINE__,                                                              \
+          std::string(::parasim::kernels::cublas::status_name(parasim_cublas_status_)) + " (" +             \
+              ::parasim::kernels::cublas::status_string(parasim_cublas_status_) + ")");                     \
+    }                                                                                                       \
   } while (0)
 
 #define PARASIM_NCCL_CHECK(call)                                                                                       \
