@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parasim/common/error.hpp"
+#include "parasim/kernels/cuda_check.hpp"
 
 namespace parasim::kernels::cublas {
 
@@ -63,7 +64,7 @@ Api open_api() {
 }
 
 std::mutex g_mutex;
-const Api* g_api = nullptr;  // set once, under g_mutex; a failed load is retried (and reported) next time
+const Api* g_api = nullptr;  // set once, under g_mutex; a failed load is tried (and reported) again next time
 
 const Api& api() {
   const std::lock_guard<std::mutex> lock(g_mutex);
@@ -106,14 +107,20 @@ cublasStatus_t gemm_strided_batched_ex(cublasHandle_t handle, cublasOperation_t 
                                        strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
-const char* status_name(cublasStatus_t status) {
-  const std::lock_guard<std::mutex> lock(g_mutex);
-  return g_api != nullptr ? g_api->status_name(status) : "(cuBLAS not loaded)";
+const char* status_name(int status) {
+  try {
+    return api().status_name(static_cast<cublasStatus_t>(status));
+  } catch (const RuntimeError&) {
+    return "(cuBLAS not loadable)";
+  }
 }
 
-const char* status_string(cublasStatus_t status) {
-  const std::lock_guard<std::mutex> lock(g_mutex);
-  return g_api != nullptr ? g_api->status_string(status) : "(cuBLAS not loaded)";
+const char* status_string(int status) {
+  try {
+    return api().status_string(static_cast<cublasStatus_t>(status));
+  } catch (const RuntimeError&) {
+    return "(cuBLAS not loadable)";
+  }
 }
 
 }  // namespace parasim::kernels::cublas

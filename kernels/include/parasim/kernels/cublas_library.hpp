@@ -34,8 +34,6 @@ cublasStatus_t gemm_strided_batched_ex(cublasHandle_t handle, cublasOperation_t 
                                        long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc,
                                        long long int strideC, int batchCount, cublasComputeType_t computeType,
                                        cublasGemmAlgo_t algo);
-/// cublasGetStatusName / cublasGetStatusString ("(cuBLAS not loaded)" before a successful load).
-const char* status_name(cublasStatus_t status);
-const char* status_string(cublasStatus_t status);
+// status_name / status_string (for PARASIM_CUBLAS_CHECK): parasim/kernels/cuda_check.hpp.
 
 }  // namespace parasim::kernels::cublas

@@ -25,6 +25,14 @@ namespace parasim::kernels {
 [[noreturn]] void throw_vendor_call_failure(std::string_view vendor, std::string_view call_text,
                                             const char* file, int line, const std::string& error);
 
+namespace cublas {
+/// cublasGetStatusName / cublasGetStatusString of `status`, from the cuBLAS loaded on first use
+/// (cublas_library.hpp; an int here so that this header includes no vendor header);
+/// "(cuBLAS not loadable)" where it cannot be loaded.
+const char* status_name(int status);
+const char* status_string(int status);
+}  // namespace cublas
+
 /// The message throw_vendor_call_failure would use (exposed for tests and for callers that
 /// must not throw, such as destructors, which log it instead).
 std::string vendor_call_failure_message(std::string_view vendor, std::string_view call_text,
@@ -101,8 +109,9 @@ class NcclGroupGuard {
     if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                  \
       ::parasim::kernels::throw_vendor_call_failure(                                                        \
           "cuBLAS", #call, __FILE__, __LINE__,                                                              \
-          std::string(::parasim::kernels::cublas::status_name(parasim_cublas_status_)) + " (" +             \
-              ::parasim::kernels::cublas::status_string(parasim_cublas_status_) + ")");                     \
+          std::string(::parasim::kernels::cublas::status_name(static_cast<int>(parasim_cublas_status_))) +  \
+              " (" + ::parasim::kernels::cublas::status_string(static_cast<int>(parasim_cublas_status_)) +  \
+              ")");                                                                                         \
     }                                                                                                       \
   } while (0)
 
