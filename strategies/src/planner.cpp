@@ -558,7 +558,8 @@ void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std
         std::find(todo.begin(), todo.end(), index) == todo.end())
       todo.push_back(index);
   // Each row is simulated on its own, so the rows are shared out between the threads.
-  const int threads = req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads =
+      req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto detail = [&](PlanRow& row) {
     const StepSetup setup = plan_step_setup(req, row.strategy, row.global_batch, plan.granularity, cache);
     const StrategyResult r =

@@ -117,8 +117,7 @@ std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Mode
 
 std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key,
                                                              const std::function<std::vector<int>()>& make) {
-  return once<std::vector<int>>(partitions_, key,
-                                [&] { return std::make_shared<const std::vector<int>>(make()); });
+  return once<std::vector<int>>(partitions_, key, [&] { return std::make_shared<const std::vector<int>>(make()); });
 }
 
 std::int64_t StepCache::models_built() const {

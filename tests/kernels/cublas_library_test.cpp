@@ -46,8 +46,7 @@ TEST(CublasLibrary, AFailingCallNamesCublasAndItsStatus) {
     FAIL() << "expected a RuntimeError";
   } catch (const RuntimeError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("cuBLAS call failed: cublas::destroy(nullptr) at cublas_library_test.cpp:"),
-              std::string::npos)
+    EXPECT_NE(what.find("cuBLAS call failed: cublas::destroy(nullptr) at cublas_library_test.cpp:"), std::string::npos)
         << what;
     EXPECT_NE(what.find("CUBLAS_STATUS_NOT_INITIALIZED ("), std::string::npos) << what;
   }

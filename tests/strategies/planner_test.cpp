@@ -461,8 +461,12 @@ TEST(StepCache, ThreadsAskingForOneEntryAtOnceShareOneBuild) {
   std::vector<std::thread> pool;
   for (int t = 0; t < kThreads; ++t)
     pool.emplace_back([&, t] {
-      StepSetup setup{.model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=2,mp=2,tp=2,micro=2"),
-                      .global_batch = 16, .costs = &roofline, .cache = &cache};
+      StepSetup setup{.model = &model,
+                      .cluster = &cluster,
+                      .strategy = parse_strategy("dp=2,mp=2,tp=2,micro=2"),
+                      .global_batch = 16,
+                      .costs = &roofline,
+                      .cache = &cache};
       start.arrive_and_wait();
       got[static_cast<std::size_t>(t)] = cache.model(model, 4, model.dtype(), 2);
       steps[static_cast<std::size_t>(t)] = simulate_strategy(setup).step_time;

@@ -103,16 +103,15 @@ class NcclGroupGuard {
     }                                                                           \
   } while (0)
 
-#define PARASIM_CUBLAS_CHECK(call)                                                                          \
-  do {                                                                                                      \
-    const cublasStatus_t parasim_cublas_status_ = (call);                                                   \
-    if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                  \
-      ::parasim::kernels::throw_vendor_call_failure(                                                        \
-          "cuBLAS", #call, __FILE__, __LINE__,                                                              \
-          std::string(::parasim::kernels::cublas::status_name(static_cast<int>(parasim_cublas_status_))) +  \
-              " (" + ::parasim::kernels::cublas::status_string(static_cast<int>(parasim_cublas_status_)) +  \
-              ")");                                                                                         \
-    }                                                                                                       \
+#define PARASIM_CUBLAS_CHECK(call)                                                                                \
+  do {                                                                                                            \
+    const cublasStatus_t parasim_cublas_status_ = (call);                                                         \
+    if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                        \
+      ::parasim::kernels::throw_vendor_call_failure(                                                              \
+          "cuBLAS", #call, __FILE__, __LINE__,                                                                    \
+          std::string(::parasim::kernels::cublas::status_name(static_cast<int>(parasim_cublas_status_))) + " (" + \
+              ::parasim::kernels::cublas::status_string(static_cast<int>(parasim_cublas_status_)) + ")");         \
+    }                                                                                                             \
   } while (0)
 
 #define PARASIM_NCCL_CHECK(call)                                                                                       \
