@@ -208,6 +208,9 @@ void run_plan(const PlanOptions& o) {
   // Only the printed rows (and the explained ones) need to be exact; --top 0 prints every row.
   req.exact_top = o.in.exact ? 0 : o.top;
   req.sharing = mpi_plan_sharing();
+  // One cache for the search and for the explained rows' details: their models are built once.
+  StepCache cache;
+  req.cache = &cache;
   SearchSpace& space = req.space;
   apply_search_options(o.in, space);
   space.gpus = o.gpus;

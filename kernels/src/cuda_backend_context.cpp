@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "parasim/common/error.hpp"
+#include "parasim/kernels/cublas_library.hpp"
 #include "parasim/kernels/cuda_check.hpp"
 
 namespace parasim::kernels::cuda {
@@ -119,13 +120,13 @@ BackendContext::BackendContext(int device, cudaStream_t external_stream, const C
     }
     PARASIM_CUDNN_CHECK(cudnnCreate(&cudnn_));
     PARASIM_CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
-    PARASIM_CUBLAS_CHECK(cublasCreate(&cublas_));
-    PARASIM_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    PARASIM_CUBLAS_CHECK(cublas::create(&cublas_));
+    PARASIM_CUBLAS_CHECK(cublas::set_stream(cublas_, stream_));
     // Scalars (alpha, beta) come from host memory; results are never returned through pointers.
-    PARASIM_CUBLAS_CHECK(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_HOST));
+    PARASIM_CUBLAS_CHECK(cublas::set_pointer_mode(cublas_, CUBLAS_POINTER_MODE_HOST));
     reserve_workspace(kInitialWorkspace);
   } catch (...) {
-    if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
+    if (cublas_ != nullptr) (void)cublas::destroy(cublas_);
     if (cudnn_ != nullptr) (void)cudnnDestroy(cudnn_);
     if (owns_stream_) (void)cudaStreamDestroy(stream_);
     throw;
@@ -136,7 +137,7 @@ BackendContext::~BackendContext() {
   (void)cudaSetDevice(device_);
   (void)cudaStreamSynchronize(stream_);
   workspace_ = DeviceBuffer{};
-  if (cublas_ != nullptr) (void)cublasDestroy(cublas_);
+  if (cublas_ != nullptr) (void)cublas::destroy(cublas_);
   if (cudnn_ != nullptr) (void)cudnnDestroy(cudnn_);
   if (owns_stream_) (void)cudaStreamDestroy(stream_);
 }
@@ -155,7 +156,7 @@ Bytes BackendContext::reserve_workspace(Bytes bytes) {
   // New buffer first: if it cannot be had, cuBLAS keeps the old one (never a freed pointer), and
   // only once cuBLAS points at the new one is the old freed (by the move assignment).
   DeviceBuffer grown(*this, wanted);
-  PARASIM_CUBLAS_CHECK(cublasSetWorkspace(cublas_, grown.get(), static_cast<std::size_t>(grown.bytes())));
+  PARASIM_CUBLAS_CHECK(cublas::set_workspace(cublas_, grown.get(), static_cast<std::size_t>(grown.bytes())));
   workspace_ = std::move(grown);
   return workspace_.bytes();
 }

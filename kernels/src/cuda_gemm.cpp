@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "parasim/common/error.hpp"
+#include "parasim/kernels/cublas_library.hpp"
 #include "parasim/kernels/cuda_check.hpp"
 
 namespace parasim::kernels::cuda {
@@ -35,14 +36,14 @@ void gemm(BackendContext& ctx, models::DType dtype, const RowMajorGemm& g, const
   const int ld_second = checked_int(g.lda, "lda");
   const int ldc = checked_int(g.ldc, "ldc");
   if (g.batch <= 1) {
-    PARASIM_CUBLAS_CHECK(cublasGemmEx(ctx.cublas(), op_first, op_second, m, n, k, &g.alpha, b, type, ld_first, a,
-                                      type, ld_second, &g.beta, c, type, ldc, compute_type(ctx, dtype),
-                                      CUBLAS_GEMM_DEFAULT));
+    PARASIM_CUBLAS_CHECK(cublas::gemm_ex(ctx.cublas(), op_first, op_second, m, n, k, &g.alpha, b, type, ld_first, a,
+                                         type, ld_second, &g.beta, c, type, ldc, compute_type(ctx, dtype),
+                                         CUBLAS_GEMM_DEFAULT));
   } else {
-    PARASIM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        ctx.cublas(), op_first, op_second, m, n, k, &g.alpha, b, type, ld_first, g.stride_b, a, type, ld_second,
-        g.stride_a, &g.beta, c, type, ldc, g.stride_c, checked_int(g.batch, "batch"), compute_type(ctx, dtype),
-        CUBLAS_GEMM_DEFAULT));
+    PARASIM_CUBLAS_CHECK(cublas::gemm_strided_batched_ex(ctx.cublas(), op_first, op_second, m, n, k, &g.alpha, b, type,
+                                                         ld_first, g.stride_b, a, type, ld_second, g.stride_a, &g.beta,
+                                                         c, type, ldc, g.stride_c, checked_int(g.batch, "batch"),
+                                                         compute_type(ctx, dtype), CUBLAS_GEMM_DEFAULT));
   }
 }
 

@@ -156,16 +156,33 @@ std::string Op::signature() const {
 
 // ------------------------------------------------------------------ model accessors
 
+Model::Model(const Model& o)
+    : name_(o.name_),
+      batch_(o.batch_),
+      dtype_(o.dtype_),
+      dataset_(o.dataset_),
+      graph_(o.graph_ ? std::make_unique<Graph>(*o.graph_) : nullptr) {}
+
+Model& Model::operator=(const Model& o) {
+  if (this != &o) *this = Model(o);
+  return *this;
+}
+
+const Graph& Model::empty_graph() {
+  static const Graph empty;
+  return empty;
+}
+
 std::optional<OpId> Model::find_op(const std::string& name) const {
   for (OpId v = 0; v < num_ops(); ++v)
-    if (graph_[v].name == name) return v;
+    if (graph()[v].name == name) return v;
   return std::nullopt;
 }
 
 std::vector<OpId> Model::inputs_of(OpId v) const {
   std::vector<std::pair<std::int32_t, OpId>> indexed;
-  for (auto [e, end] = boost::in_edges(v, graph_); e != end; ++e)
-    indexed.emplace_back(graph_[*e].input_index, boost::source(*e, graph_));
+  for (auto [e, end] = boost::in_edges(v, graph()); e != end; ++e)
+    indexed.emplace_back(graph()[*e].input_index, boost::source(*e, graph()));
   std::stable_sort(indexed.begin(), indexed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<OpId> out;
@@ -177,8 +194,8 @@ std::vector<OpId> Model::inputs_of(OpId v) const {
 std::vector<OpId> Model::consumers_of(OpId v) const {
   std::vector<OpId> out;
   std::unordered_set<OpId> seen;
-  for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
-    const OpId t = boost::target(*e, graph_);
+  for (auto [e, end] = boost::out_edges(v, graph()); e != end; ++e) {
+    const OpId t = boost::target(*e, graph());
     if (seen.insert(t).second) out.push_back(t);
   }
   return out;
@@ -215,7 +232,7 @@ std::int64_t Model::total_activation_bytes() const {
 std::int64_t Model::num_weighted_layers() const {
   std::int64_t n = 0;
   for (OpId v = 0; v < num_ops(); ++v) {
-    const Op& op = graph_[v];
+    const Op& op = graph()[v];
     if (op.params > 0 || !op.attrs.shares_weights_with.empty()) ++n;
   }
   return n;

@@ -19,7 +19,7 @@ std::vector<OpId> Model::find_cycle() const {
   std::vector<Frame> stack;
   for (OpId root = 0; root < n; ++root) {
     if (color[root] != Color::White) continue;
-    auto [b, e] = boost::out_edges(root, graph_);
+    auto [b, e] = boost::out_edges(root, graph());
     stack.push_back({root, b, e});
     color[root] = Color::Gray;
     while (!stack.empty()) {
@@ -29,7 +29,7 @@ std::vector<OpId> Model::find_cycle() const {
         stack.pop_back();
         continue;
       }
-      const OpId w = boost::target(*top.next, graph_);
+      const OpId w = boost::target(*top.next, graph());
       ++top.next;
       if (color[w] == Color::Gray) {
         std::vector<OpId> cycle;
@@ -40,7 +40,7 @@ std::vector<OpId> Model::find_cycle() const {
       }
       if (color[w] == Color::White) {
         color[w] = Color::Gray;
-        auto [wb, we] = boost::out_edges(w, graph_);
+        auto [wb, we] = boost::out_edges(w, graph());
         stack.push_back({w, wb, we});
       }
     }
@@ -52,12 +52,12 @@ std::vector<OpId> Model::topological_order() const {
   std::vector<OpId> reversed;
   reversed.reserve(num_ops());
   try {
-    boost::topological_sort(graph_, std::back_inserter(reversed));
+    boost::topological_sort(graph(), std::back_inserter(reversed));
   } catch (const boost::not_a_dag&) {
     std::string msg = "model " + name_ + " has a cycle: ";
     const std::vector<OpId> cycle = find_cycle();
-    for (OpId v : cycle) msg += graph_[v].name + " -> ";
-    msg += cycle.empty() ? std::string("?") : graph_[cycle.front()].name;
+    for (OpId v : cycle) msg += graph()[v].name + " -> ";
+    msg += cycle.empty() ? std::string("?") : graph()[cycle.front()].name;
     throw InputError(msg);
   }
   return {reversed.rbegin(), reversed.rend()};
@@ -65,14 +65,14 @@ std::vector<OpId> Model::topological_order() const {
 
 bool Model::operator==(const Model& o) const {
   if (name_ != o.name_ || batch_ != o.batch_ || dtype_ != o.dtype_ || dataset_ != o.dataset_) return false;
-  if (num_ops() != o.num_ops() || boost::num_edges(graph_) != boost::num_edges(o.graph_)) return false;
+  if (num_ops() != o.num_ops() || boost::num_edges(graph()) != boost::num_edges(o.graph())) return false;
   for (OpId v = 0; v < num_ops(); ++v) {
-    if (!(graph_[v] == o.graph_[v])) return false;
-    auto [a, a_end] = boost::out_edges(v, graph_);
-    auto [b, b_end] = boost::out_edges(v, o.graph_);
+    if (!(graph()[v] == o.graph()[v])) return false;
+    auto [a, a_end] = boost::out_edges(v, graph());
+    auto [b, b_end] = boost::out_edges(v, o.graph());
     for (; a != a_end && b != b_end; ++a, ++b) {
-      if (boost::target(*a, graph_) != boost::target(*b, o.graph_)) return false;
-      if (!(graph_[*a] == o.graph_[*b])) return false;
+      if (boost::target(*a, graph()) != boost::target(*b, o.graph())) return false;
+      if (!(graph()[*a] == o.graph()[*b])) return false;
     }
     if (a != a_end || b != b_end) return false;
   }

@@ -10,6 +10,7 @@
 #include <cupti.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/kernels/cublas_library.hpp"
 #include "parasim/common/interrupt.hpp"
 #include "parasim/kernels/cuda_check.hpp"
 #include "parasim/kernels/cuda_kernel_backend.hpp"
@@ -76,9 +77,9 @@ GpuDeviceInfo query_gpu_device(int device) {
   PARASIM_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   info.cudnn_version = static_cast<std::int64_t>(cudnnGetVersion());
   int major = 0, minor = 0, patch = 0;
-  PARASIM_CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
-  PARASIM_CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
-  PARASIM_CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+  PARASIM_CUBLAS_CHECK(kernels::cublas::get_property(MAJOR_VERSION, &major));
+  PARASIM_CUBLAS_CHECK(kernels::cublas::get_property(MINOR_VERSION, &minor));
+  PARASIM_CUBLAS_CHECK(kernels::cublas::get_property(PATCH_LEVEL, &patch));
   info.cublas_version = major * 10000 + minor * 100 + patch;
   std::uint32_t cupti = 0;
   if (cuptiGetVersion(&cupti) == CUPTI_SUCCESS) info.cupti_api_version = static_cast<int>(cupti);

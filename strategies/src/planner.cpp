@@ -265,6 +265,9 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   std::vector<TimeNs> bound(n, 0), objective_bound(n, 0);
 
   std::vector<char> decided(n, 0);  // memory-bound: decided here, without lowering
+  // Candidates differing only in dp, micro-batch count and ZeRO 0/1 at one micro-batch size
+  // share one bound (step_bound_per_micro): 912 bounds instead of 1,239 on Turing-NLG's space.
+  StepBoundCache shared_bounds(*req.cluster);
   parallel_for(threads, n, [&](std::size_t i, int) {
     try {
       if (parameter_memory_rejects(req, facts, candidates[i])) {
@@ -273,7 +276,7 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
         if (req.on_candidate_done) req.on_candidate_done();
         return;
       }
-      bound[i] = candidate_step_bound(req, facts, candidates[i], granularity, cache);
+      bound[i] = candidate_step_bound(req, facts, candidates[i], granularity, cache, &shared_bounds);
       // A row extrapolated along the micro-batch count can come out below its full simulation
       // (docs/projection.md): its bound is lowered by kExtrapolatedMargin before it prunes.
       if (bound[i] > 0 && will_extrapolate(req, candidates[i]))
@@ -549,9 +552,15 @@ void add_details(const PlanRequest& req, PlanResult& plan, int top) {
 void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std::size_t>& indices) {
   StepCache own_cache;
   StepCache& cache = req.cache != nullptr ? *req.cache : own_cache;
-  for (std::size_t index : indices) {
-    if (index >= plan.rows.size() || !plan.rows[index].feasible()) continue;
-    PlanRow& row = plan.rows[index];
+  std::vector<std::size_t> todo;
+  for (std::size_t index : indices)
+    if (index < plan.rows.size() && plan.rows[index].feasible() &&
+        std::find(todo.begin(), todo.end(), index) == todo.end())
+      todo.push_back(index);
+  // Each row is simulated on its own, so the rows are shared out between the threads.
+  const int threads =
+      req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto detail = [&](PlanRow& row) {
     const StepSetup setup = plan_step_setup(req, row.strategy, row.global_batch, plan.granularity, cache);
     const StrategyResult r =
         simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .record_timeline = true});
@@ -586,7 +595,17 @@ void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std
     row.pipeline_comm = worst(kPipelineStream);
     row.tp_comm = worst(kTensorParallelStream);
     row.detailed = true;
-  }
+  };
+  std::vector<std::exception_ptr> errors(todo.size());
+  parallel_for(threads, todo.size(), [&](std::size_t k, int) {
+    try {
+      detail(plan.rows[todo[k]]);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace parasim::strategies

@@ -144,8 +144,8 @@ StepCache::PartitionKey partition_key(const Prepared& p, const Variant& v0) {
 
 void place_layers(Prepared& p, const Variant& v0) {
   const StepCache::PartitionKey key = partition_key(p, v0);
-  std::shared_ptr<const std::vector<int>> chunk_of_op = p.cache->partition(key);
-  if (chunk_of_op == nullptr) chunk_of_op = p.cache->add_partition(key, partition_layers(p, v0));
+  const std::shared_ptr<const std::vector<int>> chunk_of_op =
+      p.cache->partition(key, [&] { return partition_layers(p, v0); });
   for (OpId v = 0; v < p.n; ++v) {
     p.op_chunk[v] = (*chunk_of_op)[v];
     p.op_slot[v] = p.op_chunk[v] % p.stages;

@@ -225,7 +225,7 @@ void form_buckets(Prepared& p) {
 
 }  // namespace
 
-std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
+std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use) {
   check_setup(setup);
   auto pp = std::make_unique<Prepared>();
   Prepared& p = *pp;
@@ -280,13 +280,17 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup) {
   for (const auto& per_replica : p.micro)
     for (std::int64_t m : per_replica) {
       if (p.variants.count(m)) continue;
+      if (m == micro0 && use == PrepareFor::Bound) {  // its transfer sizes do not depend on the segments
+        p.variants.emplace(m, std::move(v0));
+        continue;
+      }
       Variant v = m == micro0 ? v0 : make_variant(p, m);
       fill_variant_memory(p, v);
       p.variants.emplace(m, std::move(v));
     }
   choose_symmetry(p);
   form_buckets(p);
-  count_cost_sources(p);
+  if (use == PrepareFor::Lowering) count_cost_sources(p);
   return pp;
 }
 

@@ -137,7 +137,11 @@ struct Prepared {
   bool zero3() const { return s.zero == 3 && grad_ranks() > 1; }
 };
 
+/// What a Prepared is for: a lowering reads all of it; step_bound.cpp reads the op times,
+/// placement, recompute, buckets and transfer sizes, not the memory numbers or cost sources.
+enum class PrepareFor : std::uint8_t { Lowering, Bound };
+
 /// Validates the setup and works everything out; InputError naming the problem.
-std::unique_ptr<Prepared> prepare_step(const StepSetup& setup);
+std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use = PrepareFor::Lowering);
 
 }  // namespace parasim::strategies::detail

@@ -64,7 +64,7 @@ ChunkTimes chunk_times(const Prepared& p, const Variant& var, int replica) {
 /// micro-batches (`per_micro`: of one, when every micro-batch has the same size).
 std::optional<StepBound> bound_of(const StepSetup& setup, bool per_micro) {
   if (setup.granularity != Granularity::Stage) return std::nullopt;
-  const std::unique_ptr<Prepared> pp = detail::prepare_step(setup);
+  const std::unique_ptr<Prepared> pp = detail::prepare_step(setup, detail::PrepareFor::Bound);
   const Prepared& p = *pp;
   if (p.async || !p.layered() || p.cp > 1 || p.ep > 1 || p.sim_replicas.size() != 1) return std::nullopt;
   if (p.chunk_buckets.size() != static_cast<std::size_t>(p.chunks)) return std::nullopt;

@@ -9,125 +9,120 @@
 
 namespace parasim::strategies {
 
-std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
+template <class T, class Map, class Make>
+std::shared_ptr<const T> StepCache::once(Map& map, const typename Map::key_type& key, const Make& make) {
+  std::promise<std::shared_ptr<const T>> promise;
+  Entry<T> entry;
+  bool mine = false;
   {
     std::lock_guard lock(mu_);
-    if (auto it = plans_.find(&base); it != plans_.end()) return it->second;
+    auto [it, added] = map.try_emplace(key);
+    if (added) it->second = promise.get_future().share();
+    entry = it->second;
+    mine = added;
   }
-  auto plan = std::make_shared<const TpPlan>(plan_tensor_parallel(base));
-  std::lock_guard lock(mu_);
-  return plans_.try_emplace(&base, std::move(plan)).first->second;
+  if (mine) {
+    try {
+      promise.set_value(make());
+    } catch (...) {
+      promise.set_exception(std::current_exception());  // every caller of the key sees the error
+    }
+  }
+  return entry.get();
+}
+
+std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
+  return once<TpPlan>(plans_, &base, [&] { return std::make_shared<const TpPlan>(plan_tensor_parallel(base)); });
 }
 
 std::shared_ptr<const models::Model> StepCache::model(const models::Model& base, std::int64_t batch,
                                                       models::DType dtype, int tp, int ep, double load, int cp) {
   if (cp > 1) {
     // The base at seq / cp tokens, built once; everything else is derived from it as without CP.
-    std::shared_ptr<const models::Model> cp_base;
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = cp_bases_.find({&base, cp}); it != cp_bases_.end()) cp_base = it->second;
-    }
-    if (!cp_base) {
-      auto built = std::make_shared<const models::Model>(shard_for_context_parallel(base, cp));
-      std::lock_guard lock(mu_);
-      cp_base = cp_bases_.try_emplace({&base, cp}, std::move(built)).first->second;
-    }
+    const std::shared_ptr<const models::Model> cp_base = once<models::Model>(cp_bases_, {&base, cp}, [&] {
+      return std::make_shared<const models::Model>(shard_for_context_parallel(base, cp));
+    });
     return model(*cp_base, batch, dtype, tp, ep, load);
   }
   const ModelKey key{&base, batch, static_cast<int>(dtype), tp, ep, load};
-  {
+  return once<models::Model>(models_, key, [&] {
+    std::shared_ptr<const models::Model> built = build_model(base, batch, dtype, tp, ep, load);
     std::lock_guard lock(mu_);
-    if (auto it = models_.find(key); it != models_.end()) return it->second;
-  }
-  std::shared_ptr<const models::Model> built;
-  if (ep > 1 || load != 1.0) {
-    built = std::make_shared<const models::Model>(shard_for_expert_parallel(*model(base, batch, dtype, tp), ep, load));
-  } else if (tp > 1) {
+    ++models_built_;
+    return built;
+  });
+}
+
+std::shared_ptr<const models::Model> StepCache::build_model(const models::Model& base, std::int64_t batch,
+                                                            models::DType dtype, int tp, int ep, double load) {
+  if (ep > 1 || load != 1.0)
+    return std::make_shared<const models::Model>(shard_for_expert_parallel(*model(base, batch, dtype, tp), ep, load));
+  if (tp > 1) {
     // Sharded straight from the base model at the batch: the unsharded model at that batch is
     // only built when something asks for it.
     const auto plan = tp_plan(base);
-    built = std::make_shared<const models::Model>(shard_for_tensor_parallel(base, *plan, tp, batch, dtype));
-  } else if (batch == base.batch() && dtype == base.dtype()) {
-    built = std::make_shared<const models::Model>(base);
-  } else {
-    built = std::make_shared<const models::Model>(models::with_batch(base, batch, dtype));
+    return std::make_shared<const models::Model>(shard_for_tensor_parallel(base, *plan, tp, batch, dtype));
   }
-  std::lock_guard lock(mu_);
-  return models_.try_emplace(key, std::move(built)).first->second;
+  if (batch == base.batch() && dtype == base.dtype()) return std::make_shared<const models::Model>(base);
+  return std::make_shared<const models::Model>(models::with_batch(base, batch, dtype));
 }
 
 std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std::shared_ptr<const models::Model>& model,
                                                                      const std::string& kind, profiler::Optimizer opt,
                                                                      const profiler::CostModel& cost_model) {
   const CostKey key{model.get(), kind, static_cast<int>(opt), &cost_model};
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = costs_.find(key); it != costs_.end()) return it->second;
-  }
-  const std::string prefix = kind + '\x1f' + std::to_string(static_cast<int>(opt)) + '\x1f' +
-                             std::to_string(reinterpret_cast<std::uintptr_t>(&cost_model)) + '\x1f';
-  auto out = std::make_shared<std::vector<profiler::OpCost>>(model->num_ops());
-  for (models::OpId v = 0; v < model->num_ops(); ++v) {
-    const models::Op& op = model->op(v);
-    const std::string sig = prefix + op.signature();
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = by_signature_.find(sig); it != by_signature_.end()) {
-        (*out)[v] = it->second;
-        continue;
+  return once<std::vector<profiler::OpCost>>(costs_, key, [&] {
+    const std::string prefix = kind + '\x1f' + std::to_string(static_cast<int>(opt)) + '\x1f' +
+                               std::to_string(reinterpret_cast<std::uintptr_t>(&cost_model)) + '\x1f';
+    auto out = std::make_shared<std::vector<profiler::OpCost>>(model->num_ops());
+    for (models::OpId v = 0; v < model->num_ops(); ++v) {
+      const models::Op& op = model->op(v);
+      const std::string sig = prefix + op.signature();
+      {
+        std::lock_guard lock(mu_);
+        if (auto it = by_signature_.find(sig); it != by_signature_.end()) {
+          (*out)[v] = it->second;
+          continue;
+        }
       }
+      const profiler::OpCost c = cost_model.cost(op, kind, opt);
+      (*out)[v] = c;
+      std::lock_guard lock(mu_);
+      if (by_signature_.emplace(sig, c).second) ++cost_model_calls_;
     }
-    const profiler::OpCost c = cost_model.cost(op, kind, opt);
-    (*out)[v] = c;
-    std::lock_guard lock(mu_);
-    by_signature_.emplace(sig, c);
-    ++cost_model_calls_;
-  }
-  std::lock_guard lock(mu_);
-  return costs_.try_emplace(key, std::move(out)).first->second;
+    return std::shared_ptr<const std::vector<profiler::OpCost>>(std::move(out));
+  });
 }
 
 std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Model& m) {
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = links_.find(&m); it != links_.end()) return it->second;
-  }
-  auto links = std::make_shared<OpLinks>();
-  const std::size_t n = m.num_ops();
-  links->inputs.assign(n, {});
-  links->consumers.assign(n, {});
-  for (models::OpId v = 0; v < n; ++v) {
-    for (models::OpId u : m.inputs_of(v)) {
-      if (u >= v)
-        throw RuntimeError("model " + m.name() + ": op " + m.op(v).name + " is stored before its input " +
-                           m.op(u).name +
-                           "; lowering needs ops in topological order (load it through the model loader)");
-      auto& in = links->inputs[v];
-      if (std::find(in.begin(), in.end(), u) == in.end()) in.push_back(u);
+  return once<OpLinks>(links_, &m, [&] {
+    auto links = std::make_shared<OpLinks>();
+    const std::size_t n = m.num_ops();
+    links->inputs.assign(n, {});
+    links->consumers.assign(n, {});
+    for (models::OpId v = 0; v < n; ++v) {
+      for (models::OpId u : m.inputs_of(v)) {
+        if (u >= v)
+          throw RuntimeError("model " + m.name() + ": op " + m.op(v).name + " is stored before its input " +
+                             m.op(u).name +
+                             "; lowering needs ops in topological order (load it through the model loader)");
+        auto& in = links->inputs[v];
+        if (std::find(in.begin(), in.end(), u) == in.end()) in.push_back(u);
+      }
+      links->consumers[v] = m.consumers_of(v);
     }
-    links->consumers[v] = m.consumers_of(v);
-  }
-  std::lock_guard lock(mu_);
-  return links_.try_emplace(&m, std::move(links)).first->second;
+    return std::shared_ptr<const OpLinks>(std::move(links));
+  });
 }
 
-std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key) const {
-  std::lock_guard lock(mu_);
-  const auto it = partitions_.find(key);
-  return it == partitions_.end() ? nullptr : it->second;
-}
-
-std::shared_ptr<const std::vector<int>> StepCache::add_partition(const PartitionKey& key,
-                                                                 std::vector<int> chunk_of_op) {
-  auto value = std::make_shared<const std::vector<int>>(std::move(chunk_of_op));
-  std::lock_guard lock(mu_);
-  return partitions_.try_emplace(key, std::move(value)).first->second;
+std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key,
+                                                             const std::function<std::vector<int>()>& make) {
+  return once<std::vector<int>>(partitions_, key, [&] { return std::make_shared<const std::vector<int>>(make()); });
 }
 
 std::int64_t StepCache::models_built() const {
   std::lock_guard lock(mu_);
-  return static_cast<std::int64_t>(models_.size());
+  return models_built_;
 }
 
 std::int64_t StepCache::cost_model_calls() const {

@@ -168,6 +168,25 @@ TEST(Model, InputsConsumersAndEquality) {
   EXPECT_FALSE(extra_edge == m);
 }
 
+TEST(Model, AMoveTakesTheGraphAndACopyIsDeep) {
+  ModelBuilder b("mv", 2);
+  const OpId x = b.input("x", {2, 4});
+  b.relu("act", x);
+  Model m = b.finish();
+  const Graph* graph = &m.graph();
+  const Model copy = m;
+  EXPECT_NE(&copy.graph(), graph);  // its own ops
+  Model moved = std::move(m);
+  EXPECT_EQ(&moved.graph(), graph);  // the same ops, not copied
+  EXPECT_TRUE(moved == copy);
+  EXPECT_EQ(m.num_ops(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from model reads as empty
+  m = moved;                   // and takes a copy again
+  EXPECT_TRUE(m == copy);
+  moved.op(1).name = "renamed";
+  EXPECT_EQ(m.op(1).name, "act");
+  EXPECT_EQ(Model().num_ops(), 0u);
+}
+
 TEST(Model, Totals) {
   const Model m = build_zoo_model("tiny_cnn", ModelOptions{.batch = 4});
   EXPECT_EQ(m.total_params(), 25578);

@@ -447,6 +447,39 @@ TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
   EXPECT_EQ(dump_json(plan_rows_to_json(pruned, 5)), dump_json(plan_rows_to_json(full, 5)));
 }
 
+TEST(StepCache, ThreadsAskingForOneEntryAtOnceShareOneBuild) {
+  // Planner threads often reach the same model variant and partition together: the first builds
+  // it, the others wait for that one (before, each built its own copy and one was kept).
+  const models::Model model = models::build_zoo_model("gpt2", {.seq_len = 128});
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100");
+  const profiler::RooflineCostModel roofline;
+  StepCache cache;
+  constexpr int kThreads = 4;
+  std::barrier start(kThreads);
+  std::vector<std::shared_ptr<const models::Model>> got(kThreads);
+  std::vector<TimeNs> steps(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&, t] {
+      StepSetup setup{.model = &model,
+                      .cluster = &cluster,
+                      .strategy = parse_strategy("dp=2,mp=2,tp=2,micro=2"),
+                      .global_batch = 16,
+                      .costs = &roofline,
+                      .cache = &cache};
+      start.arrive_and_wait();
+      got[static_cast<std::size_t>(t)] = cache.model(model, 4, model.dtype(), 2);
+      steps[static_cast<std::size_t>(t)] = simulate_strategy(setup).step_time;
+    });
+  for (std::thread& t : pool) t.join();
+  EXPECT_EQ(cache.models_built(), 1);  // gpt2 at micro-batch 4, tp=2
+  for (int t = 1; t < kThreads; ++t) {
+    EXPECT_EQ(got[static_cast<std::size_t>(t)], got[0]);
+    EXPECT_EQ(steps[static_cast<std::size_t>(t)], steps[0]);
+  }
+  EXPECT_GT(steps[0], 0);
+}
+
 TEST(Planner, DeterministicAcrossRunsAndThreadCounts) {
   const models::Model model = chain_model(4, 1000);
   const hardware::Cluster cluster = star_cluster(4, 2000, 10.0, "V100-SXM2-32GB", 64 * MiB);

@@ -11,7 +11,7 @@
 //   #include "parasim/kernels/cuda_check.hpp"
 //   void* p = nullptr;
 //   PARASIM_CUDA_CHECK(cudaMalloc(&p, 1 << 20));
-//   PARASIM_CUBLAS_CHECK(cublasCreate(&handle));
+//   PARASIM_CUBLAS_CHECK(parasim::kernels::cublas::create(&handle));  // cublas_library.hpp
 #pragma once
 
 #include <functional>
@@ -24,6 +24,14 @@ namespace parasim::kernels {
 /// `file` is shortened to its last path component so messages stay readable.
 [[noreturn]] void throw_vendor_call_failure(std::string_view vendor, std::string_view call_text,
                                             const char* file, int line, const std::string& error);
+
+namespace cublas {
+/// cublasGetStatusName / cublasGetStatusString of `status`, from the cuBLAS loaded on first use
+/// (cublas_library.hpp; an int here so that this header includes no vendor header);
+/// "(cuBLAS not loadable)" where it cannot be loaded.
+const char* status_name(int status);
+const char* status_string(int status);
+}  // namespace cublas
 
 /// The message throw_vendor_call_failure would use (exposed for tests and for callers that
 /// must not throw, such as destructors, which log it instead).
@@ -95,14 +103,15 @@ class NcclGroupGuard {
     }                                                                           \
   } while (0)
 
-#define PARASIM_CUBLAS_CHECK(call)                                                                                    \
-  do {                                                                                                                \
-    const cublasStatus_t parasim_cublas_status_ = (call);                                                             \
-    if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                            \
-      ::parasim::kernels::throw_vendor_call_failure("cuBLAS", #call, __FILE__, __LINE__,                              \
-                                                    std::string(cublasGetStatusName(parasim_cublas_status_)) + " (" + \
-                                                        cublasGetStatusString(parasim_cublas_status_) + ")");         \
-    }                                                                                                                 \
+#define PARASIM_CUBLAS_CHECK(call)                                                                                \
+  do {                                                                                                            \
+    const cublasStatus_t parasim_cublas_status_ = (call);                                                         \
+    if (parasim_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                        \
+      ::parasim::kernels::throw_vendor_call_failure(                                                              \
+          "cuBLAS", #call, __FILE__, __LINE__,                                                                    \
+          std::string(::parasim::kernels::cublas::status_name(static_cast<int>(parasim_cublas_status_))) + " (" + \
+              ::parasim::kernels::cublas::status_string(static_cast<int>(parasim_cublas_status_)) + ")");         \
+    }                                                                                                             \
   } while (0)
 
 #define PARASIM_NCCL_CHECK(call)                                                                                       \

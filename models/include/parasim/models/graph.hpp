@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -179,6 +180,14 @@ class Model {
  public:
   Model() = default;
   Model(std::string name, std::int64_t batch, DType dtype) : name_(std::move(name)), batch_(batch), dtype_(dtype) {}
+  // Boost 1.74's adjacency_list has no move constructor (a move copies every op and tensor), so
+  // the graph lives behind a pointer: moving a Model (ModelBuilder::finish, returning one, a
+  // make_shared of one) moves the pointer. A moved-from Model reads as an empty graph.
+  Model(const Model& o);
+  Model& operator=(const Model& o);
+  Model(Model&& o) noexcept = default;
+  Model& operator=(Model&& o) noexcept = default;
+  ~Model() = default;
 
   const std::string& name() const { return name_; }
   std::int64_t batch() const { return batch_; }
@@ -187,11 +196,14 @@ class Model {
   const std::string& dataset() const { return dataset_; }
   void set_dataset(std::string d) { dataset_ = std::move(d); }
 
-  Graph& graph() { return graph_; }
-  const Graph& graph() const { return graph_; }
-  std::size_t num_ops() const { return boost::num_vertices(graph_); }
-  const Op& op(OpId v) const { return graph_[v]; }
-  Op& op(OpId v) { return graph_[v]; }
+  Graph& graph() {
+    if (!graph_) graph_ = std::make_unique<Graph>();
+    return *graph_;
+  }
+  const Graph& graph() const { return graph_ ? *graph_ : empty_graph(); }
+  std::size_t num_ops() const { return boost::num_vertices(graph()); }
+  const Op& op(OpId v) const { return graph()[v]; }
+  Op& op(OpId v) { return graph()[v]; }
   /// Finds an op by name; nullopt if there is none. Linear in the number of ops.
   std::optional<OpId> find_op(const std::string& name) const;
   /// Producers of `v`'s inputs, in input order (input_index).
@@ -223,7 +235,8 @@ class Model {
   std::int64_t batch_ = 1;
   DType dtype_ = DType::F32;
   std::string dataset_;
-  Graph graph_;
+  std::unique_ptr<Graph> graph_;  // null: empty (default-constructed or moved from)
+  static const Graph& empty_graph();
 };
 
 template <class WeightFn>
@@ -237,11 +250,11 @@ std::vector<OpId> Model::longest_path(WeightFn weight) const {
   for (OpId v : order) {
     // Best predecessor; ties keep the first in-edge so the result is deterministic.
     std::optional<OpId> best;
-    for (auto [e, end] = boost::in_edges(v, graph_); e != end; ++e) {
-      const OpId u = boost::source(*e, graph_);
+    for (auto [e, end] = boost::in_edges(v, graph()); e != end; ++e) {
+      const OpId u = boost::source(*e, graph());
       if (!best || dist[u] > dist[*best]) best = u;
     }
-    dist[v] = weight(graph_[v]) + (best ? dist[*best] : W{});
+    dist[v] = weight(graph()[v]) + (best ? dist[*best] : W{});
     pred[v] = best;
   }
   // Among equally long paths take the one ending latest in topological order, so zero-weight

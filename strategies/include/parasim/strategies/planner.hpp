@@ -236,7 +236,8 @@ ModelFacts planner_model_facts(const PlanRequest& request);
 /// The granularity run_planner uses for `request`.
 Granularity planner_granularity(const PlanRequest& request);
 
-/// Re-simulates the first `top` feasible rows with a timeline and fills their per-stream times.
+/// Re-simulates the first `top` feasible rows with a timeline and fills their per-stream times,
+/// request.threads rows at a time (in request.cache when set: the models the search built).
 void add_details(const PlanRequest& request, PlanResult& plan, int top);
 /// The same for the rows at `indices` (feasible ones; others are skipped).
 void add_details(const PlanRequest& request, PlanResult& plan, const std::vector<std::size_t>& indices);

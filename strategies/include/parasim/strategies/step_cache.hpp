@@ -19,6 +19,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,10 +58,10 @@ class StepCache {
   std::shared_ptr<const OpLinks> op_links(const models::Model& model);
 
   /// The layer partition memo: which chunk each op of `structure` goes to, for one key (the
-  /// partition's inputs: see prepare_placement.cpp). nullptr when not computed yet.
+  /// partition's inputs: see prepare_placement.cpp), worked out by `make` on the key's first use.
   using PartitionKey = std::vector<std::int64_t>;
-  std::shared_ptr<const std::vector<int>> partition(const PartitionKey& key) const;
-  std::shared_ptr<const std::vector<int>> add_partition(const PartitionKey& key, std::vector<int> chunk_of_op);
+  std::shared_ptr<const std::vector<int>> partition(const PartitionKey& key,
+                                                    const std::function<std::vector<int>()>& make);
 
   std::int64_t models_built() const;
   std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
@@ -67,15 +69,25 @@ class StepCache {
  private:
   using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int, int, double>;
   using CostKey = std::tuple<const models::Model*, std::string, int, const profiler::CostModel*>;
+  // Every entry is a future: the first thread to ask for a key works it out, threads asking for
+  // it meanwhile wait for that one instead of building the same model or partition again.
+  template <class T>
+  using Entry = std::shared_future<std::shared_ptr<const T>>;
+  template <class T, class Map, class Make>
+  std::shared_ptr<const T> once(Map& map, const typename Map::key_type& key, const Make& make);
+  std::shared_ptr<const models::Model> build_model(const models::Model& base, std::int64_t batch, models::DType dtype,
+                                                   int tp, int ep, double load);
+
   mutable std::mutex mu_;
-  std::map<ModelKey, std::shared_ptr<const models::Model>> models_;
-  std::map<const models::Model*, std::shared_ptr<const TpPlan>> plans_;
-  std::map<std::pair<const models::Model*, int>, std::shared_ptr<const models::Model>> cp_bases_;
-  std::map<CostKey, std::shared_ptr<const std::vector<profiler::OpCost>>> costs_;
+  std::map<ModelKey, Entry<models::Model>> models_;
+  std::map<const models::Model*, Entry<TpPlan>> plans_;
+  std::map<std::pair<const models::Model*, int>, Entry<models::Model>> cp_bases_;
+  std::map<CostKey, Entry<std::vector<profiler::OpCost>>> costs_;
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
-  std::map<PartitionKey, std::shared_ptr<const std::vector<int>>> partitions_;
-  std::map<const models::Model*, std::shared_ptr<const OpLinks>> links_;
+  std::map<PartitionKey, Entry<std::vector<int>>> partitions_;
+  std::map<const models::Model*, Entry<OpLinks>> links_;
   std::int64_t cost_model_calls_ = 0;
+  std::int64_t models_built_ = 0;
 };
 
 }  // namespace parasim::strategies
