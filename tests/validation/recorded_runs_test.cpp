@@ -253,9 +253,9 @@ TEST(RecordedRuns, ReadsTheConvolutionMemoryFormat) {
     if (!format.is_null()) row["config"]["memory_format"] = format;
     return row;
   };
-  const RunsFile f = parse_runs(
-      file_of({cnn_row("default", nullptr), cnn_row("nhwc", "nhwc"), cnn_row("cl", "torch.channels_last")}),
-      "runs.json");
+  const RunsFile f =
+      parse_runs(file_of({cnn_row("default", nullptr), cnn_row("nhwc", "nhwc"), cnn_row("cl", "torch.channels_last")}),
+                 "runs.json");
   EXPECT_EQ(f.runs[0].conv_layout, profiler::ConvLayout::Nchw);
   EXPECT_EQ(f.runs[1].conv_layout, profiler::ConvLayout::Nhwc);
   EXPECT_EQ(f.runs[2].conv_layout, profiler::ConvLayout::Nhwc);

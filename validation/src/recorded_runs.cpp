@@ -426,11 +426,10 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     out.note = "skipped: " + run.skip_reason;
     return out;
   }
-  const models::ModelOptions mo{
-      .batch = 1,
-      .dtype = run.dtype,
-      .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len,
-      .mlm_positions = run.mlm_positions};
+  const models::ModelOptions mo{.batch = 1,
+                                .dtype = run.dtype,
+                                .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len,
+                                .mlm_positions = run.mlm_positions};
   const models::Model model =
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
