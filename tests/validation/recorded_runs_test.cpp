@@ -321,6 +321,13 @@ TEST(RecordedRuns, MlmPositionsRejectedNamingTheField) {
   longer["model"]["mlm_positions"] = 129;
   EXPECT_EQ(error_of(file_of({longer})),
             "runs.json: $.rows[0].model.mlm_positions: expected at most the sequence length 128, found number 129");
+  // Binned data priced at 16 + 8 = 24 tokens per sample: the head cannot run on more of them.
+  nlohmann::json padded = bert_row();
+  padded["config"]["padding"] = {{"bin_size", 16}, {"mean_tokens", 16}};
+  padded["model"]["mlm_positions"] = 30;
+  EXPECT_EQ(error_of(file_of({padded})),
+            "runs.json: $.rows[0].model.mlm_positions: expected at most the 24 tokens a sample is priced at "
+            "(config.padding), found number 30");
   nlohmann::json gpt2 = bert_row();
   gpt2["model"]["zoo_name"] = "gpt2";
   gpt2["model"]["mlm_positions"] = 20;

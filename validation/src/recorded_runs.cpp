@@ -155,7 +155,8 @@ void read_model(RecordedRun& r, const JsonField& m) {
 }
 
 /// model.mlm_positions: the masked positions per sample the MLM head runs on (NVIDIA's BERT:
-/// max_predictions_per_seq), for a zoo model with a masked-LM head, at most the sequence length.
+/// max_predictions_per_seq), for a zoo model with a masked-LM head, at most the tokens a sample
+/// is priced at (the padded length of config.padding, read before this, else the sequence length).
 void read_mlm_positions(RecordedRun& r, const JsonField& m) {
   auto f = m.find("mlm_positions");
   if (!f || f->raw().is_null()) return;
@@ -167,6 +168,8 @@ void read_mlm_positions(RecordedRun& r, const JsonField& m) {
   if (!r.zoo_model) f->fail(expected + "a hyperparameter row builds a GPT-layout transformer without one)");
   if (!models::zoo_entry(*r.zoo_model).takes_mlm_positions) f->fail(expected + *r.zoo_model + " has none)");
   const std::int64_t seq = r.seq_len > 0 ? r.seq_len : models::transformer_preset(*r.zoo_model).seq_len;
+  if (r.padded_seq_len > 0 && p > r.padded_seq_len)
+    f->fail("at most the " + std::to_string(r.padded_seq_len) + " tokens a sample is priced at (config.padding)");
   if (p > seq) f->fail("at most the sequence length " + std::to_string(seq));
   r.mlm_positions = p;
 }
