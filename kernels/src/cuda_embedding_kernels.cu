@@ -24,23 +24,25 @@ __global__ void scatter_add_kernel(const std::int32_t* ids, const T* dout, T* dt
   }
 }
 
+// Element i of the gathered [B, P, D] tensor: its offset in the [B, T, D] source.
+__device__ inline std::int64_t sequence_source(std::int64_t i, const std::int64_t* idx, std::int64_t seq,
+                                               std::int64_t positions, std::int64_t dim) {
+  const std::int64_t row = i / dim;  // b * positions + p
+  const std::int64_t b = row / positions;
+  return (b * seq + idx[row - b * positions]) * dim + (i - row * dim);
+}
+
 template <class T>
 __global__ void sequence_gather_kernel(const std::int64_t* idx, const T* x, T* y, std::int64_t batch,
                                        std::int64_t seq, std::int64_t positions, std::int64_t dim) {
-  PARASIM_GRID_STRIDE_LOOP(i, batch * positions * dim) {
-    const std::int64_t row = i / dim;  // b * positions + p
-    const std::int64_t b = row / positions;
-    y[i] = x[(b * seq + idx[row - b * positions]) * dim + (i - row * dim)];
-  }
+  PARASIM_GRID_STRIDE_LOOP(i, batch * positions * dim) { y[i] = x[sequence_source(i, idx, seq, positions, dim)]; }
 }
 
 template <class T>
 __global__ void sequence_scatter_add_kernel(const std::int64_t* idx, const T* dy, T* dx, std::int64_t batch,
                                             std::int64_t seq, std::int64_t positions, std::int64_t dim) {
   PARASIM_GRID_STRIDE_LOOP(i, batch * positions * dim) {
-    const std::int64_t row = i / dim;
-    const std::int64_t b = row / positions;
-    atomicAdd(&dx[(b * seq + idx[row - b * positions]) * dim + (i - row * dim)], dy[i]);
+    atomicAdd(&dx[sequence_source(i, idx, seq, positions, dim)], dy[i]);
   }
 }
 
