@@ -23,6 +23,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "compute_once.hpp"
 #include "gib.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/memory_model.hpp"
@@ -239,24 +240,7 @@ StepBoundCache::~StepBoundCache() = default;
 std::optional<StepBound> StepBoundCache::get(const std::string& key,
                                              const std::function<std::optional<StepBound>()>& make) {
   // The first caller of a key works it out; the others wait for it rather than repeat it.
-  std::promise<std::optional<StepBound>> promise;
-  std::shared_future<std::optional<StepBound>> future;
-  bool mine = false;
-  {
-    const std::lock_guard<std::mutex> lock(state_->mutex);
-    auto [it, added] = state_->bounds.try_emplace(key);
-    if (added) it->second = promise.get_future().share();
-    future = it->second;
-    mine = added;
-  }
-  if (mine) {
-    try {
-      promise.set_value(make());
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-    }
-  }
-  return future.get();
+  return compute_once(state_->mutex, state_->bounds, key, make);
 }
 
 StepSetup plan_step_setup(const PlanRequest& req, const Strategy& strategy, std::int64_t global_batch,

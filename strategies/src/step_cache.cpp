@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compute_once.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/strategies/context_parallel.hpp"
@@ -9,43 +10,21 @@
 
 namespace parasim::strategies {
 
-template <class T, class Map, class Make>
-std::shared_ptr<const T> StepCache::once(Map& map, const typename Map::key_type& key, const Make& make) {
-  std::promise<std::shared_ptr<const T>> promise;
-  Entry<T> entry;
-  bool mine = false;
-  {
-    std::lock_guard lock(mu_);
-    auto [it, added] = map.try_emplace(key);
-    if (added) it->second = promise.get_future().share();
-    entry = it->second;
-    mine = added;
-  }
-  if (mine) {
-    try {
-      promise.set_value(make());
-    } catch (...) {
-      promise.set_exception(std::current_exception());  // every caller of the key sees the error
-    }
-  }
-  return entry.get();
-}
-
 std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
-  return once<TpPlan>(plans_, &base, [&] { return std::make_shared<const TpPlan>(plan_tensor_parallel(base)); });
+  return compute_once(mu_, plans_, &base, [&] { return std::make_shared<const TpPlan>(plan_tensor_parallel(base)); });
 }
 
 std::shared_ptr<const models::Model> StepCache::model(const models::Model& base, std::int64_t batch,
                                                       models::DType dtype, int tp, int ep, double load, int cp) {
   if (cp > 1) {
     // The base at seq / cp tokens, built once; everything else is derived from it as without CP.
-    const std::shared_ptr<const models::Model> cp_base = once<models::Model>(cp_bases_, {&base, cp}, [&] {
+    const std::shared_ptr<const models::Model> cp_base = compute_once(mu_, cp_bases_, {&base, cp}, [&] {
       return std::make_shared<const models::Model>(shard_for_context_parallel(base, cp));
     });
     return model(*cp_base, batch, dtype, tp, ep, load);
   }
   const ModelKey key{&base, batch, static_cast<int>(dtype), tp, ep, load};
-  return once<models::Model>(models_, key, [&] {
+  return compute_once(mu_, models_, key, [&] {
     std::shared_ptr<const models::Model> built = build_model(base, batch, dtype, tp, ep, load);
     std::lock_guard lock(mu_);
     ++models_built_;
@@ -71,7 +50,7 @@ std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std:
                                                                      const std::string& kind, profiler::Optimizer opt,
                                                                      const profiler::CostModel& cost_model) {
   const CostKey key{model.get(), kind, static_cast<int>(opt), &cost_model};
-  return once<std::vector<profiler::OpCost>>(costs_, key, [&] {
+  return compute_once(mu_, costs_, key, [&] {
     const std::string prefix = kind + '\x1f' + std::to_string(static_cast<int>(opt)) + '\x1f' +
                                std::to_string(reinterpret_cast<std::uintptr_t>(&cost_model)) + '\x1f';
     auto out = std::make_shared<std::vector<profiler::OpCost>>(model->num_ops());
@@ -95,7 +74,7 @@ std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std:
 }
 
 std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Model& m) {
-  return once<OpLinks>(links_, &m, [&] {
+  return compute_once(mu_, links_, &m, [&] {
     auto links = std::make_shared<OpLinks>();
     const std::size_t n = m.num_ops();
     links->inputs.assign(n, {});
@@ -117,7 +96,7 @@ std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Mode
 
 std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key,
                                                              const std::function<std::vector<int>()>& make) {
-  return once<std::vector<int>>(partitions_, key, [&] { return std::make_shared<const std::vector<int>>(make()); });
+  return compute_once(mu_, partitions_, key, [&] { return std::make_shared<const std::vector<int>>(make()); });
 }
 
 std::int64_t StepCache::models_built() const {

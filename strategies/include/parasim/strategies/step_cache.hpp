@@ -70,11 +70,10 @@ class StepCache {
   using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int, int, double>;
   using CostKey = std::tuple<const models::Model*, std::string, int, const profiler::CostModel*>;
   // Every entry is a future: the first thread to ask for a key works it out, threads asking for
-  // it meanwhile wait for that one instead of building the same model or partition again.
+  // it meanwhile wait for that one instead of building the same model or partition again
+  // (compute_once, strategies/src/compute_once.hpp).
   template <class T>
   using Entry = std::shared_future<std::shared_ptr<const T>>;
-  template <class T, class Map, class Make>
-  std::shared_ptr<const T> once(Map& map, const typename Map::key_type& key, const Make& make);
   std::shared_ptr<const models::Model> build_model(const models::Model& base, std::int64_t batch, models::DType dtype,
                                                    int tp, int ep, double load);
 
