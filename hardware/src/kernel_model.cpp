@@ -17,10 +17,11 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // A100 SXM 267.9 of 312 TFLOP/s (85.9%), H100 SXM 792.1 of 989 (80.1%), CUDA 12.1.
 constexpr double kA100TensorFraction = 267.9 / 312.0;
 constexpr double kH100TensorFraction = 792.1 / 989.0;
-// Volta and Pascal have no such measurement in that table: assumed 0.83 (between the two measured
-// ratios) for V100 tensor cores and 0.90 for FP32 SGEMM on CUDA cores (cuBLAS SGEMM runs close to
-// peak: no tensor-core pipeline to starve).
-constexpr double kAssumedVoltaTensorFraction = 0.83;
+// Volta is not in that table: Markidis et al. 2018 ("NVIDIA Tensor Core Programmability,
+// Performance & Precision", IPDPSW) measured cuBLAS mixed-precision GEMM on a V100 at up to 83 of
+// its 125 TFLOP/s (66.4%). FP32 SGEMM on CUDA cores is assumed at 0.90 (no tensor-core pipeline to
+// starve).
+constexpr double kVoltaTensorFraction = 83.0 / 125.0;
 constexpr double kAssumedCudaCoreFraction = 0.90;
 constexpr const char* kMamfSource =
     "stas00/ml-engineering, Maximum Achievable Matmul FLOPS (BF16 torch.matmul, CUDA 12.1)";
@@ -116,11 +117,12 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   k.sm_count = std::max(1, spec.sm_count);
   k.tensor_core_fraction = spec.arch == "ampere"   ? kA100TensorFraction
                            : spec.arch == "hopper" ? kH100TensorFraction
-                                                   : kAssumedVoltaTensorFraction;
+                                                   : kVoltaTensorFraction;
   k.tensor_core_source = spec.arch == "ampere" ? std::string(kMamfSource) + ": A100 SXM 267.9 of 312 TFLOP/s"
                          : spec.arch == "hopper"
                              ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
-                             : "assumed: between the measured Ampere and Hopper ratios (no measurement)";
+                             : "Markidis et al. 2018 (IPDPSW), cuBLAS mixed-precision GEMM on a V100: up to 83 of "
+                               "125 TFLOP/s";
   k.cuda_core_fraction = kAssumedCudaCoreFraction;
   k.cuda_core_source = "assumed: SGEMM has no tensor-core pipeline to starve";
   // Achievable HBM bandwidth by bytes per kernel: Calculon's measured-efficiency table for A100 and

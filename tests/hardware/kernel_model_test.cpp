@@ -141,12 +141,14 @@ TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   EXPECT_EQ(rows[9].value, "30% at 0 MB, 60% at 1 MB, 75% at 10 MB, 90% at 100 MB");
   EXPECT_EQ(rows[11].value, "5 us");
   for (const auto& r : rows) EXPECT_FALSE(r.source.empty()) << r.quantity;
-  // Pascal consumer cards have no tensor cores: no tensor-core rows, and the Volta guess is not shown.
+  // Pascal consumer cards have no tensor cores: no tensor-core rows, and Volta's figure is not shown.
   const auto pascal = kernel_model_figures(kernel_model(device_spec("gtx1080")));
   EXPECT_EQ(pascal.size(), 9u);
   EXPECT_EQ(pascal[3].quantity, "CUDA-core GEMM, best shape");
-  // Volta's tensor-core fraction is an assumption and says so.
-  EXPECT_NE(kernel_model_figures(kernel_model(device_spec("v100")))[3].source.find("assumed"), std::string::npos);
+  // Volta's tensor-core fraction is the measurement it cites.
+  const auto volta = kernel_model_figures(kernel_model(device_spec("v100")));
+  EXPECT_EQ(volta[3].value, "66.4% of peak");
+  EXPECT_EQ(volta[3].source.substr(0, 29), "Markidis et al. 2018 (IPDPSW)");
 }
 
 }  // namespace
