@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/progress.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/validation/calibrate.hpp"
 #include "parasim/validation/kernel_fit.hpp"
@@ -29,6 +31,7 @@ struct CalibrateArgs {
   std::vector<std::string> profiles;
   std::string output;
   std::vector<std::string> fixed;
+  bool pool_gpu_kinds = false;
   bool json = false;
 };
 
@@ -64,25 +67,24 @@ void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
       << fixed(f.memory, 4) << (f.memory_fitted ? "" : " (no phase depends on it)") << "\n";
 }
 
-void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs,
-               const std::function<std::string(std::size_t)>& held_note) {
+void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
   out << "parasim calibrate --runs " << runs << "  (" << f.in_sample.scored << " runs, " << f.iterations
       << " Levenberg-Marquardt iterations" << (f.converged ? "" : ", stopped at the limit while still improving")
       << ")\n\n";
   std::vector<std::vector<std::string>> factors{{"factor", "value", "fitted"}};
-  for (std::size_t i = 0; i < Calibration::kNames.size(); ++i)
-    factors.push_back(
-        {std::string(Calibration::kNames[i]), fixed(f.calibration.get(i), 4), f.fitted[i] ? "yes" : held_note(i)});
+  for (const validation::FitFactor& factor : f.factors)
+    factors.push_back({factor.name, fixed(factor.value, 4), factor.fitted ? "yes" : "no: " + factor.note});
   print_table(out, factors, {false, true, false});
   out << "\n";
-  std::vector<std::vector<std::string>> rows{{"run", "measured s", "default", "calibrated", "leave-one-out"}};
+  std::vector<std::vector<std::string>> rows{{"run", "gpu", "measured s", "default", "calibrated", "leave-one-out"}};
   for (std::size_t i = 0; i < f.in_sample.outcomes.size(); ++i) {
     const auto& o = f.in_sample.outcomes[i];
     if (!o.scored) continue;
-    rows.push_back({o.run.id, fixed(o.run.measured_step_s, 3), signed_percent(f.default_model.outcomes[i].error_pct),
-                    signed_percent(o.error_pct), signed_percent(f.leave_one_out.outcomes[i].error_pct)});
+    rows.push_back({o.run.id, o.device_kind, fixed(o.run.measured_step_s, 3),
+                    signed_percent(f.default_model.outcomes[i].error_pct), signed_percent(o.error_pct),
+                    signed_percent(f.leave_one_out.outcomes[i].error_pct)});
   }
-  print_table(out, rows, {false, true, true, true, true});
+  print_table(out, rows, {false, false, true, true, true, true});
   auto line = [&](const char* what, const validation::RunsReport& r) {
     out << "  " << what << " median |error| " << fixed(r.median_abs_error_pct, 1) << "%, max "
         << fixed(r.max_abs_error_pct, 1) << "% (" << r.worst_id << ")\n";
@@ -104,35 +106,50 @@ void register_calibrate(CLI::App& app) {
                   "Measured per-op profiles of zoo models (parasim.profile/1: parasim profile, or a torch.profiler "
                   "trace through parasim profile import --model); fits the matrix and memory factors")
       ->delimiter(',');
-  cmd->add_option("-o,--output", args->output, "Write the calibration (parasim.calibration/1) here")->required();
+  cmd->add_option("-o,--output", args->output, "Write the calibration (parasim.calibration/2) here")->required();
   cmd->add_option("--fix", args->fixed,
-                  "Hold a factor at its default: matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms");
+                  "Hold a factor at its default: matrix, memory (every GPU kind's), intra_node_comm, inter_node_comm, "
+                  "step_overhead_ms");
+  cmd->add_flag("--pool-gpu-kinds", args->pool_gpu_kinds,
+                "With --runs: one set of kernel factors for every GPU kind (default: one per kind, fitted where the "
+                "runs file has more runs of that kind than free kernel factors)");
   cmd->add_flag("--json", args->json, "Print the calibration JSON instead of the table");
   cmd->callback([args] {
     if (args->runs.empty() && args->profiles.empty())
       throw InputError(
           "calibrate: give --runs FILE (measured step times), --profiles FILES (measured op times), or both");
     const bool talk = ProgressBar::would_draw();
-    std::optional<validation::KernelFit> kernels;
+    if (args->pool_gpu_kinds && args->runs.empty())
+      throw InputError("calibrate: --pool-gpu-kinds applies only with --runs (profiles fit each GPU kind apart)");
+    if (args->pool_gpu_kinds && !args->profiles.empty())
+      throw InputError(
+          "calibrate: --pool-gpu-kinds with --profiles: profiles fit each GPU kind's kernel factors; "
+          "drop one");
+    // Per GPU kind: the kernel factors its profiles measured.
+    std::map<std::string, validation::KernelFit> kernels;
     if (!args->profiles.empty()) {
       for (const std::string& name : args->fixed)
         if (name == "matrix" || name == "memory")
           throw InputError("calibrate: --fix " + name + " with --profiles: the profiles are what fits it; drop one");
-      std::vector<validation::ProfileInput> inputs;
-      for (const std::string& path : args->profiles) inputs.push_back({path, profiler::load_profile(path)});
-      kernels = validation::fit_kernel_factors(inputs);
+      std::map<std::string, std::vector<validation::ProfileInput>> by_kind;
+      for (const std::string& path : args->profiles) {
+        profiler::Profile profile = profiler::load_profile(path);
+        const auto spec = hardware::find_device_spec(profile.device.kind);
+        by_kind[spec ? spec->kind : profile.device.kind].push_back({path, std::move(profile)});
+      }
+      for (auto& [kind, inputs] : by_kind) kernels.emplace(kind, validation::fit_kernel_factors(inputs));
     }
     nlohmann::json j;
     std::optional<validation::CalibrationFit> fit;
     if (!args->runs.empty()) {
       const validation::RunsFile runs = validation::load_runs_file(args->runs);
-      validation::FitOptions options{.fixed = args->fixed, .on_stage = [talk](const std::string& s) {
-                                       if (talk) std::cerr << "  " << s << "...\n";
-                                     }};
-      if (kernels) {
+      validation::FitOptions options{
+          .fixed = args->fixed, .pool_gpu_kinds = args->pool_gpu_kinds, .on_stage = [talk](const std::string& s) {
+            if (talk) std::cerr << "  " << s << "...\n";
+          }};
+      if (!kernels.empty()) {
         // The profiles measured the kernels: hold their factors, fit links and overhead to the runs.
-        options.start.matrix = kernels->matrix;
-        options.start.memory = kernels->memory;
+        for (const auto& [kind, k] : kernels) options.start.kernels[kind] = {k.matrix, k.memory};
         options.fixed.push_back("matrix");
         options.fixed.push_back("memory");
       }
@@ -140,23 +157,27 @@ void register_calibrate(CLI::App& app) {
       j = validation::calibration_fit_to_json(*fit);
     } else {
       Calibration c;
-      c.matrix = kernels->matrix;
-      c.memory = kernels->memory;
-      j = calibration_to_json(c, {{"fitted_factors", nlohmann::json::array({"matrix", "memory"})}});
+      nlohmann::json fitted = nlohmann::json::array();
+      for (const auto& [kind, k] : kernels) {
+        c.kernels[kind] = {k.matrix, k.memory};
+        fitted.push_back("matrix[" + kind + "]");
+        fitted.push_back("memory[" + kind + "]");
+      }
+      j = calibration_to_json(c, {{"fitted_factors", fitted}});
     }
-    if (kernels) j["kernel_fit"] = validation::kernel_fit_to_json(*kernels);
+    for (const auto& [kind, k] : kernels) j["kernel_fit"][kind] = validation::kernel_fit_to_json(k);
     write_file_atomic(args->output, dump_json(j));
     if (args->json) {
       std::cout << dump_json(j);
       return;
     }
-    if (kernels) print_kernel_fit(std::cout, *kernels);
+    for (const auto& [kind, k] : kernels) {
+      std::cout << kind << ": ";
+      print_kernel_fit(std::cout, k);
+    }
     if (fit) {
-      if (kernels) std::cout << "\n";
-      print_fit(std::cout, *fit, args->runs, [&](std::size_t i) -> std::string {
-        const bool kernel_factor = i == 0 || i == 1;
-        return kernels && kernel_factor ? "from the profiles" : "no (held or no run depends on it)";
-      });
+      if (!kernels.empty()) std::cout << "\n";
+      print_fit(std::cout, *fit, args->runs);
     }
     std::cout << "\nwrote " << args->output << " (use it with --calibration " << args->output << ")\n";
   });

@@ -101,11 +101,15 @@ void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kerne
   const auto layout = profiler::parse_conv_layout(kernels.conv_layout);
   if (!layout) throw InputError("--conv-layout: expected nchw or nhwc, found \"" + kernels.conv_layout + "\"");
   if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
-    model->set_kernel_scales(calibration.matrix, calibration.memory);
+    model->set_kernel_factors(calibration.kernels);
     model->set_attention_kernel(*kernel);
     model->set_fp32_math(*math);
     model->set_conv_layout(*layout);
   }
+}
+
+Calibration load_calibration_option(const std::string& path) {
+  return path.empty() ? Calibration{} : hardware::with_canonical_kinds(load_calibration(path));
 }
 
 }  // namespace parasim::cli

@@ -50,4 +50,7 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
 /// unknown value.
 void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kernels, const Calibration& calibration);
 
+/// --calibration FILE: the file's factors with canonical device kinds; empty path: no calibration.
+Calibration load_calibration_option(const std::string& path);
+
 }  // namespace parasim::cli

@@ -121,9 +121,7 @@ models::Model load_planning_model(const PlanningInputs& in) {
   return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype, .seq_len = in.seq_len});
 }
 
-Calibration planning_calibration(const PlanningInputs& in) {
-  return in.calibration.empty() ? Calibration{} : load_calibration(in.calibration);
-}
+Calibration planning_calibration(const PlanningInputs& in) { return load_calibration_option(in.calibration); }
 
 DataLoading planning_data_loading(const PlanningInputs& in) { return parse_data_loading(in.data_loading); }
 

@@ -165,7 +165,7 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   const hardware::Cluster cluster = load_cluster(common, strategy.devices());
   const profiler::Optimizer optimizer = optimizer_arg(o.optimizer);
 
-  const Calibration calibration = o.calibration.empty() ? Calibration{} : load_calibration(o.calibration);
+  const Calibration calibration = load_calibration_option(o.calibration);
   CostChoice choice = choose_costs(o.profile, o.traces, o.traces_given, model, cluster.device_kinds());
   configure_model_costs(*choice.costs, o.kernels, calibration);
   std::unique_ptr<profiler::CostModel> costs = std::move(choice.costs);

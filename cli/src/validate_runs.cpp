@@ -1,4 +1,5 @@
 #include "validate_runs.hpp"
+#include "cost_choice.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -51,7 +52,7 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
 
 void run_validate_runs(const ValidateRunsArgs& args) {
   const validation::RunsFile runs = validation::load_runs_file(args.file);
-  const Calibration calibration = args.calibration.empty() ? Calibration{} : load_calibration(args.calibration);
+  const Calibration calibration = load_calibration_option(args.calibration);
   const profiler::RooflineCostModel roofline;
   const DataLoading loading = parse_data_loading(args.data_loading);
   const std::string model = roofline.describe() + "; NCCL collective costs; calibration: " + calibration.describe() +

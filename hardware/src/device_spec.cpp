@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "parasim/common/calibration.hpp"
 #include "parasim/common/error.hpp"
 
 namespace parasim::hardware {
@@ -115,6 +116,27 @@ void require_dtype_support(const std::string& kind, DType dtype) {
   if (!spec || !spec->supports_fp8())
     throw InputError("--dtype fp8: device " + kind +
                      " has no FP8 tensor cores; FP8 matmuls need Hopper or later (H100, H200)");
+}
+
+Calibration with_canonical_kinds(const Calibration& c) {
+  Calibration out = c;
+  out.kernels.clear();
+  for (const auto& [kind, factors] : c.kernels) {
+    std::string key = kind;
+    if (kind != Calibration::kAllKinds && kind.rfind("cpu", 0) != 0) {
+      const auto spec = find_device_spec(kind);
+      if (!spec) {
+        std::string known;
+        for (const auto& s : device_specs()) known += s.kind + ", ";
+        throw InputError(c.origin + ": $.kernels." + kind + ": expected a device kind (" + known +
+                         "cpu-..., or * for every kind), found \"" + kind + "\"");
+      }
+      key = spec->kind;
+    }
+    if (!out.kernels.emplace(key, factors).second)
+      throw InputError(c.origin + ": $.kernels." + kind + ": " + key + " is given twice (once by an alias)");
+  }
+  return out;
 }
 
 }  // namespace parasim::hardware

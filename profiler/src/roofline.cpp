@@ -535,8 +535,15 @@ double RooflineDevice::kernel_time_ns(const KernelWork& k, models::DType dtype, 
 RooflineCostModel::RooflineCostModel() = default;
 
 void RooflineCostModel::set_kernel_scales(double matrix, double memory) {
-  matrix_scale_ = matrix;
-  memory_scale_ = memory;
+  kernel_calibration_.kernels = {{std::string(Calibration::kAllKinds), KernelFactors{matrix, memory}}};
+}
+
+void RooflineCostModel::set_kernel_factors(std::map<std::string, KernelFactors, std::less<>> by_kind) {
+  kernel_calibration_.kernels = std::move(by_kind);
+}
+
+KernelFactors RooflineCostModel::kernel_factors(const RooflineDevice& device) const {
+  return kernel_calibration_.kernels.empty() ? KernelFactors{} : kernel_calibration_.kernel_factors(device.spec.kind);
 }
 
 void RooflineCostModel::add_device(RooflineDevice device) {
@@ -565,9 +572,10 @@ void RooflineCostModel::set_conv_layout(ConvLayout layout) { conv_layout_ = layo
 
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
   const models::DType dtype = compute_dtype(op);
+  const KernelFactors factors = kernel_factors(device);
   if (attention_ == AttentionKernel::Flash && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
       op_has_phase(op, phase))
-    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype) * matrix_scale_));
+    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype) * factors.matrix));
   double t = 0;
   const bool tf32_convolutions =
       !device.is_cpu && fp32_math_ != Fp32Math::Fp32 && device.spec.tf32_tflops > device.spec.fp32_tflops;
@@ -580,7 +588,7 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
     const double one = k.count == 0 && device.kernels
                            ? device.kernels->memory_time_ns(k.bytes)
                            : static_cast<double>(k.count) * device.kernel_time_ns(k, dtype, fp32_math_);
-    t += one * (k.cls == KernelClass::Memory ? memory_scale_ : matrix_scale_);
+    t += one * (k.cls == KernelClass::Memory ? factors.memory : factors.matrix);
   }
   return static_cast<TimeNs>(std::llround(t));
 }

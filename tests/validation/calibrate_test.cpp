@@ -1,17 +1,23 @@
-// parasim calibrate: the fit recovers factors that generated synthetic runs, holds factors no run
-// depends on at their default, and refuses to fit more factors than runs allow.
+// parasim calibrate: the fit recovers factors that generated synthetic runs (per GPU kind), holds
+// factors no run depends on at their default, leaves a kind with too few runs on the default
+// kernel model, and refuses to fit more factors than runs allow.
 #include "parasim/validation/calibrate.hpp"
 
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/hardware/device_spec.hpp"
 
 namespace parasim::validation {
 namespace {
 
-// A small GPT on DGX A100 nodes under one strategy: what varies across runs is how much of the
-// step is GEMMs, bandwidth-bound kernels, NVLink and network collectives.
-RecordedRun synthetic(const std::string& id, int dp, int tp, std::int64_t micro_batch, int layers) {
+constexpr const char* kA100 = "A100-SXM4-80GB";
+constexpr const char* kH100 = "H100-SXM5-80GB";
+
+// A small GPT on DGX nodes under one strategy: what varies across runs is how much of the step is
+// GEMMs, bandwidth-bound kernels, NVLink and network collectives.
+RecordedRun synthetic(const std::string& id, int dp, int tp, std::int64_t micro_batch, int layers,
+                      const std::string& preset = "dgx-a100") {
   RecordedRun r;
   r.id = id;
   r.transformer.name = id;
@@ -23,7 +29,7 @@ RecordedRun synthetic(const std::string& id, int dp, int tp, std::int64_t micro_
   r.transformer.seq_len = 256;
   r.transformer.max_positions = 256;
   r.seq_len = 256;
-  r.preset = "dgx-a100";
+  r.preset = preset;
   r.gpus = dp * tp;
   r.strategy.dp = dp;
   r.strategy.tp = tp;
@@ -33,74 +39,149 @@ RecordedRun synthetic(const std::string& id, int dp, int tp, std::int64_t micro_
   return r;
 }
 
+// Each run's "measurement" is what parasim projects under `truth`.
+void measure_under(RunsFile& f, const Calibration& truth) {
+  for (RecordedRun& r : f.runs) {
+    const RunOutcome o = evaluate_run(r, {.calibration = truth, .progress = {}});
+    EXPECT_TRUE(o.scored) << r.id << ": " << o.note;
+    r.measured_step_s = o.projected_step_s;
+  }
+}
+
 RunsFile synthetic_runs(const Calibration& truth) {
   RunsFile f;
   f.path = "synthetic";
   f.runs = {synthetic("dp8", 8, 1, 8, 4),      synthetic("tp8", 1, 8, 16, 4),  synthetic("dp16", 16, 1, 4, 2),
             synthetic("dp2tp8", 2, 8, 32, 6),  synthetic("dp32", 32, 1, 64, 2), synthetic("tp4dp4", 4, 4, 2, 8),
             synthetic("one", 1, 1, 64, 3),       synthetic("tp2dp4", 4, 2, 16, 3)};
-  for (RecordedRun& r : f.runs) {
-    const RunOutcome o = evaluate_run(r, {.calibration = truth, .progress = {}});
-    EXPECT_TRUE(o.scored) << r.id << ": " << o.note;
-    r.measured_step_s = o.projected_step_s;
-  }
+  measure_under(f, truth);
   return f;
+}
+
+std::string note_of(const CalibrationFit& fit, const std::string& name) {
+  for (const FitFactor& f : fit.factors)
+    if (f.name == name) return f.note;
+  return "no factor " + name;
 }
 
 TEST(Calibrate, RecoversTheFactorsThatMadeTheRuns) {
   Calibration truth;
-  truth.matrix = 1.25;
-  truth.memory = 0.8;
+  truth.kernels[kA100] = {1.25, 0.8};
   truth.intra_node_comm = 1.6;
   truth.inter_node_comm = 1.3;
   truth.step_overhead_ms = 2.0;
   const CalibrationFit fit =
       fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .on_stage = {}});
-  for (std::size_t i = 0; i < Calibration::kNames.size(); ++i) {
-    EXPECT_TRUE(fit.fitted[i]) << Calibration::kNames[i];
-    EXPECT_NEAR(fit.calibration.get(i), truth.get(i), 0.01 * std::max(1.0, truth.get(i))) << Calibration::kNames[i];
-  }
+  ASSERT_EQ(fit.factors.size(), 5u);
+  for (const FitFactor& f : fit.factors) EXPECT_TRUE(f.fitted) << f.name << ": " << f.note;
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.25, 0.0125);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).memory, 0.8, 0.01);
+  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.6, 0.016);
+  EXPECT_NEAR(fit.calibration.inter_node_comm, 1.3, 0.013);
+  EXPECT_NEAR(fit.calibration.step_overhead_ms, 2.0, 0.02);
+  EXPECT_EQ(fit.calibration.kernels.size(), 1u);  // only the kind it saw
+  EXPECT_FALSE(fit.calibration.has_kernel_factors(kH100));
   EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
   EXPECT_GT(fit.default_model.max_abs_error_pct, 10.0);
   EXPECT_LT(fit.leave_one_out.max_abs_error_pct, 1.0);
 }
 
+// Two GPU kinds made with different kernel factors: each kind gets its own. A third kind with two
+// runs cannot fit two factors and keeps the default kernel model, in the fit and out of sample.
+TEST(Calibrate, FitsKernelFactorsPerGpuKind) {
+  Calibration truth;
+  truth.kernels[kA100] = {1.3, 0.9};
+  truth.kernels[kH100] = {0.8, 1.2};
+  truth.kernels["V100-SXM2-32GB"] = {1.5, 1.5};
+  truth.intra_node_comm = 1.4;
+  RunsFile runs;
+  runs.path = "two-kinds";
+  runs.runs = {synthetic("a-dp8", 8, 1, 8, 4),
+               synthetic("a-tp8", 1, 8, 16, 4),
+               synthetic("a-one", 1, 1, 64, 3),
+               synthetic("a-tp2dp4", 4, 2, 16, 3),
+               synthetic("h-dp8", 8, 1, 8, 4, "dgx-h100"),
+               synthetic("h-tp8", 1, 8, 16, 4, "dgx-h100"),
+               synthetic("h-one", 1, 1, 64, 3, "dgx-h100"),
+               synthetic("h-tp4", 2, 4, 8, 6, "dgx-h100"),
+               synthetic("v-dp8", 8, 1, 8, 4, "dgx1-v100"),
+               synthetic("v-one", 1, 1, 64, 3, "dgx1-v100")};
+  measure_under(runs, truth);
+  const CalibrationFit fit =
+      fit_calibration(runs, {.max_iterations = 60, .fixed = {"inter_node_comm", "step_overhead_ms"}, .on_stage = {}});
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.3, 0.013);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).memory, 0.9, 0.009);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kH100).matrix, 0.8, 0.008);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kH100).memory, 1.2, 0.012);
+  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.4, 0.014);
+  EXPECT_FALSE(fit.calibration.has_kernel_factors("V100-SXM2-32GB"));
+  EXPECT_FALSE(fit.fitted("matrix[V100-SXM2-32GB]"));
+  EXPECT_EQ(note_of(fit, "memory[V100-SXM2-32GB]"), "2 run(s) of this kind, 3 needed: default kernel model");
+  // The V100 runs are priced by the default kernel model: off by what the truth put on them.
+  const RunOutcome& v = fit.in_sample.outcomes[8];
+  EXPECT_LT(v.error_pct, -20.0);
+  EXPECT_NEAR(fit.leave_one_out.outcomes[8].error_pct, v.error_pct, 1.0);
+  // Leaving out one of four A100 runs leaves three: still fitted, still right.
+  EXPECT_LT(std::abs(fit.leave_one_out.outcomes[0].error_pct), 1.0);
+
+  const Calibration back = calibration_from_json(calibration_fit_to_json(fit), "cal.json");
+  EXPECT_EQ(back.kernels.size(), 2u);
+  EXPECT_NEAR(back.kernel_factors(kH100).matrix, 0.8, 0.008);
+}
+
+TEST(Calibrate, PoolsGpuKindsWhenAsked) {
+  Calibration truth;
+  truth.kernels["*"] = {1.2, 1.0};
+  RunsFile runs = synthetic_runs(truth);
+  runs.runs.resize(4);
+  runs.runs.push_back(synthetic("h-dp8", 8, 1, 8, 4, "dgx-h100"));
+  measure_under(runs, truth);
+  const CalibrationFit fit =
+      fit_calibration(runs, {.max_iterations = 40,
+                             .fixed = {"memory", "intra_node_comm", "inter_node_comm", "step_overhead_ms"},
+                             .pool_gpu_kinds = true,
+                             .on_stage = {}});
+  ASSERT_EQ(fit.calibration.kernels.size(), 1u);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kH100).matrix, 1.2, 0.012);
+  EXPECT_TRUE(fit.fitted("matrix[*]"));
+  EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
+}
+
 TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   Calibration truth;
-  truth.matrix = 1.1;
+  truth.kernels[kA100] = {1.1, 1.0};
   RunsFile runs = synthetic_runs(truth);
   // Single-node runs only: nothing crosses the network.
   runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
   const CalibrationFit fit =
       fit_calibration(runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .on_stage = {}});
-  EXPECT_FALSE(fit.fitted[3]);  // inter_node_comm
-  EXPECT_FALSE(fit.fitted[4]);  // step_overhead_ms, held
+  EXPECT_FALSE(fit.fitted("inter_node_comm"));
+  EXPECT_FALSE(fit.fitted("step_overhead_ms"));
   EXPECT_DOUBLE_EQ(fit.calibration.inter_node_comm, 1.0);
   EXPECT_DOUBLE_EQ(fit.calibration.step_overhead_ms, 0.0);
-  EXPECT_NEAR(fit.calibration.matrix, 1.1, 0.011);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.1, 0.011);
   const nlohmann::json j = calibration_fit_to_json(fit);
-  EXPECT_EQ(j["schema"], "parasim.calibration/1");
+  EXPECT_EQ(j["schema"], "parasim.calibration/2");
   EXPECT_EQ(j["fitted_factors"].size(), 3u);
-  EXPECT_EQ(calibration_from_json(j, "cal.json").describe().substr(0, 14), "matrix x1.100,");
+  EXPECT_EQ(j["not_fitted"]["inter_node_comm"], "no run depends on it");
+  EXPECT_EQ(calibration_from_json(j, "cal.json").describe().substr(0, 35), "A100-SXM4-80GB matrix x1.100 memory");
 }
 
 // calibrate --profiles --runs: the kernel factors come from the profiles and are held at those
 // values while the links are fitted to the runs.
 TEST(Calibrate, HoldsFactorsAtTheirStartValues) {
   Calibration truth;
-  truth.matrix = 1.3;
-  truth.memory = 0.9;
+  truth.kernels[kA100] = {1.3, 0.9};
   truth.intra_node_comm = 1.5;
   RunsFile runs = synthetic_runs(truth);
   runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
   FitOptions options{.max_iterations = 20, .fixed = {"matrix", "memory", "step_overhead_ms"}, .on_stage = {}};
-  options.start.matrix = 1.3;
-  options.start.memory = 0.9;
+  options.start.kernels[kA100] = {1.3, 0.9};
   const CalibrationFit fit = fit_calibration(runs, options);
-  EXPECT_FALSE(fit.fitted[0]);
-  EXPECT_FALSE(fit.fitted[1]);
-  EXPECT_DOUBLE_EQ(fit.calibration.matrix, 1.3);
-  EXPECT_DOUBLE_EQ(fit.calibration.memory, 0.9);
+  EXPECT_FALSE(fit.fitted("matrix[A100-SXM4-80GB]"));
+  EXPECT_FALSE(fit.fitted("memory[A100-SXM4-80GB]"));
+  EXPECT_DOUBLE_EQ(fit.calibration.kernel_factors(kA100).matrix, 1.3);
+  EXPECT_DOUBLE_EQ(fit.calibration.kernel_factors(kA100).memory, 0.9);
   EXPECT_NEAR(fit.calibration.intra_node_comm, 1.5, 0.015);
   EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
 }
@@ -108,7 +189,7 @@ TEST(Calibrate, HoldsFactorsAtTheirStartValues) {
 // Runs are projected in parallel; the fit, and its file, must not depend on the thread count.
 TEST(Calibrate, TheFitIsTheSameOnOneThreadAndOnThree) {
   Calibration truth;
-  truth.matrix = 1.2;
+  truth.kernels[kA100] = {1.2, 1.0};
   truth.intra_node_comm = 1.5;
   const RunsFile runs = synthetic_runs(truth);
   const auto fit_on = [&](int threads) {
@@ -132,10 +213,11 @@ TEST(Calibrate, RefusesToFitMoreFactorsThanRunsAllow) {
 
 TEST(CalibrationFile, RoundTripsAndRejectsUnknownFactors) {
   Calibration c;
-  c.matrix = 1.5;
+  c.kernels[kA100] = {1.5, 1.0};
   c.step_overhead_ms = 12;
   const Calibration back = calibration_from_json(calibration_to_json(c), "c.json");
-  EXPECT_DOUBLE_EQ(back.matrix, 1.5);
+  EXPECT_DOUBLE_EQ(back.kernel_factors(kA100).matrix, 1.5);
+  EXPECT_DOUBLE_EQ(back.kernel_factors(kH100).matrix, 1.0);  // a kind it has no factors for
   EXPECT_DOUBLE_EQ(back.step_overhead_ms, 12);
   EXPECT_EQ(back.origin, "c.json");
   nlohmann::json bad = calibration_to_json(c);
@@ -147,8 +229,51 @@ TEST(CalibrationFile, RoundTripsAndRejectsUnknownFactors) {
     EXPECT_EQ(std::string(e.what()).substr(0, 25), "c.json: $.factors.gpu: ex");
   }
   bad = calibration_to_json(c);
-  bad["factors"]["matrix"] = 0;
+  bad["factors"]["matrix"] = 1.2;  // version 2 keeps kernel factors per kind
   EXPECT_THROW((void)calibration_from_json(bad, "c.json"), InputError);
+  bad = calibration_to_json(c);
+  bad["kernels"][kA100]["matrix"] = 0;
+  EXPECT_THROW((void)calibration_from_json(bad, "c.json"), InputError);
+  bad = calibration_to_json(c);
+  bad["kernels"][kA100]["flops"] = 1;
+  try {
+    (void)calibration_from_json(bad, "c.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.json: $.kernels.A100-SXM4-80GB.flops: expected matrix or memory, found number 1");
+  }
+}
+
+// Files written before kernel factors were per kind: their matrix and memory apply to every kind.
+TEST(CalibrationFile, ReadsVersionOneAsFactorsForEveryKind) {
+  const nlohmann::json v1 = {{"schema", "parasim.calibration/1"},
+                             {"factors", {{"matrix", 1.08}, {"memory", 0.95}, {"step_overhead_ms", 12.5}}}};
+  const Calibration c = calibration_from_json(v1, "old.json");
+  EXPECT_DOUBLE_EQ(c.kernel_factors(kH100).matrix, 1.08);
+  EXPECT_DOUBLE_EQ(c.kernel_factors(kA100).memory, 0.95);
+  EXPECT_TRUE(c.has_kernel_factors(kH100));
+  EXPECT_EQ(calibration_to_json(c)["kernels"]["*"]["matrix"], 1.08);
+}
+
+TEST(CalibrationFile, NamesKindsCanonicallyAndRejectsUnknownOnes) {
+  Calibration c;
+  c.origin = "cal.json";
+  c.kernels["a100"] = {1.2, 1.0};
+  c.kernels["*"] = {1.1, 1.0};
+  const Calibration canonical = hardware::with_canonical_kinds(c);
+  EXPECT_TRUE(canonical.kernels.contains(kA100));
+  EXPECT_DOUBLE_EQ(canonical.kernel_factors(kH100).matrix, 1.1);
+  c.kernels["B300"] = {1.0, 1.0};
+  try {
+    (void)hardware::with_canonical_kinds(c);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).substr(0, 51), "cal.json: $.kernels.B300: expected a device kind (V");
+  }
+  c.kernels.erase("B300");
+  c.kernels["A100-SXM4-80GB"] = {1.3, 1.0};
+  EXPECT_THROW((void)hardware::with_canonical_kinds(c), InputError);  // the same kind twice
 }
 
 }  // namespace

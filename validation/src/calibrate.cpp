@@ -1,10 +1,11 @@
 #include "parasim/validation/calibrate.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "parasim/common/error.hpp"
@@ -13,22 +14,63 @@ namespace parasim::validation {
 
 namespace {
 
-constexpr std::size_t kFactors = Calibration::kNames.size();
-constexpr std::size_t kOverhead = kFactors - 1;  // step_overhead_ms: additive, fitted in ms
+enum class Which { Matrix, Memory, IntraNode, InterNode, Overhead };
 
-// Parameters: log of each multiplicative factor, the overhead in ms as is.
-using Params = std::array<double, kFactors>;
+// One fitted quantity: a kernel factor of one GPU kind ("*" when pooled), or a global factor.
+// Multiplicative factors are fitted as their log, the overhead in ms as is.
+struct Param {
+  Which which;
+  std::string kind;  // Matrix / Memory only
+  bool kernel() const { return which == Which::Matrix || which == Which::Memory; }
+  std::string name() const {
+    switch (which) {
+      case Which::Matrix: return "matrix[" + kind + "]";
+      case Which::Memory: return "memory[" + kind + "]";
+      case Which::IntraNode: return "intra_node_comm";
+      case Which::InterNode: return "inter_node_comm";
+      default: return "step_overhead_ms";
+    }
+  }
+  std::string_view global_name() const { return Calibration::kNames[static_cast<std::size_t>(which)]; }
+};
 
-Calibration to_calibration(const Params& p) {
+using Params = std::vector<double>;
+
+// The parameters, which of them the fit moves, which kinds' kernel factors the calibration
+// carries (`present`: fitted, or held at values the start gave for that kind), and the kinds whose
+// runs stay out of the fit (`excluded`: too few runs to fit their kernel factors - their kernel
+// error, which nothing here can absorb, would otherwise pull the link factors and the overhead).
+struct Layout {
+  std::vector<Param> params;
+  std::vector<bool> free;
+  std::set<std::string> present;
+  std::set<std::string> excluded;
+};
+
+Calibration to_calibration(const Layout& layout, const Params& p) {
   Calibration c;
-  for (std::size_t i = 0; i < kFactors; ++i) c.set(i, i == kOverhead ? std::max(0.0, p[i]) : std::exp(p[i]));
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Param& q = layout.params[i];
+    const double v = q.which == Which::Overhead ? std::max(0.0, p[i]) : std::exp(p[i]);
+    switch (q.which) {
+      case Which::Matrix:
+        if (layout.present.contains(q.kind)) c.kernels[q.kind].matrix = v;
+        break;
+      case Which::Memory:
+        if (layout.present.contains(q.kind)) c.kernels[q.kind].memory = v;
+        break;
+      case Which::IntraNode: c.intra_node_comm = v; break;
+      case Which::InterNode: c.inter_node_comm = v; break;
+      case Which::Overhead: c.step_overhead_ms = v; break;
+    }
+  }
   return c;
 }
 
 // A calibration corrects a model, it does not replace it: factors stay within [1/3, 3].
 constexpr double kMinFactor = 1.0 / 3.0, kMaxFactor = 3.0;
 
-double step(std::size_t i) { return i == kOverhead ? 10.0 : 0.05; }
+double step(const Param& q) { return q.which == Which::Overhead ? 10.0 : 0.05; }
 
 // fn(0) .. fn(n - 1) on up to `threads` threads. Each call writes only its own slot, so results do
 // not depend on the thread count; the lowest failing index's exception is rethrown.
@@ -79,16 +121,35 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
 
 struct Linearization {
   std::vector<double> residual;             // log(projected / measured) per scored run
-  std::vector<std::array<double, kFactors>> jacobian;
+  std::vector<std::vector<double>> jacobian;
 };
 
 class Fitter {
  public:
-  Fitter(const RunsFile& runs, std::vector<std::size_t> scored, std::vector<bool> free, unsigned threads)
-        : runs_(&runs), scored_(std::move(scored)), free_(std::move(free)), threads_(threads) {}
+  /// The fitter over the scored runs whose kind the layout does not exclude.
+  static Fitter over(const RunsFile& runs, const std::vector<std::size_t>& scored,
+                     const std::vector<std::string>& kinds, const Layout& layout, unsigned threads) {
+    std::vector<std::size_t> in;
+    std::vector<std::string> in_kinds;
+    for (std::size_t j = 0; j < scored.size(); ++j)
+      if (!layout.excluded.contains(kinds[j])) in.push_back(scored[j]), in_kinds.push_back(kinds[j]);
+    return Fitter(runs, std::move(in), std::move(in_kinds), layout, threads);
+  }
+  std::size_t runs() const { return scored_.size(); }
+
+  /// `kinds[j]`: the key of scored run j's kernel factors (its GPU kind, or "*" when pooled).
+  Fitter(const RunsFile& runs, std::vector<std::size_t> scored, std::vector<std::string> kinds, Layout layout,
+         unsigned threads)
+      : runs_(&runs),
+        scored_(std::move(scored)),
+        kinds_(std::move(kinds)),
+        layout_(std::move(layout)),
+        threads_(threads) {}
+
+  const Layout& layout() const { return layout_; }
 
   double projected(std::size_t run, const Params& p) const {
-    const RunOutcome o = evaluate_run(runs_->runs[run], {.calibration = to_calibration(p), .progress = {}});
+    const RunOutcome o = evaluate_run(runs_->runs[run], {.calibration = to_calibration(layout_, p), .progress = {}});
     if (!o.scored) throw RuntimeError("calibrate: run " + runs_->runs[run].id + " could not be projected: " + o.note);
     return o.projected_step_s;
   }
@@ -110,28 +171,28 @@ class Fitter {
       const std::size_t run = scored_[j];
       const double measured = runs_->runs[run].measured_step_s;
       lin.residual[j] = std::log(projected(run, p) / measured);
-      std::array<double, kFactors> row{};
-      for (std::size_t i = 0; i < kFactors; ++i) {
-        if (!free_[i]) continue;
-        Params q = p;
-        q[i] += step(i);
-        row[i] = (std::log(projected(run, q) / measured) - lin.residual[j]) / step(i);
+      std::vector<double> row(p.size(), 0.0);
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        const Param& q = layout_.params[i];
+        // Another kind's kernel factors cannot move this run: no projection needed.
+        if (!layout_.free[i] || (q.kernel() && q.kind != kinds_[j])) continue;
+        Params moved = p;
+        moved[i] += step(q);
+        row[i] = (std::log(projected(run, moved) / measured) - lin.residual[j]) / step(q);
       }
-      lin.jacobian[j] = row;
+      lin.jacobian[j] = std::move(row);
     });
     return lin;
   }
 
-  /// The Levenberg-Marquardt step from `lin` with damping `lambda` (0: Gauss-Newton), leaving out
-  /// scored run `skip` (npos: none).
-  Params delta(const Linearization& lin, std::size_t skip, double lambda = 0.0) const {
+  /// The Levenberg-Marquardt step from `lin` with damping `lambda` (0: Gauss-Newton).
+  Params delta(const Linearization& lin, double lambda) const {
     std::vector<std::size_t> idx;
-    for (std::size_t i = 0; i < kFactors; ++i)
-      if (free_[i]) idx.push_back(i);
+    for (std::size_t i = 0; i < layout_.free.size(); ++i)
+      if (layout_.free[i]) idx.push_back(i);
     std::vector<std::vector<double>> a(idx.size(), std::vector<double>(idx.size(), 0.0));
     std::vector<double> b(idx.size(), 0.0);
     for (std::size_t r = 0; r < lin.residual.size(); ++r) {
-      if (r == skip) continue;
       for (std::size_t x = 0; x < idx.size(); ++x) {
         b[x] -= lin.jacobian[r][idx[x]] * lin.residual[r];
         for (std::size_t y = 0; y < idx.size(); ++y) a[x][y] += lin.jacobian[r][idx[x]] * lin.jacobian[r][idx[y]];
@@ -139,22 +200,23 @@ class Fitter {
     }
     for (std::size_t x = 0; x < idx.size(); ++x) a[x][x] += lambda * a[x][x] + 1e-9;  // 1e-9: unconstrained stay at 0
     const std::vector<double> sol = solve(a, b);
-    Params d{};
+    Params d(layout_.params.size(), 0.0);
     for (std::size_t x = 0; x < idx.size(); ++x) d[idx[x]] = sol[x];
     return d;
   }
 
-  static Params clamp(Params p) {
-    for (std::size_t i = 0; i < kFactors; ++i)
-      p[i] = i == kOverhead ? std::clamp(p[i], 0.0, 60000.0)
-                            : std::clamp(p[i], std::log(kMinFactor), std::log(kMaxFactor));
+  Params clamp(Params p) const {
+    for (std::size_t i = 0; i < p.size(); ++i)
+      p[i] = layout_.params[i].which == Which::Overhead ? std::clamp(p[i], 0.0, 60000.0)
+                                                        : std::clamp(p[i], std::log(kMinFactor), std::log(kMaxFactor));
     return p;
   }
 
  private:
   const RunsFile* runs_;
   std::vector<std::size_t> scored_;
-  std::vector<bool> free_;
+  std::vector<std::string> kinds_;
+  Layout layout_;
   unsigned threads_ = 1;
 };
 
@@ -177,14 +239,14 @@ Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterati
     iterations = it + 1;
     bool improved = false, converged = false;
     for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
-      const Params d = fitter.delta(lin, static_cast<std::size_t>(-1), lambda);
+      const Params d = fitter.delta(lin, lambda);
       Params q = p;
-      for (std::size_t i = 0; i < kFactors; ++i) q[i] += d[i];
-      q = Fitter::clamp(q);
+      for (std::size_t i = 0; i < q.size(); ++i) q[i] += d[i];
+      q = fitter.clamp(q);
       const double trial = sum_of_squares(fitter.residuals(q));
       if (trial < current) {
         double size = 0;
-        for (std::size_t i = 0; i < kFactors; ++i) size = std::max(size, std::fabs(q[i] - p[i]));
+        for (std::size_t i = 0; i < q.size(); ++i) size = std::max(size, std::fabs(q[i] - p[i]));
         // Converged: the sum improves by under one part in a million, or no factor moves 0.01%.
         converged = current - trial < 1e-6 * current || size < 1e-4;
         p = q;
@@ -204,7 +266,57 @@ Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterati
   return p;
 }
 
+double start_value(const Param& q, const Calibration& start) {
+  switch (q.which) {
+    case Which::Matrix: return std::log(start.kernel_factors(q.kind).matrix);
+    case Which::Memory: return std::log(start.kernel_factors(q.kind).memory);
+    case Which::IntraNode: return std::log(start.intra_node_comm);
+    case Which::InterNode: return std::log(start.inter_node_comm);
+    default: return start.step_overhead_ms;
+  }
+}
+
+// Which parameters move, given the runs of each kind: a kind's kernel factors are fitted only when
+// it has more runs than free kernel factors (two factors need three runs); otherwise they are held
+// at the start (the default model unless the start names that kind). `note` says why not.
+Layout decide(std::vector<Param> params, const std::vector<bool>& held, const std::vector<bool>& insensitive,
+              const std::map<std::string, std::size_t>& runs_of_kind, const Calibration& start,
+              std::vector<std::string>* notes) {
+  Layout l;
+  l.params = std::move(params);
+  l.free.assign(l.params.size(), false);
+  if (notes) notes->assign(l.params.size(), "");
+  std::map<std::string, std::size_t> free_kernel;
+  for (std::size_t i = 0; i < l.params.size(); ++i)
+    if (l.params[i].kernel() && !held[i] && !insensitive[i]) ++free_kernel[l.params[i].kind];
+  for (std::size_t i = 0; i < l.params.size(); ++i) {
+    const Param& q = l.params[i];
+    std::string note;
+    if (held[i]) note = "held (--fix, or measured in --profiles)";
+    else if (insensitive[i]) note = "no run depends on it";
+    if (q.kernel()) {
+      const auto it = runs_of_kind.find(q.kind);
+      const std::size_t n = it == runs_of_kind.end() ? 0 : it->second;
+      const std::size_t k = free_kernel[q.kind];
+      if (note.empty() && n < k + 1) {
+        note = std::to_string(n) + " run(s) of this kind, " + std::to_string(k + 1) + " needed: default kernel model";
+        l.excluded.insert(q.kind);
+      }
+      if (note.empty() || start.kernels.contains(q.kind)) l.present.insert(q.kind);
+    }
+    l.free[i] = note.empty();
+    if (notes) (*notes)[i] = note;
+  }
+  return l;
+}
+
 }  // namespace
+
+bool CalibrationFit::fitted(const std::string& name) const {
+  for (const FitFactor& f : factors)
+    if (f.name == name) return f.fitted;
+  return false;
+}
 
 CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) {
   CalibrationFit fit;
@@ -214,41 +326,71 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   stage("projecting every run with the default model");
   fit.default_model = evaluate_runs(runs, {});
   std::vector<std::size_t> scored;
-  for (std::size_t i = 0; i < fit.default_model.outcomes.size(); ++i)
-    if (fit.default_model.outcomes[i].scored) scored.push_back(i);
-
-  std::vector<bool> free(kFactors, true);
-  for (const std::string& name : options.fixed) {
-    bool known = false;
-    for (std::size_t i = 0; i < kFactors; ++i)
-      if (Calibration::kNames[i] == name) free[i] = false, known = true;
-    if (!known)
+  std::vector<std::string> kinds;
+  std::map<std::string, std::size_t> runs_of_kind;
+  for (std::size_t i = 0; i < fit.default_model.outcomes.size(); ++i) {
+    const RunOutcome& o = fit.default_model.outcomes[i];
+    if (!o.scored) continue;
+    scored.push_back(i);
+    kinds.push_back(options.pool_gpu_kinds ? std::string(Calibration::kAllKinds) : o.device_kind);
+    ++runs_of_kind[kinds.back()];
+  }
+  for (const std::string& name : options.fixed)
+    if (std::find(Calibration::kNames.begin(), Calibration::kNames.end(), name) == Calibration::kNames.end())
       throw InputError("calibrate: --fix " + name +
                        ": expected one of matrix, memory, intra_node_comm, inter_node_comm, step_overhead_ms");
+
+  std::vector<Param> params;
+  for (const auto& [kind, n] : runs_of_kind) {
+    params.push_back({Which::Matrix, kind});
+    params.push_back({Which::Memory, kind});
   }
-  const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                              : std::max(1u, std::thread::hardware_concurrency());
-  Fitter fitter(runs, scored, free, threads);
-  Params p{};
-  for (std::size_t i = 0; i < kFactors; ++i)
-    p[i] = i == kOverhead ? options.start.get(i) : std::log(options.start.get(i));
-  Linearization lin = fitter.linearize(p);
+  params.push_back({Which::IntraNode, ""});
+  params.push_back({Which::InterNode, ""});
+  params.push_back({Which::Overhead, ""});
+  std::vector<bool> held(params.size()), insensitive(params.size(), false);
+  Params p(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    held[i] = std::find(options.fixed.begin(), options.fixed.end(), params[i].global_name()) != options.fixed.end();
+    p[i] = start_value(params[i], options.start);
+  }
+  const unsigned threads =
+      options.threads > 0 ? static_cast<unsigned>(options.threads) : std::max(1u, std::thread::hardware_concurrency());
   // A factor no run is sensitive to is not fitted (it stays at its default).
-  for (std::size_t i = 0; i < kFactors; ++i) {
+  Layout layout = decide(params, held, insensitive, runs_of_kind, options.start, nullptr);
+  Linearization lin = Fitter::over(runs, scored, kinds, layout, threads).linearize(p);
+  for (std::size_t i = 0; i < params.size(); ++i) {
     double sensitivity = 0;
     for (const auto& row : lin.jacobian) sensitivity = std::max(sensitivity, std::fabs(row[i]));
-    if (sensitivity < 1e-6) free[i] = false;
+    insensitive[i] = layout.free[i] && sensitivity < 1e-6;
   }
-  std::size_t n_free = static_cast<std::size_t>(std::count(free.begin(), free.end(), true));
-  if (scored.size() < n_free + 1)
-    throw InputError("calibrate: " + std::to_string(scored.size()) + " scored run(s) cannot fit " +
-                     std::to_string(n_free) + " factors; give more runs or hold factors fixed (--fix NAME)");
-  fitter = Fitter(runs, scored, free, threads);
+  std::vector<std::string> notes;
+  layout = decide(params, held, insensitive, runs_of_kind, options.start, &notes);
+  // Parameters no longer free return to their start (a kind with too few runs: the default).
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (!layout.free[i]) p[i] = start_value(params[i], options.start);
+  const auto n_free = static_cast<std::size_t>(std::count(layout.free.begin(), layout.free.end(), true));
+  const Fitter fitter = Fitter::over(runs, scored, kinds, layout, threads);
+  if (fitter.runs() < n_free + 1) {
+    std::string left_out;
+    for (const std::string& kind : layout.excluded)
+      left_out += (left_out.empty() ? "" : ", ") + kind + ": " + std::to_string(runs_of_kind[kind]);
+    if (!left_out.empty())
+      left_out =
+          " (runs of a GPU kind enter the fit when it has more runs than free kernel factors, 3 for two; "
+          "left out: " +
+          left_out + "; --pool-gpu-kinds fits one set for every kind)";
+    throw InputError("calibrate: " + std::to_string(fitter.runs()) + " of " + std::to_string(scored.size()) +
+                     " scored run(s) enter the fit" + left_out + ", too few to fit " + std::to_string(n_free) +
+                     " factor(s); give more runs or hold factors fixed (--fix NAME)");
+  }
   int iterations = 0;
-  p = lm_fit(fitter, p, std::move(lin), options.max_iterations, iterations, fit.converged, stage);
+  p = lm_fit(fitter, p, fitter.linearize(p), options.max_iterations, iterations, fit.converged, stage);
   fit.iterations = iterations;
-  fit.calibration = to_calibration(p);
-  fit.fitted = free;
+  fit.calibration = to_calibration(layout, p);
+  for (std::size_t i = 0; i < params.size(); ++i)
+    fit.factors.push_back({params[i].name(), params[i].which == Which::Overhead ? std::max(0.0, p[i]) : std::exp(p[i]),
+                           layout.free[i], notes[i]});
   stage("projecting every run with the fitted factors");
   fit.in_sample = evaluate_runs(runs, {.calibration = fit.calibration, .progress = {}});
 
@@ -257,14 +399,20 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   // The refits are independent: one per thread, each projecting its runs serially.
   parallel_for(scored.size(), threads, [&](std::size_t r) {
     std::vector<std::size_t> others;
+    std::vector<std::string> other_kinds;
+    std::map<std::string, std::size_t> counts;
     for (std::size_t j = 0; j < scored.size(); ++j)
-      if (j != r) others.push_back(scored[j]);
-    Fitter without(runs, others, free, 1);
+      if (j != r) others.push_back(scored[j]), other_kinds.push_back(kinds[j]), ++counts[kinds[j]];
+    const Layout without_layout = decide(params, held, insensitive, counts, options.start, nullptr);
+    Params q = p;
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (!without_layout.free[i]) q[i] = start_value(params[i], options.start);
+    const Fitter without = Fitter::over(runs, others, other_kinds, without_layout, 1);
     int unused = 0;
     bool unused_done = false;
-    const Params q = lm_fit(without, p, without.linearize(p), options.max_iterations, unused, unused_done, {});
+    q = lm_fit(without, q, without.linearize(q), options.max_iterations, unused, unused_done, {});
     fit.leave_one_out.outcomes[scored[r]] =
-        evaluate_run(runs.runs[scored[r]], {.calibration = to_calibration(q), .progress = {}});
+        evaluate_run(runs.runs[scored[r]], {.calibration = to_calibration(without_layout, q), .progress = {}});
   });
   summarise(fit.leave_one_out);
   return fit;
@@ -278,13 +426,17 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit) {
                           {"runs", r.scored}};
   };
   nlohmann::json fitted = nlohmann::json::array();
-  for (std::size_t i = 0; i < kFactors; ++i)
-    if (fit.fitted[i]) fitted.push_back(std::string(Calibration::kNames[i]));
+  nlohmann::json held = nlohmann::json::object();
+  for (const FitFactor& f : fit.factors) {
+    if (f.fitted) fitted.push_back(f.name);
+    else held[f.name] = f.note;
+  }
   nlohmann::json rows = nlohmann::json::array();
   for (std::size_t i = 0; i < fit.in_sample.outcomes.size(); ++i) {
     const RunOutcome& o = fit.in_sample.outcomes[i];
     if (!o.scored) continue;
     rows.push_back({{"id", o.run.id},
+                    {"gpu", o.device_kind},
                     {"measured_step_s", o.run.measured_step_s},
                     {"default_error_pct", fit.default_model.outcomes[i].error_pct},
                     {"calibrated_error_pct", o.error_pct},
@@ -296,6 +448,7 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit) {
                               {"iterations", fit.iterations},
                               {"converged", fit.converged},
                               {"fitted_factors", fitted},
+                              {"not_fitted", held},
                               {"default_model", stats(fit.default_model)},
                               {"in_sample", stats(fit.in_sample)},
                               {"leave_one_out", stats(fit.leave_one_out)},

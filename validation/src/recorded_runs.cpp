@@ -437,9 +437,10 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
   const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
+  out.device_kind = cluster.device_kinds().front();
   auto project = [&](const strategies::Strategy& strategy, profiler::AttentionKernel attention) {
     profiler::RooflineCostModel costs;
-    costs.set_kernel_scales(options.calibration.matrix, options.calibration.memory);
+    costs.set_kernel_factors(options.calibration.kernels);
     costs.set_attention_kernel(attention);
     costs.set_fp32_math(run.fp32_math);
     costs.set_conv_layout(run.conv_layout);

@@ -14,6 +14,10 @@
 #include "parasim/common/dtype.hpp"
 #include "parasim/common/units.hpp"
 
+namespace parasim {
+struct Calibration;  // parasim/common/calibration.hpp
+}  // namespace parasim
+
 namespace parasim::hardware {
 
 struct DeviceSpec {
@@ -47,5 +51,8 @@ std::optional<DeviceSpec> find_device_spec(const std::string& kind_or_alias);
 /// InputError (exit 2) naming the device when `dtype` is fp8 and `kind` has no FP8 tensor cores;
 /// kinds without a spec (CPUs) are refused too.
 void require_dtype_support(const std::string& kind, DType dtype);
+/// The calibration with its kernel factors keyed by canonical kind ("a100" -> "A100-SXM4-80GB");
+/// InputError naming the file and the key when a kind is neither a known device, "cpu..." nor "*".
+Calibration with_canonical_kinds(const Calibration& c);
 
 }  // namespace parasim::hardware

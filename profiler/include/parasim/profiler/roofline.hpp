@@ -17,6 +17,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <map>
 #include <memory>
 #include <optional>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parasim/common/calibration.hpp"
 #include "parasim/hardware/device_spec.hpp"
 #include "parasim/hardware/kernel_model.hpp"
 #include "parasim/kernels/host_cpu.hpp"
@@ -147,8 +149,10 @@ class RooflineCostModel final : public CostModel {
   const RooflineDevice& device(const std::string& device_kind) const;
 
   /// Calibration: time multipliers for GEMM/convolution kernels and for bandwidth-bound kernels
-  /// (parasim calibrate); 1 and 1 by default.
+  /// (parasim calibrate) on every device kind; 1 and 1 by default.
   void set_kernel_scales(double matrix, double memory);
+  /// Per device kind (Calibration::kernels: a kind's own entry, else "*", else 1 and 1).
+  void set_kernel_factors(std::map<std::string, KernelFactors, std::less<>> by_kind);
   /// GPU attention kernels (CPUs always run the unfused decomposition).
   void set_attention_kernel(AttentionKernel kernel);
   /// FP32 math on GPUs with TF32 tensor cores (default: PyTorch's).
@@ -160,7 +164,8 @@ class RooflineCostModel final : public CostModel {
   std::string describe() const override;
 
  private:
-  double matrix_scale_ = 1.0, memory_scale_ = 1.0;
+  KernelFactors kernel_factors(const RooflineDevice& device) const;
+  Calibration kernel_calibration_;  // only its kernel factors are used
   AttentionKernel attention_ = AttentionKernel::Unfused;
   Fp32Math fp32_math_ = Fp32Math::PyTorch;
   ConvLayout conv_layout_ = ConvLayout::Nchw;

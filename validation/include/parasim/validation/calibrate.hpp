@@ -1,8 +1,10 @@
-// Fitting a calibration to measured runs: the five factors of parasim::Calibration are chosen to
-// minimise the sum of squared log errors of the projected step times (Gauss-Newton with
-// finite-difference Jacobians, each point a full projection of every run). Leave-one-out error:
-// each run projected with the factors fitted on the others (the fit re-solved on the Jacobian at
-// the full fit, then that run simulated in full). docs/fidelity.md describes the method.
+// Fitting a calibration to measured runs: the factors of parasim::Calibration are chosen to
+// minimise the sum of squared log errors of the projected step times (Levenberg-Marquardt with
+// finite-difference Jacobians, each point a full projection of every run). Kernel factors are per
+// GPU kind, fitted only for a kind with more runs than its free kernel factors; the others keep the
+// default kernel model. Leave-one-out error: each run projected with the factors refitted on the
+// others (a kind left with too few runs falls back to the default kernel model there, as it
+// would in a calibration that never saw it). docs/fidelity.md describes the method.
 //
 // Example:
 //   RunsFile runs = load_runs_file("my_runs.json");
@@ -23,32 +25,43 @@ namespace parasim::validation {
 
 struct FitOptions {
   int max_iterations = 20;
-  /// Factors held (by Calibration::kNames), e.g. {"step_overhead_ms"}: at their value in `start`.
+  /// Factors held, by Calibration::kNames: "matrix" and "memory" hold every kind's.
   std::vector<std::string> fixed;
   /// Where the fit starts, and the value of every held factor (the kernel factors that
   /// fit_kernel_factors() found in measured profiles, for example). Default: the model's defaults.
   Calibration start{};
+  /// One set of kernel factors for every GPU kind (key "*") instead of one per kind.
+  bool pool_gpu_kinds = false;
   std::function<void(const std::string& stage)> on_stage;
   /// Projections run in parallel over runs (and leave-one-out refits over held-out runs);
   /// 0: one per hardware thread. The fit does not depend on it.
   int threads = 0;
 };
 
+/// One factor the fit considered.
+struct FitFactor {
+  std::string name;  // "matrix[A100-SXM4-80GB]", "memory[*]", "intra_node_comm", ...
+  double value = 1.0;
+  bool fitted = false;
+  std::string note;  // why not fitted: "held (--fix)", "no run depends on it", "2 runs of this kind: ..."
+};
+
 struct CalibrationFit {
   Calibration calibration;
-  std::vector<bool> fitted;          // per factor: false when held fixed or no run depends on it
+  std::vector<FitFactor> factors;
   int iterations = 0;
   bool converged = false;            // false: stopped at max_iterations, still improving
   RunsReport default_model;          // every run with the default model
   RunsReport in_sample;              // every run with the fitted calibration
   RunsReport leave_one_out;          // each run with factors fitted without it
+  bool fitted(const std::string& name) const;
 };
 
-/// InputError when fewer scored runs than free factors remain.
+/// InputError when fewer scored runs than free factors remain, or for an unknown --fix name.
 CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options);
 
-/// parasim.calibration/1 with the fit's statistics (runs file, rows, default / in-sample /
-/// leave-one-out median and max |error|).
+/// parasim.calibration/2 with the fit's statistics (runs file, rows, factors, default / in-sample
+/// / leave-one-out median and max |error|).
 nlohmann::json calibration_fit_to_json(const CalibrationFit& fit);
 
 }  // namespace parasim::validation

@@ -75,6 +75,7 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin);
 struct RunOutcome {
   RecordedRun run;
   bool scored = false;          // false: skipped (run.skip_reason) or infeasible (note says why)
+  std::string device_kind;      // the GPU kind of the run's cluster preset (empty when skipped)
   double projected_step_s = 0;
   double error_pct = 0;         // 100 (projected - measured) / measured
   double compute_s = 0;         // busiest simulated device
