@@ -479,10 +479,16 @@ class Simulation {
       // route's, and the collective's base latency rides on its first step.
       const double scale =
           ph.hop == HopClass::Net ? options_.inter_node_comm_scale : options_.intra_node_comm_scale;
-      b = static_cast<Bytes>(std::ceil(static_cast<double>(b) * scale / run.plan->bandwidth_factor(ph, run.protocol)));
-      latency = run.plan->step_latency(ph, run.protocol);
-      if (run.phase == 0 && run.repeat == 0) latency += run.plan->base_latency(run.protocol);
-      latency = static_cast<TimeNs>(std::llround(static_cast<double>(latency) * scale));
+      // NVLink steps also stretch to the share NCCL reaches at this size (size_efficiency).
+      const Bytes total = g_.bytes(run.task);
+      const double eta = run.plan->size_efficiency(ph, total);
+      b = static_cast<Bytes>(
+          std::ceil(static_cast<double>(b) * scale / (run.plan->bandwidth_factor(ph, run.protocol) * eta)));
+      double lat = static_cast<double>(run.plan->step_latency(ph, run.protocol)) / eta;
+      if (run.phase == 0 && run.repeat == 0)
+        lat += static_cast<double>(run.plan->base_latency(run.protocol)) /
+               (run.plan->all_nvlink() ? nvlink_size_efficiency(total) : 1.0);
+      latency = static_cast<TimeNs>(std::llround(lat * scale));
     }
     if (options_.symmetric_collectives) {
       const auto& reps = run.plan->representatives[ph.pattern];

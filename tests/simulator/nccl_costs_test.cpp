@@ -1,6 +1,7 @@
 // NCCL-like collective costs (CollectiveCosts::Nccl) on hand-computed cases: protocol choice by
 // size, NCCL's latencies, the NVLink payload share, NVLS on Hopper, and agreement of the expanded
 // and analytic modes on an idle network.
+#include <cmath>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -37,11 +38,15 @@ TEST(NcclCosts, LargeRingAllreduceUsesSimpleAtTheNvlinkPayloadRate) {
   EXPECT_NEAR(p.nvlink_payload, 230.0 / 300.0, 1e-12);
   // An all-gather moves data without reducing it: 240 of 300.
   EXPECT_DOUBLE_EQ(planner.plan(first_n(8), CollectiveOp::AllGather, CollectiveAlgorithm::Ring, s).nvlink_payload, 0.8);
-  // Simple: 8.4 us + 14 x (3.4 us + ceil(8 MiB / (300 x 230/300)) ns) = ceil(36'472.2) = 36'473.
-  const TimeNs simple = 8'400 + 14 * (3'400 + 36'473);
+  // Simple: 8.4 us + 14 x (3.4 us + ceil(8 MiB / (300 x 230/300)) ns) = ceil(36'472.2) = 36'473,
+  // all on NVLink, stretched by the share NCCL reaches at 64 MiB (0.804): 566'622 / 0.804.
+  EXPECT_DOUBLE_EQ(nvlink_size_efficiency(s), 0.804);
+  const TimeNs simple = 704'754;
+  EXPECT_EQ(std::llround((8'400 + 14 * (3'400 + 36'473)) / 0.804), simple);
   EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, simple);
   // LL128: 10 us + 14 x (1.9 us + ceil(8 MiB / (230 x 0.92)) ns) = ceil(39'643.7) = 39'644.
-  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::LL128).time, 10'000 + 14 * (1'900 + 39'644));
+  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::LL128).time,
+            std::llround((10'000 + 14 * (1'900 + 39'644)) / 0.804));
   const CollectiveCost best = p.cost(s, CollectiveCosts::Nccl);
   EXPECT_EQ(best.protocol, CollectiveProtocol::Simple);
   EXPECT_EQ(best.time, simple);
@@ -53,11 +58,25 @@ TEST(NcclCosts, SmallAllreduceUsesLowLatencyLL) {
   CollectivePlanner planner(c);
   const Bytes s = 64 * KiB;
   const CollectivePlan p = planner.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s);
-  // LL: 3.6 us + 14 x (0.47 us + ceil(8 KiB / (230 x 1/4)) ns) = 3600 + 14 x (470 + 143).
+  // LL: 3.6 us + 14 x (0.47 us + ceil(8 KiB / (230 x 1/4)) ns) = 3600 + 14 x (470 + 143), at the
+  // share measured for 1 MiB, which holds below it (0.831).
   const CollectiveCost best = p.cost(s, CollectiveCosts::Nccl);
   EXPECT_EQ(best.protocol, CollectiveProtocol::LL);
-  EXPECT_EQ(best.time, 3'600 + 14 * (470 + 143));
-  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time, 8'400 + 14 * (3'400 + 36));
+  EXPECT_EQ(best.time, 14'659);
+  EXPECT_EQ(std::llround((3'600 + 14 * (470 + 143)) / 0.831), 14'659);
+  EXPECT_EQ(p.cost(s, CollectiveCosts::Nccl, CollectiveProtocol::Simple).time,
+            std::llround((8'400 + 14 * (3'400 + 36)) / 0.831));
+}
+
+// The share of the model's busbw that NCCL reaches over NVLink, from nccl-tests on 8 A100s: the
+// table's points, linear in log(size) between them, flat outside.
+TEST(NcclCosts, NvlinkShareBySize) {
+  EXPECT_DOUBLE_EQ(nvlink_size_efficiency(1), 0.831);
+  EXPECT_DOUBLE_EQ(nvlink_size_efficiency(1 * MiB), 0.831);
+  EXPECT_DOUBLE_EQ(nvlink_size_efficiency(16 * MiB), 0.652);
+  EXPECT_NEAR(nvlink_size_efficiency(3 * MiB), 0.787 + (0.694 - 0.787) * std::log2(1.5), 1e-12);
+  EXPECT_DOUBLE_EQ(nvlink_size_efficiency(1024 * MiB), 1.0);
+  EXPECT_DOUBLE_EQ(nvlink_size_efficiency(8192 * MiB), 1.0);
 }
 
 TEST(NcclCosts, ExpandedAndAnalyticAgreeOnAnIdleNetwork) {
@@ -74,9 +93,10 @@ TEST(NcclCosts, ExpandedAndAnalyticAgreeOnAnIdleNetwork) {
 TEST(NcclCosts, HopperNvswitchAllreduceUsesNvls) {
   const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100");
   const Bytes s = 64 * MiB;
-  // NVLS: 25 us + S / 275 GB/s (algbw 275 of 450 GB/s ports), one step. A ring would be slower:
-  // 8.4 us + 14 x (3.4 us + 8 MiB / 370 GB/s) = 373 us.
-  const TimeNs nvls = 25'000 + 244'033;
+  // NVLS: 25 us + S / 275 GB/s (algbw 275 of 450 GB/s ports), one step, at the share NCCL reaches
+  // at 64 MiB (0.804). A ring would be slower: 8.4 us + 14 x (3.4 us + 8 MiB / 370 GB/s) = 373 us
+  // before the same share.
+  const TimeNs nvls = std::llround((25'000 + 244'033) / 0.804);
   EXPECT_EQ(simulate_one(c, first_n(8), s, CollectiveMode::Analytic), nvls);
   EXPECT_EQ(simulate_one(c, first_n(8), s, CollectiveMode::Analytic, CollectiveAlgorithm::Nvls), nvls);
   // Not on Ampere: the NVLS request falls back to a ring.

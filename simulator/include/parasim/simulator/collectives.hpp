@@ -72,6 +72,11 @@ std::string_view to_string(CollectiveProtocol p);  // "LL", "LL128", "Simple"
 /// NCCL's hardware classes for per-step latency.
 enum class HopClass : std::uint8_t { NVLink, PCI, Net };
 
+/// The share of the NCCL model's bus bandwidth that NCCL reaches over NVLink for a collective of
+/// `total` bytes (nccl-tests' size): 0.65-0.83 from 1 to 128 MiB, 1 from 1 GiB (collectives.cpp
+/// names the measurement).
+double nvlink_size_efficiency(Bytes total);
+
 class RouteTable;
 
 struct DevicePair {
@@ -138,6 +143,11 @@ struct CollectivePlan {
   TimeNs base_latency(CollectiveProtocol protocol) const;
   TimeNs step_latency(const CollectivePhase& phase, CollectiveProtocol protocol) const;
   double bandwidth_factor(const CollectivePhase& phase, CollectiveProtocol protocol) const;
+  /// The measured share of the model's rate that NCCL reaches in `phase` for a collective of
+  /// `total` bytes: nvlink_size_efficiency() on NVLink hops, 1 elsewhere. Steps (latency and
+  /// bytes) stretch by its inverse, and so does the base latency when every phase is on NVLink.
+  double size_efficiency(const CollectivePhase& phase, Bytes total) const;
+  bool all_nvlink() const;
   bool protocol_enabled(CollectiveProtocol protocol) const;
 };
 
