@@ -475,6 +475,7 @@ class Simulation {
 
   void start_task(TaskId t, DeviceState& d) {
     if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
+    g_.prefetch_end(t);
     touch(d);
     allocate(d, t);
     if (g_.kind(t) == TaskKind::Compute) {
