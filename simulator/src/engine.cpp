@@ -162,8 +162,9 @@ class Int64Bound {
                        "\": its durations, bytes and link latencies/bandwidths could add up past 2^62 ns (146 years), "
                        "beyond 64-bit time; check duration_ns, bytes, latency_ns and bandwidth_gbps for absurd values");
     if (!(memory_ < kLimit))
-      throw InputError("the task graph's static memory and alloc_bytes add up past 2^62 bytes (4 EiB), beyond 64-bit "
-                       "memory accounting; check static_memory and alloc_bytes for absurd values");
+      throw InputError(
+          "the task graph's static memory and alloc_bytes add up past 2^62 bytes (4 EiB), beyond 64-bit "
+          "memory accounting; check static_memory and alloc_bytes for absurd values");
   }
 
  private:
@@ -187,7 +188,8 @@ class Simulation {
         crit_pred_(new TaskId[graph.size()]) {
     scan_graph();
     streams_.resize(global_of_.size() * streams_per_device_);
-    for (std::size_t s = 0; s < streams_.size(); ++s) streams_[s].local = static_cast<std::uint32_t>(s / streams_per_device_);
+    for (std::size_t s = 0; s < streams_.size(); ++s)
+      streams_[s].local = static_cast<std::uint32_t>(s / streams_per_device_);
     devices_.resize(global_of_.size());
     if (options.record_timeline) {
       timeline_.assign(graph.size(), TaskTiming{});

@@ -48,26 +48,15 @@ class EventQueue {
       return;
     }
     const Event e{time, seq_++, id, tag};
-    if (sorted_) {
-      std::size_t i = heap_.size();
-      if (i < kToHeap) {  // insertion from the earliest end: the later entries move up one
-        heap_.emplace_back();
-        for (; i > 0 && before(heap_[i - 1], e); --i) heap_[i] = heap_[i - 1];
-        heap_[i] = e;
-        last_ = i;
-        return;
-      }
-      // Grown past what insertion does cheaply: descending order reversed is ascending, a heap.
-      std::reverse(heap_.begin(), heap_.end());
-      sorted_ = false;
-    }
-    if (hole_) {
-      hole_ = false;
-      last_ = place(0, e);
+    std::size_t i = heap_.size();
+    if (!sorted_ || i >= kToHeap) {
+      push_heap(e);
       return;
     }
-    heap_.push_back(e);
-    last_ = sift_up(heap_.size() - 1, e);
+    heap_.emplace_back();  // insertion from the earliest end: the later entries move up one
+    for (; i > 0 && before(heap_[i - 1], e); --i) heap_[i] = heap_[i - 1];
+    heap_[i] = e;
+    last_ = i;
   }
   bool empty() const { return next_ == run_end_ && heap_.size() == static_cast<std::size_t>(hole_); }
   /// The time of the earliest event (not empty()).
@@ -155,6 +144,19 @@ class EventQueue {
   // (time, seq) as one 128-bit number (times are never negative): a two-instruction compare.
   static Key key(const Event& e) { return static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64 | e.seq; }
   static bool before(const Event& a, const Event& b) { return key(a) < key(b); }
+  [[gnu::noinline]] void push_heap(const Event& e) {
+    if (sorted_) {  // grown past what insertion does cheaply: descending order reversed is a heap
+      std::reverse(heap_.begin(), heap_.end());
+      sorted_ = false;
+    }
+    if (hole_) {
+      hole_ = false;
+      last_ = place(0, e);
+      return;
+    }
+    heap_.push_back(e);
+    last_ = sift_up(heap_.size() - 1, e);
+  }
   void to_sorted() {
     fill();
     std::sort(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return before(b, a); });
