@@ -53,8 +53,10 @@ class EventQueue {
       push_heap(e);
       return;
     }
-    heap_.emplace_back();  // insertion from the earliest end: the later entries move up one
-    for (; i > 0 && before(heap_[i - 1], e); --i) heap_[i] = heap_[i - 1];
+    // Insertion from the earliest end: the entries before e move up one. e's sequence number is
+    // above every queued one's, so an entry is before e exactly when its time is not after e's.
+    heap_.emplace_back();
+    for (; i > 0 && heap_[i - 1].time <= time; --i) heap_[i] = heap_[i - 1];
     heap_[i] = e;
     last_ = i;
   }
