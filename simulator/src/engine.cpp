@@ -36,26 +36,30 @@ namespace {
 
 constexpr std::size_t kProgressEvery = 65'536;  // completed tasks between on_progress calls
 
-// A FIFO over a vector; the consumed prefix is dropped when it dominates.
+// A FIFO in a ring buffer whose size is a power of two (a stream's queue: a handful of tasks,
+// pushed and popped once each), doubled when full.
 template <typename T>
 class Fifo {
  public:
-  bool empty() const { return head_ == items_.size(); }
-  const T& front() const { return items_[head_]; }
-  void push(const T& v) { items_.push_back(v); }
-  void pop() {
-    if (++head_ == items_.size()) {
-      items_.clear();
-      head_ = 0;
-    } else if (head_ >= 64 && 2 * head_ >= items_.size()) {
-      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
-      head_ = 0;
-    }
+  bool empty() const { return head_ == tail_; }
+  const T& front() const { return items_[head_ & mask_]; }
+  void push(const T& v) {
+    if (tail_ - head_ == items_.size()) grow();
+    items_[tail_++ & mask_] = v;
   }
+  void pop() { ++head_; }
 
  private:
+  [[gnu::noinline]] void grow() {
+    std::vector<T> bigger(items_.empty() ? 8 : 2 * items_.size());
+    for (std::size_t i = head_; i != tail_; ++i) bigger[i - head_] = items_[i & mask_];
+    tail_ -= head_;
+    head_ = 0;
+    items_ = std::move(bigger);
+    mask_ = items_.size() - 1;
+  }
   std::vector<T> items_;
-  std::size_t head_ = 0;
+  std::size_t head_ = 0, tail_ = 0, mask_ = 0;
 };
 
 struct Queued {
@@ -69,6 +73,7 @@ struct StreamState {
   TaskId arrived_for = kNoTask;  // the collective at the head that already counted this stream
   TaskId last_task = kNoTask;
   TimeNs last_end = 0;
+  std::uint32_t local = 0;  // its device's local index
   bool dirty = false;
 };
 
@@ -114,6 +119,61 @@ struct PlanKeyHash {
   }
 };
 
+/// Simulated times and memory are int64 (ns, bytes). A graph whose work on this cluster could add
+/// up past 2^62 (146 years, 4 EiB) would overflow them, so a generous upper bound is checked
+/// before running and such input is refused instead of wrapping. The bound charges every task as
+/// if it ran alone after all others: compute durations; every route's latency at most the sum of
+/// all link latencies; bytes at the slowest link, a collective's times its group size. add() is
+/// called for every task in id order, within the engine's one pass over the graph.
+class Int64Bound {
+ public:
+  Int64Bound(const TaskGraph& g, const hardware::Cluster& c)
+      : g_(g), c_(c), any_route_latency_(c.total_link_latency()) {
+    const double slowest = c.slowest_link().value;
+    per_byte_ = slowest > 0 ? 1.0 / slowest : 0.0;  // ns per byte (GB/s = B/ns)
+    for (DeviceId d = 0; d < g.num_devices(); ++d) {
+      const StaticMemory& m = g.static_memory(d);
+      memory_ += static_cast<double>(m.params) + static_cast<double>(m.grads) + static_cast<double>(m.optimizer) +
+                 static_cast<double>(m.other);
+    }
+  }
+  void add(TaskId t) {
+    switch (g_.kind(t)) {
+      case TaskKind::Compute:
+        time_ += static_cast<double>(g_.duration(t));
+        memory_ += static_cast<double>(g_.alloc_bytes(t));
+        break;
+      case TaskKind::Transfer:
+        time_ += any_route_latency_ + static_cast<double>(g_.bytes(t)) * per_byte_;
+        memory_ += static_cast<double>(g_.alloc_bytes(t));
+        break;
+      case TaskKind::Collective: {
+        const auto n = static_cast<double>(g_.group_devices(g_.group(t)).size());
+        time_ += (4 * n + 64) * any_route_latency_ + 4 * n * static_cast<double>(g_.bytes(t)) * per_byte_;
+        break;
+      }
+      case TaskKind::Marker: break;
+    }
+  }
+  void check() const {
+    constexpr double kLimit = 4.611686018427387904e18;  // 2^62
+    if (!(time_ < kLimit))
+      throw InputError("the task graph cannot be simulated on cluster \"" + c_.name() +
+                       "\": its durations, bytes and link latencies/bandwidths could add up past 2^62 ns (146 years), "
+                       "beyond 64-bit time; check duration_ns, bytes, latency_ns and bandwidth_gbps for absurd values");
+    if (!(memory_ < kLimit))
+      throw InputError(
+          "the task graph's static memory and alloc_bytes add up past 2^62 bytes (4 EiB), beyond 64-bit "
+          "memory accounting; check static_memory and alloc_bytes for absurd values");
+  }
+
+ private:
+  const TaskGraph& g_;
+  const hardware::Cluster& c_;
+  double any_route_latency_, per_byte_ = 0;
+  double time_ = 0, memory_ = 0;
+};
+
 class Simulation {
  public:
   Simulation(const hardware::Cluster& cluster, const EngineOptions& options, const TaskGraph& graph)
@@ -124,10 +184,12 @@ class Simulation {
         planner_(options.planner != nullptr ? *options.planner : *own_planner_),
         network_(cluster, planner_.routes(), options.record_timeline),
         streams_per_device_(static_cast<std::size_t>(graph.streams_per_device())),
-        remaining_(graph.size()),
-        crit_pred_(graph.size(), kNoTask) {
-    find_passive_devices();
+        remaining_(new std::int32_t[graph.size()]),
+        crit_pred_(new TaskId[graph.size()]) {
+    scan_graph();
     streams_.resize(global_of_.size() * streams_per_device_);
+    for (std::size_t s = 0; s < streams_.size(); ++s)
+      streams_[s].local = static_cast<std::uint32_t>(s / streams_per_device_);
     devices_.resize(global_of_.size());
     if (options.record_timeline) {
       timeline_.assign(graph.size(), TaskTiming{});
@@ -138,10 +200,6 @@ class Simulation {
 
   StepResult run() {
     const std::size_t n = g_.size();
-    for (std::size_t t = 0; t < n; ++t) {
-      remaining_[t] = static_cast<std::int32_t>(g_.deps(static_cast<TaskId>(t)).size());
-      if (remaining_[t] == 0) ready_.push_back(static_cast<TaskId>(t));
-    }
     dispatch();
     settle();
     std::size_t next_progress = kProgressEvery;
@@ -185,15 +243,23 @@ class Simulation {
   }
   std::span<const DeviceId> waiting(std::size_t lane) const { return waiting_[lane]; }
 
-  // See the header comment. A device is passive when all its tasks are collectives of one
-  // (group, stream) lane; a lane with no other member keeps its first one waiting, so that the
-  // lane's collectives still queue in order somewhere.
-  void find_passive_devices() {
+  // One pass over the graph before a run: each task's dependency count (the tasks with none are
+  // ready), the bound of check_fits_in_int64, and the passive devices. See the header comment: a
+  // device is passive when all its tasks are collectives of one (group, stream) lane; a lane with
+  // no other member keeps its first one waiting, so that the lane's collectives still queue in
+  // order somewhere.
+  void scan_graph() {
     constexpr std::int64_t kUnused = -2, kActive = -1;
     std::vector<std::int64_t> state(static_cast<std::size_t>(g_.num_devices()), kUnused);
     const std::size_t lanes = static_cast<std::size_t>(g_.num_groups()) * streams_per_device_;
     std::vector<char> used(lanes, 0);
+    Int64Bound bound(g_, cluster_);
     for (TaskId t = 0; t < static_cast<TaskId>(g_.size()); ++t) {
+      const auto deps = static_cast<std::int32_t>(g_.deps(t).size());
+      remaining_[static_cast<std::size_t>(t)] = deps;
+      crit_pred_[static_cast<std::size_t>(t)] = kNoTask;  // a root's stays so; others' are set when released
+      if (deps == 0) ready_.push_back(t);
+      bound.add(t);
       switch (g_.kind(t)) {
         case TaskKind::Compute:
         case TaskKind::Transfer: state[static_cast<std::size_t>(g_.device(t))] = kActive; break;
@@ -210,6 +276,7 @@ class Simulation {
         case TaskKind::Marker: break;
       }
     }
+    bound.check();
     waiting_.assign(lanes, {});
     lane_busy_.assign(lanes, 0);
     lane_start_.assign(lanes, 0);
@@ -305,11 +372,12 @@ class Simulation {
             break;
           case TaskKind::Compute:
           case TaskKind::Transfer: {
-            const std::size_t s = stream_index(g_.device(t), g_.stream(t));
+            const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(g_.device(t))]);
+            const std::size_t s = local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t));
             StreamState& st = streams_[s];
             if (st.running == kNoTask && st.queue.empty()) {  // free stream, nothing queued: start now
               st.running = t;
-              start_task(t);
+              start_task(t, devices_[local]);
             } else {
               st.queue.push({t, now_});
               // A running stream is marked when it frees (free_stream); an idle one with a queue
@@ -358,7 +426,7 @@ class Simulation {
       st.queue.pop();
       st.running = t;
       if (now_ > head.ready) crit_pred_[static_cast<std::size_t>(t)] = st.last_task;  // waited for the stream
-      start_task(t);
+      start_task(t, devices_[st.local]);
       return;
     }
     if (st.arrived_for == t) return;
@@ -407,9 +475,9 @@ class Simulation {
     }
   }
 
-  void start_task(TaskId t) {
+  void start_task(TaskId t, DeviceState& d) {
     if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
-    DeviceState& d = dev(g_.device(t));
+    g_.prefetch_end(t);
     touch(d);
     allocate(d, t);
     if (g_.kind(t) == TaskKind::Compute) {
@@ -550,13 +618,14 @@ class Simulation {
     switch (g_.kind(t)) {
       case TaskKind::Compute:
       case TaskKind::Transfer: {
-        DeviceState& d = dev(g_.device(t));
+        const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(g_.device(t))]);
+        DeviceState& d = devices_[local];
         touch(d);
         if (g_.kind(t) == TaskKind::Transfer) --d.comm_active;
         else if (g_.phase(t) != Phase::DataLoad) --d.compute_active;
         if (const Bytes b = g_.free_bytes(t); b != 0)
           (g_.memory_category(t) == MemoryCategory::Activations ? d.activations : d.other) -= b;
-        free_stream(stream_index(g_.device(t), g_.stream(t)), t);
+        free_stream(local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t)), t);
         break;
       }
       case TaskKind::Collective: {
@@ -649,8 +718,9 @@ class Simulation {
   std::size_t streams_per_device_;
   std::vector<StreamState> streams_;
   std::vector<DeviceState> devices_;
-  std::vector<std::int32_t> remaining_;  // dependencies not yet done; then, for collectives, members not yet arrived
-  std::vector<TaskId> crit_pred_;
+  // Per task, filled by scan_graph (allocated without the zero fill it would overwrite):
+  std::unique_ptr<std::int32_t[]> remaining_;  // dependencies not done; then, for collectives, members not arrived
+  std::unique_ptr<TaskId[]> crit_pred_;
   std::vector<TaskTiming> timeline_;
   std::vector<CollectiveAlgorithm> algorithms_;
   std::vector<TaskId> ready_, batch_;
@@ -672,44 +742,6 @@ class Simulation {
   std::int64_t messages_ = 0, inferred_ = 0;  // collective messages simulated / inferred
 };
 
-/// Simulated times and memory are int64 (ns, bytes). A graph whose work on this cluster could add
-/// up past 2^62 (146 years, 4 EiB) would overflow them, so a generous upper bound is checked
-/// before running and such input is refused instead of wrapping. The bound charges every task as
-/// if it ran alone after all others: compute durations; every route's latency at most the sum of
-/// all link latencies; bytes at the slowest link, a collective's times its group size.
-void check_fits_in_int64(const TaskGraph& g, const hardware::Cluster& c) {
-  constexpr double kLimit = 4.611686018427387904e18;  // 2^62
-  const double any_route_latency = c.total_link_latency(), slowest = c.slowest_link().value;
-  const double per_byte = slowest > 0 ? 1.0 / slowest : 0.0;  // ns per byte (GB/s = B/ns)
-  double time = 0, memory = 0;
-  for (DeviceId d = 0; d < g.num_devices(); ++d) {
-    const StaticMemory& m = g.static_memory(d);
-    memory += static_cast<double>(m.params) + static_cast<double>(m.grads) + static_cast<double>(m.optimizer) +
-              static_cast<double>(m.other);
-  }
-  for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
-    switch (g.kind(t)) {
-      case TaskKind::Compute: time += static_cast<double>(g.duration(t)); break;
-      case TaskKind::Transfer: time += any_route_latency + static_cast<double>(g.bytes(t)) * per_byte; break;
-      case TaskKind::Collective: {
-        const auto n = static_cast<double>(g.group_devices(g.group(t)).size());
-        time += (4 * n + 64) * any_route_latency + 4 * n * static_cast<double>(g.bytes(t)) * per_byte;
-        break;
-      }
-      case TaskKind::Marker: break;
-    }
-    if (g.kind(t) == TaskKind::Compute || g.kind(t) == TaskKind::Transfer)
-      memory += static_cast<double>(g.alloc_bytes(t));
-  }
-  if (!(time < kLimit))
-    throw InputError("the task graph cannot be simulated on cluster \"" + c.name() +
-                     "\": its durations, bytes and link latencies/bandwidths could add up past 2^62 ns (146 years), "
-                     "beyond 64-bit time; check duration_ns, bytes, latency_ns and bandwidth_gbps for absurd values");
-  if (!(memory < kLimit))
-    throw InputError("the task graph's static memory and alloc_bytes add up past 2^62 bytes (4 EiB), beyond 64-bit "
-                     "memory accounting; check static_memory and alloc_bytes for absurd values");
-}
-
 }  // namespace
 
 Engine::Engine(const hardware::Cluster& cluster, EngineOptions options) : cluster_(cluster), options_(options) {}
@@ -718,7 +750,6 @@ StepResult Engine::run(const TaskGraph& graph) const {
   if (graph.num_devices() > cluster_.num_devices())
     throw InputError("the task graph uses " + std::to_string(graph.num_devices()) + " devices but cluster \"" +
                      cluster_.name() + "\" has " + std::to_string(cluster_.num_devices()));
-  check_fits_in_int64(graph, cluster_);
   if (options_.planner != nullptr) {
     if (&options_.planner->cluster() != &cluster_)
       throw RuntimeError("Engine: EngineOptions::planner belongs to another cluster object");

@@ -27,13 +27,15 @@ struct Event {
   std::uint32_t version() const { return tag >> 2; }
 };
 
-// A 4-ary min-heap: half the depth of a binary heap, and the four children of a node share a
-// cache line pair, so sift-down costs fewer dependent loads. (time, seq) is a total order, so the
-// pop order is the same whatever the heap's shape; two shortcuts use that freedom:
+// A sorted array while short, else a 4-ary min-heap: half the depth of a binary heap, and the four
+// children of a node share a cache line pair, so sift-down costs fewer dependent loads. (time, seq)
+// is a total order, so the pop order is the same whatever the form or the heap's shape; these
+// shortcuts use that freedom:
 //  - Runs: events pushed one after another at the same time (the messages of a collective step,
 //    their completions) can never have another event between them in that order, so they share
 //    one heap entry and pop from it in push order: one heap operation per step, not per message.
-//  - pop() only vacates the root. The engine usually pushes the next task's end right after
+//  - The sorted form (see kToHeap): a pop is a pop_back, a push shifts the later entries.
+//  - The heap's pop() only vacates the root. The engine usually pushes the next task's end right after
 //    handling an event, and that push fills the root and sifts down once (a replace-top) instead
 //    of a pop's sift-down plus a push's sift-up.
 //  - (time, seq) compares as one 128-bit number: branch-free, two instructions.
@@ -46,18 +48,23 @@ class EventQueue {
       return;
     }
     const Event e{time, seq_++, id, tag};
-    if (hole_) {
-      hole_ = false;
-      last_ = place(0, e);
+    std::size_t i = heap_.size();
+    if (!sorted_ || i >= kToHeap) {
+      push_heap(e);
       return;
     }
-    heap_.push_back(e);
-    last_ = sift_up(heap_.size() - 1, e);
+    // Insertion from the earliest end: the entries before e move up one. e's sequence number is
+    // above every queued one's, so an entry is before e exactly when its time is not after e's.
+    heap_.emplace_back();
+    for (; i > 0 && heap_[i - 1].time <= time; --i) heap_[i] = heap_[i - 1];
+    heap_[i] = e;
+    last_ = i;
   }
   bool empty() const { return next_ == run_end_ && heap_.size() == static_cast<std::size_t>(hole_); }
   /// The time of the earliest event (not empty()).
   TimeNs top_time() {
     if (next_ != run_end_) return run_time_;
+    if (sorted_) return heap_.back().time;
     fill();
     return heap_.front().time;
   }
@@ -65,9 +72,16 @@ class EventQueue {
   Event pop() {
     last_ = kNone;
     if (next_ != run_end_) return member();
-    fill();
-    hole_ = true;
-    const Event& e = heap_.front();
+    if (!sorted_ && heap_.size() <= kToSorted) to_sorted();
+    Event e;
+    if (sorted_) {
+      e = heap_.back();
+      heap_.pop_back();
+    } else {
+      fill();
+      hole_ = true;
+      e = heap_.front();
+    }
     if ((e.tag & 0x3u) != kRun) return e;
     run_ = e.id;
     run_time_ = e.time;
@@ -78,6 +92,7 @@ class EventQueue {
   /// Whether the earliest event left is at `t`, given that none is earlier.
   bool next_at(TimeNs t) const {
     if (next_ != run_end_) return true;  // the rest of a run shares its time
+    if (sorted_) return !heap_.empty() && heap_.back().time == t;
     if (!hole_) return !heap_.empty() && heap_.front().time == t;
     // The root is vacant: the earliest is one of its children (all four compared, no branches).
     const std::size_t n = heap_.size();
@@ -93,6 +108,12 @@ class EventQueue {
  private:
   static constexpr std::uint32_t kRun = 3;  // tag of a heap entry standing for a run; id: its index
   static constexpr std::size_t kNone = ~std::size_t{0};
+  // Few events are in flight (7 on average on the engine benchmark's mixed DAG), so the queue
+  // starts as an array sorted by descending (time, seq): the earliest pops from the back, and a
+  // push shifts the later entries up. It becomes a heap once kToHeap entries would make that
+  // shifting slow, and sorted again when a pop finds kToSorted or fewer left.
+  static constexpr std::size_t kToHeap = 24;
+  static constexpr std::size_t kToSorted = 8;
   struct Member {
     std::uint32_t id, tag;
   };
@@ -125,6 +146,24 @@ class EventQueue {
   // (time, seq) as one 128-bit number (times are never negative): a two-instruction compare.
   static Key key(const Event& e) { return static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64 | e.seq; }
   static bool before(const Event& a, const Event& b) { return key(a) < key(b); }
+  [[gnu::noinline]] void push_heap(const Event& e) {
+    if (sorted_) {  // grown past what insertion does cheaply: descending order reversed is a heap
+      std::reverse(heap_.begin(), heap_.end());
+      sorted_ = false;
+    }
+    if (hole_) {
+      hole_ = false;
+      last_ = place(0, e);
+      return;
+    }
+    heap_.push_back(e);
+    last_ = sift_up(heap_.size() - 1, e);
+  }
+  void to_sorted() {
+    fill();
+    std::sort(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return before(b, a); });
+    sorted_ = true;
+  }
   // Moves the last event into the vacant root.
   void fill() {
     if (!hole_) return;
@@ -163,7 +202,8 @@ class EventQueue {
 
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
-  bool hole_ = false;         // heap_[0] is vacant (popped, not yet refilled)
+  bool sorted_ = true;        // heap_ is sorted by descending (time, seq), not a heap
+  bool hole_ = false;         // heap_[0] is vacant (popped, not yet refilled); never when sorted_
   std::size_t last_ = kNone;  // where the previous push went, while nothing else happened since
   std::vector<std::vector<Member>> runs_;
   std::vector<std::uint32_t> free_runs_;

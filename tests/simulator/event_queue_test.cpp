@@ -26,8 +26,9 @@ void insert_sorted(std::vector<Ref>& ref, const Ref& r) {
 }
 
 // Pushes and pops in random interleavings with few distinct times (many ties, many runs),
-// checking every pop and next_at against the reference order.
-void check_against_reference(std::uint32_t seed, int distinct_times) {
+// checking every pop and next_at against the reference order. A burst of pushes is `push_in_8`
+// in 8 of the steps: 4 grows the queue to thousands, 2 keeps it at tens.
+void check_against_reference(std::uint32_t seed, int distinct_times, unsigned push_in_8 = 4) {
   std::mt19937 rng(seed);
   EventQueue q;
   std::vector<Ref> ref;  // kept sorted by (time, seq)
@@ -36,7 +37,7 @@ void check_against_reference(std::uint32_t seed, int distinct_times) {
   std::uint32_t next_id = 0;
   for (int step = 0; step < 20'000; ++step) {
     const unsigned op = rng() % 8;
-    if (op < 4 || ref.empty()) {  // a burst of pushes, often at one time (a collective step)
+    if (op < push_in_8 || ref.empty()) {  // a burst of pushes, often at one time (a collective step)
       const int burst = 1 + static_cast<int>(rng() % 5);
       const TimeNs t = now + static_cast<TimeNs>(rng() % static_cast<unsigned>(distinct_times));
       for (int k = 0; k < burst; ++k) {
@@ -73,6 +74,13 @@ TEST(EventQueue, PopsInTimeThenPushOrderWithManyTies) {
 }
 
 TEST(EventQueue, PopsInTimeThenPushOrderWithFewTies) { check_against_reference(3, 1'000'000); }
+
+// A short queue is a sorted array and a long one a heap: these two grow past 24 events and
+// shrink to 8 or fewer 15 and 27 times (the two above, 135 and 44 times).
+TEST(EventQueue, PopsInOrderAcrossTheSortedAndHeapForms) {
+  check_against_reference(4, 1'000'000, 2);
+  check_against_reference(7, 100, 2);
+}
 
 TEST(EventQueue, RunOfSameTimePushesPopsInPushOrder) {
   EventQueue q;
