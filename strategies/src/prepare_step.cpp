@@ -61,6 +61,11 @@ void index_structure(Prepared& p) {
 
 void resolve_kinds(Prepared& p) {
   p.kind_index.assign(static_cast<std::size_t>(p.mapping->devices_used()), 0);
+  // A cluster of one kind: every used device has it (no need to look at thousands of them).
+  if (const auto all = p.cache->device_kinds(*p.cluster); all->size() == 1) {
+    p.kinds = *all;
+    return;
+  }
   for (int r = 0; r < p.replicas; ++r)
     for (int slot = 0; slot < p.stages; ++slot)
       for (int t = 0; t < p.tp_ranks * p.cp; ++t) {  // t: the mapping's tp axis, TP x CP

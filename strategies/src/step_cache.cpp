@@ -99,6 +99,11 @@ std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey&
   return compute_once(mu_, partitions_, key, [&] { return std::make_shared<const std::vector<int>>(make()); });
 }
 
+std::shared_ptr<const std::vector<std::string>> StepCache::device_kinds(const hardware::Cluster& cluster) {
+  return compute_once(mu_, kinds_, &cluster,
+                      [&] { return std::make_shared<const std::vector<std::string>>(cluster.device_kinds()); });
+}
+
 std::int64_t StepCache::models_built() const {
   std::lock_guard lock(mu_);
   return models_built_;

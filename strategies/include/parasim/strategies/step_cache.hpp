@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
@@ -63,6 +64,10 @@ class StepCache {
   std::shared_ptr<const std::vector<int>> partition(const PartitionKey& key,
                                                     const std::function<std::vector<int>()>& make);
 
+  /// cluster.device_kinds(), worked out once per cluster: a step on 5,128 devices of one kind
+  /// need not compare every used device's kind (prepare_step, for every candidate).
+  std::shared_ptr<const std::vector<std::string>> device_kinds(const hardware::Cluster& cluster);
+
   std::int64_t models_built() const;
   std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
 
@@ -85,6 +90,7 @@ class StepCache {
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
   std::map<PartitionKey, Entry<std::vector<int>>> partitions_;
   std::map<const models::Model*, Entry<OpLinks>> links_;
+  std::map<const hardware::Cluster*, Entry<std::vector<std::string>>> kinds_;
   std::int64_t cost_model_calls_ = 0;
   std::int64_t models_built_ = 0;
 };
