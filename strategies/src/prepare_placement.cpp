@@ -104,7 +104,7 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
     const auto& pre = *prefix[static_cast<std::size_t>(c % p.stages)];
     return pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
   };
-  const Partition part = partition_contiguous(
+  const Partition part = partition_contiguous_inline(
       units, p.chunks,
       [&](int c, int begin, int end) {
         TimeNs t = compute(c, begin, end);

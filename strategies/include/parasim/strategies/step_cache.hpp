@@ -55,6 +55,12 @@ class StepCache {
   /// stored before one of its inputs.
   struct OpLinks {
     std::vector<std::vector<models::OpId>> inputs, consumers;
+    // Per op, what prepare_step reads of the op itself, also worked out once per model: its
+    // kernel phases (op_has_phase), whether it is an input or a self-attention (one input: what
+    // selective recomputation drops), its parameters, and the ops reusing another's weight.
+    std::vector<char> has_fwd, has_bd, has_bw, has_update, is_input, self_attention;
+    std::vector<std::int64_t> params;
+    std::vector<std::pair<models::OpId, models::OpId>> ties;  // (op, the owner of its weight)
   };
   std::shared_ptr<const OpLinks> op_links(const models::Model& model);
 
