@@ -2,6 +2,7 @@
 #include "parasim/models/graph.hpp"
 
 #include <array>
+#include <charconv>
 #include <sstream>
 #include <unordered_set>
 #include <utility>
@@ -78,7 +79,8 @@ void append_shape(std::string& out, const Shape& s) {
   out += '[';
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (i) out += ", ";
-    out += std::to_string(s[i]);
+    char digits[24];  // an int64 in decimal, as std::to_string writes it, without a string per dimension
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, s[i]).ptr);
   }
   out += ']';
 }
@@ -177,7 +179,12 @@ std::string cost_relevant_attrs(const Op& op) {
 }  // namespace
 
 std::string Op::signature() const {
-  std::string s = to_string(kind) + "|" + to_string(dtype) + "|";
+  std::string s;
+  s.reserve(160);  // most signatures fit: one allocation
+  s += to_string(kind);
+  s += '|';
+  s += to_string(dtype);
+  s += '|';
   for (std::size_t i = 0; i < input_shapes.size(); ++i) {
     if (i) s += ";";
     append_shape(s, input_shapes[i]);
