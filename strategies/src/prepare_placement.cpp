@@ -1,6 +1,7 @@
 #include "prepare_placement.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/branch_placement.hpp"
@@ -11,7 +12,9 @@ namespace parasim::strategies::detail {
 
 namespace {
 
-std::string top_level(const std::string& block) { return block.substr(0, block.find('/')); }
+/// The top-level block of a block path ("h.3/attn" -> "h.3"), a view into the model's op: no
+/// string per op (every candidate shape reads every op's block).
+std::string_view top_level(const std::string& block) { return std::string_view(block).substr(0, block.find('/')); }
 
 /// Forward + backward (+ recompute) time of op v on device kind `k`: what a micro-batch costs.
 TimeNs work(const Prepared& p, const Variant& v0, int k, OpId v) {
@@ -26,10 +29,10 @@ TimeNs work(const Prepared& p, const Variant& v0, int k, OpId v) {
 std::vector<int> partition_units(const Prepared& p, int& units) {
   std::vector<int> unit(p.n, -1);
   int next = 0;
-  std::string open_block;
+  std::string_view open_block;
   for (OpId v = 0; v < p.n; ++v) {
     if (!p.has_fwd[v]) continue;
-    const std::string b = p.tp->in_tp_block[v] ? top_level(p.structure->op(v).block) : std::string();
+    const std::string_view b = p.tp->in_tp_block[v] ? top_level(p.structure->op(v).block) : std::string_view();
     if (b.empty() || b != open_block) ++next;
     open_block = b;
     unit[v] = next - 1;
@@ -92,19 +95,26 @@ std::vector<int> partition_layers(const Prepared& p, const Variant& v0) {
     return transfer_time(h.forward.latency, bytes, h.forward.bottleneck) +
            transfer_time(h.backward.latency, bytes, h.backward.bottleneck);
   };
-  // cut_time() memoised per (slot, cut position): the partition asks for each many times.
-  std::vector<TimeNs> cut_memo(static_cast<std::size_t>(p.stages) * (static_cast<std::size_t>(units) + 1), -1);
+  // cut_time() memoised per (slot, cut position): the partition asks for each many times. The
+  // program's inner loop looks chunks up in tables, not by `chunk % stages` (a division each).
+  const auto row = static_cast<std::size_t>(units) + 1;
+  std::vector<TimeNs> cut_memo(static_cast<std::size_t>(p.stages) * row, -1);
+  std::vector<std::size_t> memo_row(static_cast<std::size_t>(p.chunks));
+  std::vector<const TimeNs*> prefix_of_chunk(static_cast<std::size_t>(p.chunks));
+  for (int c = 0; c < p.chunks; ++c) {
+    memo_row[static_cast<std::size_t>(c)] = static_cast<std::size_t>(c % p.stages) * row;
+    prefix_of_chunk[static_cast<std::size_t>(c)] = prefix[static_cast<std::size_t>(c % p.stages)]->data();
+  }
   auto cut_time_of = [&](int part, int at) {
-    TimeNs& t = cut_memo[static_cast<std::size_t>(part % p.stages) * (static_cast<std::size_t>(units) + 1) +
-                         static_cast<std::size_t>(at)];
+    TimeNs& t = cut_memo[memo_row[static_cast<std::size_t>(part)] + static_cast<std::size_t>(at)];
     if (t < 0) t = cut_time(part, at);
     return t;
   };
   auto compute = [&](int c, int begin, int end) {
-    const auto& pre = *prefix[static_cast<std::size_t>(c % p.stages)];
-    return pre[static_cast<std::size_t>(end)] - pre[static_cast<std::size_t>(begin)];
+    const TimeNs* pre = prefix_of_chunk[static_cast<std::size_t>(c)];
+    return pre[end] - pre[begin];
   };
-  const Partition part = partition_contiguous(
+  const Partition part = partition_contiguous_inline(
       units, p.chunks,
       [&](int c, int begin, int end) {
         TimeNs t = compute(c, begin, end);
@@ -210,11 +220,11 @@ void find_recompute_segments(Prepared& p) {
   p.segments.clear();
   if (p.s.recompute != Recompute::Full) return;
   for (const auto& ops : p.chunk_ops) {
-    std::string open;
+    std::string_view open;
     for (OpId v : ops) {
-      const std::string b = top_level(p.structure->op(v).block);
+      const std::string_view b = top_level(p.structure->op(v).block);
       if (b.empty()) {
-        open.clear();
+        open = {};
         continue;
       }
       if (b != open) p.segments.emplace_back();

@@ -30,37 +30,35 @@ void check_setup(const StepSetup& s) {
 void index_structure(Prepared& p) {
   const models::Model& m = *p.structure;
   p.n = m.num_ops();
-  p.has_fwd.assign(p.n, 0);
-  p.has_bd.assign(p.n, 0);
-  p.has_bw.assign(p.n, 0);
-  p.has_update.assign(p.n, 0);
-  p.is_input.assign(p.n, 0);
   p.links = p.cache->op_links(m);
   p.inputs = OpLists(&p.links->inputs);
   p.consumers = OpLists(&p.links->consumers);
-  p.params.assign(p.n, 0);
+  p.has_fwd = p.links->has_fwd;
+  p.has_bd = p.links->has_bd;
+  p.has_bw = p.links->has_bw;
+  p.has_update = p.links->has_update;
+  p.is_input = p.links->is_input;
+  p.params = p.links->params;
+  for (const auto& [op, owner] : p.links->ties) p.ties.push_back({op, owner});
   p.expert_params.assign(p.n, 0);
-  p.selective.assign(p.n, 0);
+  if (p.s.recompute == Recompute::Selective) p.selective = p.links->self_attention;
+  else p.selective.assign(p.n, 0);
   p.ring.assign(p.n, 0);
-  for (OpId v = 0; v < p.n; ++v) {
-    const models::Op& op = m.op(v);
-    p.has_fwd[v] = profiler::op_has_phase(op, profiler::Phase::Forward);
-    p.has_bd[v] = profiler::op_has_phase(op, profiler::Phase::BackwardData);
-    p.has_bw[v] = profiler::op_has_phase(op, profiler::Phase::BackwardWeight);
-    p.has_update[v] = profiler::op_has_phase(op, profiler::Phase::Update);
-    p.is_input[v] = op.kind == models::OpKind::Input;
-    p.params[v] = op.params;
-    if (p.ep > 1) p.expert_params[v] = expert_params(op);
-    if (p.s.recompute == Recompute::Selective && op.kind == models::OpKind::Attention && op.input_shapes.size() == 1)
-      p.selective[v] = 1;
-    p.ring[v] = p.cp > 1 && is_ring_attention(op);
-    if (!op.attrs.shares_weights_with.empty())
-      if (auto owner = m.find_op(op.attrs.shares_weights_with)) p.ties.push_back({v, *owner});
-  }
+  if (p.ep > 1 || p.cp > 1)
+    for (OpId v = 0; v < p.n; ++v) {
+      const models::Op& op = m.op(v);
+      if (p.ep > 1) p.expert_params[v] = expert_params(op);
+      p.ring[v] = p.cp > 1 && is_ring_attention(op);
+    }
 }
 
 void resolve_kinds(Prepared& p) {
   p.kind_index.assign(static_cast<std::size_t>(p.mapping->devices_used()), 0);
+  // A cluster of one kind: every used device has it (no need to look at thousands of them).
+  if (const auto all = p.cache->device_kinds(*p.cluster); all->size() == 1) {
+    p.kinds = *all;
+    return;
+  }
   for (int r = 0; r < p.replicas; ++r)
     for (int slot = 0; slot < p.stages; ++slot)
       for (int t = 0; t < p.tp_ranks * p.cp; ++t) {  // t: the mapping's tp axis, TP x CP
@@ -273,24 +271,27 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use) {
   p.structure = v0.model.get();
   index_structure(p);
   p.segment.assign(p.n, -1);
-  fill_variant_memory(p, v0);  // transfer sizes for the partition (memory numbers are redone below)
+  fill_variant_transfers(p, v0);  // for the partition (the memory numbers come below)
   place_ops(p, v0);
   find_recompute_segments(p);
   split_batch(p, v0);
   for (const auto& per_replica : p.micro)
     for (std::int64_t m : per_replica) {
       if (p.variants.count(m)) continue;
-      if (m == micro0 && use == PrepareFor::Bound) {  // its transfer sizes do not depend on the segments
+      if (m == micro0 && use == PrepareFor::Bound) {  // the bound reads its times and transfer sizes only
         p.variants.emplace(m, std::move(v0));
         continue;
       }
       Variant v = m == micro0 ? v0 : make_variant(p, m);
-      fill_variant_memory(p, v);
+      if (use == PrepareFor::Bound) fill_variant_transfers(p, v);
+      else fill_variant_memory(p, v);
       p.variants.emplace(m, std::move(v));
     }
   choose_symmetry(p);
-  form_buckets(p);
-  if (use == PrepareFor::Lowering) count_cost_sources(p);
+  if (use == PrepareFor::Lowering) {  // the bound reads no bucket or memory number
+    form_buckets(p);
+    count_cost_sources(p);
+  }
   return pp;
 }
 

@@ -55,6 +55,20 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
   return v;
 }
 
+void fill_variant_transfers(const Prepared& p, Variant& v) {
+  const models::Model& m = *v.model;
+  const std::size_t n = m.num_ops();
+  v.xfer_bytes.assign(n, 0);
+  const int dt = models::dtype_size(m.dtype());
+  for (OpId op = 0; op < n; ++op) {
+    if (p.is_input[op]) continue;
+    const Bytes out = models::num_elements(m.op(op).output_shape) * dt;
+    const TpRole role = p.tp->role[op];
+    const bool sharded_output = role == TpRole::Column || role == TpRole::Split;
+    v.xfer_bytes[op] = p.tp_ranks > 1 && !sharded_output ? (out + p.tp_ranks - 1) / p.tp_ranks : out;
+  }
+}
+
 void fill_variant_memory(const Prepared& p, Variant& v) {
   const models::Model& m = *v.model;
   const std::size_t n = m.num_ops();

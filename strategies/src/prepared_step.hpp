@@ -138,7 +138,7 @@ struct Prepared {
 };
 
 /// What a Prepared is for: a lowering reads all of it; step_bound.cpp reads the op times,
-/// placement, recompute, buckets and transfer sizes, not the memory numbers or cost sources.
+/// placement, recompute and transfer sizes: a Bound has no buckets, memory numbers or cost sources.
 enum class PrepareFor : std::uint8_t { Lowering, Bound };
 
 /// Validates the setup and works everything out; InputError naming the problem.

@@ -21,8 +21,9 @@ using detail::Variant;
 
 /// One micro-batch size on the simulated replica's rank-0 devices: per chunk the forward,
 /// recompute and backward task durations (lower_stages.cpp, ChunkWork; the last micro-batch's
-/// backward is cut into pieces, whose sum is taken when smaller), and which chunk pairs
-/// (from < to) pass a tensor of non-zero bytes - the dependencies of the chunk tasks.
+/// backward is cut into its gradient buckets' pieces, which hold every op of the chunk once, so
+/// they sum to the same), and which chunk pairs (from < to) pass a tensor of non-zero bytes - the
+/// dependencies of the chunk tasks.
 struct ChunkTimes {
   std::vector<TimeNs> fwd, rec, bwd;
   std::vector<char> edge;  // [from * chunks + to]
@@ -45,10 +46,6 @@ ChunkTimes chunk_times(const Prepared& p, const Variant& var, int replica) {
       t.bwd[c] += o.bwd();
       if (p.segment[v] >= 0 || p.selective[v]) t.rec[c] += o.fwd;
     }
-    TimeNs pieces = 0;
-    for (const detail::Bucket& b : p.chunk_buckets[c])
-      for (OpId v : b.piece) pieces += times[v].bwd();
-    t.bwd[c] = std::min(t.bwd[c], pieces);
   }
   for (OpId u = 0; u < p.n; ++u) {
     if (p.is_input[u] || var.xfer_bytes[u] == 0) continue;
@@ -67,7 +64,6 @@ std::optional<StepBound> bound_of(const StepSetup& setup, bool per_micro) {
   const std::unique_ptr<Prepared> pp = detail::prepare_step(setup, detail::PrepareFor::Bound);
   const Prepared& p = *pp;
   if (p.async || !p.layered() || p.cp > 1 || p.ep > 1 || p.sim_replicas.size() != 1) return std::nullopt;
-  if (p.chunk_buckets.size() != static_cast<std::size_t>(p.chunks)) return std::nullopt;
   const int r = p.sim_replicas.front();
   const auto chunks = static_cast<std::size_t>(p.chunks);
   const auto stages = static_cast<std::size_t>(p.stages);

@@ -90,6 +90,25 @@ std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Mode
       }
       links->consumers[v] = m.consumers_of(v);
     }
+    links->has_fwd.assign(n, 0);
+    links->has_bd.assign(n, 0);
+    links->has_bw.assign(n, 0);
+    links->has_update.assign(n, 0);
+    links->is_input.assign(n, 0);
+    links->self_attention.assign(n, 0);
+    links->params.assign(n, 0);
+    for (models::OpId v = 0; v < n; ++v) {
+      const models::Op& op = m.op(v);
+      links->has_fwd[v] = profiler::op_has_phase(op, profiler::Phase::Forward);
+      links->has_bd[v] = profiler::op_has_phase(op, profiler::Phase::BackwardData);
+      links->has_bw[v] = profiler::op_has_phase(op, profiler::Phase::BackwardWeight);
+      links->has_update[v] = profiler::op_has_phase(op, profiler::Phase::Update);
+      links->is_input[v] = op.kind == models::OpKind::Input;
+      links->self_attention[v] = op.kind == models::OpKind::Attention && op.input_shapes.size() == 1;
+      links->params[v] = op.params;
+      if (!op.attrs.shares_weights_with.empty())
+        if (auto owner = m.find_op(op.attrs.shares_weights_with)) links->ties.emplace_back(v, *owner);
+    }
     return std::shared_ptr<const OpLinks>(std::move(links));
   });
 }
@@ -97,6 +116,11 @@ std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Mode
 std::shared_ptr<const std::vector<int>> StepCache::partition(const PartitionKey& key,
                                                              const std::function<std::vector<int>()>& make) {
   return compute_once(mu_, partitions_, key, [&] { return std::make_shared<const std::vector<int>>(make()); });
+}
+
+std::shared_ptr<const std::vector<std::string>> StepCache::device_kinds(const hardware::Cluster& cluster) {
+  return compute_once(mu_, kinds_, &cluster,
+                      [&] { return std::make_shared<const std::vector<std::string>>(cluster.device_kinds()); });
 }
 
 std::int64_t StepCache::models_built() const {

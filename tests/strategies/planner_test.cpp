@@ -447,6 +447,39 @@ TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
   EXPECT_EQ(dump_json(plan_rows_to_json(pruned, 5)), dump_json(plan_rows_to_json(full, 5)));
 }
 
+TEST(StepCache, DeviceKindsAreTheClustersOnce) {
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100");
+  StepCache cache;
+  const auto kinds = cache.device_kinds(cluster);
+  EXPECT_EQ(*kinds, cluster.device_kinds());
+  EXPECT_EQ(*kinds, std::vector<std::string>{"A100-SXM4-80GB"});
+  EXPECT_EQ(cache.device_kinds(cluster), kinds);  // the same entry, not worked out again
+}
+
+TEST(StepCache, OpLinksHoldEachOpsPhasesAndParameters) {
+  const models::Model model = models::build_zoo_model("gpt2", {.seq_len = 128});
+  StepCache cache;
+  const auto links = cache.op_links(model);
+  ASSERT_EQ(links->has_fwd.size(), model.num_ops());
+  int inputs = 0, attention = 0;
+  std::int64_t params = 0;
+  for (models::OpId v = 0; v < model.num_ops(); ++v) {
+    const models::Op& op = model.op(v);
+    EXPECT_EQ(links->has_fwd[v] != 0, profiler::op_has_phase(op, profiler::Phase::Forward)) << op.name;
+    EXPECT_EQ(links->has_bd[v] != 0, profiler::op_has_phase(op, profiler::Phase::BackwardData)) << op.name;
+    EXPECT_EQ(links->has_bw[v] != 0, profiler::op_has_phase(op, profiler::Phase::BackwardWeight)) << op.name;
+    EXPECT_EQ(links->has_update[v] != 0, profiler::op_has_phase(op, profiler::Phase::Update)) << op.name;
+    inputs += links->is_input[v];
+    attention += links->self_attention[v];
+    params += links->params[v];
+  }
+  EXPECT_EQ(inputs, 2);      // token and position ids
+  EXPECT_EQ(attention, 12);  // one self-attention per layer
+  EXPECT_EQ(params, model.total_params());
+  ASSERT_EQ(links->ties.size(), 1u);  // the LM head reuses the token embedding
+  EXPECT_EQ(model.op(links->ties[0].second).kind, models::OpKind::Embedding);
+}
+
 TEST(StepCache, ThreadsAskingForOneEntryAtOnceShareOneBuild) {
   // Planner threads often reach the same model variant and partition together: the first builds
   // it, the others wait for that one (before, each built its own copy and one was kept).

@@ -144,13 +144,15 @@ class StringTable {
   std::vector<std::uint32_t> offsets_;  // size() + 1 entries
   std::vector<std::uint32_t> slots_;    // open addressing: id + 1, 0 = empty
   // Recently interned strings by their caller's address: lowerings name every task from a
-  // handful of long-lived strings, and a pointer match plus one compare beats hashing.
+  // handful of long-lived strings, and a pointer match plus one compare beats hashing. 256
+  // entries: a 105-stage pipeline names its chunks from 105 strings (16 entries missed 70% of
+  // the lookups when planning Turing-NLG 530B, 256 miss 7%).
   struct Recent {
     const char* data = nullptr;
     std::uint32_t size = 0;
     std::uint32_t id = 0;
   };
-  std::array<Recent, 16> recent_{};
+  std::array<Recent, 256> recent_{};
 };
 
 class TaskGraph {

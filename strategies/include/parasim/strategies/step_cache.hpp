@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
@@ -54,6 +55,12 @@ class StepCache {
   /// stored before one of its inputs.
   struct OpLinks {
     std::vector<std::vector<models::OpId>> inputs, consumers;
+    // Per op, what prepare_step reads of the op itself, also worked out once per model: its
+    // kernel phases (op_has_phase), whether it is an input or a self-attention (one input: what
+    // selective recomputation drops), its parameters, and the ops reusing another's weight.
+    std::vector<char> has_fwd, has_bd, has_bw, has_update, is_input, self_attention;
+    std::vector<std::int64_t> params;
+    std::vector<std::pair<models::OpId, models::OpId>> ties;  // (op, the owner of its weight)
   };
   std::shared_ptr<const OpLinks> op_links(const models::Model& model);
 
@@ -62,6 +69,10 @@ class StepCache {
   using PartitionKey = std::vector<std::int64_t>;
   std::shared_ptr<const std::vector<int>> partition(const PartitionKey& key,
                                                     const std::function<std::vector<int>()>& make);
+
+  /// cluster.device_kinds(), worked out once per cluster: a step on 5,128 devices of one kind
+  /// need not compare every used device's kind (prepare_step, for every candidate).
+  std::shared_ptr<const std::vector<std::string>> device_kinds(const hardware::Cluster& cluster);
 
   std::int64_t models_built() const;
   std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
@@ -85,6 +96,7 @@ class StepCache {
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
   std::map<PartitionKey, Entry<std::vector<int>>> partitions_;
   std::map<const models::Model*, Entry<OpLinks>> links_;
+  std::map<const hardware::Cluster*, Entry<std::vector<std::string>>> kinds_;
   std::int64_t cost_model_calls_ = 0;
   std::int64_t models_built_ = 0;
 };
