@@ -57,8 +57,8 @@ TEST(NcclTests, MidSizeRowsFollowTheNvlinkShareInAndOutOfSample) {
     }
     if (c.curve == "azure-nd-h200-v5-allreduce") {
       ++h200;
-      EXPECT_LE(std::abs(c.error_pct), 12.0) << c.bytes << ": measured " << c.measured_gbs << ", parasim "
-                                              << c.predicted_gbs;
+      EXPECT_LE(std::abs(c.error_pct), 12.0)
+          << c.bytes << ": measured " << c.measured_gbs << ", parasim " << c.predicted_gbs;
     }
   }
   EXPECT_EQ(a100, 10);
