@@ -42,7 +42,7 @@ TEST(NcclTests, PublishedCurvesWithinTenPercentWhereBandwidthBound) {
   EXPECT_LE(r.max_bound_pct, 10.0);
 }
 
-// Message sizes from 1 MiB to 128 MiB: the NVLink share by size (simulator/collectives.cpp) comes
+// Message sizes from 1 MiB to 128 MiB: the NVLink share by size (simulator/src/collectives.cpp) comes
 // from the A100 curve, so that curve is in sample (it checks the table's transcription); the H200
 // NVLS curve - another GPU generation, NVSwitch and algorithm - is out of sample. Before the share
 // the H200 rows were +11% to +45% too fast.
