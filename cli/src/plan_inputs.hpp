@@ -51,7 +51,7 @@ struct PlanningInputs {
   std::string ep = "on";   // MoE models: search expert parallelism
   double imbalance = 1.0;  // busiest expert-parallel rank's tokens over the mean
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
-  std::string calibration;         // parasim.calibration/1 file; empty: none
+  std::string calibration;         // parasim.calibration/2 (or /1) file; empty: none
   std::string data_loading = "off";   // --data-loading (parasim/common/data_loading.hpp)
   KernelChoice kernels;               // --attention, --fp32-math, --conv-layout
   int threads = 0;
