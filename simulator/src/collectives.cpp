@@ -147,15 +147,16 @@ double CollectivePlan::size_efficiency(const CollectivePhase& phase, Bytes total
   return phase.hop == HopClass::NVLink ? nvlink_size_efficiency(total) : 1.0;
 }
 
-bool CollectivePlan::all_nvlink() const {
-  return std::all_of(phases.begin(), phases.end(), [](const CollectivePhase& p) { return p.hop == HopClass::NVLink; });
+double CollectivePlan::stretched_base_latency(CollectiveProtocol protocol, Bytes total) const {
+  const bool all_nvlink =
+      std::all_of(phases.begin(), phases.end(), [](const CollectivePhase& p) { return p.hop == HopClass::NVLink; });
+  return static_cast<double>(base_latency(protocol)) / (all_nvlink ? nvlink_size_efficiency(total) : 1.0);
 }
 
 CollectiveCost CollectivePlan::cost(Bytes total, CollectiveCosts costs, CollectiveProtocol protocol) const {
   if (costs == CollectiveCosts::Links) return {analytic_time(total), CollectiveProtocol::Simple, 0};
   if (total <= 0) return {0, protocol, 0};
-  const bool base_stretches = all_nvlink();
-  double t = static_cast<double>(base_latency(protocol)) / (base_stretches ? nvlink_size_efficiency(total) : 1.0);
+  double t = stretched_base_latency(protocol, total);
   TimeNs net = 0;
   for (const auto& ph : phases) {
     const double eta = size_efficiency(ph, total);

@@ -553,9 +553,7 @@ class Simulation {
       b = static_cast<Bytes>(
           std::ceil(static_cast<double>(b) * scale / (run.plan->bandwidth_factor(ph, run.protocol) * eta)));
       double lat = static_cast<double>(run.plan->step_latency(ph, run.protocol)) / eta;
-      if (run.phase == 0 && run.repeat == 0)
-        lat += static_cast<double>(run.plan->base_latency(run.protocol)) /
-               (run.plan->all_nvlink() ? nvlink_size_efficiency(total) : 1.0);
+      if (run.phase == 0 && run.repeat == 0) lat += run.plan->stretched_base_latency(run.protocol, total);
       latency = static_cast<TimeNs>(std::llround(lat * scale));
     }
     if (options_.symmetric_collectives) {

@@ -147,7 +147,9 @@ struct CollectivePlan {
   /// `total` bytes: nvlink_size_efficiency() on NVLink hops, 1 elsewhere. Steps (latency and
   /// bytes) stretch by its inverse, and so does the base latency when every phase is on NVLink.
   double size_efficiency(const CollectivePhase& phase, Bytes total) const;
-  bool all_nvlink() const;
+  /// base_latency(), stretched like the steps when every phase is on NVLink (as in the
+  /// measurement the share comes from).
+  double stretched_base_latency(CollectiveProtocol protocol, Bytes total) const;
   bool protocol_enabled(CollectiveProtocol protocol) const;
 };
 
