@@ -42,7 +42,7 @@ std::string trim(std::string s) {
 }
 
 // Least-squares fit of E = a + b*B (a = E_min, b = E_min/B_crit). Falls back to "no loss" when the
-// points show no growth with batch (b <= 0).
+// points show no growth with batch (b <= 0) or the fit is not finite.
 void fit_critical_batch(const std::vector<EfficiencyPoint>& pts, double& e_min, double& b_crit) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   const double n = static_cast<double>(pts.size());
@@ -55,7 +55,8 @@ void fit_critical_batch(const std::vector<EfficiencyPoint>& pts, double& e_min, 
   const double den = n * sxx - sx * sx;
   const double slope = den != 0 ? (n * sxy - sx * sy) / den : 0;
   const double intercept = (sy - slope * sx) / n;
-  if (slope <= 0 || intercept <= 0) {
+  // Sums past the double range (batches near 1e300) leave NaN or inf: no usable growth either.
+  if (!(slope > 0) || !(intercept > 0) || !std::isfinite(slope) || !std::isfinite(intercept)) {
     e_min = pts.front().epochs;
     b_crit = 0;  // 0 means "no growth" in extrapolation
     return;
@@ -163,6 +164,18 @@ StatisticalEfficiency StatisticalEfficiency::table_from_csv(const std::filesyste
 }
 
 double StatisticalEfficiency::epochs(double batch) const {
+  const double e = epochs_unchecked(batch);
+  // Extreme tables (epochs near DBL_MAX, batches near 0) can extrapolate past the double range.
+  if (!std::isfinite(e) || !(e > 0)) {
+    std::ostringstream msg;
+    msg << source_ << ": the epoch count at global batch " << batch << " is " << e
+        << ", not a positive finite number; check the table's batches and epochs";
+    throw InputError(msg.str());
+  }
+  return e;
+}
+
+double StatisticalEfficiency::epochs_unchecked(double batch) const {
   if (!(batch > 0)) throw InputError("statistical efficiency: global batch must be positive");
   switch (kind_) {
     case EfficiencyKind::None: return e_min_;

@@ -64,6 +64,25 @@ TEST(TableEfficiency, StepsAreConvertedToEpochs) {
   EXPECT_DOUBLE_EQ(e.points()[1].epochs, 20);
 }
 
+TEST(TableEfficiency, AnEpochCountPastTheDoubleRangeIsRefusedNamingTheTable) {
+  // (1, 2e300) and (2, 3e300) fit E = 1e300 (1 + B / 1), so batch 1e9 extrapolates from the last
+  // point to 3e300 (1 + 1e9) / 3 = 1e309 = inf (the efficiency_csv fuzz target found such tables).
+  const auto e = StatisticalEfficiency::table({{1, 2e300}, {2, 3e300}}, "huge.csv");
+  EXPECT_NEAR(e.b_crit(), 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(e.epochs(2), 3e300);
+  EXPECT_EQ(input_error([&] { (void)e.epochs(1e9); }),
+            "huge.csv: the epoch count at global batch 1e+09 is inf, not a positive finite number; check the "
+            "table's batches and epochs");
+}
+
+TEST(TableEfficiency, AFitPastTheDoubleRangeFallsBackToNoGrowth) {
+  // Batches 1e-300 and 2e300: the sum of squared batches is inf and the least-squares slope NaN.
+  const auto e = StatisticalEfficiency::table({{1e-300, 1.0}, {2e300, 1.5}}, "wide.csv");
+  EXPECT_EQ(e.b_crit(), 0.0);
+  EXPECT_EQ(e.e_min(), 1.0);
+  EXPECT_EQ(e.epochs(3e300), 1.5);
+}
+
 TEST(TableEfficiency, BadFilesNameTheLine) {
   EXPECT_EQ(input_error([] { StatisticalEfficiency::table_from_csv(kData + "/efficiency/bad_line.csv", 0); }),
             kData + "/efficiency/bad_line.csv:3: expected two numbers, found \"512,abc\"");

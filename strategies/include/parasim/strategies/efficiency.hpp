@@ -57,7 +57,8 @@ class StatisticalEfficiency {
   static StatisticalEfficiency table_from_csv(const std::filesystem::path& csv, std::int64_t dataset_samples);
 
   EfficiencyKind kind() const { return kind_; }
-  /// Epochs to converge at global batch `batch` (> 0).
+  /// Epochs to converge at global batch `batch` (> 0). InputError naming the source when the
+  /// result is not a positive finite number (a table extrapolated past the double range).
   double epochs(double batch) const;
   /// Parameters of the critical-batch form (for `table`, those fitted for extrapolation).
   double e_min() const { return e_min_; }
@@ -68,6 +69,8 @@ class StatisticalEfficiency {
   std::string describe() const;
 
  private:
+  double epochs_unchecked(double batch) const;
+
   EfficiencyKind kind_ = EfficiencyKind::None;
   double e_min_ = 1;
   double b_crit_ = 0;
