@@ -65,9 +65,9 @@ TEST(Roofline, Fp32MathChoosesTf32ForConvolutionsAndMatmuls) {
   const TimeNs conv_default = fwd(conv, Fp32Math::PyTorch), conv_tf32 = fwd(conv, Fp32Math::Tf32);
   const TimeNs conv_fp32 = fwd(conv, Fp32Math::Fp32);
   EXPECT_EQ(conv_default, conv_tf32);
-  // 19.5 TFLOP/s of CUDA cores against 156 of TF32; the FP32 path runs Winograd (K = C x 4, not
-  // C x 9), the TF32 one an implicit GEMM.
-  EXPECT_GT(conv_fp32, 3 * conv_default);
+  // 19.5 TFLOP/s of CUDA cores at 0.90 against 156 of TF32 at 0.737; the FP32 path runs Winograd
+  // (K = C x 4, not C x 9), the TF32 one an implicit GEMM: 8 x 4/9 x 0.737/0.90 = 2.9 times.
+  EXPECT_GT(conv_fp32, 2.5 * conv_default);
   EXPECT_EQ(phase_work(conv, Phase::Forward, Optimizer::Sgd, /*tf32_convolutions=*/false)[0].gemm.k, 256 * 4);
   EXPECT_EQ(phase_work(conv, Phase::Forward, Optimizer::Sgd, /*tf32_convolutions=*/true)[0].gemm.k, 256 * 9);
   const TimeNs fc_default = fwd(fc, Fp32Math::PyTorch), fc_tf32 = fwd(fc, Fp32Math::Tf32);
@@ -134,11 +134,11 @@ TEST(Roofline, EfficiencyCurveHalvesAtFHalf) {
   const RooflineDevice v100 = gpu_roofline_device(hardware::device_spec("V100-SXM2-32GB"));
   // GEMMs of unknown shape: the best-shape fraction with a fill-time curve.
   const double fh = v100.f_half(KernelClass::Gemm, DType::F32);
-  EXPECT_DOUBLE_EQ(v100.eff_gemm, 83.0 / 125.0);  // Markidis et al. 2018: 83 of 125 TFLOP/s
-  EXPECT_DOUBLE_EQ(fh, 83.0 / 125.0 * 15.7e3 * 2000);
+  EXPECT_DOUBLE_EQ(v100.eff_gemm, 95.0 / 125.0);  // mli/transformers-benchmarks: 95 of 125 TFLOP/s
+  EXPECT_DOUBLE_EQ(fh, 95.0 / 125.0 * 15.7e3 * 2000);
   // A kernel of exactly f_half FLOPs runs at half of eff_max: twice the ideal time.
   const KernelWork k{KernelClass::Gemm, 1, fh, 0, {}};
-  const double ideal = fh / (15.7e3 * (83.0 / 125.0));
+  const double ideal = fh / (15.7e3 * (95.0 / 125.0));
   EXPECT_NEAR(v100.kernel_time_ns(k, DType::F32) - v100.launch_overhead_ns, 2 * ideal, 1e-6);
 }
 
