@@ -31,7 +31,7 @@ struct CalibrateArgs {
   std::vector<std::string> profiles;
   std::string output;
   std::vector<std::string> fixed;
-  bool pool_gpu_kinds = false;
+  bool per_gpu_kind = false;
   bool json = false;
 };
 
@@ -110,21 +110,17 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--fix", args->fixed,
                   "Hold a factor at its default: matrix, memory (every GPU kind's), intra_node_comm, inter_node_comm, "
                   "step_overhead_ms");
-  cmd->add_flag("--pool-gpu-kinds", args->pool_gpu_kinds,
-                "With --runs: one set of kernel factors for every GPU kind (default: one per kind, fitted where the "
-                "runs file has more runs of that kind than free kernel factors)");
+  cmd->add_flag("--per-gpu-kind", args->per_gpu_kind,
+                "With --runs: kernel factors per GPU kind, fitted where the runs file has more runs of that kind "
+                "than free kernel factors, the default model for the others (default: one set for every kind)");
   cmd->add_flag("--json", args->json, "Print the calibration JSON instead of the table");
   cmd->callback([args] {
     if (args->runs.empty() && args->profiles.empty())
       throw InputError(
           "calibrate: give --runs FILE (measured step times), --profiles FILES (measured op times), or both");
     const bool talk = ProgressBar::would_draw();
-    if (args->pool_gpu_kinds && args->runs.empty())
-      throw InputError("calibrate: --pool-gpu-kinds applies only with --runs (profiles fit each GPU kind apart)");
-    if (args->pool_gpu_kinds && !args->profiles.empty())
-      throw InputError(
-          "calibrate: --pool-gpu-kinds with --profiles: profiles fit each GPU kind's kernel factors; "
-          "drop one");
+    if (args->per_gpu_kind && args->runs.empty())
+      throw InputError("calibrate: --per-gpu-kind applies only with --runs (profiles fit each GPU kind apart)");
     // Per GPU kind: the kernel factors its profiles measured.
     std::map<std::string, validation::KernelFit> kernels;
     if (!args->profiles.empty()) {
@@ -143,8 +139,10 @@ void register_calibrate(CLI::App& app) {
     std::optional<validation::CalibrationFit> fit;
     if (!args->runs.empty()) {
       const validation::RunsFile runs = validation::load_runs_file(args->runs);
+      // Profiles measure each kind's kernel factors: the runs then key them by kind too.
+      const bool per_kind = args->per_gpu_kind || !args->profiles.empty();
       validation::FitOptions options{
-          .fixed = args->fixed, .pool_gpu_kinds = args->pool_gpu_kinds, .on_stage = [talk](const std::string& s) {
+          .fixed = args->fixed, .per_gpu_kind = per_kind, .on_stage = [talk](const std::string& s) {
             if (talk) std::cerr << "  " << s << "...\n";
           }};
       if (!kernels.empty()) {

@@ -71,7 +71,7 @@ TEST(Calibrate, RecoversTheFactorsThatMadeTheRuns) {
   truth.inter_node_comm = 1.3;
   truth.step_overhead_ms = 2.0;
   const CalibrationFit fit =
-      fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .on_stage = {}});
+      fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .per_gpu_kind = true, .on_stage = {}});
   ASSERT_EQ(fit.factors.size(), 5u);
   for (const FitFactor& f : fit.factors) EXPECT_TRUE(f.fitted) << f.name << ": " << f.note;
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.25, 0.0125);
@@ -108,7 +108,10 @@ TEST(Calibrate, FitsKernelFactorsPerGpuKind) {
                synthetic("v-one", 1, 1, 64, 3, "dgx1-v100")};
   measure_under(runs, truth);
   const CalibrationFit fit =
-      fit_calibration(runs, {.max_iterations = 60, .fixed = {"inter_node_comm", "step_overhead_ms"}, .on_stage = {}});
+      fit_calibration(runs, {.max_iterations = 60,
+                             .fixed = {"inter_node_comm", "step_overhead_ms"},
+                             .per_gpu_kind = true,
+                             .on_stage = {}});
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.3, 0.013);
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).memory, 0.9, 0.009);
   EXPECT_NEAR(fit.calibration.kernel_factors(kH100).matrix, 0.8, 0.008);
@@ -129,7 +132,7 @@ TEST(Calibrate, FitsKernelFactorsPerGpuKind) {
   EXPECT_NEAR(back.kernel_factors(kH100).matrix, 0.8, 0.008);
 }
 
-TEST(Calibrate, PoolsGpuKindsWhenAsked) {
+TEST(Calibrate, PoolsGpuKindsByDefault) {
   Calibration truth;
   truth.kernels["*"] = {1.2, 1.0};
   RunsFile runs = synthetic_runs(truth);
@@ -139,7 +142,6 @@ TEST(Calibrate, PoolsGpuKindsWhenAsked) {
   const CalibrationFit fit =
       fit_calibration(runs, {.max_iterations = 40,
                              .fixed = {"memory", "intra_node_comm", "inter_node_comm", "step_overhead_ms"},
-                             .pool_gpu_kinds = true,
                              .on_stage = {}});
   ASSERT_EQ(fit.calibration.kernels.size(), 1u);
   EXPECT_NEAR(fit.calibration.kernel_factors(kH100).matrix, 1.2, 0.012);
@@ -154,7 +156,7 @@ TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   // Single-node runs only: nothing crosses the network.
   runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
   const CalibrationFit fit =
-      fit_calibration(runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .on_stage = {}});
+      fit_calibration(runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .per_gpu_kind = true, .on_stage = {}});
   EXPECT_FALSE(fit.fitted("inter_node_comm"));
   EXPECT_FALSE(fit.fitted("step_overhead_ms"));
   EXPECT_DOUBLE_EQ(fit.calibration.inter_node_comm, 1.0);
@@ -175,7 +177,8 @@ TEST(Calibrate, HoldsFactorsAtTheirStartValues) {
   truth.intra_node_comm = 1.5;
   RunsFile runs = synthetic_runs(truth);
   runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
-  FitOptions options{.max_iterations = 20, .fixed = {"matrix", "memory", "step_overhead_ms"}, .on_stage = {}};
+  FitOptions options{
+      .max_iterations = 20, .fixed = {"matrix", "memory", "step_overhead_ms"}, .per_gpu_kind = true, .on_stage = {}};
   options.start.kernels[kA100] = {1.3, 0.9};
   const CalibrationFit fit = fit_calibration(runs, options);
   EXPECT_FALSE(fit.fitted("matrix[A100-SXM4-80GB]"));
@@ -203,7 +206,7 @@ TEST(Calibrate, RefusesToFitMoreFactorsThanRunsAllow) {
   RunsFile runs = synthetic_runs(Calibration{});
   runs.runs.resize(2);
   try {
-    (void)fit_calibration(runs, {});
+    (void)fit_calibration(runs, {.max_iterations = 20, .fixed = {}, .per_gpu_kind = true, .on_stage = {}});
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).substr(0, 46), "calibrate: 0 of 2 scored run(s) enter the fit ") << e.what();

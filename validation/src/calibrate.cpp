@@ -332,7 +332,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     const RunOutcome& o = fit.default_model.outcomes[i];
     if (!o.scored) continue;
     scored.push_back(i);
-    kinds.push_back(options.pool_gpu_kinds ? std::string(Calibration::kAllKinds) : o.device_kind);
+    kinds.push_back(options.per_gpu_kind ? o.device_kind : std::string(Calibration::kAllKinds));
     ++runs_of_kind[kinds.back()];
   }
   for (const std::string& name : options.fixed)
@@ -379,7 +379,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
       left_out =
           " (runs of a GPU kind enter the fit when it has more runs than free kernel factors, 3 for two; "
           "left out: " +
-          left_out + "; --pool-gpu-kinds fits one set for every kind)";
+          left_out + "; without --per-gpu-kind one set fits every kind)";
     throw InputError("calibrate: " + std::to_string(fitter.runs()) + " of " + std::to_string(scored.size()) +
                      " scored run(s) enter the fit" + left_out + ", too few to fit " + std::to_string(n_free) +
                      " factor(s); give more runs or hold factors fixed (--fix NAME)");

@@ -30,8 +30,10 @@ struct FitOptions {
   /// Where the fit starts, and the value of every held factor (the kernel factors that
   /// fit_kernel_factors() found in measured profiles, for example). Default: the model's defaults.
   Calibration start{};
-  /// One set of kernel factors for every GPU kind (key "*") instead of one per kind.
-  bool pool_gpu_kinds = false;
+  /// Kernel factors per GPU kind, fitted where a kind has more runs than free kernel factors (the
+  /// others keep the default model). Default: one set for every kind (key "*"), which generalises
+  /// better out of sample on the published runs (docs/fidelity.md).
+  bool per_gpu_kind = false;
   std::function<void(const std::string& stage)> on_stage;
   /// Projections run in parallel over runs (and leave-one-out refits over held-out runs);
   /// 0: one per hardware thread. The fit does not depend on it.
