@@ -136,6 +136,7 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
       if (ls.flows.empty()) {
         ls.busy += now - ls.busy_since;
         if (record_) record_interval(l, ls.busy_since, now);
+        continue;  // no flow left whose rate could change: settle() would skip the link anyway
       }
       mark_dirty(l);
     }
