@@ -17,8 +17,6 @@ std::unique_ptr<FlowLinkArrays> take_arrays(std::size_t links) {
   if (a == nullptr || a->links.size() != links) {
     a = std::make_unique<FlowLinkArrays>();
     a->links.assign(links, FlowLinkState{});
-    a->link_stamp.assign(links, 0);
-    a->touched.assign(links, 0);
     a->solver = MaxMinSolver(links);
   }
   return a;
@@ -39,8 +37,7 @@ FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& rou
       record_(record_intervals),
       arrays_(take_arrays(static_cast<std::size_t>(cluster.num_directed_links()))),
       capacity_(cluster.dir_bandwidths()),
-      links_(arrays_->links),
-      link_stamp_(arrays_->link_stamp),
+      links_(arrays_->links.data()),
       epoch_(arrays_->epoch),
       solver_(arrays_->solver) {}
 
@@ -51,15 +48,15 @@ FlowNetwork::~FlowNetwork() {
     links_[static_cast<std::size_t>(l)].flows.clear();
     links_[static_cast<std::size_t>(l)].busy_since = links_[static_cast<std::size_t>(l)].busy = 0;
     links_[static_cast<std::size_t>(l)].bytes = 0;
-    arrays_->touched[static_cast<std::size_t>(l)] = 0;
   }
   arrays_->touched_list.clear();
   // Dirty marks of this run must not look current to the next one; the clock continues across
   // networks, so restart it (clearing every stamp) long before it could wrap.
   if (++epoch_ >= (1u << 31)) {
-    std::fill(link_stamp_.begin(), link_stamp_.end(), 0);
+    for (FlowLinkState& ls : arrays_->links) ls.stamp = 0;
     epoch_ = 1;
   }
+  arrays_->epoch = epoch_;
   pooled_arrays = std::move(arrays_);
 }
 
@@ -87,12 +84,6 @@ FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_k
   return f;
 }
 
-void FlowNetwork::mark_dirty(hardware::DirLinkId l) {
-  if (link_stamp_[static_cast<std::size_t>(l)] == epoch_) return;
-  link_stamp_[static_cast<std::size_t>(l)] = epoch_;
-  dirty_links_.push_back(l);
-}
-
 void FlowNetwork::record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end) {
   if (end <= start) return;
   // Merge with this link's previous interval when they touch (a flow ended as another began).
@@ -114,14 +105,11 @@ void FlowNetwork::join(FlowId f, TimeNs now) {
   fl.rate = 0;
   for (hardware::DirLinkId l : route_of(fl)) {
     auto& ls = links_[static_cast<std::size_t>(l)];
-    if (!arrays_->touched[static_cast<std::size_t>(l)]) {
-      arrays_->touched[static_cast<std::size_t>(l)] = 1;
-      arrays_->touched_list.push_back(l);
-    }
+    if (ls.bytes == 0) arrays_->touched_list.push_back(l);
     if (ls.flows.empty()) ls.busy_since = now;
     ls.flows.push_back(f);
     ls.bytes += fl.bytes;
-    mark_dirty(l);
+    mark_dirty(ls, l);
   }
 }
 
@@ -138,7 +126,7 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
         if (record_) record_interval(l, ls.busy_since, now);
         continue;  // no flow left whose rate could change: settle() would skip the link anyway
       }
-      mark_dirty(l);
+      mark_dirty(ls, l);
     }
   }
   fl.joined = false;
@@ -192,7 +180,7 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   component_.clear();
   bfs_.clear();
   for (hardware::DirLinkId l : dirty_links_) {
-    link_stamp_[static_cast<std::size_t>(l)] = comp;
+    links_[static_cast<std::size_t>(l)].stamp = comp;
     bfs_.push_back(l);
   }
   dirty_links_.clear();
@@ -202,8 +190,8 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
       flow_stamp_[f] = comp;
       component_.push_back(f);
       for (hardware::DirLinkId l : route_of(flows_[f]))
-        if (link_stamp_[static_cast<std::size_t>(l)] != comp) {
-          link_stamp_[static_cast<std::size_t>(l)] = comp;
+        if (links_[static_cast<std::size_t>(l)].stamp != comp) {
+          links_[static_cast<std::size_t>(l)].stamp = comp;
           bfs_.push_back(l);
         }
     }
@@ -260,7 +248,7 @@ void FlowNetwork::reschedule(TimeNs now, std::vector<Reschedule>& out) {
 }
 
 void FlowNetwork::collect(StepResult& r) const {
-  r.links.assign(links_.size(), LinkStats{});
+  r.links.assign(arrays_->links.size(), LinkStats{});
   for (hardware::DirLinkId l : arrays_->touched_list)
     r.links[static_cast<std::size_t>(l)] = {links_[static_cast<std::size_t>(l)].busy,
                                             links_[static_cast<std::size_t>(l)].bytes};

@@ -46,14 +46,13 @@ struct FlowLinkState {
   std::vector<FlowId> flows;
   TimeNs busy_since = 0;
   TimeNs busy = 0;
-  Bytes bytes = 0;
+  Bytes bytes = 0;             // > 0 once a flow joined (a flow of 0 bytes never joins): touched
+  std::uint32_t stamp = 0;     // FlowNetwork's epoch when last marked dirty or reached by settle()
 };
 struct FlowLinkArrays {
   std::vector<FlowLinkState> links;
-  std::vector<std::uint32_t> link_stamp;
-  std::uint32_t epoch = 1;                  // link_stamp's clock, continued across networks
-  std::vector<std::uint8_t> touched;        // links whose state a network must reset
-  std::vector<hardware::DirLinkId> touched_list;
+  std::uint32_t epoch = 1;                  // the links' stamp clock, continued across networks
+  std::vector<hardware::DirLinkId> touched_list;  // links whose state a network must reset
   MaxMinSolver solver{0};
 };
 
@@ -82,7 +81,11 @@ class FlowNetwork {
   std::span<const hardware::DirLinkId> route_of(const Flow& f) const {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
-  void mark_dirty(hardware::DirLinkId l);
+  void mark_dirty(LinkState& ls, hardware::DirLinkId l) {
+    if (ls.stamp == epoch_) return;
+    ls.stamp = epoch_;
+    dirty_links_.push_back(l);
+  }
   /// New completions for the flows of component_ whose rate (rates_) changed.
   void reschedule(TimeNs now, std::vector<Reschedule>& out);
   void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
@@ -91,13 +94,12 @@ class FlowNetwork {
   bool record_;
   std::unique_ptr<FlowLinkArrays> arrays_;  // from the thread's pool; back to it on destruction
   std::span<const double> capacity_;  // the cluster's dir_bandwidths()
-  std::vector<LinkState>& links_;
+  LinkState* links_;  // arrays_->links, by pointer: the hot loops index it without reloading
   std::vector<Flow> flows_;
   std::vector<FlowId> free_slots_;
   std::vector<hardware::DirLinkId> dirty_links_;
-  std::vector<std::uint32_t>& link_stamp_;
   std::vector<std::uint32_t> flow_stamp_;
-  std::uint32_t& epoch_;
+  std::uint32_t epoch_;  // arrays_->epoch while this network runs (written back on destruction)
   // settle() scratch
   std::vector<hardware::DirLinkId> bfs_;
   std::vector<FlowId> component_;
