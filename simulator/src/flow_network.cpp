@@ -60,27 +60,30 @@ FlowNetwork::~FlowNetwork() {
   pooled_arrays = std::move(arrays_);
 }
 
+FlowId FlowNetwork::add_slot(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner,
+                             double cap) {
+  free_slots_.push_back(static_cast<FlowId>(flows_.size()));
+  flows_.emplace_back();
+  flow_stamp_.push_back(0);
+  return add(route, bytes, owner_kind, owner, cap);
+}
+
 FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap) {
-  FlowId f;
-  if (!free_slots_.empty()) {
-    f = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    f = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-    flow_stamp_.push_back(0);
-  }
+  if (free_slots_.empty()) return add_slot(route, bytes, owner_kind, owner, cap);  // a tail call: no spills here
+  const FlowId f = free_slots_.back();
+  free_slots_.pop_back();
   Flow& fl = flows_[f];
-  const std::uint32_t version = fl.version;  // versions keep counting across reuse: stale events stay stale
-  fl = Flow{};
-  fl.version = version + 1;
   fl.route_offset = route.offset;
   fl.hops = route.hops;
   fl.bytes = bytes;
   fl.remaining = static_cast<double>(bytes);
+  fl.rate = 0;
+  fl.cap = cap;
+  fl.last = 0;
+  ++fl.version;  // versions keep counting across reuse: stale events stay stale
   fl.owner = owner;
   fl.owner_kind = owner_kind;
-  fl.cap = cap;
+  fl.joined = false;
   return f;
 }
 

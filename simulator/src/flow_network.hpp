@@ -81,6 +81,9 @@ class FlowNetwork {
   std::span<const hardware::DirLinkId> route_of(const Flow& f) const {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
+  // add() when no slot is free: makes one, then adds (kept out of add()'s common path).
+  [[gnu::noinline]] FlowId add_slot(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner,
+                                    double cap);
   void mark_dirty(LinkState& ls, hardware::DirLinkId l) {
     if (ls.stamp == epoch_) return;
     ls.stamp = epoch_;
