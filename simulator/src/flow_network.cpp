@@ -32,6 +32,16 @@ TimeNs round_half_up(double x) {
 
 }  // namespace
 
+inline void FlowNetwork::reschedule(Flow& fl, FlowId f, double rate, TimeNs now, std::vector<Reschedule>& out) {
+  if (rate == fl.rate) return;  // unchanged: its queued completion is still right
+  fl.rate = rate;
+  ++fl.version;
+  // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
+  // (Engine::run has already checked that the real finish fits in 64-bit time).
+  const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
+  out.push_back({f, fl.version, now + round_half_up(eta)});
+}
+
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
     : routes_(routes),
       record_(record_intervals),
@@ -143,24 +153,27 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   // ring step's messages; none at all when flows only left). The component search below would
   // find exactly these flows, in this order (first seen on the changed links), each taking its
   // slowest link; anything else falls through to the search.
+  // A link stamped `comp` lies on the route of a flow taken already: while every flow is alone,
+  // that flow is the link's only one, so the stamp does what a per-flow mark would.
   std::uint32_t comp = ++epoch_;
   component_.clear();
   rates_.clear();
   bool all_alone = true;
   for (hardware::DirLinkId l : dirty_links_) {
-    const auto& on = links_[static_cast<std::size_t>(l)].flows;
-    if (on.empty()) continue;
-    const FlowId f = on.front();
-    if (on.size() > 1) {
+    const LinkState& ls = links_[static_cast<std::size_t>(l)];
+    if (ls.stamp == comp) continue;
+    if (ls.flows.size() != 1) {
+      if (ls.flows.empty()) continue;
       all_alone = false;
       break;
     }
-    if (flow_stamp_[f] == comp) continue;
-    flow_stamp_[f] = comp;
+    const FlowId f = ls.flows.front();
     const Flow& fl = flows_[f];
     double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
     for (hardware::DirLinkId k : route_of(fl)) {
-      all_alone = all_alone && links_[static_cast<std::size_t>(k)].flows.size() == 1;
+      LinkState& lk = links_[static_cast<std::size_t>(k)];
+      all_alone = all_alone && lk.flows.size() == 1;
+      lk.stamp = comp;
       r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
     }
     if (!all_alone) break;
@@ -170,12 +183,12 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   if (all_alone) {
     dirty_links_.clear();
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty
-    for (FlowId f : component_) {
-      Flow& fl = flows_[f];
+    for (std::size_t i = 0; i < component_.size(); ++i) {
+      Flow& fl = flows_[component_[i]];
       fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
       fl.last = now;
+      reschedule(fl, component_[i], rates_[i], now, out);
     }
-    reschedule(now, out);
     return;
   }
   // The affected component: flows reachable from the dirty links through shared links.
@@ -238,16 +251,8 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
 }
 
 void FlowNetwork::reschedule(TimeNs now, std::vector<Reschedule>& out) {
-  for (std::size_t i = 0; i < component_.size(); ++i) {
-    Flow& fl = flows_[component_[i]];
-    if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right
-    fl.rate = rates_[i];
-    ++fl.version;
-    // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
-    // (Engine::run has already checked that the real finish fits in 64-bit time).
-    const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
-    out.push_back({component_[i], fl.version, now + round_half_up(eta)});
-  }
+  for (std::size_t i = 0; i < component_.size(); ++i)
+    reschedule(flows_[component_[i]], component_[i], rates_[i], now, out);
 }
 
 void FlowNetwork::collect(StepResult& r) const {

@@ -91,6 +91,8 @@ class FlowNetwork {
   }
   /// New completions for the flows of component_ whose rate (rates_) changed.
   void reschedule(TimeNs now, std::vector<Reschedule>& out);
+  /// A new completion for flow f (fl) if its rate changes to `rate`.
+  static void reschedule(Flow& fl, FlowId f, double rate, TimeNs now, std::vector<Reschedule>& out);
   void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
 
   const RouteTable& routes_;
