@@ -121,6 +121,7 @@ void FlowNetwork::join(FlowId f, TimeNs now) {
     if (ls.bytes == 0) arrays_->touched_list.push_back(l);
     if (ls.flows.empty()) ls.busy_since = now;
     ls.flows.push_back(f);
+    shared_links_ += ls.flows.size() == 2;
     ls.bytes += fl.bytes;
     mark_dirty(ls, l);
   }
@@ -135,6 +136,7 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
       while (*it != f) ++it;  // it is there: a short list (std::find's unrolled search costs more)
       *it = ls.flows.back();
       ls.flows.pop_back();
+      shared_links_ -= ls.flows.size() == 1;
       if (ls.flows.empty()) {
         ls.busy += now - ls.busy_since;
         if (record_) record_interval(l, ls.busy_since, now);
@@ -157,6 +159,25 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   // A link stamped `comp` lies on the route of a flow taken already: while every flow is alone,
   // that flow is the link's only one, so the stamp does what a per-flow mark would.
   std::uint32_t comp = ++epoch_;
+  if (shared_links_ == 0) {  // no link carries two flows: every flow is alone, nothing to check
+    for (hardware::DirLinkId l : dirty_links_) {
+      const LinkState& ls = links_[static_cast<std::size_t>(l)];
+      if (ls.stamp == comp || ls.flows.empty()) continue;
+      const FlowId f = ls.flows.front();
+      Flow& fl = flows_[f];
+      double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+      for (hardware::DirLinkId k : route_of(fl)) {
+        links_[static_cast<std::size_t>(k)].stamp = comp;
+        r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
+      }
+      fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
+      fl.last = now;
+      reschedule(fl, f, r, now, out);
+    }
+    dirty_links_.clear();
+    ++epoch_;  // the dirty marks must not look current to the next mark_dirty
+    return;
+  }
   component_.clear();
   rates_.clear();
   bool all_alone = true;

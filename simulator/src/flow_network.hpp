@@ -102,6 +102,7 @@ class FlowNetwork {
   LinkState* links_;  // arrays_->links, by pointer: the hot loops index it without reloading
   std::vector<Flow> flows_;
   std::vector<FlowId> free_slots_;
+  std::uint32_t shared_links_ = 0;  // links carrying two flows or more
   std::vector<hardware::DirLinkId> dirty_links_;
   std::vector<std::uint32_t> flow_stamp_;
   std::uint32_t epoch_;  // arrays_->epoch while this network runs (written back on destruction)
