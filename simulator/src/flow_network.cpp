@@ -32,14 +32,14 @@ TimeNs round_half_up(double x) {
 
 }  // namespace
 
-inline void FlowNetwork::reschedule(Flow& fl, FlowId f, double rate, TimeNs now, std::vector<Reschedule>& out) {
+inline void FlowNetwork::reschedule(Flow& fl, FlowId f, double rate, TimeNs now, EventQueue& events) {
   if (rate == fl.rate) return;  // unchanged: its queued completion is still right
   fl.rate = rate;
   ++fl.version;
   // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
   // (Engine::run has already checked that the real finish fits in 64-bit time).
   const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
-  out.push_back({f, fl.version, now + round_half_up(eta)});
+  events.push(now + round_half_up(eta), f, EventType::FlowDone, fl.version);
 }
 
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
@@ -150,7 +150,7 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
   free_slots_.push_back(f);
 }
 
-void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
+void FlowNetwork::settle(TimeNs now, EventQueue& events) {
   if (dirty_links_.empty()) return;
   // The common instant: every flow on a changed link is alone on its whole route (a transfer, a
   // ring step's messages; none at all when flows only left). The component search below would
@@ -172,7 +172,7 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
       }
       fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
       fl.last = now;
-      reschedule(fl, f, r, now, out);
+      reschedule(fl, f, r, now, events);
     }
     dirty_links_.clear();
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty
@@ -209,7 +209,7 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
       Flow& fl = flows_[component_[i]];
       fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
       fl.last = now;
-      reschedule(fl, component_[i], rates_[i], now, out);
+      reschedule(fl, component_[i], rates_[i], now, events);
     }
     return;
   }
@@ -269,12 +269,12 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
                   capped ? std::span<const double>(caps_) : std::span<const double>());
     for (std::size_t k = 0; k < shared_.size(); ++k) rates_[shared_[k]] = shared_rates_[k];
   }
-  reschedule(now, out);
+  reschedule(now, events);
 }
 
-void FlowNetwork::reschedule(TimeNs now, std::vector<Reschedule>& out) {
+void FlowNetwork::reschedule(TimeNs now, EventQueue& events) {
   for (std::size_t i = 0; i < component_.size(); ++i)
-    reschedule(flows_[component_[i]], component_[i], rates_[i], now, out);
+    reschedule(flows_[component_[i]], component_[i], rates_[i], now, events);
 }
 
 void FlowNetwork::collect(StepResult& r) const {

@@ -11,6 +11,7 @@
 
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/simulator/step_result.hpp"
+#include "event_queue.hpp"
 #include "max_min.hpp"
 #include "route_table.hpp"
 
@@ -30,12 +31,6 @@ struct Flow {
   std::uint32_t owner = 0;
   std::uint8_t owner_kind = 0;
   bool joined = false;
-};
-
-struct Reschedule {
-  FlowId flow;
-  std::uint32_t version;
-  TimeNs finish;
 };
 
 /// What a FlowNetwork keeps per directed link of the cluster. Tens of thousands of links on a
@@ -70,8 +65,9 @@ class FlowNetwork {
   /// The flow is done (or never joined): it leaves its links and its slot is reused.
   void release(FlowId f, TimeNs now);
   /// Recomputes the rates of flows sharing links with flows that joined or left since the last
-  /// call; appends a completion for every flow whose rate changed.
-  void settle(TimeNs now, std::vector<Reschedule>& out);
+  /// call; queues a new completion (EventType::FlowDone with the flow's version) for every flow
+  /// whose rate changed - straight into the engine's queue, in the order they were found.
+  void settle(TimeNs now, EventQueue& events);
   bool has_pending_changes() const { return !dirty_links_.empty(); }
 
   void collect(StepResult& r) const;
@@ -90,9 +86,9 @@ class FlowNetwork {
     dirty_links_.push_back(l);
   }
   /// New completions for the flows of component_ whose rate (rates_) changed.
-  void reschedule(TimeNs now, std::vector<Reschedule>& out);
+  void reschedule(TimeNs now, EventQueue& events);
   /// A new completion for flow f (fl) if its rate changes to `rate`.
-  static void reschedule(Flow& fl, FlowId f, double rate, TimeNs now, std::vector<Reschedule>& out);
+  static void reschedule(Flow& fl, FlowId f, double rate, TimeNs now, EventQueue& events);
   void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
 
   const RouteTable& routes_;
