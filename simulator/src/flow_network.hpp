@@ -41,12 +41,12 @@ struct FlowLinkState {
   std::vector<FlowId> flows;
   TimeNs busy_since = 0;
   TimeNs busy = 0;
-  Bytes bytes = 0;             // > 0 once a flow joined (a flow of 0 bytes never joins): touched
-  std::uint32_t stamp = 0;     // FlowNetwork's epoch when last marked dirty or reached by settle()
+  Bytes bytes = 0;          // > 0 once a flow joined (a flow of 0 bytes never joins): touched
+  std::uint32_t stamp = 0;  // FlowNetwork's epoch when last marked dirty or reached by settle()
 };
 struct FlowLinkArrays {
   std::vector<FlowLinkState> links;
-  std::uint32_t epoch = 1;                  // the links' stamp clock, continued across networks
+  std::uint32_t epoch = 1;                        // the links' stamp clock, continued across networks
   std::vector<hardware::DirLinkId> touched_list;  // links whose state a network must reset
   MaxMinSolver solver{0};
 };
@@ -95,7 +95,7 @@ class FlowNetwork {
   bool record_;
   std::unique_ptr<FlowLinkArrays> arrays_;  // from the thread's pool; back to it on destruction
   std::span<const double> capacity_;  // the cluster's dir_bandwidths()
-  LinkState* links_;  // arrays_->links, by pointer: the hot loops index it without reloading
+  LinkState* links_;                  // arrays_->links.data(): the hot loops index it without reloading
   std::vector<Flow> flows_;
   std::vector<FlowId> free_slots_;
   std::uint32_t shared_links_ = 0;  // links carrying two flows or more
