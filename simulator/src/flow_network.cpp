@@ -118,10 +118,13 @@ void FlowNetwork::join(FlowId f, TimeNs now) {
   fl.rate = 0;
   for (hardware::DirLinkId l : route_of(fl)) {
     auto& ls = links_[static_cast<std::size_t>(l)];
-    if (ls.bytes == 0) arrays_->touched_list.push_back(l);
-    if (ls.flows.empty()) ls.busy_since = now;
+    const std::size_t on = ls.flows.size();
+    if (on == 0) {
+      ls.busy_since = now;
+      if (ls.bytes == 0) arrays_->touched_list.push_back(l);  // never carried a flow before
+    }
+    shared_links_ += on == 1;
     ls.flows.push_back(f);
-    shared_links_ += ls.flows.size() == 2;
     ls.bytes += fl.bytes;
     mark_dirty(ls, l);
   }
@@ -136,12 +139,12 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
       while (*it != f) ++it;  // it is there: a short list (std::find's unrolled search costs more)
       *it = ls.flows.back();
       ls.flows.pop_back();
-      shared_links_ -= ls.flows.size() == 1;
       if (ls.flows.empty()) {
         ls.busy += now - ls.busy_since;
         if (record_) record_interval(l, ls.busy_since, now);
         continue;  // no flow left whose rate could change: settle() would skip the link anyway
       }
+      shared_links_ -= ls.flows.size() == 1;
       mark_dirty(ls, l);
     }
   }
