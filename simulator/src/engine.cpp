@@ -332,9 +332,7 @@ class Simulation {
 
   void settle() {
     if (!network_.has_pending_changes()) return;
-    reschedules_.clear();
-    network_.settle(now_, reschedules_);
-    for (const auto& r : reschedules_) events_.push(r.finish, r.flow, EventType::FlowDone, r.version);
+    network_.settle(now_, events_);
   }
 
   void begin_flow(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap = 0) {
@@ -723,7 +721,6 @@ class Simulation {
   std::vector<CollectiveAlgorithm> algorithms_;
   std::vector<TaskId> ready_, batch_;
   std::vector<std::size_t> dirty_;
-  std::vector<Reschedule> reschedules_;
   std::vector<CollectiveRun> runs_;
   std::vector<std::uint32_t> free_runs_;
   std::vector<std::vector<DeviceId>> waiting_;               // per lane: the members a collective queues on

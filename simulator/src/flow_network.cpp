@@ -17,8 +17,6 @@ std::unique_ptr<FlowLinkArrays> take_arrays(std::size_t links) {
   if (a == nullptr || a->links.size() != links) {
     a = std::make_unique<FlowLinkArrays>();
     a->links.assign(links, FlowLinkState{});
-    a->link_stamp.assign(links, 0);
-    a->touched.assign(links, 0);
     a->solver = MaxMinSolver(links);
   }
   return a;
@@ -34,13 +32,22 @@ TimeNs round_half_up(double x) {
 
 }  // namespace
 
+inline void FlowNetwork::reschedule(Flow& fl, FlowId f, double rate, TimeNs now, EventQueue& events) {
+  if (rate == fl.rate) return;  // unchanged: its queued completion is still right
+  fl.rate = rate;
+  ++fl.version;
+  // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
+  // (Engine::run has already checked that the real finish fits in 64-bit time).
+  const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
+  events.push(now + round_half_up(eta), f, EventType::FlowDone, fl.version);
+}
+
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
     : routes_(routes),
       record_(record_intervals),
       arrays_(take_arrays(static_cast<std::size_t>(cluster.num_directed_links()))),
       capacity_(cluster.dir_bandwidths()),
-      links_(arrays_->links),
-      link_stamp_(arrays_->link_stamp),
+      links_(arrays_->links.data()),
       epoch_(arrays_->epoch),
       solver_(arrays_->solver) {}
 
@@ -51,46 +58,43 @@ FlowNetwork::~FlowNetwork() {
     links_[static_cast<std::size_t>(l)].flows.clear();
     links_[static_cast<std::size_t>(l)].busy_since = links_[static_cast<std::size_t>(l)].busy = 0;
     links_[static_cast<std::size_t>(l)].bytes = 0;
-    arrays_->touched[static_cast<std::size_t>(l)] = 0;
   }
   arrays_->touched_list.clear();
   // Dirty marks of this run must not look current to the next one; the clock continues across
   // networks, so restart it (clearing every stamp) long before it could wrap.
   if (++epoch_ >= (1u << 31)) {
-    std::fill(link_stamp_.begin(), link_stamp_.end(), 0);
+    for (FlowLinkState& ls : arrays_->links) ls.stamp = 0;
     epoch_ = 1;
   }
+  arrays_->epoch = epoch_;
   pooled_arrays = std::move(arrays_);
 }
 
+FlowId FlowNetwork::add_slot(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner,
+                             double cap) {
+  free_slots_.push_back(static_cast<FlowId>(flows_.size()));
+  flows_.emplace_back();
+  flow_stamp_.push_back(0);
+  return add(route, bytes, owner_kind, owner, cap);
+}
+
 FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap) {
-  FlowId f;
-  if (!free_slots_.empty()) {
-    f = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    f = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-    flow_stamp_.push_back(0);
-  }
+  if (free_slots_.empty()) return add_slot(route, bytes, owner_kind, owner, cap);  // a tail call: no spills here
+  const FlowId f = free_slots_.back();
+  free_slots_.pop_back();
   Flow& fl = flows_[f];
-  const std::uint32_t version = fl.version;  // versions keep counting across reuse: stale events stay stale
-  fl = Flow{};
-  fl.version = version + 1;
   fl.route_offset = route.offset;
   fl.hops = route.hops;
   fl.bytes = bytes;
   fl.remaining = static_cast<double>(bytes);
+  fl.rate = 0;
+  fl.cap = cap;
+  fl.last = 0;
+  ++fl.version;  // versions keep counting across reuse: stale events stay stale
   fl.owner = owner;
   fl.owner_kind = owner_kind;
-  fl.cap = cap;
+  fl.joined = false;
   return f;
-}
-
-void FlowNetwork::mark_dirty(hardware::DirLinkId l) {
-  if (link_stamp_[static_cast<std::size_t>(l)] == epoch_) return;
-  link_stamp_[static_cast<std::size_t>(l)] = epoch_;
-  dirty_links_.push_back(l);
 }
 
 void FlowNetwork::record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end) {
@@ -114,14 +118,15 @@ void FlowNetwork::join(FlowId f, TimeNs now) {
   fl.rate = 0;
   for (hardware::DirLinkId l : route_of(fl)) {
     auto& ls = links_[static_cast<std::size_t>(l)];
-    if (!arrays_->touched[static_cast<std::size_t>(l)]) {
-      arrays_->touched[static_cast<std::size_t>(l)] = 1;
-      arrays_->touched_list.push_back(l);
+    const std::size_t on = ls.flows.size();
+    if (on == 0) {
+      ls.busy_since = now;
+      if (ls.bytes == 0) arrays_->touched_list.push_back(l);  // never carried a flow before
     }
-    if (ls.flows.empty()) ls.busy_since = now;
+    shared_links_ += on == 1;
     ls.flows.push_back(f);
     ls.bytes += fl.bytes;
-    mark_dirty(l);
+    mark_dirty(ls, l);
   }
 }
 
@@ -130,14 +135,17 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
   if (fl.joined) {
     for (hardware::DirLinkId l : route_of(fl)) {
       auto& ls = links_[static_cast<std::size_t>(l)];
-      auto it = std::find(ls.flows.begin(), ls.flows.end(), f);
+      FlowId* it = ls.flows.data();
+      while (*it != f) ++it;  // it is there: a short list (std::find's unrolled search costs more)
       *it = ls.flows.back();
       ls.flows.pop_back();
       if (ls.flows.empty()) {
         ls.busy += now - ls.busy_since;
         if (record_) record_interval(l, ls.busy_since, now);
+        continue;  // no flow left whose rate could change: settle() would skip the link anyway
       }
-      mark_dirty(l);
+      shared_links_ -= ls.flows.size() == 1;
+      mark_dirty(ls, l);
     }
   }
   fl.joined = false;
@@ -145,30 +153,52 @@ void FlowNetwork::release(FlowId f, TimeNs now) {
   free_slots_.push_back(f);
 }
 
-void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
+void FlowNetwork::settle(TimeNs now, EventQueue& events) {
   if (dirty_links_.empty()) return;
   // The common instant: every flow on a changed link is alone on its whole route (a transfer, a
   // ring step's messages; none at all when flows only left). The component search below would
   // find exactly these flows, in this order (first seen on the changed links), each taking its
   // slowest link; anything else falls through to the search.
+  // A link stamped `comp` lies on the route of a flow taken already: while every flow is alone,
+  // that flow is the link's only one, so the stamp does what a per-flow mark would.
   std::uint32_t comp = ++epoch_;
+  if (shared_links_ == 0) {  // no link carries two flows: every flow is alone, nothing to check
+    for (hardware::DirLinkId l : dirty_links_) {
+      const LinkState& ls = links_[static_cast<std::size_t>(l)];
+      if (ls.stamp == comp || ls.flows.empty()) continue;
+      const FlowId f = ls.flows.front();
+      Flow& fl = flows_[f];
+      double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+      for (hardware::DirLinkId k : route_of(fl)) {
+        links_[static_cast<std::size_t>(k)].stamp = comp;
+        r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
+      }
+      fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
+      fl.last = now;
+      reschedule(fl, f, r, now, events);
+    }
+    dirty_links_.clear();
+    ++epoch_;  // the dirty marks must not look current to the next mark_dirty
+    return;
+  }
   component_.clear();
   rates_.clear();
   bool all_alone = true;
   for (hardware::DirLinkId l : dirty_links_) {
-    const auto& on = links_[static_cast<std::size_t>(l)].flows;
-    if (on.empty()) continue;
-    const FlowId f = on.front();
-    if (on.size() > 1) {
+    const LinkState& ls = links_[static_cast<std::size_t>(l)];
+    if (ls.stamp == comp) continue;
+    if (ls.flows.size() != 1) {
+      if (ls.flows.empty()) continue;
       all_alone = false;
       break;
     }
-    if (flow_stamp_[f] == comp) continue;
-    flow_stamp_[f] = comp;
+    const FlowId f = ls.flows.front();
     const Flow& fl = flows_[f];
     double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
     for (hardware::DirLinkId k : route_of(fl)) {
-      all_alone = all_alone && links_[static_cast<std::size_t>(k)].flows.size() == 1;
+      LinkState& lk = links_[static_cast<std::size_t>(k)];
+      all_alone = all_alone && lk.flows.size() == 1;
+      lk.stamp = comp;
       r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
     }
     if (!all_alone) break;
@@ -178,12 +208,12 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   if (all_alone) {
     dirty_links_.clear();
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty
-    for (FlowId f : component_) {
-      Flow& fl = flows_[f];
+    for (std::size_t i = 0; i < component_.size(); ++i) {
+      Flow& fl = flows_[component_[i]];
       fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
       fl.last = now;
+      reschedule(fl, component_[i], rates_[i], now, events);
     }
-    reschedule(now, out);
     return;
   }
   // The affected component: flows reachable from the dirty links through shared links.
@@ -191,7 +221,7 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
   component_.clear();
   bfs_.clear();
   for (hardware::DirLinkId l : dirty_links_) {
-    link_stamp_[static_cast<std::size_t>(l)] = comp;
+    links_[static_cast<std::size_t>(l)].stamp = comp;
     bfs_.push_back(l);
   }
   dirty_links_.clear();
@@ -201,8 +231,8 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
       flow_stamp_[f] = comp;
       component_.push_back(f);
       for (hardware::DirLinkId l : route_of(flows_[f]))
-        if (link_stamp_[static_cast<std::size_t>(l)] != comp) {
-          link_stamp_[static_cast<std::size_t>(l)] = comp;
+        if (links_[static_cast<std::size_t>(l)].stamp != comp) {
+          links_[static_cast<std::size_t>(l)].stamp = comp;
           bfs_.push_back(l);
         }
     }
@@ -242,24 +272,16 @@ void FlowNetwork::settle(TimeNs now, std::vector<Reschedule>& out) {
                   capped ? std::span<const double>(caps_) : std::span<const double>());
     for (std::size_t k = 0; k < shared_.size(); ++k) rates_[shared_[k]] = shared_rates_[k];
   }
-  reschedule(now, out);
+  reschedule(now, events);
 }
 
-void FlowNetwork::reschedule(TimeNs now, std::vector<Reschedule>& out) {
-  for (std::size_t i = 0; i < component_.size(); ++i) {
-    Flow& fl = flows_[component_[i]];
-    if (rates_[i] == fl.rate) continue;  // unchanged: its queued completion is still right
-    fl.rate = rates_[i];
-    ++fl.version;
-    // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
-    // (Engine::run has already checked that the real finish fits in 64-bit time).
-    const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
-    out.push_back({component_[i], fl.version, now + round_half_up(eta)});
-  }
+void FlowNetwork::reschedule(TimeNs now, EventQueue& events) {
+  for (std::size_t i = 0; i < component_.size(); ++i)
+    reschedule(flows_[component_[i]], component_[i], rates_[i], now, events);
 }
 
 void FlowNetwork::collect(StepResult& r) const {
-  r.links.assign(links_.size(), LinkStats{});
+  r.links.assign(arrays_->links.size(), LinkStats{});
   for (hardware::DirLinkId l : arrays_->touched_list)
     r.links[static_cast<std::size_t>(l)] = {links_[static_cast<std::size_t>(l)].busy,
                                             links_[static_cast<std::size_t>(l)].bytes};

@@ -11,6 +11,7 @@
 
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/simulator/step_result.hpp"
+#include "event_queue.hpp"
 #include "max_min.hpp"
 #include "route_table.hpp"
 
@@ -32,12 +33,6 @@ struct Flow {
   bool joined = false;
 };
 
-struct Reschedule {
-  FlowId flow;
-  std::uint32_t version;
-  TimeNs finish;
-};
-
 /// What a FlowNetwork keeps per directed link of the cluster. Tens of thousands of links on a
 /// 5,128-GPU cluster while a symmetric step touches a few hundred, so these arrays are allocated
 /// once per thread and handed from one FlowNetwork to the next: each returns them with only the
@@ -46,14 +41,13 @@ struct FlowLinkState {
   std::vector<FlowId> flows;
   TimeNs busy_since = 0;
   TimeNs busy = 0;
-  Bytes bytes = 0;
+  Bytes bytes = 0;          // > 0 once a flow joined (a flow of 0 bytes never joins): touched
+  std::uint32_t stamp = 0;  // FlowNetwork's epoch when last marked dirty or reached by settle()
 };
 struct FlowLinkArrays {
   std::vector<FlowLinkState> links;
-  std::vector<std::uint32_t> link_stamp;
-  std::uint32_t epoch = 1;                  // link_stamp's clock, continued across networks
-  std::vector<std::uint8_t> touched;        // links whose state a network must reset
-  std::vector<hardware::DirLinkId> touched_list;
+  std::uint32_t epoch = 1;                        // the links' stamp clock, continued across networks
+  std::vector<hardware::DirLinkId> touched_list;  // links whose state a network must reset
   MaxMinSolver solver{0};
 };
 
@@ -71,8 +65,9 @@ class FlowNetwork {
   /// The flow is done (or never joined): it leaves its links and its slot is reused.
   void release(FlowId f, TimeNs now);
   /// Recomputes the rates of flows sharing links with flows that joined or left since the last
-  /// call; appends a completion for every flow whose rate changed.
-  void settle(TimeNs now, std::vector<Reschedule>& out);
+  /// call; queues a new completion (EventType::FlowDone with the flow's version) for every flow
+  /// whose rate changed - straight into the engine's queue, in the order they were found.
+  void settle(TimeNs now, EventQueue& events);
   bool has_pending_changes() const { return !dirty_links_.empty(); }
 
   void collect(StepResult& r) const;
@@ -82,22 +77,31 @@ class FlowNetwork {
   std::span<const hardware::DirLinkId> route_of(const Flow& f) const {
     return {routes_.link_data() + f.route_offset, f.hops};
   }
-  void mark_dirty(hardware::DirLinkId l);
+  // add() when no slot is free: makes one, then adds (kept out of add()'s common path).
+  [[gnu::noinline]] FlowId add_slot(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner,
+                                    double cap);
+  void mark_dirty(LinkState& ls, hardware::DirLinkId l) {
+    if (ls.stamp == epoch_) return;
+    ls.stamp = epoch_;
+    dirty_links_.push_back(l);
+  }
   /// New completions for the flows of component_ whose rate (rates_) changed.
-  void reschedule(TimeNs now, std::vector<Reschedule>& out);
+  void reschedule(TimeNs now, EventQueue& events);
+  /// A new completion for flow f (fl) if its rate changes to `rate`.
+  static void reschedule(Flow& fl, FlowId f, double rate, TimeNs now, EventQueue& events);
   void record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end);  // with record_intervals
 
   const RouteTable& routes_;
   bool record_;
   std::unique_ptr<FlowLinkArrays> arrays_;  // from the thread's pool; back to it on destruction
   std::span<const double> capacity_;  // the cluster's dir_bandwidths()
-  std::vector<LinkState>& links_;
+  LinkState* links_;                  // arrays_->links.data(): the hot loops index it without reloading
   std::vector<Flow> flows_;
   std::vector<FlowId> free_slots_;
+  std::uint32_t shared_links_ = 0;  // links carrying two flows or more
   std::vector<hardware::DirLinkId> dirty_links_;
-  std::vector<std::uint32_t>& link_stamp_;
   std::vector<std::uint32_t> flow_stamp_;
-  std::uint32_t& epoch_;
+  std::uint32_t epoch_;  // arrays_->epoch while this network runs (written back on destruction)
   // settle() scratch
   std::vector<hardware::DirLinkId> bfs_;
   std::vector<FlowId> component_;

@@ -25,6 +25,10 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
       ++cnt_[static_cast<std::size_t>(local_[li])];
     }
   const std::size_t nl = cap_.size();
+  if (flows.size() <= kSmall) {
+    solve_small(flows, rates, caps);
+    return;
+  }
   offsets_.assign(nl + 1, 0);
   for (std::size_t j = 0; j < nl; ++j) offsets_[j + 1] = offsets_[j] + static_cast<std::uint32_t>(cnt_[j]);
   link_flows_.resize(offsets_[nl]);
@@ -77,6 +81,47 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
           --cnt_[lj];
         }
       }
+  }
+}
+
+// The same rounds without the links' flow lists: a round marks its bottleneck links first, then
+// freezes every unfrozen flow that crosses one. Which flows freeze in a round, and at what share,
+// is what the lists give; the order they freeze in within a round does not matter (each takes the
+// round's share, and a link loses that same share once per frozen flow, in any order), so the
+// rates are the same bit for bit. Each round walks every flow's links, so only for a few flows.
+void MaxMinSolver::solve_small(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<double> rates,
+                               std::span<const double> caps) {
+  const std::size_t nl = cap_.size();
+  frozen_.assign(flows.size(), 0);
+  bottleneck_.resize(nl);
+  std::size_t left = flows.size();
+  while (left > 0) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < nl; ++j)
+      if (cnt_[j] > 0) best = std::min(best, cap_[j] / cnt_[j]);
+    double lowest_cap = std::numeric_limits<double>::infinity();
+    for (std::size_t f = 0; f < caps.size(); ++f)
+      if (!frozen_[f]) lowest_cap = std::min(lowest_cap, caps[f]);
+    const bool by_cap = lowest_cap < best;
+    const double share = by_cap ? lowest_cap : std::max(best, 1e-12);
+    if (!by_cap)
+      for (std::size_t j = 0; j < nl; ++j) bottleneck_[j] = cnt_[j] > 0 && cap_[j] / cnt_[j] == best;
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      if (frozen_[f]) continue;
+      bool freeze = by_cap && caps[f] == lowest_cap;
+      if (!by_cap)
+        for (hardware::DirLinkId l : flows[f])
+          freeze = freeze || bottleneck_[static_cast<std::size_t>(local_[static_cast<std::size_t>(l)])];
+      if (!freeze) continue;
+      frozen_[f] = 1;
+      rates[f] = share;
+      --left;
+      for (hardware::DirLinkId l : flows[f]) {
+        const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
+        cap_[lj] -= share;
+        --cnt_[lj];
+      }
+    }
   }
 }
 

@@ -24,6 +24,9 @@ class MaxMinSolver {
              std::span<double> rates, std::span<const double> caps = {});
 
  private:
+  static constexpr std::size_t kSmall = 8;  // up to this many flows: solve_small()
+  void solve_small(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<double> rates,
+                   std::span<const double> caps);
   std::vector<std::uint32_t> stamp_;
   std::uint32_t epoch_ = 0;
   std::vector<std::int32_t> local_;
@@ -34,6 +37,7 @@ class MaxMinSolver {
   std::vector<std::uint32_t> link_flows_;
   std::vector<std::uint8_t> frozen_;
   std::vector<std::int32_t> bottlenecks_;
+  std::vector<std::uint8_t> bottleneck_;  // solve_small(): per local link, at this round's share
 };
 
 }  // namespace parasim::simulator
