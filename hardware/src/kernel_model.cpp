@@ -125,10 +125,9 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   k.tensor_core_fraction = spec.arch == "ampere"   ? kA100TensorFraction
                            : spec.arch == "hopper" ? kH100TensorFraction
                                                    : kVoltaTensorFraction;
-  k.tensor_core_source = spec.arch == "ampere" ? std::string(kSustainedSource) + ": A100 80GB 230 of 312 TFLOP/s FP16"
-                         : spec.arch == "hopper"
-                             ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
-                             : std::string(kSustainedSource) + ": V100 16GB 95 of 125 TFLOP/s FP16";
+  k.tensor_core_source = spec.arch == "ampere"   ? std::string(kSustainedSource) + ": A100 80GB 230 of 312 TFLOP/s FP16"
+                         : spec.arch == "hopper" ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
+                                                 : std::string(kSustainedSource) + ": V100 16GB 95 of 125 TFLOP/s FP16";
   k.cuda_core_fraction = volta ? kVoltaCudaCoreFraction : kAssumedCudaCoreFraction;
   k.cuda_core_source = volta ? std::string(kSustainedSource) + ": V100 16GB 14 of 15.7 TFLOP/s FP32"
                              : "assumed: the V100's measured 0.89, rounded (no tensor-core pipeline to starve)";
@@ -172,8 +171,8 @@ std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
                                                    : "assumed: the BF16 fraction above") +
                         "; cuDNN runs FP32 convolutions on TF32 tensor cores by default, matmuls only where the "
                         "framework allows it (--fp32-math, docs/fidelity.md)"});
-  rows.push_back({"CUDA-core GEMM, large shapes", format("%.1f%% of peak", 100 * k.cuda_core_fraction),
-                  k.cuda_core_source});
+  rows.push_back(
+      {"CUDA-core GEMM, large shapes", format("%.1f%% of peak", 100 * k.cuda_core_fraction), k.cuda_core_source});
   std::string tiles;
   for (const GemmTile& t : k.tiles)
     tiles += (tiles.empty() ? "" : ", ") + format("%gx%g", static_cast<double>(t.m), static_cast<double>(t.n)) +

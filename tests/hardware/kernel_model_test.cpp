@@ -7,7 +7,6 @@
 namespace parasim::hardware {
 namespace {
 
-
 // A100: 312 TFLOP/s FP16 at the sustained 230/312 of it over 108 SMs -> FLOP per ns per SM.
 double a100_sm_rate() { return 312.0e3 * (230.0 / 312.0) / 108.0; }
 
@@ -78,7 +77,8 @@ TEST(KernelModel, Fp32UsesCudaCoresAndBf16NeedsAmpere) {
   const GemmEstimate e = v100.gemm({.m = 8192, .n = 8192, .k = 4096}, DType::F32, 0);
   EXPECT_FALSE(e.tensor_cores);
   EXPECT_EQ(e.waves, 26);
-  EXPECT_NEAR(e.time_ns, 26 * (2.0 * 256 * 128 * 4096 / (15.7e3 * (14.0 / 15.7) / 80) + store(v100, 80, 256, 128, 4)) + 2000.0,
+  EXPECT_NEAR(e.time_ns,
+              26 * (2.0 * 256 * 128 * 4096 / (15.7e3 * (14.0 / 15.7) / 80) + store(v100, 80, 256, 128, 4)) + 2000.0,
               1e-6);
 }
 

@@ -107,11 +107,9 @@ TEST(Calibrate, FitsKernelFactorsPerGpuKind) {
                synthetic("v-dp8", 8, 1, 8, 4, "dgx1-v100"),
                synthetic("v-one", 1, 1, 64, 3, "dgx1-v100")};
   measure_under(runs, truth);
-  const CalibrationFit fit =
-      fit_calibration(runs, {.max_iterations = 60,
-                             .fixed = {"inter_node_comm", "step_overhead_ms"},
-                             .per_gpu_kind = true,
-                             .on_stage = {}});
+  const CalibrationFit fit = fit_calibration(
+      runs,
+      {.max_iterations = 60, .fixed = {"inter_node_comm", "step_overhead_ms"}, .per_gpu_kind = true, .on_stage = {}});
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.3, 0.013);
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).memory, 0.9, 0.009);
   EXPECT_NEAR(fit.calibration.kernel_factors(kH100).matrix, 0.8, 0.008);
@@ -155,8 +153,8 @@ TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   RunsFile runs = synthetic_runs(truth);
   // Single-node runs only: nothing crosses the network.
   runs.runs = {runs.runs[0], runs.runs[1], runs.runs[6], runs.runs[7]};
-  const CalibrationFit fit =
-      fit_calibration(runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .per_gpu_kind = true, .on_stage = {}});
+  const CalibrationFit fit = fit_calibration(
+      runs, {.max_iterations = 20, .fixed = {"step_overhead_ms"}, .per_gpu_kind = true, .on_stage = {}});
   EXPECT_FALSE(fit.fitted("inter_node_comm"));
   EXPECT_FALSE(fit.fitted("step_overhead_ms"));
   EXPECT_DOUBLE_EQ(fit.calibration.inter_node_comm, 1.0);
