@@ -14,6 +14,13 @@ std::string range_text(std::int64_t lo, std::int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
 }
 
+/// Throws InputError(message()): the per-task checks keep only their comparison inline (a
+/// lowering adds millions of tasks per plan), the message is built out of line.
+template <typename Message>
+[[noreturn, gnu::cold, gnu::noinline]] void fail(const Message& message) {
+  throw InputError(message());
+}
+
 }  // namespace
 
 TaskGraphBuilder::TaskGraphBuilder(int num_devices, int streams_per_device) {
@@ -48,22 +55,26 @@ std::string TaskGraphBuilder::describe(std::string_view name) const {
 }
 
 void TaskGraphBuilder::check_device(DeviceId d, std::string_view what, std::string_view name) const {
-  if (d < 0 || d >= g_.num_devices_)
-    throw InputError(describe(name) + ": " + std::string(what) + " " + std::to_string(d) + " is out of range " +
-                     range_text(0, g_.num_devices_ - 1));
+  if (d < 0 || d >= g_.num_devices_) [[unlikely]]
+    fail([&] {
+      return describe(name) + ": " + std::string(what) + " " + std::to_string(d) + " is out of range " +
+             range_text(0, g_.num_devices_ - 1);
+    });
 }
 
 void TaskGraphBuilder::check_stream(int s, std::string_view name) const {
-  if (s < 0 || s >= g_.streams_per_device_)
-    throw InputError(describe(name) + ": stream " + std::to_string(s) + " is out of range " +
-                     range_text(0, g_.streams_per_device_ - 1));
+  if (s < 0 || s >= g_.streams_per_device_) [[unlikely]]
+    fail([&] {
+      return describe(name) + ": stream " + std::to_string(s) + " is out of range " +
+             range_text(0, g_.streams_per_device_ - 1);
+    });
 }
 
 TaskId TaskGraphBuilder::push(TaskKind kind, Phase phase, int stream, DeviceId device, std::int32_t peer,
                               std::int32_t op, std::int32_t microbatch, std::string_view name, std::int64_t amount,
                               std::uint32_t extra_meta) {
-  if (static_cast<std::int64_t>(size()) >= kMaxTasks)
-    throw InputError("taskgraph: more than " + std::to_string(kMaxTasks) + " tasks");
+  if (static_cast<std::int64_t>(size()) >= kMaxTasks) [[unlikely]]
+    fail([] { return "taskgraph: more than " + std::to_string(kMaxTasks) + " tasks"; });
   const auto id = static_cast<TaskId>(size());
   g_.meta_.push_back(static_cast<std::uint32_t>(kind) | (static_cast<std::uint32_t>(phase) << 2) |
                      (static_cast<std::uint32_t>(stream) << 5) | extra_meta);
@@ -97,8 +108,8 @@ GroupId TaskGraphBuilder::add_group(std::span<const DeviceId> devices) {
 TaskId TaskGraphBuilder::add_compute(const ComputeTask& t) {
   check_device(t.device, "device", t.name);
   check_stream(t.stream, t.name);
-  if (t.duration < 0)
-    throw InputError(describe(t.name) + ": duration must be >= 0 ns, found " + std::to_string(t.duration));
+  if (t.duration < 0) [[unlikely]]
+    fail([&] { return describe(t.name) + ": duration must be >= 0 ns, found " + std::to_string(t.duration); });
   return push(TaskKind::Compute, t.phase, t.stream, t.device, -1, t.model_op, t.microbatch, t.name, t.duration, 0);
 }
 
@@ -106,16 +117,20 @@ TaskId TaskGraphBuilder::add_transfer(const TransferTask& t) {
   check_device(t.src, "source device", t.name);
   check_device(t.dst, "destination device", t.name);
   check_stream(t.stream, t.name);
-  if (t.bytes < 0) throw InputError(describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes));
+  if (t.bytes < 0) [[unlikely]]
+    fail([&] { return describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes); });
   return push(TaskKind::Transfer, t.phase, t.stream, t.src, t.dst, t.model_op, t.microbatch, t.name, t.bytes, 0);
 }
 
 TaskId TaskGraphBuilder::add_collective(const CollectiveTask& t) {
-  if (t.group < 0 || t.group >= g_.num_groups())
-    throw InputError(describe(t.name) + ": group " + std::to_string(t.group) + " does not exist (" +
-                     std::to_string(g_.num_groups()) + " groups defined so far)");
+  if (t.group < 0 || t.group >= g_.num_groups()) [[unlikely]]
+    fail([&] {
+      return describe(t.name) + ": group " + std::to_string(t.group) + " does not exist (" +
+             std::to_string(g_.num_groups()) + " groups defined so far)";
+    });
   check_stream(t.stream, t.name);
-  if (t.bytes < 0) throw InputError(describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes));
+  if (t.bytes < 0) [[unlikely]]
+    fail([&] { return describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes); });
   const std::uint32_t extra =
       (static_cast<std::uint32_t>(t.op) << 13) | (static_cast<std::uint32_t>(t.algorithm) << 16);
   return push(TaskKind::Collective, t.phase, t.stream, -1, t.group, t.model_op, t.microbatch, t.name, t.bytes, extra);
@@ -127,8 +142,8 @@ TaskId TaskGraphBuilder::add_marker(std::string_view name, DeviceId display_devi
 }
 
 void TaskGraphBuilder::add_dependency(TaskId task, TaskId depends_on) {
-  if (static_cast<std::int64_t>(edges_.size()) >= kMaxDependencies)
-    throw InputError("taskgraph: more than " + std::to_string(kMaxDependencies) + " dependencies");
+  if (static_cast<std::int64_t>(edges_.size()) >= kMaxDependencies) [[unlikely]]
+    fail([] { return "taskgraph: more than " + std::to_string(kMaxDependencies) + " dependencies"; });
   edges_.emplace_back(task, depends_on);
 }
 
@@ -209,11 +224,32 @@ std::string task_label(const TaskGraph& g, TaskId t) {
   throw InputError(msg);
 }
 
+// Kahn's algorithm: anything left waiting is on (or behind) a cycle.
+void check_acyclic(const TaskGraph& g) {
+  const std::size_t n = g.size();
+  std::vector<std::int32_t> waiting(n);
+  std::vector<TaskId> queue;
+  queue.reserve(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    waiting[t] = static_cast<std::int32_t>(g.deps(static_cast<TaskId>(t)).size());
+    if (waiting[t] == 0) queue.push_back(static_cast<TaskId>(t));
+  }
+  for (std::size_t head = 0; head < queue.size(); ++head)
+    for (TaskId s : g.successors(queue[head]))
+      if (--waiting[static_cast<std::size_t>(s)] == 0) queue.push_back(s);
+  if (queue.size() != n) report_cycle(g, waiting);
+}
+
 }  // namespace
 
 TaskGraph TaskGraphBuilder::build() && {
   TaskGraph& g = g_;
   const std::size_t n = g.size();
+  // Counting sort of the edges by task (checking their ids on the way), then sort + dedupe each
+  // task's list in place. `backward`: every edge points to an earlier task, so ids are a run
+  // order and there is no cycle (lowerings add most graphs that way).
+  std::vector<std::uint32_t> offsets(n + 1, 0);
+  bool backward = true;
   for (const auto& [task, dep] : edges_) {
     if (task < 0 || static_cast<std::size_t>(task) >= n)
       throw InputError("dependency of task " + std::to_string(task) + " on task " + std::to_string(dep) +
@@ -222,11 +258,9 @@ TaskGraph TaskGraphBuilder::build() && {
     if (dep < 0 || static_cast<std::size_t>(dep) >= n)
       throw InputError(task_label(g, task) + ": depends on task " + std::to_string(dep) +
                        ", which does not exist (the graph has " + std::to_string(n) + " tasks)");
+    backward = backward && dep < task;
+    ++offsets[static_cast<std::size_t>(task) + 1];
   }
-
-  // Counting sort of the edges by task, then sort + dedupe each task's list in place.
-  std::vector<std::uint32_t> offsets(n + 1, 0);
-  for (const auto& e : edges_) ++offsets[static_cast<std::size_t>(e.first) + 1];
   for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
   std::vector<TaskId> deps(edges_.size());
   {
@@ -240,9 +274,14 @@ TaskGraph TaskGraphBuilder::build() && {
   for (std::size_t i = 0; i < n; ++i) {
     auto b = deps.begin() + offsets[i];
     auto e = deps.begin() + offsets[i + 1];
-    std::sort(b, e);
-    e = std::unique(b, e);
-    for (auto it = b; it != e; ++it) deps[out++] = *it;
+    // Lists come mostly in increasing order already: sort only those that are not.
+    if (std::adjacent_find(b, e, [](TaskId x, TaskId y) { return x >= y; }) != e) {
+      std::sort(b, e);
+      e = std::unique(b, e);
+    }
+    if (out == offsets[i]) out += static_cast<std::size_t>(e - b);  // in place (no duplicate so far)
+    else
+      for (auto it = b; it != e; ++it) deps[out++] = *it;
     g.dep_offsets_[i + 1] = static_cast<std::uint32_t>(out);
   }
   deps.resize(out);
@@ -261,19 +300,7 @@ TaskGraph TaskGraphBuilder::build() && {
         g.succs_[fill[static_cast<std::size_t>(d)]++] = static_cast<TaskId>(t);
   }
 
-  // Kahn's algorithm: anything left waiting is on (or behind) a cycle.
-  std::vector<std::int32_t> waiting(n);
-  std::vector<TaskId> queue;
-  queue.reserve(n);
-  for (std::size_t t = 0; t < n; ++t) {
-    waiting[t] = static_cast<std::int32_t>(g.dep_offsets_[t + 1] - g.dep_offsets_[t]);
-    if (waiting[t] == 0) queue.push_back(static_cast<TaskId>(t));
-  }
-  for (std::size_t head = 0; head < queue.size(); ++head)
-    for (TaskId s : g.successors(queue[head]))
-      if (--waiting[static_cast<std::size_t>(s)] == 0) queue.push_back(s);
-  if (queue.size() != n) report_cycle(g, waiting);
-
+  if (!backward) check_acyclic(g);
   g.strings_.drop_index();
   return std::move(g_);
 }
