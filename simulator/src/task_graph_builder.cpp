@@ -141,10 +141,8 @@ TaskId TaskGraphBuilder::add_marker(std::string_view name, DeviceId display_devi
   return push(TaskKind::Marker, Phase::Other, 0, display_device, -1, -1, -1, name, 0, 0);
 }
 
-void TaskGraphBuilder::add_dependency(TaskId task, TaskId depends_on) {
-  if (static_cast<std::int64_t>(edges_.size()) >= kMaxDependencies) [[unlikely]]
-    fail([] { return "taskgraph: more than " + std::to_string(kMaxDependencies) + " dependencies"; });
-  edges_.emplace_back(task, depends_on);
+void TaskGraphBuilder::too_many_dependencies() {
+  throw InputError("taskgraph: more than " + std::to_string(kMaxDependencies) + " dependencies");
 }
 
 std::vector<TaskId> TaskGraphBuilder::entry_tasks(std::int32_t microbatch) const {
@@ -224,19 +222,22 @@ std::string task_label(const TaskGraph& g, TaskId t) {
   throw InputError(msg);
 }
 
-// Kahn's algorithm: anything left waiting is on (or behind) a cycle.
-void check_acyclic(const TaskGraph& g) {
+// Kahn's algorithm over the CSR arrays: anything left waiting is on (or behind) a cycle.
+void check_acyclic(const TaskGraph& g, const std::uint32_t* dep_offsets, const std::uint32_t* succ_offsets,
+                   const TaskId* succs) {
   const std::size_t n = g.size();
   std::vector<std::int32_t> waiting(n);
   std::vector<TaskId> queue;
   queue.reserve(n);
   for (std::size_t t = 0; t < n; ++t) {
-    waiting[t] = static_cast<std::int32_t>(g.deps(static_cast<TaskId>(t)).size());
+    waiting[t] = static_cast<std::int32_t>(dep_offsets[t + 1] - dep_offsets[t]);
     if (waiting[t] == 0) queue.push_back(static_cast<TaskId>(t));
   }
-  for (std::size_t head = 0; head < queue.size(); ++head)
-    for (TaskId s : g.successors(queue[head]))
-      if (--waiting[static_cast<std::size_t>(s)] == 0) queue.push_back(s);
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const auto t = static_cast<std::size_t>(queue[head]);
+    for (std::uint32_t k = succ_offsets[t]; k < succ_offsets[t + 1]; ++k)
+      if (--waiting[static_cast<std::size_t>(succs[k])] == 0) queue.push_back(succs[k]);
+  }
   if (queue.size() != n) report_cycle(g, waiting);
 }
 
@@ -269,20 +270,25 @@ TaskGraph TaskGraphBuilder::build() && {
   }
   edges_.clear();
   edges_.shrink_to_fit();
+  // Raw arrays below: these loops run over every task and edge of every lowering.
   g.dep_offsets_.assign(n + 1, 0);
-  std::size_t out = 0;
+  std::uint32_t* dep_offsets = g.dep_offsets_.data();
+  TaskId* d = deps.data();
+  std::uint32_t out = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    auto b = deps.begin() + offsets[i];
-    auto e = deps.begin() + offsets[i + 1];
+    const std::uint32_t b = offsets[i];
+    std::uint32_t e = offsets[i + 1];
     // Lists come mostly in increasing order already: sort only those that are not.
-    if (std::adjacent_find(b, e, [](TaskId x, TaskId y) { return x >= y; }) != e) {
-      std::sort(b, e);
-      e = std::unique(b, e);
+    bool ordered = true;
+    for (std::uint32_t k = b + 1; k < e && ordered; ++k) ordered = d[k - 1] < d[k];
+    if (!ordered) {
+      std::sort(d + b, d + e);
+      e = static_cast<std::uint32_t>(std::unique(d + b, d + e) - d);
     }
-    if (out == offsets[i]) out += static_cast<std::size_t>(e - b);  // in place (no duplicate so far)
+    if (out == b) out = e;  // in place (no duplicate dropped so far)
     else
-      for (auto it = b; it != e; ++it) deps[out++] = *it;
-    g.dep_offsets_[i + 1] = static_cast<std::uint32_t>(out);
+      for (std::uint32_t k = b; k < e; ++k) d[out++] = d[k];
+    dep_offsets[i + 1] = out;
   }
   deps.resize(out);
   deps.shrink_to_fit();
@@ -290,17 +296,20 @@ TaskGraph TaskGraphBuilder::build() && {
 
   // Successors: counting sort by dependency; iterating tasks in id order keeps each list sorted.
   g.succ_offsets_.assign(n + 1, 0);
-  for (TaskId d : g.deps_) ++g.succ_offsets_[static_cast<std::size_t>(d) + 1];
-  for (std::size_t i = 0; i < n; ++i) g.succ_offsets_[i + 1] += g.succ_offsets_[i];
-  g.succs_.assign(g.deps_.size(), 0);
+  g.succs_.resize(g.deps_.size());
+  std::uint32_t* succ_offsets = g.succ_offsets_.data();
+  const TaskId* dd = g.deps_.data();
+  TaskId* succs = g.succs_.data();
+  for (std::uint32_t k = 0; k < out; ++k) ++succ_offsets[static_cast<std::size_t>(dd[k]) + 1];
+  for (std::size_t i = 0; i < n; ++i) succ_offsets[i + 1] += succ_offsets[i];
   {
     std::vector<std::uint32_t> fill(g.succ_offsets_.begin(), g.succ_offsets_.end() - 1);
     for (std::size_t t = 0; t < n; ++t)
-      for (TaskId d : g.deps(static_cast<TaskId>(t)))
-        g.succs_[fill[static_cast<std::size_t>(d)]++] = static_cast<TaskId>(t);
+      for (std::uint32_t k = dep_offsets[t]; k < dep_offsets[t + 1]; ++k)
+        succs[fill[static_cast<std::size_t>(dd[k])]++] = static_cast<TaskId>(t);
   }
 
-  if (!backward) check_acyclic(g);
+  if (!backward) check_acyclic(g, dep_offsets, succ_offsets, succs);
   g.strings_.drop_index();
   return std::move(g_);
 }
