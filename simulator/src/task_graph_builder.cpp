@@ -282,7 +282,16 @@ TaskGraph TaskGraphBuilder::build() && {
     bool ordered = true;
     for (std::uint32_t k = b + 1; k < e && ordered; ++k) ordered = d[k - 1] < d[k];
     if (!ordered) {
-      std::sort(d + b, d + e);
+      if (e - b <= 16) {  // most lists are a few long: an insertion sort, no library calls
+        for (std::uint32_t k = b + 1; k < e; ++k) {
+          const TaskId x = d[k];
+          std::uint32_t at = k;
+          for (; at > b && d[at - 1] > x; --at) d[at] = d[at - 1];
+          d[at] = x;
+        }
+      } else {
+        std::sort(d + b, d + e);
+      }
       e = static_cast<std::uint32_t>(std::unique(d + b, d + e) - d);
     }
     if (out == b) out = e;  // in place (no duplicate dropped so far)
