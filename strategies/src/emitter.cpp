@@ -197,6 +197,16 @@ Emitter::Ring Emitter::ring_pass(int replica, int slot, const DurationFn& step, 
 
 void Emitter::after(Ref task, Ref dep) {
   if (!task.valid() || !dep.valid()) return;
+  // One simulated TP rank (the planner's stage lowerings): every case is one edge. Kept lean,
+  // the ranks' loops out of line: lowerings call this for millions of edges per plan.
+  if (ranks() == 1) {
+    b_.add_dependency(task.id, dep.id);
+    return;
+  }
+  after_ranks(task, dep);
+}
+
+void Emitter::after_ranks(Ref task, Ref dep) {
   if (task.per_rank && dep.per_rank) {
     for (int t = 0; t < ranks(); ++t) b_.add_dependency(task.id + t, dep.id + t);
   } else if (task.per_rank) {
