@@ -8,9 +8,10 @@ Ref Emitter::compute(int replica, int slot, const DurationFn& duration, std::str
                      Phase phase) {
   Ref first;
   for (int t = 0; t < ranks(); ++t) {
-    const TaskId id = b_.add_compute({.device = p_.device(replica, slot, t),
+    const hardware::DeviceId d = p_.device(replica, slot, t);  // kind_of() without a second lookup
+    const TaskId id = b_.add_compute({.device = d,
                                       .stream = kComputeStream,
-                                      .duration = duration(p_.kind_of(replica, slot, t)),
+                                      .duration = duration(p_.kind_index[static_cast<std::size_t>(d)]),
                                       .name = name,
                                       .model_op = op,
                                       .microbatch = mb,
