@@ -60,7 +60,10 @@ OpId ModelBuilder::add_op(Op op, const std::vector<OpId>& inputs) {
   detail::infer_op(op, producers, owner);
 
   Graph& g = model_.graph();
-  const OpId v = boost::add_vertex(std::move(op), g);
+  // Boost 1.74's add_vertex(property, g) and add_edge(u, v, property, g) copy the property: add
+  // an empty vertex or edge and move into it instead (model variants rebuild every op).
+  const OpId v = boost::add_vertex(g);
+  g[v] = std::move(op);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Op& producer = g[inputs[i]];
     Tensor t;
@@ -68,7 +71,7 @@ OpId ModelBuilder::add_op(Op op, const std::vector<OpId>& inputs) {
     t.dtype = model_.dtype();
     t.bytes = num_elements(t.shape) * dtype_size(t.dtype);  // fits: checked by infer_op
     t.input_index = static_cast<std::int32_t>(i);
-    boost::add_edge(inputs[i], v, std::move(t), g);
+    g[boost::add_edge(inputs[i], v, g).first] = std::move(t);
   }
   by_name_.emplace(g[v].name, v);
   return v;

@@ -1,6 +1,7 @@
 // Names, shapes, signatures and whole-model totals of the dataflow graph.
 #include "parasim/models/graph.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <sstream>
@@ -224,11 +225,16 @@ std::optional<OpId> Model::find_op(const std::string& name) const {
 }
 
 std::vector<OpId> Model::inputs_of(OpId v) const {
+  // Ordered by input index, equal indices in edge order (a stable insertion sort: ops have a
+  // handful of inputs, and planners ask for every op of every model variant).
   std::vector<std::pair<std::int32_t, OpId>> indexed;
-  for (auto [e, end] = boost::in_edges(v, graph()); e != end; ++e)
-    indexed.emplace_back(graph()[*e].input_index, boost::source(*e, graph()));
-  std::stable_sort(indexed.begin(), indexed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  indexed.reserve(boost::in_degree(v, graph()));
+  for (auto [e, end] = boost::in_edges(v, graph()); e != end; ++e) {
+    const std::pair<std::int32_t, OpId> x{graph()[*e].input_index, boost::source(*e, graph())};
+    auto at = indexed.end();
+    while (at != indexed.begin() && (at - 1)->first > x.first) --at;
+    indexed.insert(at, x);
+  }
   std::vector<OpId> out;
   out.reserve(indexed.size());
   for (const auto& p : indexed) out.push_back(p.second);
@@ -236,11 +242,20 @@ std::vector<OpId> Model::inputs_of(OpId v) const {
 }
 
 std::vector<OpId> Model::consumers_of(OpId v) const {
+  // Distinct targets in edge order; few ops have more than a handful of consumers, so a linear
+  // search of the list so far beats a hash set until the list is long.
+  constexpr std::size_t kLinear = 16;
   std::vector<OpId> out;
   std::unordered_set<OpId> seen;
   for (auto [e, end] = boost::out_edges(v, graph()); e != end; ++e) {
     const OpId t = boost::target(*e, graph());
-    if (seen.insert(t).second) out.push_back(t);
+    if (out.size() < kLinear) {
+      if (std::find(out.begin(), out.end(), t) != out.end()) continue;
+      out.push_back(t);
+      if (out.size() == kLinear) seen.insert(out.begin(), out.end());
+    } else if (seen.insert(t).second) {
+      out.push_back(t);
+    }
   }
   return out;
 }

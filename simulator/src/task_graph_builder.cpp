@@ -14,6 +14,13 @@ std::string range_text(std::int64_t lo, std::int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
 }
 
+/// Throws InputError(message()): the per-task checks keep only their comparison inline (a
+/// lowering adds millions of tasks per plan), the message is built out of line.
+template <typename Message>
+[[noreturn, gnu::cold, gnu::noinline]] void fail(const Message& message) {
+  throw InputError(message());
+}
+
 }  // namespace
 
 TaskGraphBuilder::TaskGraphBuilder(int num_devices, int streams_per_device) {
@@ -48,22 +55,26 @@ std::string TaskGraphBuilder::describe(std::string_view name) const {
 }
 
 void TaskGraphBuilder::check_device(DeviceId d, std::string_view what, std::string_view name) const {
-  if (d < 0 || d >= g_.num_devices_)
-    throw InputError(describe(name) + ": " + std::string(what) + " " + std::to_string(d) + " is out of range " +
-                     range_text(0, g_.num_devices_ - 1));
+  if (d < 0 || d >= g_.num_devices_) [[unlikely]]
+    fail([&] {
+      return describe(name) + ": " + std::string(what) + " " + std::to_string(d) + " is out of range " +
+             range_text(0, g_.num_devices_ - 1);
+    });
 }
 
 void TaskGraphBuilder::check_stream(int s, std::string_view name) const {
-  if (s < 0 || s >= g_.streams_per_device_)
-    throw InputError(describe(name) + ": stream " + std::to_string(s) + " is out of range " +
-                     range_text(0, g_.streams_per_device_ - 1));
+  if (s < 0 || s >= g_.streams_per_device_) [[unlikely]]
+    fail([&] {
+      return describe(name) + ": stream " + std::to_string(s) + " is out of range " +
+             range_text(0, g_.streams_per_device_ - 1);
+    });
 }
 
 TaskId TaskGraphBuilder::push(TaskKind kind, Phase phase, int stream, DeviceId device, std::int32_t peer,
                               std::int32_t op, std::int32_t microbatch, std::string_view name, std::int64_t amount,
                               std::uint32_t extra_meta) {
-  if (static_cast<std::int64_t>(size()) >= kMaxTasks)
-    throw InputError("taskgraph: more than " + std::to_string(kMaxTasks) + " tasks");
+  if (static_cast<std::int64_t>(size()) >= kMaxTasks) [[unlikely]]
+    fail([] { return "taskgraph: more than " + std::to_string(kMaxTasks) + " tasks"; });
   const auto id = static_cast<TaskId>(size());
   g_.meta_.push_back(static_cast<std::uint32_t>(kind) | (static_cast<std::uint32_t>(phase) << 2) |
                      (static_cast<std::uint32_t>(stream) << 5) | extra_meta);
@@ -97,8 +108,8 @@ GroupId TaskGraphBuilder::add_group(std::span<const DeviceId> devices) {
 TaskId TaskGraphBuilder::add_compute(const ComputeTask& t) {
   check_device(t.device, "device", t.name);
   check_stream(t.stream, t.name);
-  if (t.duration < 0)
-    throw InputError(describe(t.name) + ": duration must be >= 0 ns, found " + std::to_string(t.duration));
+  if (t.duration < 0) [[unlikely]]
+    fail([&] { return describe(t.name) + ": duration must be >= 0 ns, found " + std::to_string(t.duration); });
   return push(TaskKind::Compute, t.phase, t.stream, t.device, -1, t.model_op, t.microbatch, t.name, t.duration, 0);
 }
 
@@ -106,16 +117,20 @@ TaskId TaskGraphBuilder::add_transfer(const TransferTask& t) {
   check_device(t.src, "source device", t.name);
   check_device(t.dst, "destination device", t.name);
   check_stream(t.stream, t.name);
-  if (t.bytes < 0) throw InputError(describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes));
+  if (t.bytes < 0) [[unlikely]]
+    fail([&] { return describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes); });
   return push(TaskKind::Transfer, t.phase, t.stream, t.src, t.dst, t.model_op, t.microbatch, t.name, t.bytes, 0);
 }
 
 TaskId TaskGraphBuilder::add_collective(const CollectiveTask& t) {
-  if (t.group < 0 || t.group >= g_.num_groups())
-    throw InputError(describe(t.name) + ": group " + std::to_string(t.group) + " does not exist (" +
-                     std::to_string(g_.num_groups()) + " groups defined so far)");
+  if (t.group < 0 || t.group >= g_.num_groups()) [[unlikely]]
+    fail([&] {
+      return describe(t.name) + ": group " + std::to_string(t.group) + " does not exist (" +
+             std::to_string(g_.num_groups()) + " groups defined so far)";
+    });
   check_stream(t.stream, t.name);
-  if (t.bytes < 0) throw InputError(describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes));
+  if (t.bytes < 0) [[unlikely]]
+    fail([&] { return describe(t.name) + ": bytes must be >= 0, found " + std::to_string(t.bytes); });
   const std::uint32_t extra =
       (static_cast<std::uint32_t>(t.op) << 13) | (static_cast<std::uint32_t>(t.algorithm) << 16);
   return push(TaskKind::Collective, t.phase, t.stream, -1, t.group, t.model_op, t.microbatch, t.name, t.bytes, extra);
@@ -126,10 +141,8 @@ TaskId TaskGraphBuilder::add_marker(std::string_view name, DeviceId display_devi
   return push(TaskKind::Marker, Phase::Other, 0, display_device, -1, -1, -1, name, 0, 0);
 }
 
-void TaskGraphBuilder::add_dependency(TaskId task, TaskId depends_on) {
-  if (static_cast<std::int64_t>(edges_.size()) >= kMaxDependencies)
-    throw InputError("taskgraph: more than " + std::to_string(kMaxDependencies) + " dependencies");
-  edges_.emplace_back(task, depends_on);
+void TaskGraphBuilder::too_many_dependencies() {
+  throw InputError("taskgraph: more than " + std::to_string(kMaxDependencies) + " dependencies");
 }
 
 std::vector<TaskId> TaskGraphBuilder::entry_tasks(std::int32_t microbatch) const {
@@ -209,11 +222,35 @@ std::string task_label(const TaskGraph& g, TaskId t) {
   throw InputError(msg);
 }
 
+// Kahn's algorithm over the CSR arrays: anything left waiting is on (or behind) a cycle.
+void check_acyclic(const TaskGraph& g, const std::uint32_t* dep_offsets, const std::uint32_t* succ_offsets,
+                   const TaskId* succs) {
+  const std::size_t n = g.size();
+  std::vector<std::int32_t> waiting(n);
+  std::vector<TaskId> queue;
+  queue.reserve(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    waiting[t] = static_cast<std::int32_t>(dep_offsets[t + 1] - dep_offsets[t]);
+    if (waiting[t] == 0) queue.push_back(static_cast<TaskId>(t));
+  }
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const auto t = static_cast<std::size_t>(queue[head]);
+    for (std::uint32_t k = succ_offsets[t]; k < succ_offsets[t + 1]; ++k)
+      if (--waiting[static_cast<std::size_t>(succs[k])] == 0) queue.push_back(succs[k]);
+  }
+  if (queue.size() != n) report_cycle(g, waiting);
+}
+
 }  // namespace
 
 TaskGraph TaskGraphBuilder::build() && {
   TaskGraph& g = g_;
   const std::size_t n = g.size();
+  // Counting sort of the edges by task (checking their ids on the way), then sort + dedupe each
+  // task's list in place. `backward`: every edge points to an earlier task, so ids are a run
+  // order and there is no cycle (lowerings add most graphs that way).
+  std::vector<std::uint32_t> offsets(n + 1, 0);
+  bool backward = true;
   for (const auto& [task, dep] : edges_) {
     if (task < 0 || static_cast<std::size_t>(task) >= n)
       throw InputError("dependency of task " + std::to_string(task) + " on task " + std::to_string(dep) +
@@ -222,11 +259,9 @@ TaskGraph TaskGraphBuilder::build() && {
     if (dep < 0 || static_cast<std::size_t>(dep) >= n)
       throw InputError(task_label(g, task) + ": depends on task " + std::to_string(dep) +
                        ", which does not exist (the graph has " + std::to_string(n) + " tasks)");
+    backward = backward && dep < task;
+    ++offsets[static_cast<std::size_t>(task) + 1];
   }
-
-  // Counting sort of the edges by task, then sort + dedupe each task's list in place.
-  std::vector<std::uint32_t> offsets(n + 1, 0);
-  for (const auto& e : edges_) ++offsets[static_cast<std::size_t>(e.first) + 1];
   for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
   std::vector<TaskId> deps(edges_.size());
   {
@@ -235,15 +270,34 @@ TaskGraph TaskGraphBuilder::build() && {
   }
   edges_.clear();
   edges_.shrink_to_fit();
+  // Raw arrays below: these loops run over every task and edge of every lowering.
   g.dep_offsets_.assign(n + 1, 0);
-  std::size_t out = 0;
+  std::uint32_t* dep_offsets = g.dep_offsets_.data();
+  TaskId* d = deps.data();
+  std::uint32_t out = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    auto b = deps.begin() + offsets[i];
-    auto e = deps.begin() + offsets[i + 1];
-    std::sort(b, e);
-    e = std::unique(b, e);
-    for (auto it = b; it != e; ++it) deps[out++] = *it;
-    g.dep_offsets_[i + 1] = static_cast<std::uint32_t>(out);
+    const std::uint32_t b = offsets[i];
+    std::uint32_t e = offsets[i + 1];
+    // Lists come mostly in increasing order already: sort only those that are not.
+    bool ordered = true;
+    for (std::uint32_t k = b + 1; k < e && ordered; ++k) ordered = d[k - 1] < d[k];
+    if (!ordered) {
+      if (e - b <= 16) {  // most lists are a few long: an insertion sort, no library calls
+        for (std::uint32_t k = b + 1; k < e; ++k) {
+          const TaskId x = d[k];
+          std::uint32_t at = k;
+          for (; at > b && d[at - 1] > x; --at) d[at] = d[at - 1];
+          d[at] = x;
+        }
+      } else {
+        std::sort(d + b, d + e);
+      }
+      e = static_cast<std::uint32_t>(std::unique(d + b, d + e) - d);
+    }
+    if (out == b) out = e;  // in place (no duplicate dropped so far)
+    else
+      for (std::uint32_t k = b; k < e; ++k) d[out++] = d[k];
+    dep_offsets[i + 1] = out;
   }
   deps.resize(out);
   deps.shrink_to_fit();
@@ -251,29 +305,20 @@ TaskGraph TaskGraphBuilder::build() && {
 
   // Successors: counting sort by dependency; iterating tasks in id order keeps each list sorted.
   g.succ_offsets_.assign(n + 1, 0);
-  for (TaskId d : g.deps_) ++g.succ_offsets_[static_cast<std::size_t>(d) + 1];
-  for (std::size_t i = 0; i < n; ++i) g.succ_offsets_[i + 1] += g.succ_offsets_[i];
-  g.succs_.assign(g.deps_.size(), 0);
+  g.succs_.resize(g.deps_.size());
+  std::uint32_t* succ_offsets = g.succ_offsets_.data();
+  const TaskId* dd = g.deps_.data();
+  TaskId* succs = g.succs_.data();
+  for (std::uint32_t k = 0; k < out; ++k) ++succ_offsets[static_cast<std::size_t>(dd[k]) + 1];
+  for (std::size_t i = 0; i < n; ++i) succ_offsets[i + 1] += succ_offsets[i];
   {
     std::vector<std::uint32_t> fill(g.succ_offsets_.begin(), g.succ_offsets_.end() - 1);
     for (std::size_t t = 0; t < n; ++t)
-      for (TaskId d : g.deps(static_cast<TaskId>(t)))
-        g.succs_[fill[static_cast<std::size_t>(d)]++] = static_cast<TaskId>(t);
+      for (std::uint32_t k = dep_offsets[t]; k < dep_offsets[t + 1]; ++k)
+        succs[fill[static_cast<std::size_t>(dd[k])]++] = static_cast<TaskId>(t);
   }
 
-  // Kahn's algorithm: anything left waiting is on (or behind) a cycle.
-  std::vector<std::int32_t> waiting(n);
-  std::vector<TaskId> queue;
-  queue.reserve(n);
-  for (std::size_t t = 0; t < n; ++t) {
-    waiting[t] = static_cast<std::int32_t>(g.dep_offsets_[t + 1] - g.dep_offsets_[t]);
-    if (waiting[t] == 0) queue.push_back(static_cast<TaskId>(t));
-  }
-  for (std::size_t head = 0; head < queue.size(); ++head)
-    for (TaskId s : g.successors(queue[head]))
-      if (--waiting[static_cast<std::size_t>(s)] == 0) queue.push_back(s);
-  if (queue.size() != n) report_cycle(g, waiting);
-
+  if (!backward) check_acyclic(g, dep_offsets, succ_offsets, succs);
   g.strings_.drop_index();
   return std::move(g_);
 }

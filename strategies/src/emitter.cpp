@@ -8,9 +8,10 @@ Ref Emitter::compute(int replica, int slot, const DurationFn& duration, std::str
                      Phase phase) {
   Ref first;
   for (int t = 0; t < ranks(); ++t) {
-    const TaskId id = b_.add_compute({.device = p_.device(replica, slot, t),
+    const hardware::DeviceId d = p_.device(replica, slot, t);  // kind_of() without a second lookup
+    const TaskId id = b_.add_compute({.device = d,
                                       .stream = kComputeStream,
-                                      .duration = duration(p_.kind_of(replica, slot, t)),
+                                      .duration = duration(p_.kind_index[static_cast<std::size_t>(d)]),
                                       .name = name,
                                       .model_op = op,
                                       .microbatch = mb,
@@ -197,6 +198,16 @@ Emitter::Ring Emitter::ring_pass(int replica, int slot, const DurationFn& step, 
 
 void Emitter::after(Ref task, Ref dep) {
   if (!task.valid() || !dep.valid()) return;
+  // One simulated TP rank (the planner's stage lowerings): every case is one edge. Kept lean,
+  // the ranks' loops out of line: lowerings call this for millions of edges per plan.
+  if (ranks() == 1) {
+    b_.add_dependency(task.id, dep.id);
+    return;
+  }
+  after_ranks(task, dep);
+}
+
+void Emitter::after_ranks(Ref task, Ref dep) {
   if (task.per_rank && dep.per_rank) {
     for (int t = 0; t < ranks(); ++t) b_.add_dependency(task.id + t, dep.id + t);
   } else if (task.per_rank) {

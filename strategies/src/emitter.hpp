@@ -116,6 +116,7 @@ class Emitter {
   simulator::TaskGraphBuilder& builder() { return b_; }
 
  private:
+  [[gnu::noinline]] void after_ranks(Ref task, Ref dep);  // after() with several simulated TP ranks
   /// `bytes` from CP rank `src` to CP rank `dst` of (replica, slot), one transfer per simulated TP rank.
   Ref cp_transfer(int replica, int slot, int src, int dst, Bytes bytes, std::string_view name, int op, int mb,
                   Phase phase);

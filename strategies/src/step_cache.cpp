@@ -28,6 +28,7 @@ std::shared_ptr<const models::Model> StepCache::model(const models::Model& base,
     std::shared_ptr<const models::Model> built = build_model(base, batch, dtype, tp, ep, load);
     std::lock_guard lock(mu_);
     ++models_built_;
+    structure_of_.emplace(built.get(), StructureKey{&base, static_cast<int>(dtype), tp, ep, load});
     return built;
   });
 }
@@ -74,7 +75,12 @@ std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std:
 }
 
 std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Model& m) {
-  return compute_once(mu_, links_, &m, [&] {
+  StructureKey key{&m, -1, 0, 0, 0.0};
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = structure_of_.find(&m); it != structure_of_.end()) key = it->second;
+  }
+  return compute_once(mu_, links_, key, [&] {
     auto links = std::make_shared<OpLinks>();
     const std::size_t n = m.num_ops();
     links->inputs.assign(n, {});

@@ -144,6 +144,24 @@ TEST(LongestPath, ResNetCriticalPathByMacsEndsAtTheLoss) {
   EXPECT_EQ(macs, m.total_macs_fwd() - shortcuts);
 }
 
+// consumers_of() searches its list linearly up to 16 consumers and through a set beyond: both
+// keep each consumer once, in edge order. inputs_of() orders by input index.
+TEST(Model, ManyConsumersEachOnceInOrder) {
+  ModelBuilder b("fan", 1);
+  const OpId x = b.input("x", {1, 4});
+  std::vector<OpId> expected;
+  for (int i = 0; i < 20; ++i) {
+    expected.push_back(i % 2 == 0 ? b.relu("relu" + std::to_string(i), x)
+                                  : b.add("sum" + std::to_string(i), {x, x, x}));  // x three times
+  }
+  const OpId last = b.add("last", {expected[3], x, expected[19], x});
+  expected.push_back(last);
+  const Model m = b.finish();
+  EXPECT_EQ(m.consumers_of(x), expected);
+  EXPECT_EQ(m.inputs_of(last), (std::vector<OpId>{expected[3], x, expected[19], x}));
+  EXPECT_EQ(m.inputs_of(expected[1]), (std::vector<OpId>{x, x, x}));
+}
+
 TEST(Model, InputsConsumersAndEquality) {
   ModelBuilder b("eq", 1);
   OpId x = b.input("x", {1, 4});

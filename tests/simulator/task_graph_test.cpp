@@ -27,6 +27,28 @@ TEST(TaskGraph, BuilderCompactsEdgesIntoSortedDedupedCsr) {
   EXPECT_EQ(g.strings().size(), 3u);  // "", "a", "c"
 }
 
+// build() sorts only the lists that are out of order and moves the later lists down over the
+// duplicates it dropped; lists already in order stay where they are.
+TEST(TaskGraph, ListsAfterADroppedDuplicateMoveDown) {
+  TaskGraphBuilder b(1);
+  const TaskId a = b.add_compute({.duration = 1, .name = "a"});
+  const TaskId x = b.add_compute({.duration = 1, .name = "b"});
+  const TaskId c = b.add_compute({.duration = 1, .name = "c"});
+  const TaskId d = b.add_compute({.duration = 1, .name = "d"});
+  b.add_dependency(c, x);
+  b.add_dependency(c, a);
+  b.add_dependency(c, x);  // duplicate, and c's list is out of order
+  b.add_dependency(d, a);
+  b.add_dependency(d, c);  // in order: moved down by one
+  TaskGraph g = std::move(b).build();
+  EXPECT_EQ(g.num_dependencies(), 4u);
+  EXPECT_TRUE(g.deps(x).empty());
+  EXPECT_EQ((std::vector<TaskId>(g.deps(c).begin(), g.deps(c).end())), (std::vector<TaskId>{a, x}));
+  EXPECT_EQ((std::vector<TaskId>(g.deps(d).begin(), g.deps(d).end())), (std::vector<TaskId>{a, c}));
+  EXPECT_EQ((std::vector<TaskId>(g.successors(a).begin(), g.successors(a).end())), (std::vector<TaskId>{c, d}));
+  EXPECT_EQ((std::vector<TaskId>(g.successors(c).begin(), g.successors(c).end())), (std::vector<TaskId>{d}));
+}
+
 TEST(TaskGraph, FieldsRoundTripThroughThePackedColumns) {
   TaskGraphBuilder b(4, 3);
   const GroupId grp = b.add_group(std::vector<DeviceId>{3, 1, 2});

@@ -480,6 +480,26 @@ TEST(StepCache, OpLinksHoldEachOpsPhasesAndParameters) {
   EXPECT_EQ(model.op(links->ties[0].second).kind, models::OpKind::Embedding);
 }
 
+TEST(StepCache, VariantsDifferingInBatchShareOneOpLinks) {
+  // The batch changes no op, edge, kernel phase, parameter count or tied weight: variants of one
+  // base, dtype and TP degree share the links worked out for the first of them.
+  const models::Model model = models::build_zoo_model("gpt2", {.seq_len = 128});
+  StepCache cache;
+  const auto small = cache.model(model, 2, models::DType::F32, 2);
+  const auto large = cache.model(model, 8, models::DType::F32, 2);
+  const auto other_tp = cache.model(model, 2, models::DType::F32, 4);
+  const auto links = cache.op_links(*small);
+  EXPECT_EQ(cache.op_links(*large), links);
+  EXPECT_NE(cache.op_links(*other_tp), links);
+  EXPECT_NE(cache.op_links(model), links);  // not built by the cache: its own entry
+  for (models::OpId v = 0; v < large->num_ops(); ++v) {
+    const models::Op& op = large->op(v);
+    EXPECT_EQ(links->has_bd[v] != 0, profiler::op_has_phase(op, profiler::Phase::BackwardData)) << op.name;
+    EXPECT_EQ(links->consumers[v], large->consumers_of(v)) << op.name;
+    EXPECT_EQ(links->params[v], op.params) << op.name;
+  }
+}
+
 TEST(StepCache, ThreadsAskingForOneEntryAtOnceShareOneBuild) {
   // Planner threads often reach the same model variant and partition together: the first builds
   // it, the others wait for that one (before, each built its own copy and one was kept).

@@ -267,8 +267,13 @@ class TaskGraphBuilder {
   TaskId add_collective(const CollectiveTask& t);
   TaskId add_marker(std::string_view name, DeviceId display_device = -1);
   /// `task` starts only after `depends_on` has ended. Ids may refer to tasks added later;
-  /// build() rejects ids that never appear. Duplicate edges are merged.
-  void add_dependency(TaskId task, TaskId depends_on);
+  /// build() rejects ids that never appear. Duplicate edges are merged. Inline: lowerings add
+  /// millions of edges per plan.
+  void add_dependency(TaskId task, TaskId depends_on) {
+    if (static_cast<std::int64_t>(edges_.size()) >= kMaxDependencies) [[unlikely]]
+      too_many_dependencies();
+    edges_.emplace_back(task, depends_on);
+  }
   void set_memory(TaskId t, Bytes alloc_at_start, Bytes free_at_end,
                   MemoryCategory category = MemoryCategory::Activations);
   void set_static_memory(DeviceId d, const StaticMemory& m);
@@ -285,6 +290,7 @@ class TaskGraphBuilder {
  private:
   TaskId push(TaskKind kind, Phase phase, int stream, DeviceId device, std::int32_t peer, std::int32_t op,
               std::int32_t microbatch, std::string_view name, std::int64_t amount, std::uint32_t extra_meta);
+  [[noreturn]] static void too_many_dependencies();
   std::string describe(std::string_view name) const;  // "task 12 \"conv1\""
   void check_device(DeviceId d, std::string_view what, std::string_view name) const;
   void check_stream(int s, std::string_view name) const;

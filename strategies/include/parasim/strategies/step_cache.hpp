@@ -51,8 +51,10 @@ class StepCache {
                                                             const profiler::CostModel& cost_model);
 
   /// Each op's distinct inputs (in input order) and its consumers, for a model this cache built
-  /// (the lowerings index a structure model once, not per candidate). RuntimeError when an op is
-  /// stored before one of its inputs.
+  /// (the lowerings index a structure model once, not per candidate). Variants this cache built
+  /// that differ only in their batch share one OpLinks: the batch changes no op, edge, kernel
+  /// phase, parameter count or tied weight. RuntimeError when an op is stored before one of its
+  /// inputs.
   struct OpLinks {
     std::vector<std::vector<models::OpId>> inputs, consumers;
     // Per op, what prepare_step reads of the op itself, also worked out once per model: its
@@ -80,6 +82,9 @@ class StepCache {
  private:
   using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int, int, double>;
   using CostKey = std::tuple<const models::Model*, std::string, int, const profiler::CostModel*>;
+  // A ModelKey without the batch: (base, dtype, tp, ep, load); (model, -1, 0, 0, 0) for a model
+  // this cache did not build.
+  using StructureKey = std::tuple<const models::Model*, int, int, int, double>;
   // Every entry is a future: the first thread to ask for a key works it out, threads asking for
   // it meanwhile wait for that one instead of building the same model or partition again
   // (compute_once, strategies/src/compute_once.hpp).
@@ -95,7 +100,8 @@ class StepCache {
   std::map<CostKey, Entry<std::vector<profiler::OpCost>>> costs_;
   std::unordered_map<std::string, profiler::OpCost> by_signature_;
   std::map<PartitionKey, Entry<std::vector<int>>> partitions_;
-  std::map<const models::Model*, Entry<OpLinks>> links_;
+  std::map<StructureKey, Entry<OpLinks>> links_;
+  std::map<const models::Model*, StructureKey> structure_of_;  // of the models this cache built
   std::map<const hardware::Cluster*, Entry<std::vector<std::string>>> kinds_;
   std::int64_t cost_model_calls_ = 0;
   std::int64_t models_built_ = 0;
