@@ -5,6 +5,31 @@
 
 namespace parasim::simulator {
 
+inline double MaxMinSolver::lowest_fair_share() const {
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t j = 0; j < cap_.size(); ++j)
+    if (cnt_[j] > 0) best = std::min(best, cap_[j] / cnt_[j]);
+  return best;
+}
+
+inline double MaxMinSolver::lowest_open_cap(std::span<const double> caps) const {
+  double lowest = std::numeric_limits<double>::infinity();
+  for (std::size_t f = 0; f < caps.size(); ++f)
+    if (!frozen_[f]) lowest = std::min(lowest, caps[f]);
+  return lowest;
+}
+
+inline void MaxMinSolver::freeze(std::span<const hardware::DirLinkId> links, std::size_t f, double share,
+                                 std::span<double> rates) {
+  frozen_[f] = 1;
+  rates[f] = share;
+  for (hardware::DirLinkId l : links) {
+    const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
+    cap_[lj] -= share;
+    --cnt_[lj];
+  }
+}
+
 void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<const double> capacity,
                          std::span<double> rates, std::span<const double> caps) {
   if (++epoch_ == 0) {  // wrapped: clear the stamps once every 4 billion solves
@@ -41,24 +66,14 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
   frozen_.assign(flows.size(), 0);
   std::size_t left = flows.size();
   while (left > 0) {
-    double best = std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < nl; ++j)
-      if (cnt_[j] > 0) best = std::min(best, cap_[j] / cnt_[j]);
+    const double best = lowest_fair_share();
     // A flow's own cap below every link's fair share freezes it first.
-    double lowest_cap = std::numeric_limits<double>::infinity();
-    for (std::size_t f = 0; f < caps.size(); ++f)
-      if (!frozen_[f]) lowest_cap = std::min(lowest_cap, caps[f]);
+    const double lowest_cap = lowest_open_cap(caps);
     if (lowest_cap < best) {
       for (std::size_t f = 0; f < caps.size(); ++f) {
         if (frozen_[f] || caps[f] != lowest_cap) continue;
-        frozen_[f] = 1;
-        rates[f] = lowest_cap;
+        freeze(flows[f], f, lowest_cap, rates);
         --left;
-        for (hardware::DirLinkId l : flows[f]) {
-          const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
-          cap_[lj] -= lowest_cap;
-          --cnt_[lj];
-        }
       }
       continue;
     }
@@ -72,14 +87,8 @@ void MaxMinSolver::solve(std::span<const std::span<const hardware::DirLinkId>> f
            ++k) {
         const std::uint32_t f = link_flows_[k];
         if (frozen_[f]) continue;
-        frozen_[f] = 1;
-        rates[f] = share;
+        freeze(flows[f], f, share, rates);
         --left;
-        for (hardware::DirLinkId l : flows[f]) {
-          const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
-          cap_[lj] -= share;
-          --cnt_[lj];
-        }
       }
   }
 }
@@ -96,31 +105,21 @@ void MaxMinSolver::solve_small(std::span<const std::span<const hardware::DirLink
   bottleneck_.resize(nl);
   std::size_t left = flows.size();
   while (left > 0) {
-    double best = std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < nl; ++j)
-      if (cnt_[j] > 0) best = std::min(best, cap_[j] / cnt_[j]);
-    double lowest_cap = std::numeric_limits<double>::infinity();
-    for (std::size_t f = 0; f < caps.size(); ++f)
-      if (!frozen_[f]) lowest_cap = std::min(lowest_cap, caps[f]);
+    const double best = lowest_fair_share();
+    const double lowest_cap = lowest_open_cap(caps);
     const bool by_cap = lowest_cap < best;
     const double share = by_cap ? lowest_cap : std::max(best, 1e-12);
     if (!by_cap)
       for (std::size_t j = 0; j < nl; ++j) bottleneck_[j] = cnt_[j] > 0 && cap_[j] / cnt_[j] == best;
     for (std::size_t f = 0; f < flows.size(); ++f) {
       if (frozen_[f]) continue;
-      bool freeze = by_cap && caps[f] == lowest_cap;
+      bool freezes = by_cap && caps[f] == lowest_cap;
       if (!by_cap)
         for (hardware::DirLinkId l : flows[f])
-          freeze = freeze || bottleneck_[static_cast<std::size_t>(local_[static_cast<std::size_t>(l)])];
-      if (!freeze) continue;
-      frozen_[f] = 1;
-      rates[f] = share;
+          freezes = freezes || bottleneck_[static_cast<std::size_t>(local_[static_cast<std::size_t>(l)])];
+      if (!freezes) continue;
+      freeze(flows[f], f, share, rates);
       --left;
-      for (hardware::DirLinkId l : flows[f]) {
-        const auto lj = static_cast<std::size_t>(local_[static_cast<std::size_t>(l)]);
-        cap_[lj] -= share;
-        --cnt_[lj];
-      }
     }
   }
 }

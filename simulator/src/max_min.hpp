@@ -27,6 +27,12 @@ class MaxMinSolver {
   static constexpr std::size_t kSmall = 8;  // up to this many flows: solve_small()
   void solve_small(std::span<const std::span<const hardware::DirLinkId>> flows, std::span<double> rates,
                    std::span<const double> caps);
+  /// The lowest fair share over the links still carrying unfrozen flows.
+  double lowest_fair_share() const;
+  /// The lowest own cap among the unfrozen flows (infinity without caps).
+  double lowest_open_cap(std::span<const double> caps) const;
+  /// Freezes flow f at `share`: its rate, and its links' leftover capacity and open-flow counts.
+  void freeze(std::span<const hardware::DirLinkId> links, std::size_t f, double share, std::span<double> rates);
   std::vector<std::uint32_t> stamp_;
   std::uint32_t epoch_ = 0;
   std::vector<std::int32_t> local_;
