@@ -32,6 +32,11 @@ TimeNs round_half_up(double x) {
 
 }  // namespace
 
+inline void FlowNetwork::advance(Flow& fl, TimeNs now) {
+  fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
+  fl.last = now;
+}
+
 inline void FlowNetwork::reschedule(Flow& fl, FlowId f, double rate, TimeNs now, EventQueue& events) {
   if (rate == fl.rate) return;  // unchanged: its queued completion is still right
   fl.rate = rate;
@@ -168,13 +173,12 @@ void FlowNetwork::settle(TimeNs now, EventQueue& events) {
       if (ls.stamp == comp || ls.flows.empty()) continue;
       const FlowId f = ls.flows.front();
       Flow& fl = flows_[f];
-      double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+      double r = own_cap(fl);
       for (hardware::DirLinkId k : route_of(fl)) {
         links_[static_cast<std::size_t>(k)].stamp = comp;
         r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
       }
-      fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
-      fl.last = now;
+      advance(fl, now);
       reschedule(fl, f, r, now, events);
     }
     dirty_links_.clear();
@@ -194,7 +198,7 @@ void FlowNetwork::settle(TimeNs now, EventQueue& events) {
     }
     const FlowId f = ls.flows.front();
     const Flow& fl = flows_[f];
-    double r = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+    double r = own_cap(fl);
     for (hardware::DirLinkId k : route_of(fl)) {
       LinkState& lk = links_[static_cast<std::size_t>(k)];
       all_alone = all_alone && lk.flows.size() == 1;
@@ -210,8 +214,7 @@ void FlowNetwork::settle(TimeNs now, EventQueue& events) {
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty
     for (std::size_t i = 0; i < component_.size(); ++i) {
       Flow& fl = flows_[component_[i]];
-      fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
-      fl.last = now;
+      advance(fl, now);
       reschedule(fl, component_[i], rates_[i], now, events);
     }
     return;
@@ -250,9 +253,8 @@ void FlowNetwork::settle(TimeNs now, EventQueue& events) {
   bool capped = false;
   for (std::size_t i = 0; i < component_.size(); ++i) {
     Flow& fl = flows_[component_[i]];
-    fl.remaining = std::max(0.0, fl.remaining - fl.rate * static_cast<double>(now - fl.last));
-    fl.last = now;
-    const double cap = fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity();
+    advance(fl, now);
+    const double cap = own_cap(fl);
     double r = cap;
     bool alone = true;
     for (hardware::DirLinkId l : route_of(fl)) {

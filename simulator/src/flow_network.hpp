@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -85,6 +86,10 @@ class FlowNetwork {
     ls.stamp = epoch_;
     dirty_links_.push_back(l);
   }
+  /// Bytes sent at the flow's current rate since it was last brought up to date, now off it.
+  static void advance(Flow& fl, TimeNs now);
+  /// The flow's own rate bound: its cap, or none.
+  static double own_cap(const Flow& fl) { return fl.cap > 0 ? fl.cap : std::numeric_limits<double>::infinity(); }
   /// New completions for the flows of component_ whose rate (rates_) changed.
   void reschedule(TimeNs now, EventQueue& events);
   /// A new completion for flow f (fl) if its rate changes to `rate`.
