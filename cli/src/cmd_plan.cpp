@@ -80,6 +80,7 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << "efficiency   " << req.efficiency.describe() << "\n"
       << "overheads    step overhead " << req.calibration.describe_step_overhead()
       << "; data loading: " << req.data_loading.describe() << "\n"
+      << "grad. accum. " << describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype())) << "\n"
       << "simulation   " << to_string(plan.granularity) << " granularity, one replica / TP rank simulated, "
       << simulator::to_string(req.collectives) << " collectives\n\n";
   std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "bubble", "exp. comm",
@@ -206,6 +207,7 @@ void run_plan(const PlanOptions& o) {
   req.threads = o.in.threads;
   req.calibration = planning_calibration(o.in);
   req.data_loading = planning_data_loading(o.in);
+  req.grad_accumulation = planning_grad_accumulation(o.in);
   req.extrapolate = !o.in.exact;
   req.prune_dominated = !o.in.exact;
   // Only the printed rows (and the explained ones) need to be exact; --top 0 prints every row.
@@ -254,6 +256,7 @@ void run_plan(const PlanOptions& o) {
     for (nlohmann::json& row : rows) {
       row["step_overhead_ms"] = req.calibration.step_overhead_ms;
       row["data_loading"] = req.data_loading.describe();
+      row["grad_accumulation"] = describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype()));
     }
     std::cout << dump_json(rows);
     return;

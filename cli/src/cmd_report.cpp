@@ -81,7 +81,8 @@ ReportData simulate_winner(const strategies::ProjectionSide& side, const strateg
                                     .dtype = planning_dtype(a.in),
                                     .granularity = granularity,
                                     .calibration = planning_calibration(a.in),
-                                    .data_loading = planning_data_loading(a.in)};
+                                    .data_loading = planning_data_loading(a.in),
+                                    .grad_accumulation = planning_grad_accumulation(a.in)};
   const strategies::StrategyResult r = strategies::simulate_strategy(setup, {.record_timeline = timeline});
   ReportData d = results_from_json(strategies::strategy_result_to_json(r), "simulation");
   if (timeline && r.simulated) {

@@ -184,6 +184,8 @@ void register_simulate(CLI::App& app) {
                        ": only used with --model (a task graph carries its own durations)");
     else if (model_opts->data_loading != "off")
       throw InputError("--data-loading: only used with --model (a task graph has no data loader)");
+    else if (model_opts->grad_accumulation != "auto")
+      throw InputError("--grad-accumulation: only used with --model (a task graph carries its own durations)");
     else if (!model_opts->profile.empty() || model_opts->traces_given)
       throw InputError(std::string(model_opts->traces_given ? "--traces" : "--profile") +
                        ": only used with --model (a task graph carries its own durations)");

@@ -108,6 +108,18 @@ void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kerne
   }
 }
 
+const char* const kGradAccumulationHelp =
+    "How each micro-batch's weight gradients are added up: auto (fp32-buffer for 16/8-bit training, in-place for "
+    "fp32), in-place (.grad += g from the second micro-batch on), fp32-buffer (every micro-batch into an fp32 buffer: "
+    "Megatron-LM, DeepSpeed bf16) or fused (inside the weight-gradient GEMM)";
+
+GradAccumulation grad_accumulation_arg(const std::string& value) {
+  const auto a = parse_grad_accumulation(value);
+  if (!a)
+    throw InputError("--grad-accumulation: expected auto, in-place, fp32-buffer or fused, found \"" + value + "\"");
+  return *a;
+}
+
 Calibration load_calibration_option(const std::string& path) {
   return path.empty() ? Calibration{} : hardware::with_canonical_kinds(load_calibration(path));
 }

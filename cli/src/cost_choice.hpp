@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "parasim/common/calibration.hpp"
+#include "parasim/common/grad_accumulation.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
 
@@ -49,6 +50,10 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
 /// kernel factors; measured profiles are left as measured. InputError naming the option for an
 /// unknown value.
 void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kernels, const Calibration& calibration);
+
+/// --grad-accumulation's help text, and its value parsed (InputError naming the option otherwise).
+extern const char* const kGradAccumulationHelp;
+GradAccumulation grad_accumulation_arg(const std::string& value);
 
 /// --calibration FILE: the file's factors with canonical device kinds; empty path: no calibration.
 Calibration load_calibration_option(const std::string& path);

@@ -100,6 +100,7 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
       "--calibration", in.calibration,
       "Calibration file from `parasim calibrate` (kernel, link and per-step factors fitted to measured runs)");
   cmd->add_option("--data-loading", in.data_loading, std::string("The ") + kDataLoadingHelp)->capture_default_str();
+  cmd->add_option("--grad-accumulation", in.grad_accumulation, kGradAccumulationHelp)->capture_default_str();
   add_kernel_choice_options(*cmd, in.kernels, "");
 }
 
@@ -124,6 +125,10 @@ models::Model load_planning_model(const PlanningInputs& in) {
 Calibration planning_calibration(const PlanningInputs& in) { return load_calibration_option(in.calibration); }
 
 DataLoading planning_data_loading(const PlanningInputs& in) { return parse_data_loading(in.data_loading); }
+
+GradAccumulation planning_grad_accumulation(const PlanningInputs& in) {
+  return grad_accumulation_arg(in.grad_accumulation);
+}
 
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
   const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
@@ -207,6 +212,7 @@ strategies::Projection run_planning_projection(const PlanningInputs& in, const m
   req.threads = in.threads;
   req.calibration = planning_calibration(in);
   req.data_loading = planning_data_loading(in);
+  req.grad_accumulation = planning_grad_accumulation(in);
   req.exact = in.exact;
   req.sharing = mpi_plan_sharing();
   apply_search_options(in, req.space);

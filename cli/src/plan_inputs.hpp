@@ -53,6 +53,7 @@ struct PlanningInputs {
   bool exact = false;  // no micro-batch extrapolation, no memory-dominance pruning
   std::string calibration;         // parasim.calibration/2 (or /1) file; empty: none
   std::string data_loading = "off";   // --data-loading (parasim/common/data_loading.hpp)
+  std::string grad_accumulation = "auto";  // --grad-accumulation (parasim/common/grad_accumulation.hpp)
   KernelChoice kernels;               // --attention, --fp32-math, --conv-layout
   int threads = 0;
   FabricArgs fabric;  // --fabric, --oversubscription: appended to `cluster` by with_fabric()
@@ -67,6 +68,7 @@ models::DType planning_dtype(const PlanningInputs& in);
 Calibration planning_calibration(const PlanningInputs& in);
 /// --data-loading parsed (InputError naming the option).
 DataLoading planning_data_loading(const PlanningInputs& in);
+GradAccumulation planning_grad_accumulation(const PlanningInputs& in);
 /// The cost model (cost_choice.hpp: --profile, a matching profile in --traces for the cluster's
 /// device kinds, or the labelled roofline, which gets --attention and the calibration's kernel
 /// factors) and the line saying which.

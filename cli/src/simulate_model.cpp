@@ -92,7 +92,8 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
       << "batch        " << batch_split(r) << "\n"
       << "cost source  " << r.cost_source << "\n"
       << "overheads    step overhead " << r.step_overhead_source << "; data loading: " << r.data_loading.describe()
-      << (r.data_loading.enabled ? ", " + format_time(r.data_load_time) + " per step" : "") << "\n";
+      << (r.data_loading.enabled ? ", " + format_time(r.data_load_time) + " per step" : "") << "\n"
+      << "grad. accum. " << describe(r.grad_accumulation, r.dtype) << "\n";
   if (r.simulated) {
     out << "step time    " << format_time(r.step_time) << "   throughput " << fixed(r.throughput, 1)
         << " samples/s   pipeline bubble " << format_time(r.bubble_time) << " (" << percent(r.bubble_fraction)
@@ -142,6 +143,8 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--calibration", o.calibration, "Model mode: a calibration file from `parasim calibrate`");
   cmd.add_option("--data-loading", o.data_loading, std::string("Model mode: ") + kDataLoadingHelp)
       ->capture_default_str();
+  cmd.add_option("--grad-accumulation", o.grad_accumulation, std::string("Model mode: ") + kGradAccumulationHelp)
+      ->capture_default_str();
   add_kernel_choice_options(cmd, o.kernels, "Model mode: ");
   cmd.add_flag("--all-devices", o.all_devices,
                "Model mode: simulate every replica and TP rank instead of one representative");
@@ -180,7 +183,8 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
       .granularity = granularity_arg(o.granularity),
       .symmetry = o.all_devices ? strategies::Symmetry::None : strategies::Symmetry::DataAndTensor,
       .calibration = calibration,
-      .data_loading = parse_data_loading(o.data_loading)};
+      .data_loading = parse_data_loading(o.data_loading),
+      .grad_accumulation = grad_accumulation_arg(o.grad_accumulation)};
   SimulationProgress progress("simulate");
   const StrategyResult r = strategies::simulate_strategy(
       setup, {.collectives = mode,

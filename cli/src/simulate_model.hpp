@@ -29,6 +29,7 @@ struct SimulateModelOptions {
   bool all_devices = false;        // simulate every replica and TP rank (no symmetry)
   std::string calibration;         // parasim.calibration/2 (or /1) file; empty: none
   std::string data_loading = "off";  // --data-loading (parasim/common/data_loading.hpp)
+  std::string grad_accumulation = "auto";  // --grad-accumulation (parasim/common/grad_accumulation.hpp)
   KernelChoice kernels;              // --attention, --fp32-math, --conv-layout (cost_choice.hpp)
   std::int64_t seq_len = 0;  // tokens per sample (zoo sequence models, config.json); 0: the model's
 };

@@ -157,6 +157,10 @@ OpCost ProfileCostModel::cost(const Op& op, const std::string& device_kind, Opti
   return c;
 }
 
+TimeNs ProfileCostModel::memory_pass_ns(Bytes bytes, const std::string& device_kind) const {
+  return roofline_.memory_pass_ns(bytes, device_kind);
+}
+
 std::string ProfileCostModel::describe() const {
   std::string s = "profile";
   if (!origin_.empty()) s += " " + origin_;

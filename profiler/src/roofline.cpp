@@ -604,6 +604,14 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
   return c;
 }
 
+TimeNs RooflineCostModel::memory_pass_ns(Bytes bytes, const std::string& device_kind) const {
+  if (bytes <= 0) return 0;
+  const RooflineDevice& d = device(device_kind);
+  const KernelWork pass{KernelClass::Memory, 1, 0.0, static_cast<double>(bytes)};
+  return static_cast<TimeNs>(
+      std::llround(d.kernel_time_ns(pass, models::DType::F32, fp32_math_) * kernel_factors(d).memory));
+}
+
 std::string RooflineCostModel::describe() const {
   const char* fp32 = fp32_math_ == Fp32Math::PyTorch ? ", FP32 convolutions on TF32 tensor cores where there are"
                      : fp32_math_ == Fp32Math::Tf32  ? ", FP32 convolutions and matmuls on TF32 tensor cores where "

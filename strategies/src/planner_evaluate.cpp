@@ -258,7 +258,8 @@ StepSetup plan_step_setup(const PlanRequest& req, const Strategy& strategy, std:
                    .simulate_infeasible = false,
                    .collective_costs = req.collective_costs,
                    .calibration = req.calibration,
-                   .data_loading = req.data_loading};
+                   .data_loading = req.data_loading,
+                   .grad_accumulation = req.grad_accumulation};
 }
 
 TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
@@ -276,7 +277,11 @@ TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, con
     shape.dp = 1;
     shape.micro = 1;
     if (shape.zero <= 1) shape.zero = 0;
-    const std::string key = to_string(shape) + "|" + std::to_string(c.global_batch / per_replica);
+    std::string key = to_string(shape) + "|" + std::to_string(c.global_batch / per_replica);
+    // An in-place gradient accumulation's share per micro-batch, (K - 1) / K, grows with K.
+    const models::DType dtype = req.dtype.value_or(req.model->dtype());
+    if (resolve(req.grad_accumulation, dtype) == GradAccumulation::InPlace)
+      key += "|accumulate " + std::to_string(c.strategy.micro);
     const std::optional<StepBound> b = bounds->get(key, [&] { return step_bound_per_micro(setup); });
     return b ? b->at(c.strategy.micro) : 0;
   } catch (const InputError&) {

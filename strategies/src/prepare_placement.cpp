@@ -1,12 +1,14 @@
 #include "prepare_placement.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "parasim/common/error.hpp"
 #include "parasim/strategies/branch_placement.hpp"
 #include "parasim/strategies/partition.hpp"
 #include "parasim/strategies/placement_file.hpp"
+#include "prepare_variants.hpp"
 
 namespace parasim::strategies::detail {
 
@@ -145,6 +147,11 @@ StepCache::PartitionKey partition_key(const Prepared& p, const Variant& v0) {
                               p.stages,
                               p.s.recompute != Recompute::None,
                               p.sp};
+  // The gradient-accumulation pass lengthens each op's backward by a share that depends on the
+  // micro-batch count (in-place skips the first micro-batch).
+  const models::DType dtype = v0.model->dtype();
+  key.push_back(grad_accumulation_bytes_per_param(p.setup->grad_accumulation, dtype));
+  key.push_back(std::llround(accumulation_passes(p, dtype) * 1e9));
   for (int slot = 0; slot < p.stages; ++slot) {
     key.push_back(p.device(0, slot, 0));
     key.push_back(p.kind_of(0, slot, 0));

@@ -1,6 +1,7 @@
 #include "prepare_variants.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "parasim/common/error.hpp"
@@ -22,6 +23,11 @@ Bytes attention_probs_bytes(const models::Op& op) {
 
 }  // namespace
 
+double accumulation_passes(const Prepared& p, models::DType dtype) {
+  // Asynchronous schedules (PipeDream, SpecTrain) update the weights after every micro-batch.
+  return grad_accumulation_passes_per_micro_batch(p.setup->grad_accumulation, dtype, p.async ? 1 : p.micro_batches);
+}
+
 Variant make_variant(const Prepared& p, std::int64_t micro) {
   Variant v;
   v.micro = micro;
@@ -30,9 +36,22 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
   const bool zero = p.s.zero >= 1 && p.grad_ranks() > 1;
+  const GradAccumulation accumulation = p.setup->grad_accumulation;
+  const double passes = accumulation_passes(p, v.model->dtype());
+  const Bytes accumulated_per_param = grad_accumulation_bytes_per_param(accumulation, v.model->dtype());
   v.kept.assign(v.model->num_ops(), 0);
   for (const std::string& kind : p.kinds) {
     const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);
+    // One pass per distinct parameter count: a transformer's layers repeat a handful of them.
+    std::vector<std::pair<std::int64_t, TimeNs>> pass_of_params;
+    auto accumulation_ns = [&](std::int64_t params) {
+      for (const auto& [n, t] : pass_of_params)
+        if (n == params) return t;
+      const TimeNs pass = p.setup->costs->memory_pass_ns(params * accumulated_per_param, kind);
+      const auto t = static_cast<TimeNs>(std::llround(passes * static_cast<double>(pass)));
+      pass_of_params.emplace_back(params, t);
+      return t;
+    };
     std::vector<OpTimes> times(v.model->num_ops());
     for (OpId op = 0; op < v.model->num_ops(); ++op) {
       const profiler::OpCost& c = (*costs)[op];
@@ -49,6 +68,14 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       // replicas holding the same experts (the router's small share is counted with them).
       const bool experts = p.ep > 1 && v.model->op(op).kind == models::OpKind::Experts;
       if (zero) t.update = ceil_div(t.update, experts ? p.replicas / p.ep : p.grad_ranks());
+      // Every rank accumulates the whole gradient of the parameters it holds (sequence parallelism
+      // shortens a norm's backward, not its weights). Norms compute their weight gradients in the
+      // data-gradient kernel.
+      // (Called before index_structure() fills p.has_bw.)
+      const models::Op& o = v.model->op(op);
+      if (passes > 0 && o.params > 0)
+        (profiler::op_has_phase(o, profiler::Phase::BackwardWeight) ? t.bwd_weight : t.bwd_data) +=
+            accumulation_ns(o.params);
     }
     v.times.push_back(std::move(times));
   }

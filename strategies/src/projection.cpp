@@ -214,6 +214,7 @@ Projection run_projection(const ProjectionRequest& req) {
                          .collectives = req.collectives,
                          .calibration = req.calibration,
                          .data_loading = req.data_loading,
+                         .grad_accumulation = req.grad_accumulation,
                          .threads = req.threads,
                          .extrapolate = !req.exact,
                          .prune_dominated = !req.exact,
@@ -237,6 +238,7 @@ Projection run_projection(const ProjectionRequest& req) {
   a.shortcuts = projection_shortcuts(out, req.exact);
   a.step_overhead = req.calibration.describe_step_overhead();
   a.data_loading = req.data_loading.describe();
+  a.grad_accumulation = describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype()));
   return out;
 }
 

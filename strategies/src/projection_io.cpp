@@ -88,7 +88,8 @@ nlohmann::json projection_to_json(const Projection& p) {
                       {"collectives", a.collectives},
                       {"shortcuts", a.shortcuts},
                       {"step_overhead", a.step_overhead},
-                      {"data_loading", a.data_loading}};
+                      {"data_loading", a.data_loading},
+                      {"grad_accumulation", a.grad_accumulation}};
   nlohmann::json rows = nlohmann::json::array();
   for (const ProjectionRow& r : p.rows) {
     nlohmann::json row;

@@ -65,6 +65,7 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   if (!setup.calibration.is_default()) r.cost_source += "; calibrated: " + setup.calibration.describe();
   r.cost_counts = r.lowered.cost_counts;
   r.data_loading = setup.data_loading;
+  r.grad_accumulation = setup.grad_accumulation;
   r.step_overhead_source = setup.calibration.describe_step_overhead();
   for (const std::int64_t samples : r.lowered.replica_batch)
     r.data_load_time = std::max(r.data_load_time, setup.data_loading.load_time(samples));
@@ -169,6 +170,7 @@ nlohmann::json strategy_result_to_json(const StrategyResult& r) {
   j["step_overhead"] = r.step_overhead_source;
   j["data_loading"] = data_loading_to_json(r.data_loading);
   if (r.data_loading.enabled) j["data_loading"]["load_ms_per_step"] = ns_to_ms(r.data_load_time);
+  j["grad_accumulation"] = describe(r.grad_accumulation, r.dtype);
   j["cost_counts"] = {{"measured", r.cost_counts.measured},
                       {"scaled", r.cost_counts.scaled},
                       {"roofline", r.cost_counts.roofline}};

@@ -196,6 +196,15 @@ TEST(Roofline, GatherCopiesTheSelectedRowsAndScattersBack) {
   EXPECT_EQ(c.bwd_weight, 0);
 }
 
+TEST(Roofline, MemoryPassIsOneBandwidthBoundLaunchScaledByTheMemoryFactor) {
+  // 1 GB on an A100 80GB: 2,039 GB/s at the HBM curve's 0.9 (above 100 MB) plus one 5 us launch.
+  RooflineCostModel costs;
+  EXPECT_EQ(costs.memory_pass_ns(1'000'000'000, "a100"), std::llround(1e9 / (2039 * 0.9) + 5000));
+  EXPECT_EQ(costs.memory_pass_ns(0, "a100"), 0);
+  costs.set_kernel_scales(1.0, 2.0);  // only the memory factor applies
+  EXPECT_EQ(costs.memory_pass_ns(1'000'000'000, "a100"), std::llround(2 * (1e9 / (2039 * 0.9) + 5000)));
+}
+
 TEST(Roofline, GroupedQueryAttentionReadsFewerKeys) {
   // 8 query heads, 2 K/V heads of 8 features, 2 x 16 tokens, fp32: the score GEMM reads q (2 x 16 x 64),
   // k (2 x 16 x 16) and writes the scores (2 x 8 x 16 x 16).

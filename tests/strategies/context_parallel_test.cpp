@@ -38,6 +38,7 @@ class AttentionCosts final : public profiler::CostModel {
     c.bwd_data = bwd * profiler::op_batch(op);
     return c;
   }
+  TimeNs memory_pass_ns(Bytes, const std::string&) const override { return 0; }
   std::string describe() const override { return "attention only"; }
 };
 

@@ -259,5 +259,35 @@ TEST(DataParallel, CollectivesBySymmetryMatchEveryDeviceAtScale) {
   EXPECT_NEAR(static_cast<double>(sym.step_time), exact, 0.01 * exact);
 }
 
+// Gradient accumulation: micro=4 of 2 samples on one GPU, so each micro-batch costs fc1 and fc2
+// fwd + bwd_data + bwd_weight = 2 x 6,000 = 12,000 ns and four cost 48,000 ns; FakeCosts prices a
+// pass over B bytes at B ns. Each fc has 1e6 parameters.
+TEST(DataParallel, GradientAccumulationAddsOnePassPerParameterTensorAndMicroBatch) {
+  auto step = [](GradAccumulation a, models::DType dtype) {
+    static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+    const models::Model model = chain_model(2, 1000, 1, dtype);
+    FakeCosts costs;
+    costs.accumulate_ns_per_byte = 1;
+    StepSetup setup{.model = &model,
+                    .cluster = &cluster,
+                    .strategy = parse_strategy("micro=4"),
+                    .global_batch = 8,
+                    .costs = &costs,
+                    .grad_accumulation = a};
+    setup.collective_costs = simulator::CollectiveCosts::Links;
+    return simulate_strategy(setup).step_time;
+  };
+  constexpr TimeNs kCompute = 48'000;
+  // fp32, in-place: 12 B/param from the second micro-batch on: 2 fcs x 3 passes x 12e6 ns.
+  EXPECT_EQ(step(GradAccumulation::InPlace, models::DType::F32), kCompute + 2 * 3 * 12'000'000);
+  EXPECT_EQ(step(GradAccumulation::Auto, models::DType::F32), kCompute + 2 * 3 * 12'000'000);
+  // fp32 buffer: every micro-batch, read 4 + buffer 4, write 4.
+  EXPECT_EQ(step(GradAccumulation::Fp32Buffer, models::DType::F32), kCompute + 2 * 4 * 12'000'000);
+  // fp16 into an fp32 buffer (auto for fp16): 2 + 4 + 4 = 10 B/param on all four micro-batches.
+  EXPECT_EQ(step(GradAccumulation::Auto, models::DType::F16), kCompute + 2 * 4 * 10'000'000);
+  EXPECT_EQ(step(GradAccumulation::InPlace, models::DType::F16), kCompute + 2 * 3 * 6'000'000);
+  EXPECT_EQ(step(GradAccumulation::Fused, models::DType::F16), kCompute);
+}
+
 }  // namespace
 }  // namespace parasim::strategies

@@ -31,6 +31,7 @@ class SlotCosts final : public profiler::CostModel {
     c.fwd = c.bwd_data = c.bwd_weight = t;
     return c;
   }
+  TimeNs memory_pass_ns(Bytes, const std::string&) const override { return 0; }
   std::string describe() const override { return "slots"; }
 };
 

@@ -32,6 +32,10 @@ class FakeCosts final : public profiler::CostModel {
     c.update = update;
     return c;
   }
+  /// Gradient accumulation: `accumulate_ns_per_byte` x bytes (0 by default, so hand-computed steps
+  /// elsewhere need not count it).
+  TimeNs accumulate_ns_per_byte = 0;
+  TimeNs memory_pass_ns(Bytes bytes, const std::string&) const override { return accumulate_ns_per_byte * bytes; }
   std::string describe() const override { return "fake"; }
 };
 

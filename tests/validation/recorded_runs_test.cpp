@@ -19,7 +19,8 @@ nlohmann::json megatron_row() {
     "gpus": 16,
     "config": {"dp": 2, "tp": 4, "pp": 2, "micro_batch": 4, "micro_batches_per_step": 8, "global_batch": 64,
                "interleave": 1, "schedule": "1F1B (PipeDream-flush)", "recompute": "full (--checkpoint-activations)",
-               "sequence_parallel": false, "zero": 0, "precision": "fp16 (--fp16)", "ddp_impl": "local"},
+               "sequence_parallel": false, "zero": 0, "precision": "fp16 (--fp16)", "ddp_impl": "local",
+               "grad_accumulation": "fp32-buffer"},
     "measured": {"metric": "tflops_per_gpu", "value": 100},
     "derived_step_seconds": 0.5
   })json");
@@ -51,6 +52,34 @@ TEST(RecordedRuns, ReadsAMegatronRowIntoAStrategy) {
   EXPECT_EQ(r.transformer.ffn, 1024);
   EXPECT_DOUBLE_EQ(r.measured_step_s, 0.5);
   EXPECT_EQ(r.measured_from, "derived_step_seconds");
+}
+
+TEST(RecordedRuns, GradientAccumulationIsStatedOrFollowsTheNamedDdp) {
+  auto run_of = [](const nlohmann::json& config_patch) {
+    nlohmann::json row = megatron_row();
+    row["config"].erase("grad_accumulation");
+    if (config_patch.is_object()) row["config"].update(config_patch);
+    return parse_runs(file_of({row}), "runs.json").runs[0];
+  };
+  const RecordedRun stated = run_of({{"grad_accumulation", "fused"}});
+  EXPECT_EQ(stated.grad_accumulation, GradAccumulation::Fused);
+  EXPECT_TRUE(stated.caveats.empty());
+  const RecordedRun local = run_of(nlohmann::json::object());
+  EXPECT_EQ(local.grad_accumulation, GradAccumulation::Fp32Buffer);
+  ASSERT_EQ(local.caveats.size(), 1u);
+  EXPECT_EQ(local.caveats[0].rfind("gradient accumulation not stated: Megatron-LM's local DDP", 0), 0u);
+  const RecordedRun torch = run_of({{"ddp_impl", "torch"}});
+  EXPECT_EQ(torch.grad_accumulation, GradAccumulation::InPlace);
+  ASSERT_EQ(torch.caveats.size(), 1u);
+  const RecordedRun none = run_of({{"ddp_impl", nullptr}});
+  EXPECT_EQ(none.grad_accumulation, GradAccumulation::Auto);
+  EXPECT_TRUE(none.caveats.empty());
+
+  nlohmann::json bad = megatron_row();
+  bad["config"]["grad_accumulation"] = "sometimes";
+  EXPECT_EQ(error_of(file_of({bad})),
+            "runs.json: $.rows[0].config.grad_accumulation: expected auto, in-place, fp32-buffer or fused, found "
+            "string \"sometimes\"");
 }
 
 TEST(RecordedRuns, SequenceParallelIsTakenAsTheRunStatesIt) {

@@ -19,6 +19,8 @@ profiler::OpCost HostCostModel::cost(const models::Op& op, const std::string&, p
   return c;
 }
 
+TimeNs HostCostModel::memory_pass_ns(Bytes, const std::string&) const { return 0; }
+
 std::string HostCostModel::describe() const {
   std::string d = inner_.describe() + " + " + std::to_string(per_task_ns_) + " ns CPU-executor dispatch per task";
   if (!slowdown_.empty()) d += ", contention slowdown on " + std::to_string(slowdown_.size()) + " ops";

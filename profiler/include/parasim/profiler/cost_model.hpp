@@ -78,6 +78,9 @@ class CostModel {
   virtual ~CostModel() = default;
   /// Cost of `op` on a device of kind `device_kind` (canonical hardware::DeviceSpec kind).
   virtual OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const = 0;
+  /// One bandwidth-bound kernel that moves `bytes` (read + written) on `device_kind` and belongs to
+  /// no op: the training loop's gradient-accumulation pass (common/grad_accumulation.hpp).
+  virtual TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const = 0;
   /// One line for reports: "roofline (V100 peaks x efficiency curve)", "profile traces/h200/resnet50-b32-fp32.json".
   virtual std::string describe() const = 0;
 };

@@ -48,6 +48,8 @@ class ProfileCostModel final : public CostModel {
   explicit ProfileCostModel(const std::filesystem::path& profile_file);
 
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
+  /// No profile times a pass outside every op: the roofline's (GPU kernel model's) estimate.
+  TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
   std::string describe() const override;
 
   /// InputError "profile X was made for model resnet50 fp16, not inception_v3 fp32" when the

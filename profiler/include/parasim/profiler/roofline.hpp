@@ -160,6 +160,8 @@ class RooflineCostModel final : public CostModel {
   /// Convolution activation layout on GPUs (default: NCHW, PyTorch's).
   void set_conv_layout(ConvLayout layout);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
+  /// The HBM curve (or the CPU's bandwidth) with one launch, times the calibration's memory factor.
+  TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
   std::string describe() const override;
 

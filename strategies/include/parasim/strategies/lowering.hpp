@@ -39,6 +39,7 @@
 
 #include "parasim/common/calibration.hpp"
 #include "parasim/common/data_loading.hpp"
+#include "parasim/common/grad_accumulation.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -95,6 +96,9 @@ struct StepSetup {
   Calibration calibration{};
   /// The host data loader (off by default): see parasim/common/data_loading.hpp.
   DataLoading data_loading{};
+  /// How each micro-batch's weight gradients are added up (parasim/common/grad_accumulation.hpp):
+  /// a bandwidth-bound pass charged to each op's weight-gradient phase.
+  GradAccumulation grad_accumulation = GradAccumulation::Auto;
 };
 
 /// One rank of the strategy and where it runs.

@@ -29,6 +29,7 @@
 
 #include "parasim/common/calibration.hpp"
 #include "parasim/common/data_loading.hpp"
+#include "parasim/common/grad_accumulation.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
@@ -142,6 +143,8 @@ struct PlanRequest {
   /// The host data loader (off by default; on, micro-batch extrapolation is off: a step of
   /// max(compute, load) is not affine in the micro-batch count).
   DataLoading data_loading{};
+  /// How micro-batch gradients are added up (StepSetup::grad_accumulation).
+  GradAccumulation grad_accumulation = GradAccumulation::Auto;
   int threads = 0;  // 0: std::thread::hardware_concurrency()
   /// Large micro-batch counts: simulate two smaller counts of the same micro-batch size and
   /// continue affinely (planner_evaluate.cpp says why that holds); false: simulate every one.

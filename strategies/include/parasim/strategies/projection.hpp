@@ -71,6 +71,7 @@ struct ProjectionRequest {
   simulator::CollectiveMode collectives = simulator::CollectiveMode::Analytic;
   Calibration calibration{};  // communication factors and per-step overhead (parasim calibrate)
   DataLoading data_loading{};  // the host data loader (off by default)
+  GradAccumulation grad_accumulation = GradAccumulation::Auto;  // StepSetup::grad_accumulation
   int threads = 0;
   bool exact = false;  // PlanRequest::extrapolate and prune_dominated off
   std::function<void()> on_candidate_done{};
@@ -131,6 +132,7 @@ struct ProjectionAssumptions {
   std::string shortcuts;
   std::string step_overhead;  // Calibration::describe_step_overhead()
   std::string data_loading;   // DataLoading::describe()
+  std::string grad_accumulation;  // describe(GradAccumulation, dtype)
 };
 
 struct Projection {

@@ -65,6 +65,7 @@ struct StrategyResult {
   std::string step_overhead_source;   // Calibration::describe_step_overhead()
   DataLoading data_loading;           // as simulated (off by default)
   TimeNs data_load_time = 0;          // the loader's time for one step of the largest replica's samples
+  GradAccumulation grad_accumulation = GradAccumulation::Auto;  // as asked (describe() says what auto became)
   std::vector<DeviceReport> devices;  // the simulated devices (one replica / TP rank when symmetric)
 
   LoweredStep lowered;           // the graph, roles, batch split, placement

@@ -27,6 +27,9 @@ class HostCostModel final : public profiler::CostModel {
                 std::map<std::string, double> slowdown = {});
 
   profiler::OpCost cost(const models::Op& op, const std::string& device_kind, profiler::Optimizer opt) const override;
+  /// 0: the CPU executor's kernels write each micro-batch's gradients and run no pass of their own,
+  /// so a projection of what it measures has none either.
+  TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
   std::string describe() const override;
 
  private:

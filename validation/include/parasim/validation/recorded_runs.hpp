@@ -19,6 +19,7 @@
 
 #include "parasim/common/calibration.hpp"
 #include "parasim/common/data_loading.hpp"
+#include "parasim/common/grad_accumulation.hpp"
 #include "parasim/common/units.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/models/transformer.hpp"
@@ -52,6 +53,9 @@ struct RecordedRun {
   profiler::Fp32Math fp32_math = profiler::Fp32Math::PyTorch;                // config.precision tf32: Tf32
   bool attention_stated = false;                                             // config.attention named a kernel
   profiler::ConvLayout conv_layout = profiler::ConvLayout::Nchw;             // config.memory_format
+  /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: fp32-buffer;
+  /// PyTorch DDP: in-place), else auto.
+  GradAccumulation grad_accumulation = GradAccumulation::Auto;
   bool micro_unknown = false;                  // config.micro_batch not stated (no pipeline): the largest that fits
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
   double measured_step_s = 0;                  // the measured figure, as a step time

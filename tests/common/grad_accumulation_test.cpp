@@ -1,0 +1,55 @@
+#include "parasim/common/grad_accumulation.hpp"
+
+#include <gtest/gtest.h>
+
+namespace parasim {
+namespace {
+
+TEST(GradAccumulation, NamesRoundTripAndUnknownIsRefused) {
+  for (GradAccumulation a :
+       {GradAccumulation::Auto, GradAccumulation::InPlace, GradAccumulation::Fp32Buffer, GradAccumulation::Fused})
+    EXPECT_EQ(parse_grad_accumulation(to_string(a)), a);
+  EXPECT_FALSE(parse_grad_accumulation("inplace").has_value());
+  EXPECT_FALSE(parse_grad_accumulation("").has_value());
+}
+
+TEST(GradAccumulation, AutoIsAnFp32BufferForLowPrecisionAndInPlaceForFp32) {
+  EXPECT_EQ(resolve(GradAccumulation::Auto, DType::F32), GradAccumulation::InPlace);
+  EXPECT_EQ(resolve(GradAccumulation::Auto, DType::F16), GradAccumulation::Fp32Buffer);
+  EXPECT_EQ(resolve(GradAccumulation::Auto, DType::BF16), GradAccumulation::Fp32Buffer);
+  EXPECT_EQ(resolve(GradAccumulation::Auto, DType::FP8), GradAccumulation::Fp32Buffer);
+  EXPECT_EQ(resolve(GradAccumulation::Fused, DType::F32), GradAccumulation::Fused);
+}
+
+TEST(GradAccumulation, BytesPerParameterOfOnePass) {
+  // in-place: read .grad and g, write .grad, all in the gradient's dtype.
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::InPlace, DType::F32), 12);
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::InPlace, DType::F16), 6);
+  // fp32 buffer: read g, read and write the fp32 buffer; FP8 GEMMs write bf16 gradients.
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fp32Buffer, DType::BF16), 10);
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fp32Buffer, DType::FP8), 10);
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fp32Buffer, DType::F32), 12);
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Auto, DType::F16), 10);
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fused, DType::BF16), 0);
+}
+
+TEST(GradAccumulation, InPlaceSkipsTheFirstMicroBatchOfAStep) {
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::InPlace, DType::F16, 4), 0.75);
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::InPlace, DType::F16, 1), 0.0);
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::InPlace, DType::F16, 0), 0.0);
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Fp32Buffer, DType::F16, 1), 1.0);
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Auto, DType::F32, 8), 0.875);
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Fused, DType::F16, 8), 0.0);
+}
+
+TEST(GradAccumulation, DescribeSaysWhatAutoBecame) {
+  EXPECT_EQ(describe(GradAccumulation::Auto, DType::BF16),
+            "fp32-buffer (auto): each micro-batch adds its gradients into an fp32 buffer, 10 B/param");
+  EXPECT_EQ(describe(GradAccumulation::InPlace, DType::F16),
+            "in-place: .grad += g from the second micro-batch of a step on, 6 B/param");
+  EXPECT_EQ(describe(GradAccumulation::Fused, DType::F16),
+            "fused: the weight-gradient GEMMs accumulate, no pass of their own");
+}
+
+}  // namespace
+}  // namespace parasim
