@@ -48,7 +48,9 @@ double step_ns(const std::string& preset, std::int64_t layers, std::int64_t seq,
                               .global_batch = batch,
                               .costs = &costs,
                               .optimizer = profiler::Optimizer::Sgd,
-                              .dtype = models::DType::F16};
+                              .dtype = models::DType::F16,
+                              // The benchmark times forward and backward, no gradient bookkeeping.
+                              .grad_accumulation = GradAccumulation::Fused};
   return static_cast<double>(strategies::simulate_strategy(setup).step_time);
 }
 

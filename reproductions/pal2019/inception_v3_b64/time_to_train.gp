@@ -40,7 +40,7 @@ set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
 set xrange [6.153846153846153:1331.2]
 set ylabel "time to train (hours, log scale)"
 set logscale y 10
-set yrange [0.31677406248789686:57.59851369584277]
+set yrange [0.33264572989880953:60.24241376205072]
 set ytics (0.5, 1, 2, 5, 10, 20, 50)
 
 set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"

@@ -40,7 +40,7 @@ set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
 set xrange [6.153846153846153:1331.2]
 set ylabel "time to train (hours, log scale)"
 set logscale y 10
-set yrange [0.5605257859867063:63.22323176341276]
+set yrange [0.5761840285184524:64.79932860661555]
 set ytics (1, 2, 5, 10, 20, 50)
 
 set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"
