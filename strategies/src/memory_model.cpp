@@ -2,17 +2,20 @@
 
 namespace parasim::strategies {
 
-ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer) {
+ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer, GradAccumulation accumulation) {
   const Bytes size = models::dtype_size(dtype);
+  const GradAccumulation a = resolve(accumulation, dtype);
+  const bool fp32_grads = a == GradAccumulation::Fp32Buffer || a == GradAccumulation::Fused;
   const Bytes master = dtype == models::DType::F32 ? 0 : 4;
   // fp8: the bf16 weights plus their fp8 copy and its transpose (Transformer Engine keeps both).
   const Bytes fp8_copies = dtype == models::DType::FP8 ? 2 : 0;
-  return {size + fp8_copies, size, master + profiler::optimizer_state_bytes_per_param(optimizer)};
+  return {size + fp8_copies, fp32_grads ? 4 : size, master + profiler::optimizer_state_bytes_per_param(optimizer)};
 }
 
 simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,
-                                          int zero_shards, bool shard_grads, bool shard_params) {
-  const ParamBytes per = param_bytes_per_param(dtype, optimizer);
+                                          int zero_shards, bool shard_grads, bool shard_params,
+                                          GradAccumulation accumulation) {
+  const ParamBytes per = param_bytes_per_param(dtype, optimizer, accumulation);
   simulator::StaticMemory m;
   m.params = params * per.weights;
   m.grads = params * per.grads;

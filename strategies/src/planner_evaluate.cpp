@@ -54,7 +54,8 @@ Bytes parameter_memory_lower_bound(const PlanRequest& req, const ModelFacts& fac
     params = std::max(params, layers * facts.min_layer_params / s.tp);
   }
   const models::DType dtype = req.dtype.value_or(req.model->dtype());
-  return static_memory_for(params, dtype, req.optimizer, s.zero >= 1 ? s.dp * s.cp : 1, s.zero >= 2, s.zero == 3)
+  return static_memory_for(params, dtype, req.optimizer, s.zero >= 1 ? s.dp * s.cp : 1, s.zero >= 2, s.zero == 3,
+                           req.grad_accumulation)
       .total();
 }
 

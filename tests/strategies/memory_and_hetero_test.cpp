@@ -20,6 +20,11 @@ TEST(MemoryModel, BytesPerParameter) {
   EXPECT_EQ(param_bytes_per_param(DType::F16, Optimizer::Adam).total(), 16);  // 2 + 2 + 4 master + 8 state
   EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Momentum).total(), 12);
   EXPECT_EQ(param_bytes_per_param(DType::F32, Optimizer::Sgd).total(), 8);
+  // An fp32 gradient buffer (Megatron-LM's main_grad): 2 + 4 + 4 + 8, Megatron's 18 bytes/param.
+  EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Adam, GradAccumulation::Fp32Buffer).total(), 18);
+  EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Adam, GradAccumulation::Fused).grads, 4);
+  EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Adam, GradAccumulation::Auto).grads, 4);
+  EXPECT_EQ(param_bytes_per_param(DType::F32, Optimizer::Adam, GradAccumulation::Auto).total(), 16);
   const simulator::StaticMemory m = static_memory_for(1000, DType::F16, Optimizer::Adam, /*zero_shards=*/8);
   EXPECT_EQ(m.params, 2000);
   EXPECT_EQ(m.grads, 2000);
@@ -55,9 +60,10 @@ TEST(Memory, Gpt3OnOneDgxA100IsInfeasibleWithNumbers) {
   const StrategyResult r = simulate_strategy(setup);
   EXPECT_FALSE(r.feasible);
   EXPECT_FALSE(r.simulated);
-  // 174.6e9 params x 16 B = 2.79e12 B = 2602.0 GiB on every device; an A100 has 80 GiB.
-  EXPECT_EQ(r.infeasible_reason, "needs 2602.0 GiB on device 0 (stage 0), device has 80.0 GiB");
-  EXPECT_EQ(r.devices[0].peak_memory, 174'615'846'912LL * 16);
+  // 174.6e9 params x 18 B (fp16 weights, fp32 gradient buffer, master weights and Adam moments:
+  // --grad-accumulation auto) = 3.14e12 B = 2927.2 GiB on every device; an A100 has 80 GiB.
+  EXPECT_EQ(r.infeasible_reason, "needs 2927.2 GiB on device 0 (stage 0), device has 80.0 GiB");
+  EXPECT_EQ(r.devices[0].peak_memory, 174'615'846'912LL * 18);
 }
 
 TEST(Memory, FitsWhenSplitEnough) {
