@@ -216,8 +216,8 @@ class Simulation {
     settle();
     std::size_t next_progress = kProgressEvery;
     if (options_.on_progress) options_.on_progress(0, n);
-    while (!events_.empty()) {
-      now_ = events_.top_time();
+    for (TimeNs t; (t = events_.next_time()) != EventQueue::kNever;) {
+      now_ = t;
       do handle(events_.pop());
       while (events_.next_at(now_));
       if (!ready_.empty() || !dirty_.empty()) dispatch();
@@ -652,11 +652,10 @@ class Simulation {
     if (!timeline_.empty()) timeline_[ti].end = now_;
     ++completed_;
     // The last task to complete ends the critical path; at equal times the later completion
-    // wins, since it is downstream of any zero-length task completed at the same instant.
-    if (now_ >= last_end_) {
-      last_end_ = now_;
-      last_task_ = t;
-    }
+    // wins, since it is downstream of any zero-length task completed at the same instant (time
+    // never goes back, so the latest completion is always the last one).
+    last_end_ = now_;
+    last_task_ = t;
     switch (g_.kind(t)) {
       case TaskKind::Compute:
       case TaskKind::Transfer: {

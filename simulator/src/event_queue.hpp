@@ -75,6 +75,16 @@ class EventQueue {
   bool empty() const {
     return next_ == run_end_ && (sorted_ ? n_ == 0 : heap_.size() == static_cast<std::size_t>(hole_));
   }
+  /// What next_time() returns when nothing is queued: later than any event.
+  static constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
+  /// The time of the earliest event, or kNever when none is queued (one call for the engine's
+  /// loop instead of empty() and top_time()).
+  TimeNs next_time() {
+    if (next_ != run_end_) return run_time_;
+    if (sorted_) [[likely]] return short_[n_].time;  // the sentinel's kNever when nothing is queued
+    fill();
+    return heap_.empty() ? kNever : heap_.front().time;
+  }
   /// The time of the earliest event (not empty()).
   TimeNs top_time() {
     if (next_ != run_end_) return run_time_;
@@ -135,7 +145,7 @@ class EventQueue {
     TimeNs time;
     std::uint32_t id, tag;
   };
-  static constexpr Slot kSentinel{std::numeric_limits<TimeNs>::max(), 0, 0};
+  static constexpr Slot kSentinel{kNever, 0, 0};
   struct Member {
     std::uint32_t id, tag;
   };

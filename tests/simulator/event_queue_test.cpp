@@ -65,6 +65,9 @@ void check_against_reference(std::uint32_t seed, int distinct_times, unsigned pu
       } while (q.next_at(now));
     }
     ASSERT_EQ(q.empty(), ref.empty());
+    if (step % 2 == 0) {
+      ASSERT_EQ(q.next_time(), ref.empty() ? EventQueue::kNever : ref.front().time);
+    }
   }
 }
 
@@ -127,8 +130,10 @@ TEST(EventQueue, EmptiedQueueStartsAfresh) {
   EXPECT_EQ(q.top_time(), 4);
   EXPECT_EQ(q.pop().id, 4u);
   EXPECT_FALSE(q.next_at(4));
+  EXPECT_EQ(q.next_time(), 5);
   EXPECT_EQ(q.pop().id, 3u);
   EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.next_time(), EventQueue::kNever);
 }
 
 }  // namespace
