@@ -287,25 +287,31 @@ class Simulation {
     const std::size_t lanes = static_cast<std::size_t>(g_.num_groups()) * streams_per_device_;
     std::vector<char> used(lanes, 0);
     Int64Bound bound(g_, cluster_);
-    // Compute tasks (the bulk) are handled inline, with plain locals; the rest out of line.
-    Int64Bound::Sum durations = 0, allocations = 0;
-    std::int64_t* const device_state = state.data();
+    // Simple passes the compiler vectorizes, then one with the (predictable) branches.
     const auto n = static_cast<TaskId>(g_.size());
+    g_.dependency_counts(remaining_.get());
+    std::fill_n(crit_pred_.get(), g_.size(), kNoTask);  // a root's stays so; others' are set when released
+    // The compute tasks' durations and allocations, summed without branches in two 64-bit halves
+    // (each sum of up to 2^30 halves fits 64 bits).
+    std::uint64_t duration_hi = 0, duration_lo = 0, alloc_hi = 0, alloc_lo = 0;
     for (TaskId t = 0; t < n; ++t) {
-      const auto i = static_cast<std::size_t>(t);
-      remaining_[i] = static_cast<std::int32_t>(g_.deps(t).size());
-      crit_pred_[i] = kNoTask;  // a root's stays so; others' are set when released
-      if (g_.kind(t) == TaskKind::Compute) [[likely]] {
-        durations += static_cast<std::uint64_t>(g_.duration(t));
-        allocations += static_cast<std::uint64_t>(g_.alloc_bytes(t));
-        device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
-      } else {
-        scan_other(t, bound, state, used);
-      }
+      const std::uint64_t mask = g_.kind(t) == TaskKind::Compute ? ~std::uint64_t{0} : 0;
+      const std::uint64_t d = static_cast<std::uint64_t>(g_.duration(t)) & mask;
+      const std::uint64_t a = static_cast<std::uint64_t>(g_.alloc_bytes(t)) & mask;
+      duration_hi += d >> 32;
+      duration_lo += d & 0xFFFF'FFFFu;
+      alloc_hi += a >> 32;
+      alloc_lo += a & 0xFFFF'FFFFu;
     }
-    bound.add_compute(durations, allocations);
-    for (TaskId t = 0; t < n; ++t)
+    bound.add_compute((Int64Bound::Sum{duration_hi} << 32) + duration_lo, (Int64Bound::Sum{alloc_hi} << 32) + alloc_lo);
+    std::int64_t* const device_state = state.data();
+    for (TaskId t = 0; t < n; ++t) {
       if (remaining_[static_cast<std::size_t>(t)] == 0) ready_.push_back(t);
+      if (g_.kind(t) == TaskKind::Compute) [[likely]]
+        device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
+      else
+        scan_other(t, bound, state, used);
+    }
     bound.check();
     waiting_.assign(lanes, {});
     lane_busy_.assign(lanes, 0);

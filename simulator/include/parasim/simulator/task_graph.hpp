@@ -192,6 +192,9 @@ class TaskGraph {
   std::span<const TaskId> deps(TaskId t) const {
     return {deps_.data() + dep_offsets_[checked(t)], deps_.data() + dep_offsets_[checked(t) + 1]};
   }
+  /// Every task's number of dependencies, into out[0, size()): the engine's starting counts, in
+  /// one vectorized pass.
+  void dependency_counts(std::int32_t* out) const;
   std::span<const TaskId> successors(TaskId t) const {
     return {succs_.data() + succ_offsets_[checked(t)], succs_.data() + succ_offsets_[checked(t) + 1]};
   }
