@@ -307,10 +307,11 @@ class Simulation {
     std::int64_t* const device_state = state.data();
     for (TaskId t = 0; t < n; ++t) {
       if (remaining_[static_cast<std::size_t>(t)] == 0) ready_.push_back(t);
-      if (g_.kind(t) == TaskKind::Compute) [[likely]]
+      if (g_.kind(t) == TaskKind::Compute) [[likely]] {
         device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
-      else
+      } else {
         scan_other(t, bound, state, used);
+      }
     }
     bound.check();
     waiting_.assign(lanes, {});
@@ -675,9 +676,7 @@ class Simulation {
         free_stream(local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t)), t);
         break;
       }
-      case TaskKind::Collective:
-        end_collective(t);
-        break;
+      case TaskKind::Collective: end_collective(t); break;
       case TaskKind::Marker:
         break;
     }

@@ -81,7 +81,8 @@ class EventQueue {
   /// loop instead of empty() and top_time()).
   TimeNs next_time() {
     if (next_ != run_end_) return run_time_;
-    if (sorted_) [[likely]] return short_[n_].time;  // the sentinel's kNever when nothing is queued
+    if (sorted_) [[likely]]
+      return short_[n_].time;  // the sentinel's kNever when nothing is queued
     fill();
     return heap_.empty() ? kNever : heap_.front().time;
   }
@@ -119,7 +120,7 @@ class EventQueue {
   }
   /// Whether the earliest event left is at `t`, given that none is earlier.
   bool next_at(TimeNs t) const {
-    if (next_ != run_end_) return true;      // the rest of a run shares its time
+    if (next_ != run_end_) return true;        // the rest of a run shares its time
     if (sorted_) return short_[n_].time == t;  // with nothing queued, the sentinel's time is not t
     if (!hole_) return !heap_.empty() && heap_.front().time == t;
     // The root is vacant: the earliest is one of its children (all four compared, no branches).
