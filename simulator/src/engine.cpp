@@ -680,6 +680,13 @@ class Simulation {
       case TaskKind::Marker:
         break;
     }
+    // Tasks become ready roughly in id order: fetch the columns of those kPrefetchAhead ids on.
+    while (prefetched_ < t + kPrefetchAhead && prefetched_ < static_cast<TaskId>(g_.size())) {
+      g_.prefetch_tasks(prefetched_);
+      __builtin_prefetch(remaining_.get() + prefetched_);
+      __builtin_prefetch(crit_pred_.get() + prefetched_);
+      prefetched_ += 8;
+    }
     for (TaskId s : g_.successors(t))
       if (--remaining_[static_cast<std::size_t>(s)] == 0) {
         crit_pred_[static_cast<std::size_t>(s)] = t;
@@ -774,6 +781,8 @@ class Simulation {
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;
+  static constexpr TaskId kPrefetchAhead = 64;
+  TaskId prefetched_ = 0;  // the columns of tasks below this id were prefetched
   std::size_t completed_ = 0;
   std::int64_t event_count_ = 0;
   std::int64_t messages_ = 0, inferred_ = 0;  // collective messages simulated / inferred
