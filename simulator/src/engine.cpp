@@ -124,9 +124,12 @@ struct PlanKeyHash {
 /// before running and such input is refused instead of wrapping. The bound charges every task as
 /// if it ran alone after all others: compute durations; every route's latency at most the sum of
 /// all link latencies; bytes at the slowest link, a collective's times its group size. add() is
-/// called for every task in id order, within the engine's one pass over the graph.
+/// called for every task in id order, within the engine's one pass over the graph, but the compute
+/// tasks' sums, which that pass keeps itself. Durations, allocations and transfer bytes (never
+/// negative) are summed exactly in 128-bit integers: no floating-point adds in that pass.
 class Int64Bound {
  public:
+  __extension__ using Sum = unsigned __int128;  // of up to 2^30 values below 2^63: no overflow
   Int64Bound(const TaskGraph& g, const hardware::Cluster& c)
       : g_(g), c_(c), any_route_latency_(c.total_link_latency()) {
     const double slowest = c.slowest_link().value;
@@ -137,31 +140,38 @@ class Int64Bound {
                  static_cast<double>(m.other);
     }
   }
+  /// The sums of the compute tasks' durations and allocations (the engine's pass keeps them).
+  void add_compute(Sum durations, Sum allocations) {
+    durations_ += durations;
+    allocations_ += allocations;
+  }
+  /// A task of another kind.
   void add(TaskId t) {
     switch (g_.kind(t)) {
-      case TaskKind::Compute:
-        time_ += static_cast<double>(g_.duration(t));
-        memory_ += static_cast<double>(g_.alloc_bytes(t));
-        break;
       case TaskKind::Transfer:
-        time_ += any_route_latency_ + static_cast<double>(g_.bytes(t)) * per_byte_;
-        memory_ += static_cast<double>(g_.alloc_bytes(t));
+        ++transfers_;
+        transfer_bytes_ += static_cast<std::uint64_t>(g_.bytes(t));
+        allocations_ += static_cast<std::uint64_t>(g_.alloc_bytes(t));
         break;
       case TaskKind::Collective: {
         const auto n = static_cast<double>(g_.group_devices(g_.group(t)).size());
         time_ += (4 * n + 64) * any_route_latency_ + 4 * n * static_cast<double>(g_.bytes(t)) * per_byte_;
         break;
       }
+      case TaskKind::Compute:
       case TaskKind::Marker: break;
     }
   }
   void check() const {
     constexpr double kLimit = 4.611686018427387904e18;  // 2^62
-    if (!(time_ < kLimit))
+    const double time = time_ + static_cast<double>(durations_) + static_cast<double>(transfers_) * any_route_latency_ +
+                        static_cast<double>(transfer_bytes_) * per_byte_;
+    const double memory = memory_ + static_cast<double>(allocations_);
+    if (!(time < kLimit))
       throw InputError("the task graph cannot be simulated on cluster \"" + c_.name() +
                        "\": its durations, bytes and link latencies/bandwidths could add up past 2^62 ns (146 years), "
                        "beyond 64-bit time; check duration_ns, bytes, latency_ns and bandwidth_gbps for absurd values");
-    if (!(memory_ < kLimit))
+    if (!(memory < kLimit))
       throw InputError(
           "the task graph's static memory and alloc_bytes add up past 2^62 bytes (4 EiB), beyond 64-bit "
           "memory accounting; check static_memory and alloc_bytes for absurd values");
@@ -171,7 +181,9 @@ class Int64Bound {
   const TaskGraph& g_;
   const hardware::Cluster& c_;
   double any_route_latency_, per_byte_ = 0;
-  double time_ = 0, memory_ = 0;
+  double time_ = 0, memory_ = 0;  // collectives' time; static memory
+  Sum durations_ = 0, allocations_ = 0, transfer_bytes_ = 0;
+  std::uint64_t transfers_ = 0;
 };
 
 class Simulation {
@@ -204,8 +216,8 @@ class Simulation {
     settle();
     std::size_t next_progress = kProgressEvery;
     if (options_.on_progress) options_.on_progress(0, n);
-    while (!events_.empty()) {
-      now_ = events_.top_time();
+    for (TimeNs t; (t = events_.next_time()) != EventQueue::kNever;) {
+      now_ = t;
       do handle(events_.pop());
       while (events_.next_at(now_));
       if (!ready_.empty() || !dirty_.empty()) dispatch();
@@ -243,37 +255,62 @@ class Simulation {
   }
   std::span<const DeviceId> waiting(std::size_t lane) const { return waiting_[lane]; }
 
+  static constexpr std::int64_t kUnused = -2, kActive = -1;  // scan_graph's device states, else a lane
+  // scan_graph() for a task that is not a compute task.
+  [[gnu::noinline]] void scan_other(TaskId t, Int64Bound& bound, std::vector<std::int64_t>& state,
+                                    std::vector<char>& used) const {
+    bound.add(t);
+    switch (g_.kind(t)) {
+      case TaskKind::Compute:
+      case TaskKind::Transfer: state[static_cast<std::size_t>(g_.device(t))] = kActive; break;
+      case TaskKind::Collective: {
+        const std::size_t lane = lane_of(t);
+        used[lane] = 1;
+        for (DeviceId d : g_.group_devices(g_.group(t))) {
+          std::int64_t& st = state[static_cast<std::size_t>(d)];
+          if (st == kUnused) st = static_cast<std::int64_t>(lane);
+          else if (st != static_cast<std::int64_t>(lane)) st = kActive;
+        }
+        break;
+      }
+      case TaskKind::Marker: break;
+    }
+  }
+
   // One pass over the graph before a run: each task's dependency count (the tasks with none are
   // ready), the bound of check_fits_in_int64, and the passive devices. See the header comment: a
   // device is passive when all its tasks are collectives of one (group, stream) lane; a lane with
   // no other member keeps its first one waiting, so that the lane's collectives still queue in
   // order somewhere.
   void scan_graph() {
-    constexpr std::int64_t kUnused = -2, kActive = -1;
     std::vector<std::int64_t> state(static_cast<std::size_t>(g_.num_devices()), kUnused);
     const std::size_t lanes = static_cast<std::size_t>(g_.num_groups()) * streams_per_device_;
     std::vector<char> used(lanes, 0);
     Int64Bound bound(g_, cluster_);
-    for (TaskId t = 0; t < static_cast<TaskId>(g_.size()); ++t) {
-      const auto deps = static_cast<std::int32_t>(g_.deps(t).size());
-      remaining_[static_cast<std::size_t>(t)] = deps;
-      crit_pred_[static_cast<std::size_t>(t)] = kNoTask;  // a root's stays so; others' are set when released
-      if (deps == 0) ready_.push_back(t);
-      bound.add(t);
-      switch (g_.kind(t)) {
-        case TaskKind::Compute:
-        case TaskKind::Transfer: state[static_cast<std::size_t>(g_.device(t))] = kActive; break;
-        case TaskKind::Collective: {
-          const std::size_t lane = lane_of(t);
-          used[lane] = 1;
-          for (DeviceId d : g_.group_devices(g_.group(t))) {
-            std::int64_t& st = state[static_cast<std::size_t>(d)];
-            if (st == kUnused) st = static_cast<std::int64_t>(lane);
-            else if (st != static_cast<std::int64_t>(lane)) st = kActive;
-          }
-          break;
-        }
-        case TaskKind::Marker: break;
+    // Simple passes the compiler vectorizes, then one with the (predictable) branches.
+    const auto n = static_cast<TaskId>(g_.size());
+    g_.dependency_counts(remaining_.get());
+    std::fill_n(crit_pred_.get(), g_.size(), kNoTask);  // a root's stays so; others' are set when released
+    // The compute tasks' durations and allocations, summed without branches in two 64-bit halves
+    // (each sum of up to 2^30 halves fits 64 bits).
+    std::uint64_t duration_hi = 0, duration_lo = 0, alloc_hi = 0, alloc_lo = 0;
+    for (TaskId t = 0; t < n; ++t) {
+      const std::uint64_t mask = g_.kind(t) == TaskKind::Compute ? ~std::uint64_t{0} : 0;
+      const std::uint64_t d = static_cast<std::uint64_t>(g_.duration(t)) & mask;
+      const std::uint64_t a = static_cast<std::uint64_t>(g_.alloc_bytes(t)) & mask;
+      duration_hi += d >> 32;
+      duration_lo += d & 0xFFFF'FFFFu;
+      alloc_hi += a >> 32;
+      alloc_lo += a & 0xFFFF'FFFFu;
+    }
+    bound.add_compute((Int64Bound::Sum{duration_hi} << 32) + duration_lo, (Int64Bound::Sum{alloc_hi} << 32) + alloc_lo);
+    std::int64_t* const device_state = state.data();
+    for (TaskId t = 0; t < n; ++t) {
+      if (remaining_[static_cast<std::size_t>(t)] == 0) ready_.push_back(t);
+      if (g_.kind(t) == TaskKind::Compute) [[likely]] {
+        device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
+      } else {
+        scan_other(t, bound, state, used);
       }
     }
     bound.check();
@@ -478,12 +515,16 @@ class Simulation {
     g_.prefetch_end(t);
     touch(d);
     allocate(d, t);
-    if (g_.kind(t) == TaskKind::Compute) {
+    if (g_.kind(t) == TaskKind::Compute) [[likely]] {
       if (g_.phase(t) != Phase::DataLoad) ++d.compute_active;  // the host loads; the device stays idle
       events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
     ++d.comm_active;
+    start_transfer(t);
+  }
+  // Out of line, so that start_task() (mostly compute tasks) saves fewer registers.
+  [[gnu::noinline]] void start_transfer(TaskId t) {
     if (g_.src(t) == g_.dst(t)) {  // a copy to itself moves nothing over any link
       events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
@@ -601,16 +642,27 @@ class Simulation {
     if (!st.queue.empty()) mark_dirty(s);  // an empty stream is started directly by dispatch()
   }
 
+  // Out of line, so that complete() (mostly compute tasks) saves fewer registers.
+  [[gnu::noinline]] void end_collective(TaskId t) {
+    const std::size_t lane = lane_of(t);
+    lane_busy_[lane] += now_ - lane_start_[lane];
+    for (DeviceId m : waiting(lane)) {
+      DeviceState& d = dev(m);
+      touch(d);
+      --d.comm_active;
+      free_stream(stream_index(m, g_.stream(t)), t);
+    }
+  }
+
   void complete(TaskId t) {
     const auto ti = static_cast<std::size_t>(t);
     if (!timeline_.empty()) timeline_[ti].end = now_;
     ++completed_;
     // The last task to complete ends the critical path; at equal times the later completion
-    // wins, since it is downstream of any zero-length task completed at the same instant.
-    if (now_ >= last_end_) {
-      last_end_ = now_;
-      last_task_ = t;
-    }
+    // wins, since it is downstream of any zero-length task completed at the same instant (time
+    // never goes back, so the latest completion is always the last one).
+    last_end_ = now_;
+    last_task_ = t;
     switch (g_.kind(t)) {
       case TaskKind::Compute:
       case TaskKind::Transfer: {
@@ -624,19 +676,16 @@ class Simulation {
         free_stream(local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t)), t);
         break;
       }
-      case TaskKind::Collective: {
-        const std::size_t lane = lane_of(t);
-        lane_busy_[lane] += now_ - lane_start_[lane];
-        for (DeviceId m : waiting(lane)) {
-          DeviceState& d = dev(m);
-          touch(d);
-          --d.comm_active;
-          free_stream(stream_index(m, g_.stream(t)), t);
-        }
-        break;
-      }
+      case TaskKind::Collective: end_collective(t); break;
       case TaskKind::Marker:
         break;
+    }
+    // Tasks become ready roughly in id order: fetch the columns of those kPrefetchAhead ids on.
+    while (prefetched_ < t + kPrefetchAhead && prefetched_ < static_cast<TaskId>(g_.size())) {
+      g_.prefetch_tasks(prefetched_);
+      __builtin_prefetch(remaining_.get() + prefetched_);
+      __builtin_prefetch(crit_pred_.get() + prefetched_);
+      prefetched_ += 8;
     }
     for (TaskId s : g_.successors(t))
       if (--remaining_[static_cast<std::size_t>(s)] == 0) {
@@ -732,6 +781,8 @@ class Simulation {
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;
+  static constexpr TaskId kPrefetchAhead = 64;
+  TaskId prefetched_ = 0;  // the columns of tasks below this id were prefetched
   std::size_t completed_ = 0;
   std::int64_t event_count_ = 0;
   std::int64_t messages_ = 0, inferred_ = 0;  // collective messages simulated / inferred

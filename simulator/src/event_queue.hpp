@@ -1,11 +1,12 @@
-// Private: the engine's event queue - a heap keyed by (time, sequence). The sequence
-// number is the scheduling order, so events at equal times pop in the order they were pushed
-// and a run is reproducible bit for bit. The heap holds only what is in flight (running
-// tasks and flows), not the whole graph, so it stays small and cache-resident.
+// Private: the engine's event queue - ordered by (time, push order), so events at equal times
+// pop in the order they were pushed and a run is reproducible bit for bit. It holds only what is
+// in flight (running tasks and flows), not the whole graph, so it stays small and cache-resident.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "parasim/common/units.hpp"
@@ -27,14 +28,17 @@ struct Event {
   std::uint32_t version() const { return tag >> 2; }
 };
 
-// A sorted array while short, else a 4-ary min-heap: half the depth of a binary heap, and the four
-// children of a node share a cache line pair, so sift-down costs fewer dependent loads. (time, seq)
-// is a total order, so the pop order is the same whatever the form or the heap's shape; these
-// shortcuts use that freedom:
+// A sorted array while short, else a 4-ary min-heap keyed by (time, sequence number). The pop
+// order is the same whatever the form or the heap's shape; these shortcuts use that freedom:
 //  - Runs: events pushed one after another at the same time (the messages of a collective step,
 //    their completions) can never have another event between them in that order, so they share
-//    one heap entry and pop from it in push order: one heap operation per step, not per message.
-//  - The sorted form (see kToHeap): a pop is a pop_back, a push shifts the later entries.
+//    one entry and pop from it in push order: one queue operation per step, not per message.
+//  - The sorted form (see kToHeap) is a fixed array in descending order: a pop takes the last
+//    entry, a push shifts the later ones up. Its position in the array is an entry's push order
+//    among equal times, so it needs no sequence number: a 16-byte entry moves in one copy, and
+//    slot 0 holds a sentinel later than any event, which ends the shifting without a bound check
+//    and makes "the previous push" and "the earliest" tests branch-free when nothing is queued.
+//    Converting to the heap numbers the entries in pop order.
 //  - The heap's pop() only vacates the root. The engine usually pushes the next task's end right after
 //    handling an event, and that push fills the root and sifts down once (a replace-top) instead
 //    of a pop's sift-down plus a push's sift-up.
@@ -43,41 +47,66 @@ class EventQueue {
  public:
   void push(TimeNs time, std::uint32_t id, EventType type, std::uint32_t version = 0) {
     const std::uint32_t tag = static_cast<std::uint32_t>(type) | (version << 2);
-    if (last_ != kNone && heap_[last_].time == time) {  // joins the run of the previous push
-      append(id, tag);
+    if (sorted_) [[likely]] {
+      if (short_[last_].time == time) {  // joins the run of the previous push (never the sentinel's)
+        append(short_[last_], id, tag);
+        return;
+      }
+      if (n_ == kToHeap) [[unlikely]] {
+        to_heap();
+        push_heap(time, id, tag);
+        return;
+      }
+      // Insertion from the earliest end: the entries before the new one move up one. Its push
+      // order is after every queued one's, so an entry is before it exactly when its time is not
+      // after the new time; the sentinel's time is after every event's.
+      std::size_t i = ++n_;
+      for (; short_[i - 1].time <= time; --i) short_[i] = short_[i - 1];
+      short_[i] = {time, id, tag};
+      last_ = i;
       return;
     }
-    const Event e{time, seq_++, id, tag};
-    std::size_t i = heap_.size();
-    if (!sorted_ || i >= kToHeap) {
-      push_heap(e);
+    if (last_ != kNone && heap_[last_].time == time) {
+      append(heap_[last_], id, tag);
       return;
     }
-    // Insertion from the earliest end: the entries before e move up one. e's sequence number is
-    // above every queued one's, so an entry is before e exactly when its time is not after e's.
-    heap_.emplace_back();
-    for (; i > 0 && heap_[i - 1].time <= time; --i) heap_[i] = heap_[i - 1];
-    heap_[i] = e;
-    last_ = i;
+    push_heap(time, id, tag);
   }
-  bool empty() const { return next_ == run_end_ && heap_.size() == static_cast<std::size_t>(hole_); }
+  bool empty() const {
+    return next_ == run_end_ && (sorted_ ? n_ == 0 : heap_.size() == static_cast<std::size_t>(hole_));
+  }
+  /// What next_time() returns when nothing is queued: later than any event.
+  static constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
+  /// The time of the earliest event, or kNever when none is queued (one call for the engine's
+  /// loop instead of empty() and top_time()).
+  TimeNs next_time() {
+    if (next_ != run_end_) return run_time_;
+    if (sorted_) [[likely]]
+      return short_[n_].time;  // the sentinel's kNever when nothing is queued
+    fill();
+    return heap_.empty() ? kNever : heap_.front().time;
+  }
   /// The time of the earliest event (not empty()).
   TimeNs top_time() {
     if (next_ != run_end_) return run_time_;
-    if (sorted_) return heap_.back().time;
+    if (sorted_) return short_[n_].time;
     fill();
     return heap_.front().time;
   }
   /// Removes and returns the earliest event (not empty()).
   Event pop() {
-    last_ = kNone;
-    if (next_ != run_end_) return member();
+    if (next_ != run_end_) {
+      last_ = sorted_ ? 0 : kNone;
+      return member();
+    }
     if (!sorted_ && heap_.size() <= kToSorted) to_sorted();
     Event e;
     if (sorted_) {
-      e = heap_.back();
-      heap_.pop_back();
+      last_ = 0;
+      const Slot& s = short_[n_--];
+      e = {s.time, 0, s.id, s.tag};
     } else {
+      last_ = kNone;
       fill();
       hole_ = true;
       e = heap_.front();
@@ -91,8 +120,8 @@ class EventQueue {
   }
   /// Whether the earliest event left is at `t`, given that none is earlier.
   bool next_at(TimeNs t) const {
-    if (next_ != run_end_) return true;  // the rest of a run shares its time
-    if (sorted_) return !heap_.empty() && heap_.back().time == t;
+    if (next_ != run_end_) return true;        // the rest of a run shares its time
+    if (sorted_) return short_[n_].time == t;  // with nothing queued, the sentinel's time is not t
     if (!hole_) return !heap_.empty() && heap_.front().time == t;
     // The root is vacant: the earliest is one of its children (all four compared, no branches).
     const std::size_t n = heap_.size();
@@ -106,22 +135,26 @@ class EventQueue {
   }
 
  private:
-  static constexpr std::uint32_t kRun = 3;  // tag of a heap entry standing for a run; id: its index
+  static constexpr std::uint32_t kRun = 3;  // tag of an entry standing for a run; id: its index
   static constexpr std::size_t kNone = ~std::size_t{0};
   // Few events are in flight (7 on average on the engine benchmark's mixed DAG), so the queue
-  // starts as an array sorted by descending (time, seq): the earliest pops from the back, and a
-  // push shifts the later entries up. It becomes a heap once kToHeap entries would make that
-  // shifting slow, and sorted again when a pop finds kToSorted or fewer left.
+  // starts as the sorted array. It becomes a heap once kToHeap entries would make the shifting
+  // slow, and sorted again when a pop finds kToSorted or fewer left.
   static constexpr std::size_t kToHeap = 24;
   static constexpr std::size_t kToSorted = 8;
+  struct Slot {  // an entry of the sorted form
+    TimeNs time;
+    std::uint32_t id, tag;
+  };
+  static constexpr Slot kSentinel{kNever, 0, 0};
   struct Member {
     std::uint32_t id, tag;
   };
 
   // Only the entry of the latest push can grow, so a run's members are appended to its own list
   // (lists are recycled with their capacity: no allocation once the step shapes have been seen).
-  [[gnu::noinline]] void append(std::uint32_t id, std::uint32_t tag) {
-    Event& e = heap_[last_];
+  template <class Entry>
+  [[gnu::noinline]] void append(Entry& e, std::uint32_t id, std::uint32_t tag) {
     if ((e.tag & 0x3u) != kRun) {  // a single event becomes a run
       const std::uint32_t r = detail::take_slot(runs_, free_runs_);
       runs_[r].push_back({e.id, e.tag});
@@ -129,7 +162,6 @@ class EventQueue {
       e.tag = kRun;
     }
     runs_[e.id].push_back({id, tag});
-    ++seq_;
   }
   Event member() {
     std::vector<Member>& run = runs_[run_];
@@ -146,11 +178,17 @@ class EventQueue {
   // (time, seq) as one 128-bit number (times are never negative): a two-instruction compare.
   static Key key(const Event& e) { return static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64 | e.seq; }
   static bool before(const Event& a, const Event& b) { return key(a) < key(b); }
-  [[gnu::noinline]] void push_heap(const Event& e) {
-    if (sorted_) {  // grown past what insertion does cheaply: descending order reversed is a heap
-      std::reverse(heap_.begin(), heap_.end());
-      sorted_ = false;
-    }
+  // The sorted entries, earliest first, numbered on from seq_: ascending order is a heap.
+  [[gnu::noinline]] void to_heap() {
+    heap_.clear();
+    for (std::size_t i = n_; i > 0; --i) heap_.push_back({short_[i].time, seq_++, short_[i].id, short_[i].tag});
+    n_ = 0;
+    sorted_ = false;
+    hole_ = false;
+    last_ = kNone;
+  }
+  [[gnu::noinline]] void push_heap(TimeNs time, std::uint32_t id, std::uint32_t tag) {
+    const Event e{time, seq_++, id, tag};
     if (hole_) {
       hole_ = false;
       last_ = place(0, e);
@@ -159,10 +197,14 @@ class EventQueue {
     heap_.push_back(e);
     last_ = sift_up(heap_.size() - 1, e);
   }
-  void to_sorted() {
+  [[gnu::noinline]] void to_sorted() {
     fill();
     std::sort(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return before(b, a); });
+    n_ = heap_.size();
+    for (std::size_t i = 0; i < n_; ++i) short_[i + 1] = {heap_[i].time, heap_[i].id, heap_[i].tag};
+    heap_.clear();
     sorted_ = true;
+    last_ = 0;
   }
   // Moves the last event into the vacant root.
   void fill() {
@@ -200,11 +242,17 @@ class EventQueue {
     return i;
   }
 
+  // Sorted form: short_[1..n_] in descending (time, push order), short_[0] the sentinel.
+  std::array<Slot, kToHeap + 1> short_{kSentinel};
+  std::size_t n_ = 0;
+  bool sorted_ = true;
+  // Heap form:
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
-  bool sorted_ = true;        // heap_ is sorted by descending (time, seq), not a heap
-  bool hole_ = false;         // heap_[0] is vacant (popped, not yet refilled); never when sorted_
-  std::size_t last_ = kNone;  // where the previous push went, while nothing else happened since
+  bool hole_ = false;  // heap_[0] is vacant (popped, not yet refilled)
+  // Where the previous push went, while nothing else happened since: in the sorted form 0 (the
+  // sentinel) for none, in the heap form kNone.
+  std::size_t last_ = 0;
   std::vector<std::vector<Member>> runs_;
   std::vector<std::uint32_t> free_runs_;
   std::uint32_t run_ = 0;                 // the run being popped

@@ -84,6 +84,12 @@ std::size_t StringTable::memory_bytes() const {
 
 // ------------------------------------------------------------------------------ TaskGraph
 
+void TaskGraph::dependency_counts(std::int32_t* out) const {
+  const std::uint32_t* offsets = dep_offsets_.data();
+  const std::size_t n = size();
+  for (std::size_t t = 0; t < n; ++t) out[t] = static_cast<std::int32_t>(offsets[t + 1] - offsets[t]);
+}
+
 std::size_t TaskGraph::memory_bytes() const {
   auto v = [](const auto& vec) { return vec.capacity() * sizeof(vec[0]); };
   return v(meta_) + v(device_) + v(peer_) + v(model_op_) + v(microbatch_) + v(name_) + v(amount_) + v(alloc_) +

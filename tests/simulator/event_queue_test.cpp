@@ -65,6 +65,9 @@ void check_against_reference(std::uint32_t seed, int distinct_times, unsigned pu
       } while (q.next_at(now));
     }
     ASSERT_EQ(q.empty(), ref.empty());
+    if (step % 2 == 0) {
+      ASSERT_EQ(q.next_time(), ref.empty() ? EventQueue::kNever : ref.front().time);
+    }
   }
 }
 
@@ -91,6 +94,46 @@ TEST(EventQueue, RunOfSameTimePushesPopsInPushOrder) {
   std::vector<std::uint32_t> ids;
   while (!q.empty()) ids.push_back(q.pop().id);
   EXPECT_EQ(ids, (std::vector<std::uint32_t>{8, 9, 0, 1, 2, 3, 4, 7}));
+}
+
+// Ties across the forms, hand-checked: 24 events alternating between two times fill the sorted
+// array; the 25th turns it into a heap, which must number the queued ones in their push order;
+// popping to 8 turns it back, and later pushes at a queued time still pop after the queued ones.
+TEST(EventQueue, TiesKeepPushOrderAcrossTheForms) {
+  EventQueue q;
+  for (std::uint32_t i = 0; i < 24; ++i) q.push(i % 2 == 0 ? 10 : 20, i, EventType::TaskEnd);
+  q.push(10, 24, EventType::TaskEnd);  // a heap from here on
+  q.push(20, 25, EventType::FlowDone, 3);
+  std::vector<std::uint32_t> ids;
+  for (int k = 0; k < 18; ++k) ids.push_back(q.pop().id);  // every 10, then 20 for ids 1..9
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 1, 3, 5, 7, 9}));
+  q.push(20, 26, EventType::TaskEnd);  // 8 left (11..25 at 20): sorted again at the next pop
+  q.push(15, 27, EventType::FlowLatencyDone);
+  ids.clear();
+  while (!q.empty()) ids.push_back(q.pop().id);
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{27, 11, 13, 15, 17, 19, 21, 23, 25, 26}));
+}
+
+// The sorted form's slot 0 is a sentinel later than any event: nothing queued is not "at" a time,
+// and a push right after the queue empties starts a new entry instead of joining a run.
+TEST(EventQueue, EmptiedQueueStartsAfresh) {
+  EventQueue q;
+  q.push(5, 1, EventType::TaskEnd);
+  q.push(5, 2, EventType::TaskEnd);  // a run of two
+  EXPECT_EQ(q.pop().id, 1u);
+  EXPECT_TRUE(q.next_at(5));
+  EXPECT_EQ(q.pop().id, 2u);
+  EXPECT_FALSE(q.next_at(5));
+  EXPECT_TRUE(q.empty());
+  q.push(5, 3, EventType::TaskEnd);
+  q.push(4, 4, EventType::TaskEnd);
+  EXPECT_EQ(q.top_time(), 4);
+  EXPECT_EQ(q.pop().id, 4u);
+  EXPECT_FALSE(q.next_at(4));
+  EXPECT_EQ(q.next_time(), 5);
+  EXPECT_EQ(q.pop().id, 3u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.next_time(), EventQueue::kNever);
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ TEST(TaskGraph, ListsAfterADroppedDuplicateMoveDown) {
   EXPECT_EQ((std::vector<TaskId>(g.deps(d).begin(), g.deps(d).end())), (std::vector<TaskId>{a, c}));
   EXPECT_EQ((std::vector<TaskId>(g.successors(a).begin(), g.successors(a).end())), (std::vector<TaskId>{c, d}));
   EXPECT_EQ((std::vector<TaskId>(g.successors(c).begin(), g.successors(c).end())), (std::vector<TaskId>{d}));
+  // The engine's starting counts: duplicates dropped, tasks without dependencies at 0.
+  std::vector<std::int32_t> counts(g.size(), -1);
+  g.dependency_counts(counts.data());
+  EXPECT_EQ(counts, (std::vector<std::int32_t>{0, 0, 2, 2}));
 }
 
 TEST(TaskGraph, FieldsRoundTripThroughThePackedColumns) {

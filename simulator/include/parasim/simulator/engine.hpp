@@ -1,8 +1,8 @@
 // The discrete-event engine: runs a TaskGraph on a Cluster and returns a StepResult.
 //
 // Semantics (docs/simulator.md has the long form):
-//   * Time is integer nanoseconds. Events sit in a binary heap keyed by (time, sequence number),
-//     so equal-time events run in the order they were scheduled: same input, same output.
+//   * Time is integer nanoseconds. Events sit in a queue ordered by (time, push order), so
+//     equal-time events run in the order they were scheduled: same input, same output.
 //   * Streams are in-order FIFOs. A task joins its stream's queue when its last dependency ends;
 //     tasks that become ready at the same instant join in task-id order. A task starts when it
 //     reaches the head and the stream is free. A collective waits at the head of the stream of
