@@ -4,7 +4,7 @@
 # parallelism (Pal et al. 2019's setting: the schedules of 2019 - plain model parallelism, GPipe and
 # synchronous 1F1B, no interleaving - no ZeRO, no recomputation),
 # written as a report: index.html with inline plots, summary.md, CSV data and gnuplot scripts.
-# The build takes about 6 minutes on two cores, the report about 6 seconds; progress bars show on a
+# The build takes about 6 minutes on two cores, the report about a second; progress bars show on a
 # terminal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
