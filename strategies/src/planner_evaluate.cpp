@@ -327,7 +327,12 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
   const bool even = c.global_batch % (static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro) == 0 &&
                     c.strategy.split == BatchSplit::Even;
   // A step of max(compute, load) is not affine in the micro-batch count: no extrapolation then.
-  const bool affine = even && !req.data_loading.enabled;
+  // Nor is a synchronous pipeline's with in-place gradient accumulation, whose (K - 1) / K of a
+  // pass rides on every micro-batch's backward (docs/fidelity.md, "Gradient accumulation").
+  const models::DType dtype = req.dtype.value_or(req.model->dtype());
+  const bool in_place_pipeline = c.strategy.pipelined() && !c.strategy.asynchronous() &&
+                                 resolve(req.grad_accumulation, dtype) == GradAccumulation::InPlace;
+  const bool affine = even && !req.data_loading.enabled && !in_place_pipeline;
   const std::array<int, 2> k = req.extrapolate && affine ? extrapolation_points(c.strategy) : std::array<int, 2>{0, 0};
   try {
     if (k[0] == 0) {

@@ -37,6 +37,8 @@ PlanRequest request(const models::Model& model, const hardware::Cluster& cluster
                      .objective = Objective::TimeToTrain,
                      // The hand-computed times below use the pure link model.
                      .collective_costs = simulator::CollectiveCosts::Links,
+                     // FakeCosts prices no accumulation pass; fused keeps fp32 pipelines extrapolated.
+                     .grad_accumulation = GradAccumulation::Fused,
                      .threads = 1};
 }
 
@@ -346,6 +348,27 @@ TEST(Planner, MicroBatchExtrapolationMatchesTheFullSimulation) {
   EXPECT_NE(explain_plan(fast).find(shortcuts), std::string::npos);
   EXPECT_EQ(plan_shortcuts(exact), "");
   EXPECT_EQ(explain_plan(exact).find("Shortcuts"), std::string::npos);
+}
+
+TEST(Planner, InPlaceAccumulationPipelinesAreSimulatedInFull) {
+  // fp32 with in-place accumulation: (K - 1) / K of a pass on every micro-batch is not affine in
+  // K on a pipeline, so the candidate is simulated at its own K; without a pipeline it still is.
+  const models::Model model = chain_model(4, 64);
+  const hardware::Cluster cluster = star_cluster(4, 0, 1e9);
+  FakeCosts costs;
+  PlanRequest req = request(model, cluster, costs, SearchSpace{.gpus = 4, .global_batch = 64});
+  req.grad_accumulation = GradAccumulation::Auto;  // in-place for fp32
+  const ModelFacts facts = planner_model_facts(req);
+  StepCache cache;
+  const Candidate pipe{.strategy = parse_strategy("dp=1,mp=4,schedule=1f1b,micro=32"), .global_batch = 64};
+  const PlanRow full = evaluate_candidate(req, facts, pipe, Granularity::Op, cache);
+  EXPECT_EQ(full.sampled_micro, (std::array<int, 2>{0, 0}));
+  EXPECT_EQ(full.simulations, 1);
+  req.grad_accumulation = GradAccumulation::Fp32Buffer;
+  EXPECT_NE(evaluate_candidate(req, facts, pipe, Granularity::Op, cache).sampled_micro[0], 0);
+  req.grad_accumulation = GradAccumulation::Auto;
+  const Candidate plain{.strategy = parse_strategy("dp=4,micro=16"), .global_batch = 64};
+  EXPECT_NE(evaluate_candidate(req, facts, plain, Granularity::Op, cache).sampled_micro[0], 0);
 }
 
 TEST(Planner, LongOneFOneBPipelineIsExtrapolatedFromATwelfthAndHalfOfItsStages) {
