@@ -70,8 +70,7 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       if (zero) t.update = ceil_div(t.update, experts ? p.replicas / p.ep : p.grad_ranks());
       // Every rank accumulates the whole gradient of the parameters it holds (sequence parallelism
       // shortens a norm's backward, not its weights). Norms compute their weight gradients in the
-      // data-gradient kernel.
-      // (Called before index_structure() fills p.has_bw.)
+      // data-gradient kernel (op_has_phase, not p.has_bw: index_structure() has not run yet).
       const models::Op& o = v.model->op(op);
       if (passes > 0 && o.params > 0)
         (profiler::op_has_phase(o, profiler::Phase::BackwardWeight) ? t.bwd_weight : t.bwd_data) +=
