@@ -32,6 +32,7 @@ struct CalibrateArgs {
   std::string output;
   std::vector<std::string> fixed;
   bool per_gpu_kind = false;
+  int max_iterations = validation::FitOptions{}.max_iterations;
   bool json = false;
 };
 
@@ -69,7 +70,7 @@ void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
 
 void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
   out << "parasim calibrate --runs " << runs << "  (" << f.in_sample.scored << " runs, " << f.iterations
-      << " Levenberg-Marquardt iterations" << (f.converged ? "" : ", stopped at the limit while still improving")
+      << " Levenberg-Marquardt iteration" << (f.iterations == 1 ? "" : "s") << (f.converged ? "" : ", stopped at the limit while still improving")
       << ")\n\n";
   std::vector<std::vector<std::string>> factors{{"factor", "value", "fitted"}};
   for (const validation::FitFactor& factor : f.factors)
@@ -113,14 +114,21 @@ void register_calibrate(CLI::App& app) {
   cmd->add_flag("--per-gpu-kind", args->per_gpu_kind,
                 "With --runs: kernel factors per GPU kind, fitted where the runs file has more runs of that kind "
                 "than free kernel factors, the default model for the others (default: one set for every kind)");
+  cmd->add_option("--max-iterations", args->max_iterations,
+                  "With --runs: Levenberg-Marquardt iterations per fit (the fit and each leave-one-out refit); the "
+                  "output says when the last one still improved")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", args->json, "Print the calibration JSON instead of the table");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
     if (args->runs.empty() && args->profiles.empty())
       throw InputError(
           "calibrate: give --runs FILE (measured step times), --profiles FILES (measured op times), or both");
     const bool talk = ProgressBar::would_draw();
     if (args->per_gpu_kind && args->runs.empty())
       throw InputError("calibrate: --per-gpu-kind applies only with --runs (profiles fit each GPU kind apart)");
+    if (cmd->count("--max-iterations") > 0 && args->runs.empty())
+      throw InputError("calibrate: --max-iterations applies only with --runs (a profile fit is closed-form)");
     // Per GPU kind: the kernel factors its profiles measured.
     std::map<std::string, validation::KernelFit> kernels;
     if (!args->profiles.empty()) {
@@ -142,7 +150,10 @@ void register_calibrate(CLI::App& app) {
       // Profiles measure each kind's kernel factors: the runs then key them by kind too.
       const bool per_kind = args->per_gpu_kind || !args->profiles.empty();
       validation::FitOptions options{
-          .fixed = args->fixed, .per_gpu_kind = per_kind, .on_stage = [talk](const std::string& s) {
+          .max_iterations = args->max_iterations,
+          .fixed = args->fixed,
+          .per_gpu_kind = per_kind,
+          .on_stage = [talk](const std::string& s) {
             if (talk) std::cerr << "  " << s << "...\n";
           }};
       if (!kernels.empty()) {
