@@ -70,8 +70,8 @@ void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
 
 void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
   out << "parasim calibrate --runs " << runs << "  (" << f.in_sample.scored << " runs, " << f.iterations
-      << " Levenberg-Marquardt iteration" << (f.iterations == 1 ? "" : "s") << (f.converged ? "" : ", stopped at the limit while still improving")
-      << ")\n\n";
+      << " Levenberg-Marquardt iteration" << (f.iterations == 1 ? "" : "s")
+      << (f.converged ? "" : ", stopped at the limit while still improving") << ")\n\n";
   std::vector<std::vector<std::string>> factors{{"factor", "value", "fitted"}};
   for (const validation::FitFactor& factor : f.factors)
     factors.push_back({factor.name, fixed(factor.value, 4), factor.fitted ? "yes" : "no: " + factor.note});
@@ -149,13 +149,12 @@ void register_calibrate(CLI::App& app) {
       const validation::RunsFile runs = validation::load_runs_file(args->runs);
       // Profiles measure each kind's kernel factors: the runs then key them by kind too.
       const bool per_kind = args->per_gpu_kind || !args->profiles.empty();
-      validation::FitOptions options{
-          .max_iterations = args->max_iterations,
-          .fixed = args->fixed,
-          .per_gpu_kind = per_kind,
-          .on_stage = [talk](const std::string& s) {
-            if (talk) std::cerr << "  " << s << "...\n";
-          }};
+      validation::FitOptions options{.max_iterations = args->max_iterations,
+                                     .fixed = args->fixed,
+                                     .per_gpu_kind = per_kind,
+                                     .on_stage = [talk](const std::string& s) {
+                                       if (talk) std::cerr << "  " << s << "...\n";
+                                     }};
       if (!kernels.empty()) {
         // The profiles measured the kernels: hold their factors, fit links and overhead to the runs.
         for (const auto& [kind, k] : kernels) options.start.kernels[kind] = {k.matrix, k.memory};
