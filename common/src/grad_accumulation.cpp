@@ -33,6 +33,11 @@ GradAccumulation resolve(GradAccumulation a, DType dtype) {
   return dtype == DType::F32 ? GradAccumulation::InPlace : GradAccumulation::Fp32Buffer;
 }
 
+bool holds_fp32_gradients(GradAccumulation a, DType dtype) {
+  const GradAccumulation r = resolve(a, dtype);
+  return r == GradAccumulation::Fp32Buffer || r == GradAccumulation::Fused;
+}
+
 Bytes grad_accumulation_bytes_per_param(GradAccumulation a, DType dtype) {
   switch (resolve(a, dtype)) {
     case GradAccumulation::InPlace: return 3 * gradient_size(dtype);

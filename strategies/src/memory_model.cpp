@@ -4,12 +4,11 @@ namespace parasim::strategies {
 
 ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimizer, GradAccumulation accumulation) {
   const Bytes size = models::dtype_size(dtype);
-  const GradAccumulation a = resolve(accumulation, dtype);
-  const bool fp32_grads = a == GradAccumulation::Fp32Buffer || a == GradAccumulation::Fused;
   const Bytes master = dtype == models::DType::F32 ? 0 : 4;
   // fp8: the bf16 weights plus their fp8 copy and its transpose (Transformer Engine keeps both).
   const Bytes fp8_copies = dtype == models::DType::FP8 ? 2 : 0;
-  return {size + fp8_copies, fp32_grads ? 4 : size, master + profiler::optimizer_state_bytes_per_param(optimizer)};
+  const Bytes grads = holds_fp32_gradients(accumulation, dtype) ? 4 : size;
+  return {size + fp8_copies, grads, master + profiler::optimizer_state_bytes_per_param(optimizer)};
 }
 
 simulator::StaticMemory static_memory_for(std::int64_t params, models::DType dtype, profiler::Optimizer optimizer,

@@ -37,6 +37,12 @@ namespace {
 
 using detail::gib;
 
+/// Whether the request's micro-batches add their gradients up in place, (K - 1) / K of a pass on
+/// each: a share that grows with the micro-batch count K (common/grad_accumulation.hpp).
+bool accumulates_in_place(const PlanRequest& req) {
+  return resolve(req.grad_accumulation, req.dtype.value_or(req.model->dtype())) == GradAccumulation::InPlace;
+}
+
 /// The least parameter memory the fullest device of the candidate must hold: weights, gradients
 /// and (ZeRO-sharded) optimizer state of the larger of
 ///   P / (mp * tp)                      every device holds at least its share, and
@@ -279,10 +285,7 @@ TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, con
     shape.micro = 1;
     if (shape.zero <= 1) shape.zero = 0;
     std::string key = to_string(shape) + "|" + std::to_string(c.global_batch / per_replica);
-    // An in-place gradient accumulation's share per micro-batch, (K - 1) / K, grows with K.
-    const models::DType dtype = req.dtype.value_or(req.model->dtype());
-    if (resolve(req.grad_accumulation, dtype) == GradAccumulation::InPlace)
-      key += "|accumulate " + std::to_string(c.strategy.micro);
+    if (accumulates_in_place(req)) key += "|accumulate " + std::to_string(c.strategy.micro);
     const std::optional<StepBound> b = bounds->get(key, [&] { return step_bound_per_micro(setup); });
     return b ? b->at(c.strategy.micro) : 0;
   } catch (const InputError&) {
@@ -329,9 +332,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
   // A step of max(compute, load) is not affine in the micro-batch count: no extrapolation then.
   // Nor is a synchronous pipeline's with in-place gradient accumulation, whose (K - 1) / K of a
   // pass rides on every micro-batch's backward (docs/fidelity.md, "Gradient accumulation").
-  const models::DType dtype = req.dtype.value_or(req.model->dtype());
-  const bool in_place_pipeline = c.strategy.pipelined() && !c.strategy.asynchronous() &&
-                                 resolve(req.grad_accumulation, dtype) == GradAccumulation::InPlace;
+  const bool in_place_pipeline = c.strategy.pipelined() && !c.strategy.asynchronous() && accumulates_in_place(req);
   const bool affine = even && !req.data_loading.enabled && !in_place_pipeline;
   const std::array<int, 2> k = req.extrapolate && affine ? extrapolation_points(c.strategy) : std::array<int, 2>{0, 0};
   try {

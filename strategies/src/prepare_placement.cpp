@@ -149,9 +149,8 @@ StepCache::PartitionKey partition_key(const Prepared& p, const Variant& v0) {
                               p.sp};
   // The gradient-accumulation pass lengthens each op's backward by a share that depends on the
   // micro-batch count (in-place skips the first micro-batch).
-  const models::DType dtype = v0.model->dtype();
-  key.push_back(grad_accumulation_bytes_per_param(p.setup->grad_accumulation, dtype));
-  key.push_back(std::llround(accumulation_passes(p, dtype) * 1e9));
+  key.push_back(grad_accumulation_bytes_per_param(p.setup->grad_accumulation, p.dtype));
+  key.push_back(std::llround(accumulation_passes(p) * 1e9));
   for (int slot = 0; slot < p.stages; ++slot) {
     key.push_back(p.device(0, slot, 0));
     key.push_back(p.kind_of(0, slot, 0));

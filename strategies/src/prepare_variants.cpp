@@ -23,9 +23,9 @@ Bytes attention_probs_bytes(const models::Op& op) {
 
 }  // namespace
 
-double accumulation_passes(const Prepared& p, models::DType dtype) {
+double accumulation_passes(const Prepared& p) {
   // Asynchronous schedules (PipeDream, SpecTrain) update the weights after every micro-batch.
-  return grad_accumulation_passes_per_micro_batch(p.setup->grad_accumulation, dtype, p.async ? 1 : p.micro_batches);
+  return grad_accumulation_passes_per_micro_batch(p.setup->grad_accumulation, p.dtype, p.async ? 1 : p.micro_batches);
 }
 
 Variant make_variant(const Prepared& p, std::int64_t micro) {
@@ -36,9 +36,8 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
   const bool zero = p.s.zero >= 1 && p.grad_ranks() > 1;
-  const GradAccumulation accumulation = p.setup->grad_accumulation;
-  const double passes = accumulation_passes(p, v.model->dtype());
-  const Bytes accumulated_per_param = grad_accumulation_bytes_per_param(accumulation, v.model->dtype());
+  const double passes = accumulation_passes(p);
+  const Bytes accumulated_per_param = grad_accumulation_bytes_per_param(p.setup->grad_accumulation, p.dtype);
   v.kept.assign(v.model->num_ops(), 0);
   for (const std::string& kind : p.kinds) {
     const auto costs = p.cache->costs(v.model, kind, p.setup->optimizer, *p.setup->costs);

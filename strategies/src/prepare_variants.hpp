@@ -5,8 +5,8 @@
 
 namespace parasim::strategies::detail {
 
-/// Gradient-accumulation passes each micro-batch pays (StepSetup::grad_accumulation), in `dtype`.
-double accumulation_passes(const Prepared& p, models::DType dtype);
+/// Gradient-accumulation passes each micro-batch pays (StepSetup::grad_accumulation, p.dtype).
+double accumulation_passes(const Prepared& p);
 /// Builds (through the cache) the model at `micro` samples and its op times on every used kind.
 Variant make_variant(const Prepared& p, std::int64_t micro);
 /// The transfer sizes alone (xfer_bytes, as fill_variant_memory sets them): what the layer

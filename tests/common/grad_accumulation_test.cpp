@@ -33,6 +33,14 @@ TEST(GradAccumulation, BytesPerParameterOfOnePass) {
   EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fused, DType::BF16), 0);
 }
 
+TEST(GradAccumulation, Fp32BufferAndFusedHoldFp32Gradients) {
+  EXPECT_TRUE(holds_fp32_gradients(GradAccumulation::Fp32Buffer, DType::BF16));
+  EXPECT_TRUE(holds_fp32_gradients(GradAccumulation::Fused, DType::F16));
+  EXPECT_TRUE(holds_fp32_gradients(GradAccumulation::Auto, DType::BF16));
+  EXPECT_FALSE(holds_fp32_gradients(GradAccumulation::Auto, DType::F32));
+  EXPECT_FALSE(holds_fp32_gradients(GradAccumulation::InPlace, DType::F16));
+}
+
 TEST(GradAccumulation, InPlaceSkipsTheFirstMicroBatchOfAStep) {
   EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::InPlace, DType::F16, 4), 0.75);
   EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::InPlace, DType::F16, 1), 0.0);

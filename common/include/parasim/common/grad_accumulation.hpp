@@ -34,6 +34,9 @@ std::string to_string(GradAccumulation a);
 std::optional<GradAccumulation> parse_grad_accumulation(std::string_view s);
 /// Auto made concrete for training in `dtype`; the others unchanged.
 GradAccumulation resolve(GradAccumulation a, DType dtype);
+/// Whether the gradients live in an fp32 buffer (fp32-buffer, and fused, which accumulates into
+/// one), 4 bytes per parameter whatever the weights' dtype. Auto is resolved first.
+bool holds_fp32_gradients(GradAccumulation a, DType dtype);
 /// Bytes one accumulation pass moves per parameter (0 for fused). Auto is resolved first.
 Bytes grad_accumulation_bytes_per_param(GradAccumulation a, DType dtype);
 /// Passes per micro-batch, averaged over a step of `micro_batches` K (below 1 counts as 1):
