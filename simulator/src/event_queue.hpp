@@ -78,20 +78,13 @@ class EventQueue {
   /// What next_time() returns when nothing is queued: later than any event.
   static constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
   /// The time of the earliest event, or kNever when none is queued (one call for the engine's
-  /// loop instead of empty() and top_time()).
+  /// loop, which needs no separate empty()).
   TimeNs next_time() {
     if (next_ != run_end_) return run_time_;
     if (sorted_) [[likely]]
       return short_[n_].time;  // the sentinel's kNever when nothing is queued
     fill();
     return heap_.empty() ? kNever : heap_.front().time;
-  }
-  /// The time of the earliest event (not empty()).
-  TimeNs top_time() {
-    if (next_ != run_end_) return run_time_;
-    if (sorted_) return short_[n_].time;
-    fill();
-    return heap_.front().time;
   }
   /// Removes and returns the earliest event (not empty()).
   Event pop() {
