@@ -135,7 +135,10 @@ TpPlan plan_tensor_parallel(const Model& m) {
     }
   }
   if (!plan.any()) return plan;
-  // The LM head: a Linear feeding the loss; its tied embedding becomes vocabulary-parallel.
+  // The LM head: a Linear feeding the loss. The token embedding becomes vocabulary-parallel,
+  // tied to the head or not: Megatron-LM's VocabParallelEmbedding splits the table whatever the
+  // tying (an untied table is its own vocab x hidden weight on every rank otherwise). Position and
+  // token-type tables stay whole.
   for (OpId v = 0; v < n; ++v) {
     const Op& op = m.op(v);
     if (op.kind != OpKind::Linear || plan.in_tp_block[v]) continue;
@@ -143,9 +146,14 @@ TpPlan plan_tensor_parallel(const Model& m) {
     for (OpId w : m.consumers_of(v)) feeds_loss = feeds_loss || m.op(w).kind == OpKind::CrossEntropy;
     if (!feeds_loss) continue;
     plan.role[v] = TpRole::Column;
-    if (!op.attrs.shares_weights_with.empty())
+    if (!op.attrs.shares_weights_with.empty()) {
       if (auto owner = m.find_op(op.attrs.shares_weights_with); owner && m.op(*owner).kind == OpKind::Embedding)
         plan.role[*owner] = TpRole::VocabEmbedding;
+      continue;
+    }
+    for (OpId e = 0; e < n; ++e)
+      if (m.op(e).kind == OpKind::Embedding && m.op(e).attrs.vocab == op.attrs.out_features)
+        plan.role[e] = TpRole::VocabEmbedding;
   }
   return plan;
 }

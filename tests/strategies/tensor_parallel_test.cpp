@@ -299,6 +299,20 @@ TEST(TensorParallelGqa, KvHeadsSplitWhenTDividesThemAndReplicateOtherwise) {
   }
 }
 
+// Megatron-LM's VocabParallelEmbedding splits the token table even when the LM head is untied
+// (Llama): 128 x 64 / T parameters per rank, not the whole 8,192, and its output is reduced.
+TEST(TensorParallelGqa, UntiedTokenEmbeddingIsVocabularyParallel) {
+  const models::Model m = tiny_llama();
+  const TpPlan plan = plan_tensor_parallel(m);
+  EXPECT_EQ(plan.role[*m.find_op("wte")], TpRole::VocabEmbedding);
+  EXPECT_EQ(plan.role[*m.find_op("lm_head")], TpRole::Column);
+  for (int tp : {2, 4}) {
+    const models::Model r = shard_for_tensor_parallel(m, plan, tp);
+    EXPECT_EQ(r.op(*r.find_op("wte")).params, 128 * 64 / tp);
+    EXPECT_EQ(r.op(*r.find_op("lm_head")).params, 64 * 128 / tp);
+  }
+}
+
 TEST(TensorParallelGqa, MoeLayersKeepTheirAttentionSplit) {
   models::TransformerConfig c;
   c.name = "tiny_moe";
