@@ -111,12 +111,14 @@ void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kerne
 const char* const kGradAccumulationHelp =
     "How each micro-batch's weight gradients are added up: auto (fp32-buffer for 16/8-bit training, in-place for "
     "fp32), in-place (.grad += g from the second micro-batch on), fp32-buffer (every micro-batch into an fp32 buffer: "
-    "Megatron-LM, DeepSpeed bf16) or fused (inside the weight-gradient GEMM)";
+    "Megatron-LM, DeepSpeed bf16), buffer (every micro-batch into a buffer of the gradient's dtype: Megatron-LM's fp16 "
+    "main_grad) or fused (inside the weight-gradient GEMM)";
 
 GradAccumulation grad_accumulation_arg(const std::string& value) {
   const auto a = parse_grad_accumulation(value);
   if (!a)
-    throw InputError("--grad-accumulation: expected auto, in-place, fp32-buffer or fused, found \"" + value + "\"");
+    throw InputError("--grad-accumulation: expected auto, in-place, fp32-buffer, buffer or fused, found \"" + value +
+                     "\"");
   return *a;
 }
 

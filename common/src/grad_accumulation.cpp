@@ -6,7 +6,7 @@ namespace parasim {
 
 namespace {
 constexpr std::array kAll{GradAccumulation::Auto, GradAccumulation::InPlace, GradAccumulation::Fp32Buffer,
-                          GradAccumulation::Fused};
+                          GradAccumulation::Buffer, GradAccumulation::Fused};
 
 /// FP8 GEMMs write their weight gradients in bf16.
 Bytes gradient_size(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
@@ -17,6 +17,7 @@ std::string to_string(GradAccumulation a) {
     case GradAccumulation::Auto: return "auto";
     case GradAccumulation::InPlace: return "in-place";
     case GradAccumulation::Fp32Buffer: return "fp32-buffer";
+    case GradAccumulation::Buffer: return "buffer";
     case GradAccumulation::Fused: return "fused";
   }
   return "?";
@@ -40,7 +41,8 @@ bool holds_fp32_gradients(GradAccumulation a, DType dtype) {
 
 Bytes grad_accumulation_bytes_per_param(GradAccumulation a, DType dtype) {
   switch (resolve(a, dtype)) {
-    case GradAccumulation::InPlace: return 3 * gradient_size(dtype);
+    case GradAccumulation::InPlace:
+    case GradAccumulation::Buffer: return 3 * gradient_size(dtype);
     case GradAccumulation::Fp32Buffer: return gradient_size(dtype) + 8;
     default: return 0;
   }
@@ -50,7 +52,8 @@ double grad_accumulation_passes_per_micro_batch(GradAccumulation a, DType dtype,
   const auto k = static_cast<double>(micro_batches < 1 ? 1 : micro_batches);
   switch (resolve(a, dtype)) {
     case GradAccumulation::InPlace: return (k - 1) / k;
-    case GradAccumulation::Fp32Buffer: return 1.0;
+    case GradAccumulation::Fp32Buffer:
+    case GradAccumulation::Buffer: return 1.0;
     default: return 0.0;
   }
 }
@@ -63,6 +66,8 @@ std::string describe(GradAccumulation a, DType dtype) {
   switch (r) {
     case GradAccumulation::InPlace: return s + ": .grad += g from the second micro-batch of a step on, " + bytes;
     case GradAccumulation::Fp32Buffer: return s + ": each micro-batch adds its gradients into an fp32 buffer, " + bytes;
+    case GradAccumulation::Buffer:
+      return s + ": each micro-batch adds its gradients into a buffer of their own dtype, " + bytes;
     default: return s + ": the weight-gradient GEMMs accumulate, no pass of their own";
   }
 }

@@ -6,8 +6,8 @@ namespace parasim {
 namespace {
 
 TEST(GradAccumulation, NamesRoundTripAndUnknownIsRefused) {
-  for (GradAccumulation a :
-       {GradAccumulation::Auto, GradAccumulation::InPlace, GradAccumulation::Fp32Buffer, GradAccumulation::Fused})
+  for (GradAccumulation a : {GradAccumulation::Auto, GradAccumulation::InPlace, GradAccumulation::Fp32Buffer,
+                             GradAccumulation::Buffer, GradAccumulation::Fused})
     EXPECT_EQ(parse_grad_accumulation(to_string(a)), a);
   EXPECT_FALSE(parse_grad_accumulation("inplace").has_value());
   EXPECT_FALSE(parse_grad_accumulation("").has_value());
@@ -31,6 +31,9 @@ TEST(GradAccumulation, BytesPerParameterOfOnePass) {
   EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fp32Buffer, DType::F32), 12);
   EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Auto, DType::F16), 10);
   EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Fused, DType::BF16), 0);
+  // A buffer of the gradient's own dtype (Megatron-LM's fp16 main_grad): read both, write one.
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Buffer, DType::F16), 6);
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Buffer, DType::F32), 12);
 }
 
 TEST(GradAccumulation, Fp32BufferAndFusedHoldFp32Gradients) {
@@ -39,6 +42,7 @@ TEST(GradAccumulation, Fp32BufferAndFusedHoldFp32Gradients) {
   EXPECT_TRUE(holds_fp32_gradients(GradAccumulation::Auto, DType::BF16));
   EXPECT_FALSE(holds_fp32_gradients(GradAccumulation::Auto, DType::F32));
   EXPECT_FALSE(holds_fp32_gradients(GradAccumulation::InPlace, DType::F16));
+  EXPECT_FALSE(holds_fp32_gradients(GradAccumulation::Buffer, DType::F16));
 }
 
 TEST(GradAccumulation, InPlaceSkipsTheFirstMicroBatchOfAStep) {
@@ -48,6 +52,9 @@ TEST(GradAccumulation, InPlaceSkipsTheFirstMicroBatchOfAStep) {
   EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Fp32Buffer, DType::F16, 1), 1.0);
   EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Auto, DType::F32, 8), 0.875);
   EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Fused, DType::F16, 8), 0.0);
+  // A buffer is zeroed at the start of a step: every micro-batch adds into it.
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Buffer, DType::F16, 1), 1.0);
+  EXPECT_DOUBLE_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::Buffer, DType::F16, 8), 1.0);
 }
 
 TEST(GradAccumulation, DescribeSaysWhatAutoBecame) {
@@ -55,6 +62,8 @@ TEST(GradAccumulation, DescribeSaysWhatAutoBecame) {
             "fp32-buffer (auto): each micro-batch adds its gradients into an fp32 buffer, 10 B/param");
   EXPECT_EQ(describe(GradAccumulation::InPlace, DType::F16),
             "in-place: .grad += g from the second micro-batch of a step on, 6 B/param");
+  EXPECT_EQ(describe(GradAccumulation::Buffer, DType::F16),
+            "buffer: each micro-batch adds its gradients into a buffer of their own dtype, 6 B/param");
   EXPECT_EQ(describe(GradAccumulation::Fused, DType::F16),
             "fused: the weight-gradient GEMMs accumulate, no pass of their own");
 }

@@ -64,10 +64,15 @@ TEST(RecordedRuns, GradientAccumulationIsStatedOrFollowsTheNamedDdp) {
   const RecordedRun stated = run_of({{"grad_accumulation", "fused"}});
   EXPECT_EQ(stated.grad_accumulation, GradAccumulation::Fused);
   EXPECT_TRUE(stated.caveats.empty());
+  // Megatron-LM's local DDP: main_grad in the gradient's dtype for fp16 training (fp32 only with
+  // --accumulate-allreduce-grads-in-fp32), fp32 for bf16 training (forced on).
   const RecordedRun local = run_of(nlohmann::json::object());
-  EXPECT_EQ(local.grad_accumulation, GradAccumulation::Fp32Buffer);
+  EXPECT_EQ(local.grad_accumulation, GradAccumulation::Buffer);
   ASSERT_EQ(local.caveats.size(), 1u);
   EXPECT_EQ(local.caveats[0].rfind("gradient accumulation not stated: Megatron-LM's local DDP", 0), 0u);
+  EXPECT_NE(local.caveats[0].find("fp16 in fp16 training"), std::string::npos);
+  const RecordedRun local_bf16 = run_of({{"precision", "bf16"}});
+  EXPECT_EQ(local_bf16.grad_accumulation, GradAccumulation::Fp32Buffer);
   const RecordedRun torch = run_of({{"ddp_impl", "torch"}});
   EXPECT_EQ(torch.grad_accumulation, GradAccumulation::InPlace);
   ASSERT_EQ(torch.caveats.size(), 1u);
@@ -77,9 +82,10 @@ TEST(RecordedRuns, GradientAccumulationIsStatedOrFollowsTheNamedDdp) {
 
   nlohmann::json bad = megatron_row();
   bad["config"]["grad_accumulation"] = "sometimes";
-  EXPECT_EQ(error_of(file_of({bad})),
-            "runs.json: $.rows[0].config.grad_accumulation: expected auto, in-place, fp32-buffer or fused, found "
-            "string \"sometimes\"");
+  EXPECT_EQ(
+      error_of(file_of({bad})),
+      "runs.json: $.rows[0].config.grad_accumulation: expected auto, in-place, fp32-buffer, buffer or fused, found "
+      "string \"sometimes\"");
 }
 
 TEST(RecordedRuns, SequenceParallelIsTakenAsTheRunStatesIt) {

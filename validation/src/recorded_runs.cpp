@@ -305,14 +305,19 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // How micro-batch gradients are added up: stated, or what the named DDP does.
   if (auto f = c.find("grad_accumulation"); f && !f->raw().is_null()) {
     const auto a = parse_grad_accumulation(lower(optional_text(c, "grad_accumulation")));
-    if (!a) f->fail("auto, in-place, fp32-buffer or fused");
+    if (!a) f->fail("auto, in-place, fp32-buffer, buffer or fused");
     r.grad_accumulation = *a;
   } else if (contains(ddp, "local")) {
-    r.grad_accumulation = GradAccumulation::Fp32Buffer;
+    // Megatron-LM's main_grad is fp32 with --accumulate-allreduce-grads-in-fp32, which bf16
+    // training forces on; fp16 training leaves it off by default, so the buffer is fp16.
+    const bool fp16 = r.dtype == models::DType::F16;
+    r.grad_accumulation = fp16 ? GradAccumulation::Buffer : GradAccumulation::Fp32Buffer;
     r.caveats.push_back(
-        "gradient accumulation not stated: Megatron-LM's local DDP adds every micro-batch's "
-        "gradients into its main_grad buffer (fp32-buffer; an fp16 buffer would move 6 of its 10 "
-        "B/param)");
+        fp16 ? "gradient accumulation not stated: Megatron-LM's local DDP adds every micro-batch's gradients into its "
+               "main_grad buffer, fp16 in fp16 training unless --accumulate-allreduce-grads-in-fp32 (buffer, 6 "
+               "B/param; fp32: 10)"
+             : "gradient accumulation not stated: Megatron-LM's local DDP adds every micro-batch's gradients into its "
+               "main_grad buffer, fp32 in bf16 training (fp32-buffer)");
   } else if (contains(ddp, "torch")) {
     r.grad_accumulation = GradAccumulation::InPlace;
     r.caveats.push_back(

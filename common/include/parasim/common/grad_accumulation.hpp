@@ -6,6 +6,9 @@
 //                bytes per parameter (eager PyTorch; DDP under no_sync).
 //   fp32-buffer  every micro-batch adds its gradient into an fp32 buffer (Megatron-LM's main_grad,
 //                DeepSpeed's BF16 optimizer): read g bytes and 4, write 4, g + 8 bytes per parameter.
+//   buffer       every micro-batch adds its gradient into a buffer of the gradient's own dtype
+//                (Megatron-LM's main_grad in fp16 training without --accumulate-allreduce-grads-in-fp32):
+//                read both, write one, 3 x g bytes per parameter.
 //   fused        the weight-gradient GEMM accumulates into the buffer itself (Megatron-LM's
 //                --gradient-accumulation-fusion): no pass of its own.
 //   auto         fp32-buffer for 16-bit and 8-bit training, in-place for fp32.
@@ -27,9 +30,9 @@
 
 namespace parasim {
 
-enum class GradAccumulation : std::uint8_t { Auto, InPlace, Fp32Buffer, Fused };
+enum class GradAccumulation : std::uint8_t { Auto, InPlace, Fp32Buffer, Buffer, Fused };
 
-/// "auto", "in-place", "fp32-buffer", "fused".
+/// "auto", "in-place", "fp32-buffer", "buffer", "fused".
 std::string to_string(GradAccumulation a);
 std::optional<GradAccumulation> parse_grad_accumulation(std::string_view s);
 /// Auto made concrete for training in `dtype`; the others unchanged.
@@ -40,7 +43,8 @@ bool holds_fp32_gradients(GradAccumulation a, DType dtype);
 /// Bytes one accumulation pass moves per parameter (0 for fused). Auto is resolved first.
 Bytes grad_accumulation_bytes_per_param(GradAccumulation a, DType dtype);
 /// Passes per micro-batch, averaged over a step of `micro_batches` K (below 1 counts as 1):
-/// in-place skips the first micro-batch, so (K - 1) / K; fp32-buffer 1; fused 0. Auto is resolved first.
+/// in-place skips the first micro-batch, so (K - 1) / K; fp32-buffer and buffer 1; fused 0. Auto is
+/// resolved first.
 double grad_accumulation_passes_per_micro_batch(GradAccumulation a, DType dtype, std::int64_t micro_batches);
 /// One line for outputs: "fp32-buffer (each micro-batch adds its gradients into an fp32 buffer,
 /// 10 B/param)".

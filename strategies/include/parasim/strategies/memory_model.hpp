@@ -2,7 +2,7 @@
 //
 // Per parameter:
 //   weights    dtype size (fp32 4, fp16/bf16 2)
-//   gradients  same dtype as the weights (in-place accumulation), or 4 bytes in an fp32 buffer
+//   gradients  same dtype as the weights (in-place or buffer accumulation), or 4 bytes in an fp32 buffer
 //              (fp32-buffer and fused: Megatron-LM's main_grad; auto for 16/8-bit training)
 //   optimizer  fp32 state (profiler::optimizer_state_bytes_per_param: sgd 0, momentum 4, adam 8)
 //              + 4 bytes of fp32 master weights when training in fp16/bf16 (mixed precision)

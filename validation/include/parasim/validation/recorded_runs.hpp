@@ -53,8 +53,8 @@ struct RecordedRun {
   profiler::Fp32Math fp32_math = profiler::Fp32Math::PyTorch;                // config.precision tf32: Tf32
   bool attention_stated = false;                                             // config.attention named a kernel
   profiler::ConvLayout conv_layout = profiler::ConvLayout::Nchw;             // config.memory_format
-  /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: fp32-buffer;
-  /// PyTorch DDP: in-place), else auto.
+  /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: buffer in fp16
+  /// training, fp32-buffer otherwise; PyTorch DDP: in-place), else auto.
   GradAccumulation grad_accumulation = GradAccumulation::Auto;
   bool micro_unknown = false;                  // config.micro_batch not stated (no pipeline): the largest that fits
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
