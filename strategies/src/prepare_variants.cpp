@@ -124,7 +124,12 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
     // A fused attention kernel keeps no score matrix, so selective recomputation has none to drop.
     const bool fused = v.kept[op] < o.activation_bytes;
     Bytes act = v.kept[op];
-    if (p.sp && p.tp->in_tp_block[op] && role == TpRole::Replicated) act = (act + p.tp_ranks - 1) / p.tp_ranks;
+    // Sequence parallelism: norms, dropouts and residual adds keep 1/T of the sequence, and a
+    // column-parallel linear keeps its input before the all-gather (Megatron-LM saves the sharded
+    // input and gathers it again for the backward, the all-gather the lowering emits there): every
+    // activation of the layer is 1/T, sbh (34/T + 5as/(hT)) (Korthikanti et al. 2022, eq. 4 with SP).
+    if (p.sp && p.tp->in_tp_block[op] && (role == TpRole::Replicated || role == TpRole::Column))
+      act = (act + p.tp_ranks - 1) / p.tp_ranks;
     v.bwd_free[op] = act;
     if (p.segment[op] >= 0) {
       v.rec_alloc[op] = act;

@@ -202,6 +202,29 @@ TEST(TensorParallel, SequenceParallelWithoutSelectiveRecompute) {
   EXPECT_GT(collectives(off, CollectiveOp::AllReduce, Phase::Forward), 0);
 }
 
+// Sequence parallelism keeps every activation of a layer at 1/T, the column-parallel linears'
+// inputs included (Megatron-LM saves them before the all-gather and gathers again for the
+// backward): sbh (10 + 24/T) without it, 34 sbh / T with it (Korthikanti et al. 2022, in fp16).
+// tiny_gpt in fp32, s x h = 16 x 64: the part outside the parallel region is two LayerNorm inputs,
+// the QKV and FC1 inputs (4 B each) and two dropout masks (1 B), 18 B per element of s x h; with 2
+// layers and T = 4 the peak drops by 2 x 18 x 1024 x 3/4 bytes (before the QKV and FC1 inputs
+// were sharded too it dropped by 2 x 10 x 1024 x 3/4). The embedding and the head are unchanged.
+TEST(TensorParallel, SequenceParallelKeepsEveryLayerActivationSharded) {
+  const models::Model m = tiny_gpt(1);
+  const hardware::Cluster cluster = star_cluster(4, 1000, 100.0, "A100-SXM4-80GB", 80 * GiB);
+  const profiler::RooflineCostModel roofline;
+  auto activations = [&](const std::string& strategy) {
+    return simulate_strategy({.model = &m,
+                              .cluster = &cluster,
+                              .strategy = parse_strategy(strategy),
+                              .global_batch = 1,
+                              .costs = &roofline})
+        .devices[0]
+        .breakdown.activations;
+  };
+  EXPECT_EQ(activations("tp=4,sp=off") - activations("tp=4,sp=on"), 2 * 18 * (16 * 64) * 3 / 4);
+}
+
 TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
   const models::Model m = tiny_gpt(2);
   const hardware::Cluster cluster = star_cluster(1, 0, 1.0, "A100-SXM4-80GB", 80 * GiB);
