@@ -54,6 +54,24 @@ TEST(RecordedRuns, ReadsAMegatronRowIntoAStrategy) {
   EXPECT_EQ(r.measured_from, "derived_step_seconds");
 }
 
+TEST(RecordedRuns, AnArchNamingLlamaHasNoBiasesAndNoDropout) {
+  nlohmann::json row = megatron_row();
+  row["model"]["arch"] = "Llama 3: GQA, SwiGLU, RoPE, RMSNorm, untied";
+  const RecordedRun llama = parse_runs(file_of({row}), "runs.json").runs[0];
+  EXPECT_FALSE(llama.transformer.linear_bias);
+  EXPECT_EQ(llama.transformer.dropout, 0.0);
+  EXPECT_EQ(llama.transformer.mlp, models::MlpKind::Swiglu);
+  EXPECT_FALSE(llama.transformer.tied_embeddings);
+  ASSERT_EQ(llama.caveats.size(), 1u);
+  EXPECT_EQ(llama.caveats[0], "model.arch names Llama: no linear biases and no dropout");
+  // A stated dropout wins; a GPT keeps its biases and dropout.
+  row["model"]["dropout"] = 0.1;
+  EXPECT_EQ(parse_runs(file_of({row}), "runs.json").runs[0].transformer.dropout, 0.1);
+  const RecordedRun gpt = parse_runs(file_of({megatron_row()}), "runs.json").runs[0];
+  EXPECT_TRUE(gpt.transformer.linear_bias);
+  EXPECT_GT(gpt.transformer.dropout, 0.0);
+}
+
 TEST(RecordedRuns, GradientAccumulationIsStatedOrFollowsTheNamedDdp) {
   auto run_of = [](const nlohmann::json& config_patch) {
     nlohmann::json row = megatron_row();

@@ -141,6 +141,13 @@ void read_model(RecordedRun& r, const JsonField& m) {
   else if (contains(arch, "alibi")) t.positions = models::PositionKind::Alibi;
   if (contains(arch, "no bias")) t.linear_bias = false;
   if (contains(arch, "untied")) t.tied_embeddings = false;
+  // Llama's blocks have neither linear biases nor dropout (Touvron et al. 2023; Meta's and NeMo's
+  // configs): a row naming it gets them unless it states a dropout.
+  if (contains(arch, "llama")) {
+    t.linear_bias = false;
+    t.dropout = 0.0;
+    r.caveats.push_back("model.arch names Llama: no linear biases and no dropout");
+  }
   if (auto d = m.find("dropout"); d && !d->raw().is_null()) t.dropout = d->as_double(0.0, 0.99);
   if (auto hd = m.find("head_dim"); hd && !hd->raw().is_null()) t.head_dim = hd->as_int(1, 1 << 16);
   // Mixture of experts (Mixtral, DeepSeek): the expert bank's shape, as TransformerConfig has it.
