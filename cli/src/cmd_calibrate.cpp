@@ -102,7 +102,8 @@ void register_calibrate(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit calibration factors to measured runs (least squares on log error); write a calibration file");
-  cmd->add_option("--runs", args->runs, "Measured runs (published-runs/1 JSON, as validate --runs reads)");
+  cmd->add_option("--runs", args->runs,
+                  "Measured runs (published-runs/1 JSON, as validate --runs reads; several files comma-separated)");
   cmd->add_option("--profiles", args->profiles,
                   "Measured per-op profiles of zoo models (parasim.profile/1: parasim profile, or a torch.profiler "
                   "trace through parasim profile import --model); fits the matrix and memory factors")
@@ -146,7 +147,7 @@ void register_calibrate(CLI::App& app) {
     nlohmann::json j;
     std::optional<validation::CalibrationFit> fit;
     if (!args->runs.empty()) {
-      const validation::RunsFile runs = validation::load_runs_file(args->runs);
+      const validation::RunsFile runs = validation::load_runs_files(args->runs);
       // Profiles measure each kind's kernel factors: the runs then key them by kind too.
       const bool per_kind = args->per_gpu_kind || !args->profiles.empty();
       validation::FitOptions options{.max_iterations = args->max_iterations,

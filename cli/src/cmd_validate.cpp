@@ -291,8 +291,8 @@ void register_validate(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "Also write the output (table or JSON) to this file");
   auto runs = std::make_shared<ValidateRunsArgs>();
   cmd->add_option("--runs", runs->file,
-                  "Recorded runs (published-runs/1 JSON): project each and put it next to its measured step time; "
-                  "nothing is executed");
+                  "Recorded runs (published-runs/1 JSON; several files comma-separated): project each and put it next "
+                  "to its measured step time; nothing is executed");
   cmd->add_option("--calibration", runs->calibration, "With --runs: a calibration file (parasim calibrate) to apply");
   cmd->add_option("--data-loading", runs->data_loading, std::string("With --runs: the ") + kDataLoadingHelp)
       ->capture_default_str();

@@ -51,7 +51,7 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
 }  // namespace
 
 void run_validate_runs(const ValidateRunsArgs& args) {
-  const validation::RunsFile runs = validation::load_runs_file(args.file);
+  const validation::RunsFile runs = validation::load_runs_files(args.file);
   const Calibration calibration = load_calibration_option(args.calibration);
   const profiler::RooflineCostModel roofline;
   const DataLoading loading = parse_data_loading(args.data_loading);

@@ -2,6 +2,8 @@
 #include "parasim/validation/recorded_runs.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -316,6 +318,40 @@ TEST(RecordedRuns, ReadsTheConvolutionMemoryFormat) {
   EXPECT_GT(evaluate_run(f.runs[0], {}).projected_step_s, evaluate_run(f.runs[1], {}).projected_step_s);
   EXPECT_EQ(error_of(file_of({cnn_row("bad", "nwhc")})),
             "runs.json: $.rows[0].config.memory_format: expected nchw or nhwc (channels_last), found string \"nwhc\"");
+}
+
+TEST(RecordedRuns, SeveralFilesJoinInOrderWithUniqueIds) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "parasim_runs_files";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string& name, const std::vector<std::string>& ids) {
+    std::vector<nlohmann::json> rows;
+    for (const std::string& id : ids) {
+      nlohmann::json row = megatron_row();
+      row["id"] = id;
+      rows.push_back(row);
+    }
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << file_of(rows).dump();
+    return path;
+  };
+  const std::string a = write("a.json", {"r1", "r2"}), b = write("b.json", {"r3"}), c = write("c.json", {"r2"});
+  const RunsFile both = load_runs_files(a + "," + b);
+  EXPECT_EQ(both.path, a + "," + b);
+  ASSERT_EQ(both.runs.size(), 3u);
+  EXPECT_EQ(both.runs[0].id, "r1");
+  EXPECT_EQ(both.runs[2].id, "r3");
+  EXPECT_EQ(load_runs_files(a).runs.size(), 2u);
+  auto error = [](const std::string& paths) {
+    try {
+      (void)load_runs_files(paths);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(a + "," + c), c + ": row id \"r2\" is also a row of an earlier file of \"" + a + "," + c +
+                                    "\"; ids must be unique across the files");
+  EXPECT_EQ(error(a + ","), "runs files \"" + a + ",\": expected file names separated by commas");
 }
 
 TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {

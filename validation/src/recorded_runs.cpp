@@ -439,6 +439,27 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
 
 RunsFile load_runs_file(const std::string& path) { return parse_runs(read_json_file(path), path); }
 
+RunsFile load_runs_files(const std::string& paths) {
+  RunsFile all;
+  all.path = paths;
+  std::size_t begin = 0;
+  while (begin <= paths.size()) {
+    const std::size_t comma = std::min(paths.find(',', begin), paths.size());
+    const std::string path = paths.substr(begin, comma - begin);
+    if (path.empty()) throw InputError("runs files \"" + paths + "\": expected file names separated by commas");
+    RunsFile file = load_runs_file(path);
+    for (RecordedRun& r : file.runs) {
+      for (const RecordedRun& seen : all.runs)
+        if (seen.id == r.id)
+          throw InputError(path + ": row id \"" + r.id + "\" is also a row of an earlier file of \"" + paths +
+                           "\"; ids must be unique across the files");
+      all.runs.push_back(std::move(r));
+    }
+    begin = comma + 1;
+  }
+  return all;
+}
+
 namespace {
 
 /// FlashAttention-2 runs on Ampere and newer GPUs (Dao 2023: sm80+).

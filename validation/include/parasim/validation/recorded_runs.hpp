@@ -73,6 +73,9 @@ struct RunsFile {
 /// keyword; numeric fields are checked. InputError naming the file, the JSON path and what was
 /// expected on anything malformed.
 RunsFile load_runs_file(const std::string& path);
+/// Several files, comma-separated ("a.json,b.json"): their rows in order, as one RunsFile whose
+/// path is `paths`. InputError on an empty name or a row id used by an earlier file.
+RunsFile load_runs_files(const std::string& paths);
 RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin);
 
 /// What parasim projects for one run.
