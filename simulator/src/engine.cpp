@@ -535,16 +535,28 @@ class Simulation {
   // The plan of a collective task and its closed-form time, memoised per (group, op, algorithm as
   // asked, bytes): tasks repeat the same collective once per micro-batch. The planner resolves Auto
   // and memoises the choice too, across runs when it is shared.
+  // Expanded collectives priced by their links need only the plan of a fixed algorithm (its
+  // closed-form time goes unused, the protocol is Simple), and that plan depends on the size only
+  // when chunked by it (a broadcast, a hierarchical tree): one lookup then serves every size.
   const CollectiveChoice& plan_for(TaskId t) {
     const GroupId group = g_.group(t);
     const CollectiveOp op = g_.collective_op(t);
+    const CollectiveAlgorithm algo = g_.algorithm(t);
     const Bytes bytes = g_.bytes(t);
-    const PlanKey key{group, op, g_.algorithm(t), bytes};
-    if (auto it = resolved_.find(key); it != resolved_.end()) return *it->second;
-    const CollectiveChoice& r =
-        planner_.cached_choice(g_.group_devices(group), op, g_.algorithm(t), bytes, options_.costs,
-                               options_.intra_node_comm_scale, options_.inter_node_comm_scale);
-    return *resolved_.emplace(key, &r).first->second;
+    const bool plan_only = options_.collectives == CollectiveMode::Expanded &&
+                           options_.costs == CollectiveCosts::Links && algo != CollectiveAlgorithm::Auto;
+    const bool sized = op == CollectiveOp::Broadcast ||
+                       (op == CollectiveOp::AllReduce && algo == CollectiveAlgorithm::HierarchicalTree);
+    const PlanKey key{group, op, algo, plan_only && !sized ? 0 : bytes};
+    if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
+    if (plan_only)
+      return resolved_
+          .emplace(key, CollectiveChoice{&planner_.cached_plan(g_.group_devices(group), op, algo, bytes), 0,
+                                         CollectiveProtocol::Simple})
+          .first->second;
+    const CollectiveChoice& r = planner_.cached_choice(g_.group_devices(group), op, algo, bytes, options_.costs,
+                                                       options_.intra_node_comm_scale, options_.inter_node_comm_scale);
+    return resolved_.emplace(key, r).first->second;
   }
 
   void start_collective(TaskId t) {
@@ -777,7 +789,7 @@ class Simulation {
   std::vector<std::pair<DeviceId, std::size_t>> passive_;   // device, its lane
   std::vector<std::int32_t> local_of_;                      // per device: its local index, or -1
   std::vector<DeviceId> global_of_;                         // per local index: the device
-  std::unordered_map<PlanKey, const CollectiveChoice*, PlanKeyHash> resolved_;
+  std::unordered_map<PlanKey, CollectiveChoice, PlanKeyHash> resolved_;  // values stay put
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;
