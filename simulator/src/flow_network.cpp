@@ -94,6 +94,8 @@ FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_k
   fl.remaining = static_cast<double>(bytes);
   fl.rate = 0;
   fl.cap = cap;
+  // The route's bottleneck is the least of its links' capacities (capacity_), bit for bit.
+  fl.alone = cap > 0 ? std::min(cap, route.bottleneck) : route.bottleneck;
   fl.last = 0;
   ++fl.version;  // versions keep counting across reuse: stale events stay stale
   fl.owner = owner;
@@ -170,16 +172,13 @@ void FlowNetwork::settle(TimeNs now, EventQueue& events) {
   if (shared_links_ == 0) {  // no link carries two flows: every flow is alone, nothing to check
     for (hardware::DirLinkId l : dirty_links_) {
       const LinkState& ls = links_[static_cast<std::size_t>(l)];
-      if (ls.stamp == comp || ls.flows.empty()) continue;
+      if (ls.flows.empty()) continue;
       const FlowId f = ls.flows.front();
+      if (flow_stamp_[f] == comp) continue;  // taken through another of its links
+      flow_stamp_[f] = comp;
       Flow& fl = flows_[f];
-      double r = own_cap(fl);
-      for (hardware::DirLinkId k : route_of(fl)) {
-        links_[static_cast<std::size_t>(k)].stamp = comp;
-        r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
-      }
       advance(fl, now);
-      reschedule(fl, f, r, now, events);
+      reschedule(fl, f, fl.alone, now, events);
     }
     dirty_links_.clear();
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty

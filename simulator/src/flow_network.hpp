@@ -27,6 +27,7 @@ struct Flow {
   double remaining = 0;  // bytes still to move
   double rate = 0;       // bytes per ns
   double cap = 0;        // the most it may get (> 0), or 0 for no bound beyond its links
+  double alone = 0;      // its rate while alone on every link of its route: its cap or slowest link
   TimeNs last = 0;       // when `remaining` was last brought up to date
   std::uint32_t version = 0;
   std::uint32_t owner = 0;
