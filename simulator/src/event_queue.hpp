@@ -146,15 +146,24 @@ class EventQueue {
 
   // Only the entry of the latest push can grow, so a run's members are appended to its own list
   // (lists are recycled with their capacity: no allocation once the step shapes have been seen).
+  // The entry is a run already from the third member on (a collective step's messages): that
+  // append stays inline.
   template <class Entry>
-  [[gnu::noinline]] void append(Entry& e, std::uint32_t id, std::uint32_t tag) {
-    if ((e.tag & 0x3u) != kRun) {  // a single event becomes a run
-      const std::uint32_t r = detail::take_slot(runs_, free_runs_);
-      runs_[r].push_back({e.id, e.tag});
-      e.id = r;
-      e.tag = kRun;
+  void append(Entry& e, std::uint32_t id, std::uint32_t tag) {
+    if ((e.tag & 0x3u) != kRun) [[unlikely]] {
+      start_run(e, id, tag);
+      return;
     }
     runs_[e.id].push_back({id, tag});
+  }
+  // A single event becomes a run of it and the new one.
+  template <class Entry>
+  [[gnu::noinline]] void start_run(Entry& e, std::uint32_t id, std::uint32_t tag) {
+    const std::uint32_t r = detail::take_slot(runs_, free_runs_);
+    runs_[r].push_back({e.id, e.tag});
+    runs_[r].push_back({id, tag});
+    e.id = r;
+    e.tag = kRun;
   }
   Event member() {
     std::vector<Member>& run = runs_[run_];
