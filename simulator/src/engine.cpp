@@ -290,7 +290,6 @@ class Simulation {
     // Simple passes the compiler vectorizes, then one with the (predictable) branches.
     const auto n = static_cast<TaskId>(g_.size());
     g_.dependency_counts(remaining_.get());
-    std::fill_n(crit_pred_.get(), g_.size(), kNoTask);  // a root's stays so; others' are set when released
     // The compute tasks' durations and allocations, summed without branches in two 64-bit halves
     // (each sum of up to 2^30 halves fits 64 bits).
     std::uint64_t duration_hi = 0, duration_lo = 0, alloc_hi = 0, alloc_lo = 0;
@@ -306,7 +305,10 @@ class Simulation {
     bound.add_compute((Int64Bound::Sum{duration_hi} << 32) + duration_lo, (Int64Bound::Sum{alloc_hi} << 32) + alloc_lo);
     std::int64_t* const device_state = state.data();
     for (TaskId t = 0; t < n; ++t) {
-      if (remaining_[static_cast<std::size_t>(t)] == 0) ready_.push_back(t);
+      if (remaining_[static_cast<std::size_t>(t)] == 0) {  // a root: no predecessor (others' are set when released)
+        crit_pred_[static_cast<std::size_t>(t)] = kNoTask;
+        ready_.push_back(t);
+      }
       if (g_.kind(t) == TaskKind::Compute) [[likely]] {
         device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
       } else {
@@ -756,8 +758,12 @@ class Simulation {
     }
     network_.collect(r);
     if (last_task_ != kNoTask) {
-      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)])
+      // A chain of loads through a large graph: predecessors are mostly a few dozen ids back, so
+      // fetch those some way back from each step.
+      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)]) {
+        __builtin_prefetch(crit_pred_.get() + std::max(t - 512, 0));
         r.critical_path.push_back(t);
+      }
       std::reverse(r.critical_path.begin(), r.critical_path.end());
     }
     r.timeline = std::move(timeline_);
