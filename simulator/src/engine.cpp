@@ -290,7 +290,6 @@ class Simulation {
     // Simple passes the compiler vectorizes, then one with the (predictable) branches.
     const auto n = static_cast<TaskId>(g_.size());
     g_.dependency_counts(remaining_.get());
-    std::fill_n(crit_pred_.get(), g_.size(), kNoTask);  // a root's stays so; others' are set when released
     // The compute tasks' durations and allocations, summed without branches in two 64-bit halves
     // (each sum of up to 2^30 halves fits 64 bits).
     std::uint64_t duration_hi = 0, duration_lo = 0, alloc_hi = 0, alloc_lo = 0;
@@ -306,7 +305,10 @@ class Simulation {
     bound.add_compute((Int64Bound::Sum{duration_hi} << 32) + duration_lo, (Int64Bound::Sum{alloc_hi} << 32) + alloc_lo);
     std::int64_t* const device_state = state.data();
     for (TaskId t = 0; t < n; ++t) {
-      if (remaining_[static_cast<std::size_t>(t)] == 0) ready_.push_back(t);
+      if (remaining_[static_cast<std::size_t>(t)] == 0) {  // a root: no predecessor (others' are set when released)
+        crit_pred_[static_cast<std::size_t>(t)] = kNoTask;
+        ready_.push_back(t);
+      }
       if (g_.kind(t) == TaskKind::Compute) [[likely]] {
         device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
       } else {
@@ -363,7 +365,7 @@ class Simulation {
     const std::uint8_t kind = fl.owner_kind;
     const std::uint32_t owner = fl.owner;
     network_.release(f, now_);
-    if (kind == kOwnerTransfer) complete(static_cast<TaskId>(owner));
+    if (kind == kOwnerTransfer) complete_other(static_cast<TaskId>(owner));
     else step_flow_done(owner);
   }
 
@@ -403,7 +405,7 @@ class Simulation {
         switch (g_.kind(t)) {
           case TaskKind::Marker:
             if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
-            complete(t);  // may release more tasks into ready_: handled by the outer loop
+            complete_other(t);  // may release more tasks into ready_: handled by the outer loop
             break;
           case TaskKind::Compute:
           case TaskKind::Transfer: {
@@ -535,16 +537,28 @@ class Simulation {
   // The plan of a collective task and its closed-form time, memoised per (group, op, algorithm as
   // asked, bytes): tasks repeat the same collective once per micro-batch. The planner resolves Auto
   // and memoises the choice too, across runs when it is shared.
+  // Expanded collectives priced by their links need only the plan of a fixed algorithm (its
+  // closed-form time goes unused, the protocol is Simple), and that plan depends on the size only
+  // when chunked by it (a broadcast, a hierarchical tree): one lookup then serves every size.
   const CollectiveChoice& plan_for(TaskId t) {
     const GroupId group = g_.group(t);
     const CollectiveOp op = g_.collective_op(t);
+    const CollectiveAlgorithm algo = g_.algorithm(t);
     const Bytes bytes = g_.bytes(t);
-    const PlanKey key{group, op, g_.algorithm(t), bytes};
-    if (auto it = resolved_.find(key); it != resolved_.end()) return *it->second;
-    const CollectiveChoice& r =
-        planner_.cached_choice(g_.group_devices(group), op, g_.algorithm(t), bytes, options_.costs,
-                               options_.intra_node_comm_scale, options_.inter_node_comm_scale);
-    return *resolved_.emplace(key, &r).first->second;
+    const bool plan_only = options_.collectives == CollectiveMode::Expanded &&
+                           options_.costs == CollectiveCosts::Links && algo != CollectiveAlgorithm::Auto;
+    const bool sized = op == CollectiveOp::Broadcast ||
+                       (op == CollectiveOp::AllReduce && algo == CollectiveAlgorithm::HierarchicalTree);
+    const PlanKey key{group, op, algo, plan_only && !sized ? 0 : bytes};
+    if (auto it = resolved_.find(key); it != resolved_.end()) return it->second;
+    if (plan_only)
+      return resolved_
+          .emplace(key, CollectiveChoice{&planner_.cached_plan(g_.group_devices(group), op, algo, bytes), 0,
+                                         CollectiveProtocol::Simple})
+          .first->second;
+    const CollectiveChoice& r = planner_.cached_choice(g_.group_devices(group), op, algo, bytes, options_.costs,
+                                                       options_.intra_node_comm_scale, options_.inter_node_comm_scale);
+    return resolved_.emplace(key, r).first->second;
   }
 
   void start_collective(TaskId t) {
@@ -631,7 +645,7 @@ class Simulation {
     }
     const TaskId t = run.task;
     free_runs_.push_back(r);
-    complete(t);
+    complete_other(t);
   }
 
   void free_stream(std::size_t s, TaskId t) {
@@ -654,7 +668,11 @@ class Simulation {
     }
   }
 
-  void complete(TaskId t) {
+  // complete() for the rarer callers (a transfer's flow, a collective's last step, a marker): the
+  // task ends of the event loop inline it and save a call's register spills per event.
+  [[gnu::noinline]] void complete_other(TaskId t) { complete(t); }
+
+  [[gnu::always_inline]] void complete(TaskId t) {
     const auto ti = static_cast<std::size_t>(t);
     if (!timeline_.empty()) timeline_[ti].end = now_;
     ++completed_;
@@ -744,8 +762,12 @@ class Simulation {
     }
     network_.collect(r);
     if (last_task_ != kNoTask) {
-      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)])
+      // A chain of loads through a large graph: predecessors are mostly a few dozen ids back, so
+      // fetch those some way back from each step.
+      for (TaskId t = last_task_; t != kNoTask; t = crit_pred_[static_cast<std::size_t>(t)]) {
+        __builtin_prefetch(crit_pred_.get() + std::max(t - 512, 0));
         r.critical_path.push_back(t);
+      }
       std::reverse(r.critical_path.begin(), r.critical_path.end());
     }
     r.timeline = std::move(timeline_);
@@ -777,7 +799,7 @@ class Simulation {
   std::vector<std::pair<DeviceId, std::size_t>> passive_;   // device, its lane
   std::vector<std::int32_t> local_of_;                      // per device: its local index, or -1
   std::vector<DeviceId> global_of_;                         // per local index: the device
-  std::unordered_map<PlanKey, const CollectiveChoice*, PlanKeyHash> resolved_;
+  std::unordered_map<PlanKey, CollectiveChoice, PlanKeyHash> resolved_;  // values stay put
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;

@@ -108,7 +108,7 @@ class EventQueue {
     run_ = e.id;
     run_time_ = e.time;
     next_ = 0;
-    run_end_ = static_cast<std::uint32_t>(runs_[run_].size());
+    run_end_ = runs_[run_].size;
     return member();
   }
   /// Whether the earliest event left is at `t`, given that none is earlier.
@@ -143,24 +143,45 @@ class EventQueue {
   struct Member {
     std::uint32_t id, tag;
   };
+  // A run's members: `size` of them in `items`, whose size is the capacity (kept when the run is
+  // spent), so that an append is a compare and a store, without a library call.
+  struct Run {
+    std::vector<Member> items;
+    std::uint32_t size = 0;
+    void add(Member m) {
+      if (size == items.size()) [[unlikely]]
+        grow();
+      items[size++] = m;
+    }
+    [[gnu::noinline]] void grow() { items.resize(items.empty() ? 16 : 2 * items.size()); }
+  };
 
   // Only the entry of the latest push can grow, so a run's members are appended to its own list
   // (lists are recycled with their capacity: no allocation once the step shapes have been seen).
+  // The entry is a run already from the third member on (a collective step's messages): that
+  // append stays inline.
   template <class Entry>
-  [[gnu::noinline]] void append(Entry& e, std::uint32_t id, std::uint32_t tag) {
-    if ((e.tag & 0x3u) != kRun) {  // a single event becomes a run
-      const std::uint32_t r = detail::take_slot(runs_, free_runs_);
-      runs_[r].push_back({e.id, e.tag});
-      e.id = r;
-      e.tag = kRun;
+  void append(Entry& e, std::uint32_t id, std::uint32_t tag) {
+    if ((e.tag & 0x3u) != kRun) [[unlikely]] {
+      start_run(e, id, tag);
+      return;
     }
-    runs_[e.id].push_back({id, tag});
+    runs_[e.id].add({id, tag});
+  }
+  // A single event becomes a run of it and the new one.
+  template <class Entry>
+  [[gnu::noinline]] void start_run(Entry& e, std::uint32_t id, std::uint32_t tag) {
+    const std::uint32_t r = detail::take_slot(runs_, free_runs_);
+    runs_[r].add({e.id, e.tag});
+    runs_[r].add({id, tag});
+    e.id = r;
+    e.tag = kRun;
   }
   Event member() {
-    std::vector<Member>& run = runs_[run_];
-    const Member m = run[next_++];
+    Run& run = runs_[run_];
+    const Member m = run.items[next_++];
     if (next_ == run_end_) {  // the run is spent
-      run.clear();
+      run.size = 0;
       free_runs_.push_back(run_);
       next_ = run_end_ = 0;
     }
@@ -246,7 +267,7 @@ class EventQueue {
   // Where the previous push went, while nothing else happened since: in the sorted form 0 (the
   // sentinel) for none, in the heap form kNone.
   std::size_t last_ = 0;
-  std::vector<std::vector<Member>> runs_;
+  std::vector<Run> runs_;
   std::vector<std::uint32_t> free_runs_;
   std::uint32_t run_ = 0;                 // the run being popped
   std::uint32_t next_ = 0, run_end_ = 0;  // its members left: runs_[run_][next_, run_end_)

@@ -83,25 +83,6 @@ FlowId FlowNetwork::add_slot(const RouteRef& route, Bytes bytes, std::uint8_t ow
   return add(route, bytes, owner_kind, owner, cap);
 }
 
-FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner, double cap) {
-  if (free_slots_.empty()) return add_slot(route, bytes, owner_kind, owner, cap);  // a tail call: no spills here
-  const FlowId f = free_slots_.back();
-  free_slots_.pop_back();
-  Flow& fl = flows_[f];
-  fl.route_offset = route.offset;
-  fl.hops = route.hops;
-  fl.bytes = bytes;
-  fl.remaining = static_cast<double>(bytes);
-  fl.rate = 0;
-  fl.cap = cap;
-  fl.last = 0;
-  ++fl.version;  // versions keep counting across reuse: stale events stay stale
-  fl.owner = owner;
-  fl.owner_kind = owner_kind;
-  fl.joined = false;
-  return f;
-}
-
 void FlowNetwork::record_interval(hardware::DirLinkId l, TimeNs start, TimeNs end) {
   if (end <= start) return;
   // Merge with this link's previous interval when they touch (a flow ended as another began).
@@ -116,48 +97,6 @@ void FlowNetwork::record_interval(hardware::DirLinkId l, TimeNs start, TimeNs en
   intervals_.push_back({l, start, end});
 }
 
-void FlowNetwork::join(FlowId f, TimeNs now) {
-  Flow& fl = flows_[f];
-  fl.joined = true;
-  fl.last = now;
-  fl.rate = 0;
-  for (hardware::DirLinkId l : route_of(fl)) {
-    auto& ls = links_[static_cast<std::size_t>(l)];
-    const std::size_t on = ls.flows.size();
-    if (on == 0) {
-      ls.busy_since = now;
-      if (ls.bytes == 0) arrays_->touched_list.push_back(l);  // never carried a flow before
-    }
-    shared_links_ += on == 1;
-    ls.flows.push_back(f);
-    ls.bytes += fl.bytes;
-    mark_dirty(ls, l);
-  }
-}
-
-void FlowNetwork::release(FlowId f, TimeNs now) {
-  Flow& fl = flows_[f];
-  if (fl.joined) {
-    for (hardware::DirLinkId l : route_of(fl)) {
-      auto& ls = links_[static_cast<std::size_t>(l)];
-      FlowId* it = ls.flows.data();
-      while (*it != f) ++it;  // it is there: a short list (std::find's unrolled search costs more)
-      *it = ls.flows.back();
-      ls.flows.pop_back();
-      if (ls.flows.empty()) {
-        ls.busy += now - ls.busy_since;
-        if (record_) record_interval(l, ls.busy_since, now);
-        continue;  // no flow left whose rate could change: settle() would skip the link anyway
-      }
-      shared_links_ -= ls.flows.size() == 1;
-      mark_dirty(ls, l);
-    }
-  }
-  fl.joined = false;
-  ++fl.version;  // any completion event still queued for this flow is now stale
-  free_slots_.push_back(f);
-}
-
 void FlowNetwork::settle(TimeNs now, EventQueue& events) {
   if (dirty_links_.empty()) return;
   // The common instant: every flow on a changed link is alone on its whole route (a transfer, a
@@ -170,16 +109,13 @@ void FlowNetwork::settle(TimeNs now, EventQueue& events) {
   if (shared_links_ == 0) {  // no link carries two flows: every flow is alone, nothing to check
     for (hardware::DirLinkId l : dirty_links_) {
       const LinkState& ls = links_[static_cast<std::size_t>(l)];
-      if (ls.stamp == comp || ls.flows.empty()) continue;
+      if (ls.flows.empty()) continue;
       const FlowId f = ls.flows.front();
+      if (flow_stamp_[f] == comp) continue;  // taken through another of its links
+      flow_stamp_[f] = comp;
       Flow& fl = flows_[f];
-      double r = own_cap(fl);
-      for (hardware::DirLinkId k : route_of(fl)) {
-        links_[static_cast<std::size_t>(k)].stamp = comp;
-        r = std::min(r, capacity_[static_cast<std::size_t>(k)]);
-      }
       advance(fl, now);
-      reschedule(fl, f, r, now, events);
+      reschedule(fl, f, fl.alone, now, events);
     }
     dirty_links_.clear();
     ++epoch_;  // the dirty marks must not look current to the next mark_dirty

@@ -27,6 +27,7 @@ struct Flow {
   double remaining = 0;  // bytes still to move
   double rate = 0;       // bytes per ns
   double cap = 0;        // the most it may get (> 0), or 0 for no bound beyond its links
+  double alone = 0;      // its rate while alone on every link of its route: its cap or slowest link
   TimeNs last = 0;       // when `remaining` was last brought up to date
   std::uint32_t version = 0;
   std::uint32_t owner = 0;
@@ -118,5 +119,71 @@ class FlowNetwork {
   MaxMinSolver& solver_;
   std::vector<LinkInterval> intervals_;
 };
+
+// Inline: the engine calls these for every flow (add as it begins, join as its latency ends,
+// release as it completes).
+inline FlowId FlowNetwork::add(const RouteRef& route, Bytes bytes, std::uint8_t owner_kind, std::uint32_t owner,
+                               double cap) {
+  if (free_slots_.empty()) return add_slot(route, bytes, owner_kind, owner, cap);  // a tail call: no spills here
+  const FlowId f = free_slots_.back();
+  free_slots_.pop_back();
+  Flow& fl = flows_[f];
+  fl.route_offset = route.offset;
+  fl.hops = route.hops;
+  fl.bytes = bytes;
+  fl.remaining = static_cast<double>(bytes);
+  fl.rate = 0;
+  fl.cap = cap;
+  // The route's bottleneck is the least of its links' capacities (capacity_), bit for bit.
+  fl.alone = cap > 0 ? std::min(cap, route.bottleneck) : route.bottleneck;
+  fl.last = 0;
+  ++fl.version;  // versions keep counting across reuse: stale events stay stale
+  fl.owner = owner;
+  fl.owner_kind = owner_kind;
+  fl.joined = false;
+  return f;
+}
+
+inline void FlowNetwork::join(FlowId f, TimeNs now) {
+  Flow& fl = flows_[f];
+  fl.joined = true;
+  fl.last = now;
+  fl.rate = 0;
+  for (hardware::DirLinkId l : route_of(fl)) {
+    auto& ls = links_[static_cast<std::size_t>(l)];
+    const std::size_t on = ls.flows.size();
+    if (on == 0) {
+      ls.busy_since = now;
+      if (ls.bytes == 0) arrays_->touched_list.push_back(l);  // never carried a flow before
+    }
+    shared_links_ += on == 1;
+    ls.flows.push_back(f);
+    ls.bytes += fl.bytes;
+    mark_dirty(ls, l);
+  }
+}
+
+inline void FlowNetwork::release(FlowId f, TimeNs now) {
+  Flow& fl = flows_[f];
+  if (fl.joined) {
+    for (hardware::DirLinkId l : route_of(fl)) {
+      auto& ls = links_[static_cast<std::size_t>(l)];
+      FlowId* it = ls.flows.data();
+      while (*it != f) ++it;  // it is there: a short list (std::find's unrolled search costs more)
+      *it = ls.flows.back();
+      ls.flows.pop_back();
+      if (ls.flows.empty()) {
+        ls.busy += now - ls.busy_since;
+        if (record_) record_interval(l, ls.busy_since, now);
+        continue;  // no flow left whose rate could change: settle() would skip the link anyway
+      }
+      shared_links_ -= ls.flows.size() == 1;
+      mark_dirty(ls, l);
+    }
+  }
+  fl.joined = false;
+  ++fl.version;  // any completion event still queued for this flow is now stale
+  free_slots_.push_back(f);
+}
 
 }  // namespace parasim::simulator
