@@ -156,13 +156,10 @@ TEST(CpuBackend, SmallConvTakesAPlausibleTime) {
   ASSERT_TRUE(stats[0].has_value());
   const double flops = 2.0 * static_cast<double>(conv.macs_fwd);  // 37.7 MFLOP
   const double gflops = flops / static_cast<double>(stats[0]->median_ns);
-  const HostCpu host = detect_host_cpu();
-  if (host.clock_source == "default")
-    GTEST_SKIP() << "no clock known or measurable on this host: the peak would be a guess";
-  const double peak = host.peak_gflops(1);
-  // Faster than 1 GFLOP/s, and not faster than the FMA peak (with 20% slack for turbo clocks).
+  // Faster than 1 GFLOP/s: a real kernel ran. No upper bound from the host's peak: /proc/cpuinfo
+  // gives the base clock, and a boosting core (an EPYC at 2.45 GHz here ran 95 GFLOP/s, 1.22 x
+  // that clock's FMA peak) beats it by an amount no file states.
   EXPECT_GT(gflops, 1.0) << stats[0]->median_ns << " ns";
-  EXPECT_LT(gflops, 1.2 * peak) << stats[0]->median_ns << " ns";
   EXPECT_LE(stats[0]->min_ns, stats[0]->median_ns);
   EXPECT_LE(stats[0]->median_ns, stats[0]->max_ns);
   EXPECT_EQ(stats[0]->reps, 5);
