@@ -262,6 +262,20 @@ std::int64_t activation_elements_kept(const Op& op) {
   }
 }
 
+/// Bytes an FP8 GEMM op keeps for its backward: Transformer Engine saves the FP8 casts its GEMMs
+/// read (1 B an element: te.Linear's `inputmat_t`, an MLP's fc2 input), and in bf16 only what
+/// other kernels need - the router's input and probabilities, an expert MLP's pre-activations.
+std::int64_t fp8_kept_bytes(const Op& op, std::int64_t dt) {
+  const std::int64_t in = input_elements(op);
+  if (op.kind != OpKind::Experts) return in;
+  const OpAttrs& a = op.attrs;
+  const std::int64_t d = op.input_shapes[0].back();
+  const std::int64_t slots = routed_slots(op);
+  const std::int64_t fp8 = mul(slots, add(d, a.out_features));  // dispatched tokens, fc2 inputs
+  const std::int64_t bf16 = add({in, mul(in / d, a.experts), mul({slots, a.gated ? 2 : 1, a.out_features})});
+  return add(fp8, mul(bf16, dt));
+}
+
 }  // namespace
 
 void compute_costs(Op& op, const std::vector<const Op*>& producers) {
@@ -277,7 +291,7 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
   const std::int64_t out = num_elements(op.output_shape);
   op.bytes_read = mul(add(input_elements(op), w.read), dt);
   op.bytes_written = mul(out, dt);
-  op.activation_bytes = mul(activation_elements_kept(op), dt);
+  op.activation_bytes = fp8_gemm(op) ? fp8_kept_bytes(op, dt) : mul(activation_elements_kept(op), dt);
   if (op.kind == OpKind::Rotary) {
     // Rotates the q and k heads in place (v passes untouched) with a cos|sin table of T x hd
     // values; the backward is the inverse rotation of dq, dk and needs no saved activation.
@@ -307,6 +321,10 @@ namespace parasim::models {
 
 std::int64_t expert_slots(const Op& op) {
   return op.kind == OpKind::Experts && !op.input_shapes.empty() ? detail::routed_slots(op) : 0;
+}
+
+bool fp8_gemm(const Op& op) {
+  return op.dtype == DType::FP8 && (op.kind == OpKind::Linear || op.kind == OpKind::Experts) && !op.block.empty();
 }
 
 }  // namespace parasim::models

@@ -439,11 +439,6 @@ std::vector<KernelWork> fp8_scaling_work(const Op& op, Phase phase) {
 
 }  // namespace
 
-bool fp8_gemm(const Op& op) {
-  return op.dtype == models::DType::FP8 && (op.kind == OpKind::Linear || op.kind == OpKind::Experts) &&
-         !op.block.empty();
-}
-
 models::DType compute_dtype(const Op& op) {
   if (op.dtype != models::DType::FP8) return op.dtype;
   return fp8_gemm(op) ? models::DType::FP8 : models::DType::BF16;

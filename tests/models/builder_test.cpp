@@ -298,5 +298,33 @@ TEST(Builder, Fp16HalvesBytesNotMacs) {
   EXPECT_EQ(h.dtype, DType::F16);
 }
 
+TEST(Builder, Fp8GemmsKeepTheirInputsAsFp8Casts) {
+  // Transformer Engine saves the FP8 cast of a layer GEMM's input (1 B an element) for the
+  // weight gradient; ops outside a layer, and bf16 models, keep the bf16 input (2 B).
+  ModelBuilder b("fp8", 2, DType::FP8);
+  OpId x = b.input("x", {2, 16, 64});
+  OpId fc = 0, moe = 0;
+  {
+    auto scope = b.block("h.0");
+    fc = b.linear("fc", x, 64, 128, /*bias=*/false);
+    // 2 x 16 = 32 tokens, top-2 of 4 experts of width 32, SwiGLU, dropless: 64 slots.
+    moe = b.experts("moe", fc, 4, 2, 32, /*gated=*/true);
+  }
+  OpId head = b.linear("head", moe, 128, 256, /*bias=*/false);
+  EXPECT_TRUE(fp8_gemm(b.op(fc)));
+  EXPECT_FALSE(fp8_gemm(b.op(head)));
+  EXPECT_EQ(b.op(fc).activation_bytes, 2 * 16 * 64);  // 2,048 elements at 1 B
+  EXPECT_EQ(b.op(head).activation_bytes, 2 * 2 * 16 * 128);
+  // Experts: fp8 per slot the dispatched token (128) and the fc2 input (32): 64 x 160 = 10,240 B;
+  // bf16 the router input (4,096), its probabilities (32 x 4 = 128) and per slot gate and up
+  // (64 x 64 = 4,096): 8,320 elements at 2 B = 16,640 B.
+  EXPECT_EQ(b.op(moe).activation_bytes, 10'240 + 16'640);
+
+  ModelBuilder bf("bf16", 2, DType::BF16);
+  OpId y = bf.input("x", {2, 16, 64});
+  auto scope = bf.block("h.0");
+  EXPECT_EQ(bf.op(bf.linear("fc", y, 64, 128, false)).activation_bytes, 2 * 2 * 16 * 64);
+}
+
 }  // namespace
 }  // namespace parasim::models

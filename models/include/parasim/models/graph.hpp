@@ -162,6 +162,11 @@ struct Op {
 /// expert-parallel load; else the padded capacity E x ceil(cf x tokens x top_k / E)); 0 for other ops.
 std::int64_t expert_slots(const Op& op);
 
+/// FP8 training (DType::FP8; docs/models.md "FP8 matmuls"): whether `op` multiplies in FP8 - a
+/// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
+/// fp8 model (LM head, embeddings, attention core, elementwise ops) runs in bf16.
+bool fp8_gemm(const Op& op);
+
 struct Tensor {
   Shape shape;
   DType dtype = DType::F32;

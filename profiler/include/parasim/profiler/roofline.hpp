@@ -80,10 +80,8 @@ struct KernelWork {
 std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt, bool tf32_convolutions = false,
                                    bool transposed_convolutions = false);
 
-/// FP8 training (DType::FP8; docs/models.md "FP8 matmuls"): whether `op` multiplies in FP8 - a
-/// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
-/// fp8 model (LM head, embeddings, attention core, elementwise ops) runs in bf16.
-bool fp8_gemm(const models::Op& op);
+// FP8 training: which ops multiply in FP8 is models::fp8_gemm (the model counts their saved inputs).
+using models::fp8_gemm;
 /// The dtype `op`'s kernels are priced in: FP8 for an FP8 GEMM, BF16 for the other ops of an fp8
 /// model, the op's dtype otherwise.
 models::DType compute_dtype(const models::Op& op);
