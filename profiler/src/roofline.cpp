@@ -177,6 +177,50 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
   return {};
 }
 
+/// A mixture-of-experts bank as grouped-GEMM MoE layers run it (Megatron-LM's GroupedMLP): the
+/// router GEMM over every token, the routed tokens permuted to their experts, fc1 (gate and up
+/// when gated) and fc2 of each local expert as one grouped GEMM over its share of the slots, the
+/// activation between them, and the weighted un-permute back to the tokens. The backward runs the
+/// same products transposed and the permutations and activation at their forward bytes.
+std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b) {
+  const models::OpAttrs& a = op.attrs;
+  const std::int64_t d = op.input_shapes[0].back();
+  const std::int64_t tokens = models::num_elements(op.input_shapes[0]) / d;
+  const std::int64_t local = a.experts / a.expert_shards;
+  const std::int64_t slots = models::expert_slots(op);
+  const std::int64_t per_expert = std::max<std::int64_t>(1, (slots + local - 1) / local);
+  const std::int64_t f = a.out_features;
+  const std::int64_t width = a.gated ? 2 * f : f;  // fc1's outputs per slot
+  const auto x = [](std::int64_t u, std::int64_t v) { return static_cast<double>(u) * static_cast<double>(v); };
+  const double td = x(tokens, d), te = x(tokens, a.experts), sd = x(slots, d), sf = x(slots, f), sw = x(slots, width);
+  const double router_w = x(a.experts, d), fc1_w = x(local, width) * static_cast<double>(d), fc2_w = x(local, f) * static_cast<double>(d);
+  const double router_macs = td * static_cast<double>(a.experts), fc1_macs = sw * static_cast<double>(d),
+               fc2_macs = sf * static_cast<double>(d);
+  const KernelWork permute = mem(2 * sd * b.s);             // gather the routed tokens
+  const KernelWork unpermute = mem((sd + 2 * td) * b.s);    // weighted sum back into the tokens
+  switch (phase) {
+    case Phase::Forward:
+      return {shaped(gemm(router_macs, (td + router_w + te) * b.s), tokens, a.experts, d),
+              permute,
+              shaped(gemm(fc1_macs, (sd + fc1_w + sw) * b.s), per_expert, width, d, local),
+              mem((sw + sf) * b.s),
+              shaped(gemm(fc2_macs, (sf + fc2_w + sd) * b.s), per_expert, d, f, local),
+              unpermute};
+    case Phase::BackwardData:
+      return {unpermute,
+              shaped(gemm(fc2_macs, (sd + fc2_w + sf) * b.s), per_expert, f, d, local),
+              mem((2 * sw + sf) * b.s),  // reads the saved pre-activations and dY, writes their gradient
+              shaped(gemm(fc1_macs, (sw + fc1_w + sd) * b.s), per_expert, d, width, local),
+              permute,
+              shaped(gemm(router_macs, (te + router_w + td) * b.s), tokens, d, a.experts)};
+    case Phase::BackwardWeight:
+      return {shaped(gemm(fc1_macs, (sd + sw + fc1_w) * b.s), width, d, per_expert, local),
+              shaped(gemm(fc2_macs, (sf + sd + fc2_w) * b.s), d, f, per_expert, local),
+              shaped(gemm(router_macs, (td + te + router_w) * b.s), a.experts, d, tokens)};
+    default: return {};
+  }
+}
+
 /// C = A B: backward computes dA = dC B^T and dB = A^T dC, one GEMM each for every operand that
 /// needs a gradient (macs_bwd_data is macs_fwd per such operand).
 std::vector<KernelWork> matmul_work(const Op& op, Phase phase, const OpBytes& b) {
@@ -473,8 +517,8 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, boo
   }
   switch (op.kind) {
     case OpKind::Conv2d: return conv_work(op, phase, b, tf32_convolutions, transposed_convolutions);
-    case OpKind::Linear:
-    case OpKind::Experts: return linear_work(op, phase, b);  // grouped GEMMs over the routed tokens
+    case OpKind::Linear: return linear_work(op, phase, b);
+    case OpKind::Experts: return experts_work(op, phase, b);
     case OpKind::Matmul:
     case OpKind::BatchedMatmul: return matmul_work(op, phase, b);
     case OpKind::Attention: return attention_work(op, phase, b);
