@@ -189,6 +189,54 @@ TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   EXPECT_EQ(report.outcomes[0].note, "skipped: config.micro_batch is unknown");
 }
 
+// Rows from tables parasim did not write: what they leave out, and the words they use for it.
+TEST(RecordedRuns, ReadsTheWaysOtherTablesStateARun) {
+  // No tp, pp or dp: a data-parallel vendor table; dp is what the GPUs leave (16 / (1 x 1)).
+  nlohmann::json dp_only = megatron_row();
+  dp_only["id"] = "dp-only";
+  for (const char* key : {"dp", "tp", "pp", "micro_batches_per_step", "schedule", "interleave"})
+    dp_only["config"].erase(key);
+  dp_only["config"]["micro_batch"] = 4;
+  // A per-GPU token rate: 16 GPUs x 64 tokens/s = 1,024 tokens/s; 64 x 128 tokens a step = 8 s.
+  dp_only.erase("derived_step_seconds");
+  dp_only["measured"] = {{"metric", "tokens_per_s_per_gpu"}, {"value", 64}};
+  // A pipeline without a named schedule runs 1F1B; "yes" and "bfloat16" are words, not booleans.
+  nlohmann::json words = megatron_row();
+  words["id"] = "words";
+  words["config"].erase("schedule");
+  words["config"]["sequence_parallel"] = "yes (--sequence-parallel)";
+  words["config"]["precision"] = "bfloat16 mixed";
+  words["hardware"]["parasim_preset"] = "DGX-A100 (Selene)";
+  nlohmann::json vpp = megatron_row();
+  vpp["id"] = "vpp";
+  vpp["config"]["schedule"] = "virtual pipeline";
+  vpp["config"]["interleave"] = 2;
+  // What parasim lacks is listed, not fatal to the file.
+  nlohmann::json no_preset = megatron_row();
+  no_preset["id"] = "b200";
+  no_preset["hardware"]["parasim_preset"] = "dgx-z9000";
+  nlohmann::json no_zoo = megatron_row();
+  no_zoo["id"] = "no-zoo";
+  no_zoo["model"] = {{"zoo_name", "llama2_7b"}};
+  const RunsFile f = parse_runs(file_of({dp_only, words, vpp, no_preset, no_zoo}), "runs.json");
+  const RecordedRun& d = f.runs[0];
+  EXPECT_EQ(d.skip_reason, "");
+  EXPECT_EQ(strategies::to_string(d.strategy), "dp=16,recompute=full,overlap=off");
+  EXPECT_EQ(d.strategy.micro, 1);
+  EXPECT_DOUBLE_EQ(d.measured_step_s, 8.0);
+  EXPECT_EQ(d.measured_from, "global_batch x seq_len / (measured.value x gpus) (tokens_per_s_per_gpu)");
+  EXPECT_EQ(d.caveats.at(0), "config.dp not stated: gpus / (tp x pp x cp) = 16");
+  const RecordedRun& w = f.runs[1];
+  EXPECT_EQ(w.preset, "dgx-a100");
+  EXPECT_EQ(w.dtype, models::DType::BF16);
+  EXPECT_EQ(strategies::to_string(w.strategy), "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,recompute=full,sp=on,overlap=off");
+  EXPECT_EQ(w.caveats.at(0), "config.schedule not stated: 1F1B (Megatron-LM's, NeMo's and DeepSpeed's default)");
+  EXPECT_EQ(f.runs[2].strategy.schedule, strategies::Schedule::Interleaved);
+  EXPECT_EQ(f.runs[3].skip_reason.rfind("hardware.parasim_preset: unknown cluster preset \"dgx-z9000\"", 0), 0u)
+      << f.runs[3].skip_reason;
+  EXPECT_EQ(f.runs[4].skip_reason, "model.zoo_name \"llama2_7b\" is not a zoo model (`parasim models` lists them)");
+}
+
 TEST(RecordedRuns, ReadsZeroStagesContextParallelismAndTokenRates) {
   nlohmann::json fsdp = megatron_row();
   fsdp["id"] = "fsdp";
@@ -362,11 +410,13 @@ TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
   nlohmann::json no_hidden = megatron_row();
   no_hidden["model"].erase("hidden");
   EXPECT_EQ(error_of(file_of({no_hidden})), "runs.json: $.rows[0].model: missing required field \"hidden\"");
-  nlohmann::json bad_preset = megatron_row();
-  bad_preset["hardware"]["parasim_preset"] = "dgx-z9000";
-  EXPECT_NE(
-      error_of(file_of({bad_preset})).find("runs.json: $.rows[0].hardware.parasim_preset: expected a cluster preset"),
-      std::string::npos);
+  // A cluster file that does not load is bad input; a preset parasim lacks is a row it cannot
+  // express (SkipsWhatItCannotExpressAndSaysWhy).
+  nlohmann::json bad_cluster_file = megatron_row();
+  bad_cluster_file["hardware"]["parasim_preset"] = "clusters/nosuch.json";
+  EXPECT_NE(error_of(file_of({bad_cluster_file}))
+                .find("runs.json: $.rows[0].hardware.parasim_preset: expected a cluster preset"),
+            std::string::npos);
   EXPECT_NE(error_of(file_of({megatron_row(), megatron_row()}))
                 .find("$.rows[1].id: expected an id not used by an earlier row"),
             std::string::npos);

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
@@ -44,6 +46,19 @@ std::string optional_text(const JsonField& parent, const std::string& key) {
   if (f->raw().is_string()) return f->as_string();
   if (f->raw().is_number() || f->raw().is_boolean()) return f->raw().dump();
   f->fail("a string, number or null");
+}
+
+/// A yes/no field as free text or a boolean ("true", "yes (--sequence-parallel)", "off"): its first
+/// word, or nullopt when that is no answer ("unknown", "not stated", anything else).
+std::optional<bool> yes_no(const std::string& text) {
+  std::string word;
+  for (char ch : lower(text)) {
+    if (!std::isalpha(static_cast<unsigned char>(ch))) break;
+    word += ch;
+  }
+  if (word == "true" || word == "yes" || word == "on" || word == "enabled") return true;
+  if (word == "false" || word == "no" || word == "off" || word == "disabled" || word == "none") return false;
+  return std::nullopt;
 }
 
 /// A global batch stated in tokens ("16M tokens (= 2048 x 8192)", "4,194,304 tokens"): the number
@@ -112,8 +127,10 @@ void read_padding(RecordedRun& r, const JsonField& c) {
 
 void read_model(RecordedRun& r, const JsonField& m) {
   if (auto zoo = m.find("zoo_name"); zoo && !zoo->raw().is_null()) {
-    r.zoo_model = zoo->as_string();
-    if (!models::is_zoo_model(*r.zoo_model)) zoo->fail("a zoo model name (parasim models)");
+    const std::string name = zoo->as_string();
+    if (!models::is_zoo_model(name))
+      return skip(r, "model.zoo_name \"" + name + "\" is not a zoo model (`parasim models` lists them)");
+    r.zoo_model = name;
     if (auto s = m.find("seq_len"); s && s->raw().is_number_integer()) r.seq_len = s->as_int(1, 1 << 24);
     return;
   }
@@ -182,18 +199,29 @@ void read_mlm_positions(RecordedRun& r, const JsonField& m) {
 }
 
 void read_config(RecordedRun& r, const JsonField& c) {
-  const auto dp = optional_count(c, "dp"), tp = optional_count(c, "tp"), pp = optional_count(c, "pp");
-  if (!dp || !tp || !pp) return skip(r, "config.dp, tp and pp must all be known");
-  // Context and expert parallelism: 1 when absent (a row that names neither uses neither).
-  const std::int64_t cp = c.has("cp") ? optional_count(c, "cp").value_or(0) : 1;
-  const std::int64_t ep = c.has("ep") ? optional_count(c, "ep").value_or(0) : 1;
+  // A parallelism a row does not name it does not use (1): a data-parallel vendor table states no
+  // tp or pp. Named but null or free text is unknown. An absent dp is what the GPUs leave.
+  // 0: unknown.
+  auto degree = [&](const char* key) -> std::int64_t {
+    return c.has(key) ? optional_count(c, key).value_or(0) : 1;
+  };
+  const std::int64_t tp = degree("tp"), pp = degree("pp"), cp = degree("cp"), ep = degree("ep");
+  std::int64_t dp = c.has("dp") ? optional_count(c, "dp").value_or(0) : 0;
   if (cp == 0 || ep == 0) return skip(r, "config.cp or config.ep is not a number");
-  r.strategy.dp = static_cast<int>(*dp);
-  r.strategy.tp = static_cast<int>(*tp);
-  r.strategy.mp = static_cast<int>(*pp);
+  if (!c.has("dp") && tp > 0 && pp > 0) {
+    const std::int64_t others = product(product(tp, pp), cp);
+    if (others <= r.gpus && r.gpus % others == 0) {
+      dp = r.gpus / others;
+      r.caveats.push_back("config.dp not stated: gpus / (tp x pp x cp) = " + std::to_string(dp));
+    }
+  }
+  if (dp == 0 || tp == 0 || pp == 0) return skip(r, "config.dp, tp and pp must all be known");
+  r.strategy.dp = static_cast<int>(dp);
+  r.strategy.tp = static_cast<int>(tp);
+  r.strategy.mp = static_cast<int>(pp);
   r.strategy.cp = static_cast<int>(cp);
   r.strategy.ep = static_cast<int>(ep);
-  const std::int64_t devices = product(product(product(*dp, *tp), *pp), cp);
+  const std::int64_t devices = product(product(product(dp, tp), pp), cp);
   if (devices != r.gpus)
     return skip(r, std::string(cp > 1 ? "dp x tp x pp x cp = " : "dp x tp x pp = ") +
                        (devices == INT64_MAX ? std::string("more than 2^63") : std::to_string(devices)) +
@@ -219,15 +247,15 @@ void read_config(RecordedRun& r, const JsonField& c) {
   if (!gb) return skip(r, "config.global_batch is not a number of samples or of tokens");
   r.global_batch = *gb;
   auto mb = optional_count(c, "micro_batch");
-  if (!mb && *pp == 1 && !k) {
+  if (!mb && pp == 1 && !k) {
     // Without a pipeline the micro-batch size does not shape the schedule, only memory and GEMM
     // sizes: start from the whole replica batch and halve until it fits (evaluate_run says which).
-    if (*gb % *dp != 0) return skip(r, "global_batch is not a multiple of dp");
-    mb = *gb / *dp;
+    if (*gb % dp != 0) return skip(r, "global_batch is not a multiple of dp");
+    mb = *gb / dp;
     r.micro_unknown = true;
   }
   if (!mb) return skip(r, "config.micro_batch is unknown");
-  const std::int64_t replica_micro = product(*dp, *mb);
+  const std::int64_t replica_micro = product(dp, *mb);
   if (!k) {
     if (*gb % replica_micro != 0) return skip(r, "global_batch is not a multiple of dp x micro_batch");
     k = *gb / replica_micro;
@@ -239,10 +267,15 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   const std::string schedule = optional_text(c, "schedule");
   const std::string interleave = optional_text(c, "interleave");
-  if (*pp == 1) {
+  if (pp == 1) {
     r.strategy.schedule = strategies::Schedule::None;
-  } else if (contains(schedule, "interleav")) {
+  } else if (contains(schedule, "interleav") || contains(schedule, "virtual")) {
     r.strategy.schedule = strategies::Schedule::Interleaved;
+  } else if (schedule.empty()) {
+    // Megatron-LM, NeMo and DeepSpeed pipelines run 1F1B unless told otherwise (interleaved with
+    // virtual stages, below).
+    r.strategy.schedule = strategies::Schedule::OneFOneB;
+    r.caveats.push_back("config.schedule not stated: 1F1B (Megatron-LM's, NeMo's and DeepSpeed's default)");
   } else if (contains(schedule, "1f1b") || contains(schedule, "pipedream-flush")) {
     r.strategy.schedule = strategies::Schedule::OneFOneB;
   } else if (contains(schedule, "gpipe")) {
@@ -272,13 +305,14 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   // Sequence parallelism as the run states it; sp= is set only where it differs from the default
   // pairing with selective recomputation, so the strategy column stays short.
-  const std::string sp = optional_text(c, "sequence_parallel");
-  if (sp == "unknown" && r.strategy.tp > 1)
+  const std::string sp_text = optional_text(c, "sequence_parallel");
+  const std::optional<bool> sp = yes_no(sp_text);
+  if (!sp && !sp_text.empty() && r.strategy.tp > 1)
     r.caveats.push_back("sequence parallelism not stated: parasim's default (on with selective recomputation)");
-  if (r.strategy.tp > 1) {
+  if (r.strategy.tp > 1 && sp) {
     const bool paired = r.strategy.recompute == strategies::Recompute::Selective;
-    if (sp == "true" && !paired) r.strategy.sp = strategies::SeqParallel::On;
-    if (sp == "false" && paired) r.strategy.sp = strategies::SeqParallel::Off;
+    if (*sp && !paired) r.strategy.sp = strategies::SeqParallel::On;
+    if (!*sp && paired) r.strategy.sp = strategies::SeqParallel::Off;
   }
 
   // ZeRO stages; PyTorch FSDP's FULL_SHARD is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (the same sharding).
@@ -292,15 +326,16 @@ void read_config(RecordedRun& r, const JsonField& c) {
   if (r.strategy.dp == 1) r.strategy.zero = 0;  // nothing to shard over
 
   const std::string precision = optional_text(c, "precision");
-  if (contains(precision, "fp8")) r.dtype = models::DType::FP8;
-  else if (contains(precision, "bf16")) r.dtype = models::DType::BF16;
-  else if (contains(precision, "fp16") || contains(precision, "amp") || contains(precision, "mixed"))
+  if (contains(precision, "fp8") || contains(precision, "float8")) r.dtype = models::DType::FP8;
+  else if (contains(precision, "bf16") || contains(precision, "bfloat16")) r.dtype = models::DType::BF16;
+  else if (contains(precision, "fp16") || contains(precision, "float16") || contains(precision, "half") ||
+           contains(precision, "amp") || contains(precision, "mixed"))
     r.dtype = models::DType::F16;
   else if (contains(precision, "tf32")) {
     // TF32: FP32 data, convolutions and matmuls on TF32 tensor cores (NVIDIA's "TF32" tables).
     r.dtype = models::DType::F32;
     r.fp32_math = profiler::Fp32Math::Tf32;
-  } else if (contains(precision, "fp32")) r.dtype = models::DType::F32;
+  } else if (contains(precision, "fp32") || contains(precision, "float32")) r.dtype = models::DType::F32;
   else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16, bf16 or fp8");
 
   // Megatron-LM's "local" DDP and BERT's allreduce_post_accumulation reduce gradients after the
@@ -378,22 +413,31 @@ void read_measured(RecordedRun& r, const JsonField& row) {
   }
   const JsonField m = row.at("measured");
   const std::string metric = m.at("metric").as_string();
-  const double value = m.at("value").as_double(1e-12, 1e15);
-  if (metric == "step_seconds") {
+  double value = m.at("value").as_double(1e-12, 1e15);
+  // A rate per GPU (vendor tables: tokens/s/GPU) is the rate of all `gpus` of the run.
+  std::string rate = metric, rate_value = "measured.value";
+  if (constexpr std::string_view suffix = "_per_gpu"; rate.ends_with(suffix)) {
+    rate.resize(rate.size() - suffix.size());
+    value *= r.gpus;
+    rate_value = "(measured.value x gpus)";
+  }
+  const auto one_of = [&](std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char* n) { return metric == n; });
+  };
+  if (one_of({"step_seconds", "step_s", "step_time_s", "seconds_per_step", "iteration_seconds", "iteration_time_s"})) {
     r.measured_step_s = value;
-    r.measured_from = "measured.value (step_seconds)";
-  } else if (metric == "step_ms") {
+    r.measured_from = "measured.value (" + metric + ")";
+  } else if (one_of({"step_ms", "step_time_ms", "ms_per_step", "iteration_ms", "iteration_time_ms"})) {
     r.measured_step_s = value * 1e-3;
-    r.measured_from = "measured.value (step_ms)";
-  } else if ((metric == "sequences_per_s" || metric == "samples_per_s" || metric == "images_per_s") &&
-             r.global_batch > 0) {
+    r.measured_from = "measured.value (" + metric + ")";
+  } else if ((rate == "sequences_per_s" || rate == "samples_per_s" || rate == "images_per_s") && r.global_batch > 0) {
     r.measured_step_s = static_cast<double>(r.global_batch) / value;
-    r.measured_from = "global_batch / measured.value (" + metric + ")";
-  } else if (metric == "tokens_per_s" && r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 &&
+    r.measured_from = "global_batch / " + rate_value + " (" + metric + ")";
+  } else if (rate == "tokens_per_s" && r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 &&
              !variable_length(row)) {
     // Every sample is seq_len tokens (pretraining packs them): tokens per step / tokens per second.
     r.measured_step_s = static_cast<double>(r.global_batch * r.seq_len) / value;
-    r.measured_from = "global_batch x seq_len / measured.value (tokens_per_s)";
+    r.measured_from = "global_batch x seq_len / " + rate_value + " (" + metric + ")";
   } else {
     skip(r, "measured." + metric + " has no step-time conversion (give derived_step_seconds)");
   }
@@ -417,19 +461,25 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
     std::string preset = hw.at("parasim_preset").as_string();
     preset = preset.substr(0, preset.find_first_of(" ("));
     if (preset.empty()) hw.at("parasim_preset").fail("a cluster preset name");
-    r.preset = preset;
+    const bool cluster_file = preset.ends_with(".json") || preset.find('/') != std::string::npos;
+    r.preset = cluster_file ? preset : lower(preset);
     if (auto g = hw.find("gpus_per_node"); g && !g->raw().is_null())
       r.gpus_per_node = static_cast<int>(g->as_int(1, 1024));
     r.gpus = static_cast<int>(row.at("gpus").as_int(1, 1 << 22));
     read_model(r, row.at("model"));
-    read_config(r, row.at("config"));
-    read_mlm_positions(r, row.at("model"));
+    if (r.skip_reason.empty()) {  // a model parasim lacks leaves nothing to check the rest against
+      read_config(r, row.at("config"));
+      read_mlm_positions(r, row.at("model"));
+    }
     read_measured(r, row);
     if (r.skip_reason.empty()) {
       try {
         (void)hardware::make_cluster_preset_spec(r.preset, 1);
       } catch (const InputError& e) {
-        hw.at("parasim_preset").fail(std::string("a cluster preset (") + e.what() + ")");
+        // A preset parasim lacks is a row it cannot express (listed, not scored); a cluster file
+        // that does not load is bad input.
+        if (cluster_file) hw.at("parasim_preset").fail(std::string("a cluster preset (") + e.what() + ")");
+        skip(r, std::string("hardware.parasim_preset: ") + e.what());
       }
     }
     file.runs.push_back(std::move(r));
