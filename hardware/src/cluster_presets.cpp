@@ -28,10 +28,13 @@
 // NVSwitch: DGX A100 has 6 NVSwitch gen2 chips, 12 NVLink3 links per GPU = 300 GB/s per
 //   direction (DGX A100 System Architecture whitepaper); DGX H100 / HGX H200 have 4 NVSwitch
 //   gen3 chips, 18 NVLink4 links per GPU = 450 GB/s per direction (DGX H100 user guide, H200
-//   datasheet). The chips are modelled as one non-blocking switch per node: every GPU's
+//   datasheet); DGX B200 has 2 NVSwitch chips (NVLink5), 18 links per GPU = 1.8 TB/s both ways,
+//   900 GB/s per direction (DGX B200 datasheet: 14.4 TB/s aggregate for 8 GPUs). The chips are
+//   modelled as one non-blocking switch per node: every GPU's
 //   traffic is striped across all of them, so per-GPU port bandwidth is what limits.
 // InfiniBand: EDR 100 Gb/s = 12.5 GB/s, HDR 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC
-//   per direction. DGX A100: 8 ConnectX-6 HDR compute NICs; DGX H100: 8 ConnectX-7 NDR. The
+//   per direction. DGX A100: 8 ConnectX-6 HDR compute NICs; DGX H100 and DGX B200: 8 ConnectX-7
+//   NDR. The
 //   fabric is one non-blocking switch (a full fat tree).
 // Latencies (alpha, per hop, chosen to match the small-message end of the measurements - the
 //   profiler's link fits replace them when available):
@@ -62,6 +65,7 @@ constexpr GBps kPcie5{50.0};
 constexpr GBps kQpi{38.4};
 constexpr GBps kNvswitchA100{300.0};
 constexpr GBps kNvswitchH100{450.0};
+constexpr GBps kNvswitchB200{900.0};
 
 std::string node_prefix(int node) { return "n" + std::to_string(node) + "."; }
 
@@ -193,6 +197,9 @@ const std::vector<PresetEntry>& preset_table() {
     t.push_back({{"hgx-h200", "H200-SXM-141GB", 8, "NVSwitch gen3, 450 GB/s per GPU", IbGeneration::NDR,
                   "NVIDIA HGX H200: 8x H200-SXM-141GB on 4 NVSwitch gen3 chips"},
                  [](int n, IbGeneration ib, const FabricOptions& f) { return hgx_h200_spec(n, ib, f); }});
+    t.push_back({{"dgx-b200", "B200-SXM-180GB", 8, "NVSwitch gen4 (NVLink5), 900 GB/s per GPU", IbGeneration::NDR,
+                  "NVIDIA DGX B200: 8x B200-SXM-180GB on 2 NVSwitch gen4 chips"},
+                 [](int n, IbGeneration ib, const FabricOptions& f) { return dgx_b200_spec(n, ib, f); }});
     t.push_back({{"pcie-hetero", "TITAN-X-Pascal", 3, "PCIe 3.0 x16 through the host, no P2P (12 GB/s)",
                   IbGeneration::EDR, "Workstation: 2x TITAN X (Pascal) + 1x GTX 1080 on PCIe 3.0"},
                  [](int n, IbGeneration ib, const FabricOptions& f) { return pcie_hetero_spec(n, ib, f); }});
@@ -278,6 +285,11 @@ ClusterSpec dgx_h100_spec(int nodes, IbGeneration ib, const FabricOptions& fabri
 ClusterSpec hgx_h200_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
   return nvswitch_node_spec("hgx-h200", "H200-SXM-141GB", nodes, ib, kNvswitchH100, kPcie5,
                             "NVSwitch gen3, 450 GB/s per GPU", fabric);
+}
+
+ClusterSpec dgx_b200_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {
+  return nvswitch_node_spec("dgx-b200", "B200-SXM-180GB", nodes, ib, kNvswitchB200, kPcie5,
+                            "NVSwitch gen4 (NVLink5), 900 GB/s per GPU", fabric);
 }
 
 ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib, const FabricOptions& fabric) {

@@ -28,7 +28,7 @@ constexpr Alias kAliases[] = {
     {"h100", "H100-SXM5-80GB"},     {"h200", "H200-SXM-141GB"},     {"titanx", "TITAN-X-Pascal"},
     {"titanxpascal", "TITAN-X-Pascal"}, {"gtx1080", "GTX-1080"},    {"1080", "GTX-1080"},
     {"gtx1080ti", "GTX-1080-Ti"},   {"1080ti", "GTX-1080-Ti"},
-    {"h100pcie", "H100-PCIe-80GB"}, {"h100nvl", "H100-NVL-94GB"},
+    {"h100pcie", "H100-PCIe-80GB"}, {"h100nvl", "H100-NVL-94GB"}, {"b200", "B200-SXM-180GB"},
 };
 
 std::vector<DeviceSpec> make_specs() {
@@ -59,6 +59,12 @@ std::vector<DeviceSpec> make_specs() {
   v.push_back({"H200-SXM-141GB", "hopper", 67, 494.7, 989.4, 989.4, GBps{4800}, 143771 * MiB, 132,
                "NVIDIA H200 datasheet (SXM): same Hopper compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s", 1979,
                "NVIDIA H200 datasheet (SXM): 3958 TF FP8 with sparsity, 1979 dense"});
+  // Blackwell: the HGX B200 figures at its 1,000 W configuration; nvidia-smi on an HGX B200 reports
+  // 179 GB (the DGX B200 datasheet: 1,440 GB HBM3e for 8 GPUs; 192 GB physical per GPU).
+  v.push_back({"B200-SXM-180GB", "blackwell", 80, 1100, 2250, 2250, GBps{8000}, 179 * GiB, 148,
+               "HGX B200 at 1,000 W (glennklockwood.com/garden/processors/B200, from NVIDIA's Blackwell "
+               "datasheet): 80 TF FP32, 1100 TF TF32, 2250 TF FP16/BF16 dense, 8 TB/s HBM3e; 148 SMs enabled",
+               4500, "HGX B200 at 1,000 W: 9000 TF FP8 with sparsity, 4500 dense (DGX B200: 72 PFLOPS FP8 for 8 GPUs)"});
   // Pascal consumer parts: FP16 arithmetic runs at 1/64 of FP32, so FP16 gives no speed-up.
   v.push_back({"TITAN-X-Pascal", "pascal", 10.97, 0, 0.17, 0, GBps{480}, 12 * GiB, 28,
                "NVIDIA TITAN X (Pascal) specs: 3584 cores at 1531 MHz boost = 10.97 TF FP32, 480 GB/s GDDR5X", 0, ""});
@@ -115,7 +121,7 @@ void require_dtype_support(const std::string& kind, DType dtype) {
   const std::optional<DeviceSpec> spec = find_device_spec(kind);
   if (!spec || !spec->supports_fp8())
     throw InputError("--dtype fp8: device " + kind +
-                     " has no FP8 tensor cores; FP8 matmuls need Hopper or later (H100, H200)");
+                     " has no FP8 tensor cores; FP8 matmuls need Hopper or later (H100, H200, B200)");
 }
 
 Calibration with_canonical_kinds(const Calibration& c) {

@@ -122,12 +122,16 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   k.spec = spec;
   k.sm_count = std::max(1, spec.sm_count);
   const bool volta = spec.arch == "volta";
-  k.tensor_core_fraction = spec.arch == "ampere"   ? kA100TensorFraction
-                           : spec.arch == "hopper" ? kH100TensorFraction
-                                                   : kVoltaTensorFraction;
-  k.tensor_core_source = spec.arch == "ampere"   ? std::string(kSustainedSource) + ": A100 80GB 230 of 312 TFLOP/s FP16"
-                         : spec.arch == "hopper" ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
-                                                 : std::string(kSustainedSource) + ": V100 16GB 95 of 125 TFLOP/s FP16";
+  // Blackwell has no published matmul measurement here: it takes the H100's fraction, said so.
+  const bool blackwell = spec.arch == "blackwell";
+  k.tensor_core_fraction = spec.arch == "ampere"                ? kA100TensorFraction
+                           : spec.arch == "hopper" || blackwell ? kH100TensorFraction
+                                                                : kVoltaTensorFraction;
+  k.tensor_core_source =
+      spec.arch == "ampere"   ? std::string(kSustainedSource) + ": A100 80GB 230 of 312 TFLOP/s FP16"
+      : spec.arch == "hopper" ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
+      : blackwell ? "assumed: the H100's fraction (" + std::string(kMamfSource) + "); no Blackwell measurement found"
+                  : std::string(kSustainedSource) + ": V100 16GB 95 of 125 TFLOP/s FP16";
   k.cuda_core_fraction = volta ? kVoltaCudaCoreFraction : kAssumedCudaCoreFraction;
   k.cuda_core_source = volta ? std::string(kSustainedSource) + ": V100 16GB 14 of 15.7 TFLOP/s FP32"
                              : "assumed: the V100's measured 0.89, rounded (no tensor-core pipeline to starve)";

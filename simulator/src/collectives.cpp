@@ -593,7 +593,7 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     const bool reduces = p.op == CollectiveOp::AllReduce || p.op == CollectiveOp::ReduceScatter;
     const double share = !spec                               ? kNvlinkPayload
                          : spec->arch == "ampere" && reduces ? kNvlinkPayload * kAmpereReductionShare
-                         : spec->arch == "hopper"            ? kNvlinkPayloadHopper
+                         : spec->arch == "hopper" || spec->arch == "blackwell" ? kNvlinkPayloadHopper
                                                              : kNvlinkPayload;
     p.nvlink_payload = last_kind ? std::min(p.nvlink_payload, share) : share;
     last_kind = &kind;
@@ -736,11 +736,11 @@ std::vector<std::uint32_t> CollectivePlanner::representatives(
 }
 
 bool CollectivePlanner::nvls_capable(const std::vector<DeviceId>& order) {
-  // NVLink SHARP needs third-generation NVSwitch (Hopper): every member a Hopper GPU whose route
-  // to its ring successor goes through an NVSwitch.
+  // NVLink SHARP needs third-generation NVSwitch or later (Hopper, Blackwell): every member such a
+  // GPU whose route to its ring successor goes through an NVSwitch.
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto spec = hardware::find_device_spec(cluster_.device(order[i]).kind);
-    if (!spec || spec->arch != "hopper") return false;
+    if (!spec || (spec->arch != "hopper" && spec->arch != "blackwell")) return false;
     const RouteRef r = routes_->get(order[i], order[(i + 1) % order.size()]);
     bool via_switch = false;
     for (hardware::DirLinkId l : routes_->links(r))

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "support/input_error.hpp"
 
 namespace parasim::hardware {
@@ -60,6 +61,15 @@ TEST(ClusterPresets, FabricsAndMultiNodeBandwidths) {
   Cluster h200 = make_cluster_preset("hgx-h200");
   EXPECT_EQ(h200.device(0).kind, "H200-SXM-141GB");
   EXPECT_EQ(h200.route_summary(0, 1).bottleneck.value, 450.0);
+  // DGX B200: NVLink5 through NVSwitch at 900 GB/s a direction, ConnectX-7 NDR between nodes.
+  Cluster b200 = make_cluster_preset("dgx-b200", 2);
+  EXPECT_EQ(b200.device(0).kind, "B200-SXM-180GB");
+  EXPECT_EQ(b200.device(0).memory, 179 * GiB);
+  EXPECT_EQ(b200.route_summary(0, 1).bottleneck.value, 900.0);
+  EXPECT_EQ(b200.route_summary(0, 8).bottleneck.value, 50.0);
+  EXPECT_EQ(device_spec("b200").sm_count, 148);
+  EXPECT_EQ(device_spec("b200").peak_tflops(DType::BF16), 2250.0);
+  EXPECT_EQ(device_spec("b200").peak_tflops(DType::FP8), 4500.0);
   // The fabric can be chosen in the name.
   Cluster v = make_cluster_preset("dgx1-v100:ib=hdr", 2);
   EXPECT_EQ(v.name(), "dgx1-v100:ib=hdr");
@@ -83,7 +93,7 @@ TEST(ClusterPresets, PcieHeteroStagesThroughTheHost) {
 TEST(ClusterPresets, BadNamesAndNodeCountsAreInputErrors) {
   EXPECT_EQ(input_error([] { make_cluster_preset("dgx-9000"); }),
             "unknown cluster preset \"dgx-9000\"; known presets: dgx1-v100, dgx-a100, dgx-h100, hgx-h200, "
-            "pcie-hetero (or a parasim.cluster/1 JSON file)");
+            "dgx-b200, pcie-hetero (or a parasim.cluster/1 JSON file)");
   EXPECT_EQ(input_error([] { make_cluster_preset("dgx-h100:ib=xdr"); }),
             "cluster preset \"dgx-h100:ib=xdr\": unknown option \"ib=xdr\"; expected ib=edr, ib=hdr or ib=ndr");
   EXPECT_EQ(input_error([] { make_cluster_preset("dgx-h100", 0); }),

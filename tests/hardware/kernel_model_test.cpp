@@ -15,6 +15,13 @@ double store(const KernelModel& km, double ctas, double tm, double tn, double by
   return km.memory_time_ns(ctas * tm * tn * bytes);
 }
 
+TEST(KernelModel, BlackwellTakesTheHopperFractionAndSaysItIsAssumed) {
+  const KernelModel b200 = kernel_model(device_spec("b200"));
+  EXPECT_EQ(b200.tensor_core_fraction, kernel_model(device_spec("h100")).tensor_core_fraction);
+  EXPECT_EQ(b200.tensor_core_source.rfind("assumed: the H100's fraction", 0), 0u) << b200.tensor_core_source;
+  EXPECT_EQ(b200.sm_count, 148);
+}
+
 TEST(KernelModel, LargeAlignedGemmRunsInFullWavesAtTheMeasuredFraction) {
   const KernelModel km = kernel_model(device_spec("a100"));
   // 8192^3: 256x128 tiles -> 32 x 64 = 2048 CTAs -> ceil(2048 / 108) = 19 waves.

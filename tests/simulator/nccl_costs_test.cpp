@@ -99,6 +99,10 @@ TEST(NcclCosts, HopperNvswitchAllreduceUsesNvls) {
   const TimeNs nvls = std::llround((25'000 + 244'033) / 0.804);
   EXPECT_EQ(simulate_one(c, first_n(8), s, CollectiveMode::Analytic), nvls);
   EXPECT_EQ(simulate_one(c, first_n(8), s, CollectiveMode::Analytic, CollectiveAlgorithm::Nvls), nvls);
+  // Blackwell's NVSwitch gen4 runs NVLS too (at the same share of its 900 GB/s ports: assumed).
+  const hardware::Cluster blackwell = hardware::make_cluster_preset("dgx-b200");
+  CollectivePlanner b200(blackwell);
+  EXPECT_TRUE(b200.plan(first_n(8), CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, s).nvls);
   // Not on Ampere: the NVLS request falls back to a ring.
   const hardware::Cluster ampere = hardware::make_cluster_preset("dgx-a100");
   CollectivePlanner a100(ampere);

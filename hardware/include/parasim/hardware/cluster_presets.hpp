@@ -59,6 +59,7 @@ ClusterSpec dgx1_v100_spec(int nodes, IbGeneration ib = IbGeneration::EDR, const
 ClusterSpec dgx_a100_spec(int nodes, IbGeneration ib = IbGeneration::HDR, const FabricOptions& fabric = {});
 ClusterSpec dgx_h100_spec(int nodes, IbGeneration ib = IbGeneration::NDR, const FabricOptions& fabric = {});
 ClusterSpec hgx_h200_spec(int nodes, IbGeneration ib = IbGeneration::NDR, const FabricOptions& fabric = {});
+ClusterSpec dgx_b200_spec(int nodes, IbGeneration ib = IbGeneration::NDR, const FabricOptions& fabric = {});
 ClusterSpec pcie_hetero_spec(int nodes, IbGeneration ib = IbGeneration::EDR, const FabricOptions& fabric = {});
 
 /// Link latencies the presets use (per hop), with their reasoning in cluster_presets.cpp.

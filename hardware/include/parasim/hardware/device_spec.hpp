@@ -22,7 +22,7 @@ namespace parasim::hardware {
 
 struct DeviceSpec {
   std::string kind;           // canonical name, e.g. "V100-SXM2-32GB"
-  std::string arch;           // "volta", "pascal", "ampere", "hopper"
+  std::string arch;           // "volta", "pascal", "ampere", "hopper", "blackwell"
   double fp32_tflops = 0;     // non-tensor FP32 peak
   double tf32_tflops = 0;     // tensor-core TF32 (0 = not available)
   double fp16_tflops = 0;     // best FP16 peak (tensor cores where present)
