@@ -10,6 +10,7 @@ namespace {
 
 TEST(GpuDeviceKind, MapsCudaDeviceNamesToKnownKinds) {
   EXPECT_EQ(device_kind_from_cuda_name("NVIDIA H200"), "H200-SXM-141GB");
+  EXPECT_EQ(device_kind_from_cuda_name("NVIDIA B200"), "B200-SXM-180GB");
   EXPECT_EQ(device_kind_from_cuda_name("NVIDIA H100 80GB HBM3"), "H100-SXM5-80GB");
   EXPECT_EQ(device_kind_from_cuda_name("Tesla V100-SXM2-16GB"), "V100-SXM2-16GB");
   EXPECT_EQ(device_kind_from_cuda_name("Tesla V100-SXM2-32GB"), "V100-SXM2-32GB");
