@@ -23,12 +23,12 @@ struct Alias {
 
 // Aliases are compared after lower-casing and removing '-', '_' and ' '.
 constexpr Alias kAliases[] = {
-    {"v100", "V100-SXM2-32GB"},     {"v100sxm2", "V100-SXM2-32GB"}, {"v10016gb", "V100-SXM2-16GB"},
-    {"p100", "P100-SXM2-16GB"},     {"a100", "A100-SXM4-80GB"},     {"a10040gb", "A100-SXM4-40GB"},
-    {"h100", "H100-SXM5-80GB"},     {"h200", "H200-SXM-141GB"},     {"titanx", "TITAN-X-Pascal"},
-    {"titanxpascal", "TITAN-X-Pascal"}, {"gtx1080", "GTX-1080"},    {"1080", "GTX-1080"},
-    {"gtx1080ti", "GTX-1080-Ti"},   {"1080ti", "GTX-1080-Ti"},
-    {"h100pcie", "H100-PCIe-80GB"}, {"h100nvl", "H100-NVL-94GB"}, {"b200", "B200-SXM-180GB"},
+    {"v100", "V100-SXM2-32GB"},         {"v100sxm2", "V100-SXM2-32GB"}, {"v10016gb", "V100-SXM2-16GB"},
+    {"p100", "P100-SXM2-16GB"},         {"a100", "A100-SXM4-80GB"},     {"a10040gb", "A100-SXM4-40GB"},
+    {"h100", "H100-SXM5-80GB"},         {"h200", "H200-SXM-141GB"},     {"titanx", "TITAN-X-Pascal"},
+    {"titanxpascal", "TITAN-X-Pascal"}, {"gtx1080", "GTX-1080"},        {"1080", "GTX-1080"},
+    {"gtx1080ti", "GTX-1080-Ti"},       {"1080ti", "GTX-1080-Ti"},      {"h100pcie", "H100-PCIe-80GB"},
+    {"h100nvl", "H100-NVL-94GB"},       {"b200", "B200-SXM-180GB"},
 };
 
 std::vector<DeviceSpec> make_specs() {
@@ -64,7 +64,8 @@ std::vector<DeviceSpec> make_specs() {
   v.push_back({"B200-SXM-180GB", "blackwell", 80, 1100, 2250, 2250, GBps{8000}, 179 * GiB, 148,
                "HGX B200 at 1,000 W (glennklockwood.com/garden/processors/B200, from NVIDIA's Blackwell "
                "datasheet): 80 TF FP32, 1100 TF TF32, 2250 TF FP16/BF16 dense, 8 TB/s HBM3e; 148 SMs enabled",
-               4500, "HGX B200 at 1,000 W: 9000 TF FP8 with sparsity, 4500 dense (DGX B200: 72 PFLOPS FP8 for 8 GPUs)"});
+               4500,
+               "HGX B200 at 1,000 W: 9000 TF FP8 with sparsity, 4500 dense (DGX B200: 72 PFLOPS FP8 for 8 GPUs)"});
   // Pascal consumer parts: FP16 arithmetic runs at 1/64 of FP32, so FP16 gives no speed-up.
   v.push_back({"TITAN-X-Pascal", "pascal", 10.97, 0, 0.17, 0, GBps{480}, 12 * GiB, 28,
                "NVIDIA TITAN X (Pascal) specs: 3584 cores at 1531 MHz boost = 10.97 TF FP32, 480 GB/s GDDR5X", 0, ""});

@@ -193,18 +193,19 @@ std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b
   const std::int64_t width = a.gated ? 2 * f : f;  // fc1's outputs per slot
   const auto x = [](std::int64_t u, std::int64_t v) { return static_cast<double>(u) * static_cast<double>(v); };
   const double td = x(tokens, d), te = x(tokens, a.experts), sd = x(slots, d), sf = x(slots, f), sw = x(slots, width);
-  const double router_w = x(a.experts, d), fc1_w = x(local, width) * static_cast<double>(d), fc2_w = x(local, f) * static_cast<double>(d);
+  const double router_w = x(a.experts, d), fc1_w = x(local, width) * static_cast<double>(d),
+               fc2_w = x(local, f) * static_cast<double>(d);
   const double router_macs = td * static_cast<double>(a.experts), fc1_macs = sw * static_cast<double>(d),
                fc2_macs = sf * static_cast<double>(d);
-  const KernelWork permute = mem(2 * sd * b.s);             // gather the routed tokens
-  const KernelWork unpermute = mem((sd + 2 * td) * b.s);    // weighted sum back into the tokens
+  const KernelWork permute = mem(2 * sd * b.s);           // gather the routed tokens
+  const KernelWork unpermute = mem((sd + 2 * td) * b.s);  // weighted sum back into the tokens
   switch (phase) {
     case Phase::Forward:
-      return {shaped(gemm(router_macs, (td + router_w + te) * b.s), tokens, a.experts, d),
+      return {shaped(gemm(router_macs, (td + router_w + te) * b.s), tokens, a.experts, d),  // router
               permute,
-              shaped(gemm(fc1_macs, (sd + fc1_w + sw) * b.s), per_expert, width, d, local),
-              mem((sw + sf) * b.s),
-              shaped(gemm(fc2_macs, (sf + fc2_w + sd) * b.s), per_expert, d, f, local),
+              shaped(gemm(fc1_macs, (sd + fc1_w + sw) * b.s), per_expert, width, d, local),  // fc1
+              mem((sw + sf) * b.s),  // the activation: reads gate (and up), writes its output
+              shaped(gemm(fc2_macs, (sf + fc2_w + sd) * b.s), per_expert, d, f, local),  // fc2
               unpermute};
     case Phase::BackwardData:
       return {unpermute,

@@ -591,10 +591,10 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     if (last_kind && *last_kind == kind) continue;
     const auto spec = hardware::find_device_spec(kind);
     const bool reduces = p.op == CollectiveOp::AllReduce || p.op == CollectiveOp::ReduceScatter;
-    const double share = !spec                               ? kNvlinkPayload
-                         : spec->arch == "ampere" && reduces ? kNvlinkPayload * kAmpereReductionShare
+    const double share = !spec                                                 ? kNvlinkPayload
+                         : spec->arch == "ampere" && reduces                   ? kNvlinkPayload * kAmpereReductionShare
                          : spec->arch == "hopper" || spec->arch == "blackwell" ? kNvlinkPayloadHopper
-                                                             : kNvlinkPayload;
+                                                                               : kNvlinkPayload;
     p.nvlink_payload = last_kind ? std::min(p.nvlink_payload, share) : share;
     last_kind = &kind;
   }

@@ -96,12 +96,12 @@ TEST(ClusterJson, StructuralErrors) {
   EXPECT_EQ(load_error(j), "c.json: $.links[1].name: duplicate link name \"l0\" (also $.links[0].name)");
   j = box();
   j["devices"][0]["kind"] = "K80";
-  EXPECT_EQ(
-      load_error(j),
-      "c.json: $.devices[0].kind: expected a known device kind (V100-SXM2-16GB, V100-SXM2-32GB, P100-SXM2-16GB, "
-      "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H100-PCIe-80GB, H100-NVL-94GB, H200-SXM-141GB, B200-SXM-180GB, TITAN-X-Pascal, "
-      "GTX-1080, GTX-1080-Ti), "
-      "found string \"K80\"");
+  EXPECT_EQ(load_error(j),
+            "c.json: $.devices[0].kind: expected a known device kind (V100-SXM2-16GB, V100-SXM2-32GB, P100-SXM2-16GB, "
+            "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM5-80GB, H100-PCIe-80GB, H100-NVL-94GB, H200-SXM-141GB, "
+            "B200-SXM-180GB, TITAN-X-Pascal, "
+            "GTX-1080, GTX-1080-Ti), "
+            "found string \"K80\"");
   j = box();
   j["links"].erase(1);
   EXPECT_EQ(load_error(j),

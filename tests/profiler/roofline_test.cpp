@@ -403,7 +403,7 @@ TEST(RooflineFp8, NeedsHopper) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
                  "--dtype fp8: device A100-SXM4-80GB has no FP8 tensor cores; FP8 matmuls need Hopper or "
-                 "later (H100, H200)");
+                 "later (H100, H200, B200)");
   }
   EXPECT_NO_THROW((void)roofline.cost(m.op(*m.find_op("fc")), "H200-SXM-141GB", Optimizer::Adam));
 }
@@ -436,8 +436,8 @@ TEST(RooflineExperts, GroupedGemmsOverEachExpertsShareOfTheSlots) {
   EXPECT_EQ(fwd[4].gemm.n, 32);
   EXPECT_EQ(fwd[4].gemm.k, 16);
   EXPECT_EQ(fwd[4].gemm.batch, 4);
-  EXPECT_EQ(fwd[1].bytes, 2.0 * 128 * 32 * 2);             // gather the routed tokens
-  EXPECT_EQ(fwd[3].bytes, (128.0 * 32 + 128 * 16) * 2);    // read gate|up, write the product
+  EXPECT_EQ(fwd[1].bytes, 2.0 * 128 * 32 * 2);              // gather the routed tokens
+  EXPECT_EQ(fwd[3].bytes, (128.0 * 32 + 128 * 16) * 2);     // read gate|up, write the product
   EXPECT_EQ(fwd[5].bytes, (128.0 * 32 + 2 * 64 * 32) * 2);  // weighted sum into the tokens
   double flops = 0;
   for (const KernelWork& k : fwd) flops += k.flops;

@@ -202,9 +202,7 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // A parallelism a row does not name it does not use (1): a data-parallel vendor table states no
   // tp or pp. Named but null or free text is unknown. An absent dp is what the GPUs leave.
   // 0: unknown.
-  auto degree = [&](const char* key) -> std::int64_t {
-    return c.has(key) ? optional_count(c, key).value_or(0) : 1;
-  };
+  auto degree = [&](const char* key) -> std::int64_t { return c.has(key) ? optional_count(c, key).value_or(0) : 1; };
   const std::int64_t tp = degree("tp"), pp = degree("pp"), cp = degree("cp"), ep = degree("ep");
   std::int64_t dp = c.has("dp") ? optional_count(c, "dp").value_or(0) : 0;
   if (cp == 0 || ep == 0) return skip(r, "config.cp or config.ep is not a number");
