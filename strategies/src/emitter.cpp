@@ -106,6 +106,17 @@ simulator::GroupId Emitter::replica_group(int first, int step, int count, int sl
   return it->second;
 }
 
+simulator::GroupId Emitter::expert_dp_group(int first, int slot, int rank) {
+  auto [it, fresh] = expert_dp_groups_.try_emplace({first, slot, rank}, -1);
+  if (fresh) {
+    std::vector<simulator::DeviceId> devices;
+    for (int r = first; r < p_.replicas; r += p_.ep)
+      for (int c = 0; c < p_.cp; ++c) devices.push_back(p_.device(r, slot, rank, c));
+    it->second = b_.add_group(devices);
+  }
+  return it->second;
+}
+
 Ref Emitter::ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase,
                            std::int64_t key) {
   const int first = replica / p_.ep * p_.ep;
@@ -130,7 +141,7 @@ Ref Emitter::edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes,
   Ref first;
   for (int t = 0; t < ranks(); ++t) {
     const TaskId id = b_.add_collective({.op = op,
-                                         .group = replica_group(replica % p_.ep, p_.ep, p_.replicas / p_.ep, slot, t),
+                                         .group = expert_dp_group(replica % p_.ep, slot, t),
                                          .bytes = bytes,
                                          .stream = kDataParallelStream,
                                          .name = name,
@@ -229,8 +240,8 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
                         const std::vector<Update>& updates, Bytes expert_bytes) {
   // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
   const bool reduce = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
-  // Expert gradients: over the dp / ep replicas holding the same experts.
-  const bool expert_reduce = p_.ep > 1 && p_.replicas > p_.ep && expert_bytes > 0;
+  // Expert gradients: over the DP x CP ranks holding the same experts (dp / ep replicas x cp).
+  const bool expert_reduce = p_.ep > 1 && p_.grad_ranks() > p_.ep && expert_bytes > 0;
   const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
   const auto key = std::make_tuple(slot, bucket, mb);
   const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep);

@@ -84,12 +84,13 @@ class Emitter {
   /// One collective per simulated TP rank over the DP group of (slot, rank): the same stage of every replica.
   Ref dp_collective(int slot, CollectiveOp op, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase);
   /// One all-to-all per simulated TP rank over the expert-parallel group of (replica, slot, rank):
-  /// the ep consecutive replicas holding replica's block. Replicas of one group share it: the
-  /// first to ask for (key, mb) creates it (with its bytes), the others get the same Ref.
+  /// the ep consecutive replicas holding replica's block, on the simulated CP rank (each CP rank
+  /// routes its S/C tokens among the same CP rank of the group). Replicas of one group share it:
+  /// the first to ask for (key, mb) creates it (with its bytes), the others get the same Ref.
   Ref ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase,
                     std::int64_t key);
   /// One collective per simulated TP rank over the expert-data-parallel group of (slot, rank) that
-  /// `replica` belongs to: the replicas holding the same experts (replica % ep).
+  /// `replica` belongs to: every CP rank of the replicas holding the same experts (replica % ep).
   Ref edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int mb, Phase phase);
   Ref marker(std::string_view name);
 
@@ -123,6 +124,7 @@ class Emitter {
   simulator::GroupId tp_group(int replica, int slot);
   simulator::GroupId dp_group(int slot, int rank);
   simulator::GroupId replica_group(int first, int step, int count, int slot, int rank);
+  simulator::GroupId expert_dp_group(int first, int slot, int rank);
 
   const Prepared& p_;
   simulator::TaskGraphBuilder& b_;
@@ -130,6 +132,7 @@ class Emitter {
   // every collective task.
   std::vector<simulator::GroupId> tp_groups_, dp_groups_;
   std::map<std::tuple<int, int, int, int>, simulator::GroupId> replica_groups_;  // (first, step, slot, rank)
+  std::map<std::tuple<int, int, int>, simulator::GroupId> expert_dp_groups_;     // (replica % ep, slot, rank)
   std::map<std::tuple<int, int, std::int64_t, int>, Ref> all_to_all_;            // (group, slot, key, mb)
 };
 

@@ -40,10 +40,10 @@ simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slo
   // ZeRO-3: the layer being computed and the one prefetched are gathered whole.
   if (p.zero3()) m.other += p.slot_gathered[static_cast<std::size_t>(slot)];
   if (experts > 0) {
-    // Expert parallelism: the experts' state is sharded (ZeRO) over the replicas holding the same experts.
+    // Expert parallelism: the experts' state is sharded (ZeRO) over the DP x CP ranks holding the same experts.
     const simulator::StaticMemory e =
-        static_memory_for(experts, p.dtype, p.setup->optimizer, p.s.zero >= 1 ? p.replicas / p.ep : 1, p.s.zero == 2,
-                          false, p.setup->grad_accumulation);
+        static_memory_for(experts, p.dtype, p.setup->optimizer, p.s.zero >= 1 ? p.grad_ranks() / p.ep : 1,
+                          p.s.zero == 2, false, p.setup->grad_accumulation);
     m.params += e.params;
     m.grads += e.grads;
     m.optimizer += e.optimizer;

@@ -82,7 +82,6 @@ struct Emit {
 
   void finish(Strategy s, std::int64_t batch) {
     for (int ep : expert_parallel_widths(space, facts, s.dp)) {
-      if (ep > 1 && s.cp > 1) break;  // not modelled together (strategy.cpp)
       s.ep = ep;
       s.imbalance = ep > 1 ? space.imbalance : 1.0;
       finish_ep(s, batch);

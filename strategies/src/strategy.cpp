@@ -95,9 +95,6 @@ void validate(const Strategy& s, const std::string& origin) {
   if (s.ep > 1 && s.dp % s.ep != 0)
     throw InputError(origin + ": ep=" + std::to_string(s.ep) + " must divide dp=" + std::to_string(s.dp) +
                      " (expert parallelism splits the data-parallel replicas into groups of ep)");
-  if (s.cp > 1 && s.ep > 1)
-    throw InputError(origin + ": cp=" + std::to_string(s.cp) + " with ep=" + std::to_string(s.ep) +
-                     " is not modelled (expert all-to-alls inside a context-parallel group)");
   if (s.cp > 1 && s.placement != Placement::Layers)
     throw InputError(origin + ": cp=" + std::to_string(s.cp) + " needs placement=layers");
   if (s.imbalance != 1.0 && s.ep == 1)

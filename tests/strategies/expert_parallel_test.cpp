@@ -5,6 +5,8 @@
 // over n ranks sends S/n to each of the n-1 others at once: each uplink carries (n-1) S / n.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "lowering_fixtures.hpp"
 #include "parasim/models/model_json.hpp"
 #include "parasim/models/transformer.hpp"
@@ -245,6 +247,51 @@ TEST(ExpertParallel, StageGranularitySumsAChunksAllToAllsPerPhase) {
   const LoweredStep stage = lower(Granularity::Stage);
   EXPECT_EQ(all_to_alls(stage),
             (std::vector<std::pair<Phase, Bytes>>{{Phase::Forward, 65'536}, {Phase::BackwardData, 65'536}}));
+}
+
+TEST(ExpertParallel, WithContextParallelismEachCpRankRoutesItsShareOfTheSequence) {
+  // The 2-layer MoE transformer of the test above on dp=4,cp=2,ep=2 (8 GPUs), batch 4: each CP
+  // rank holds 8 of a sample's 16 tokens, so an all-to-all carries half the bytes of cp=1:
+  // 8 tokens x 2 slots x 64 x 4 B = 4,096 B, among the same CP rank of the ep=2 replicas (devices
+  // 0 and 2: replica r, CP rank c is device 2r + c). The expert gradients are reduced over every
+  // CP rank of the replicas holding the same experts (replicas 0 and 2: devices 0, 1, 4, 5), the
+  // rest over all DP x CP ranks.
+  models::TransformerConfig c;
+  c.name = "tiny_moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.mlp = models::MlpKind::Swiglu;
+  c.experts = 4;
+  c.top_k = 2;
+  c.moe_ffn = 32;
+  const models::Model m = models::build_transformer(c, {.batch = 1});
+  const hardware::Cluster cluster = star_cluster(8, 0, 1.0);
+  const profiler::RooflineCostModel roofline;
+  const LoweredStep s = lower_step({.model = &m,
+                                    .cluster = &cluster,
+                                    .strategy = parse_strategy("dp=4,cp=2,ep=2"),
+                                    .global_batch = 4,
+                                    .costs = &roofline});
+  const auto& g = s.graph;
+  int all_to_alls = 0;
+  std::set<std::vector<simulator::DeviceId>> reduce_groups;
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+    if (g.kind(t) != TaskKind::Collective) continue;
+    const auto group = g.group_devices(g.group(t));
+    const std::vector<simulator::DeviceId> devices(group.begin(), group.end());
+    if (g.collective_op(t) == CollectiveOp::AllToAll) {
+      ++all_to_alls;
+      EXPECT_EQ(g.bytes(t), 4'096);
+      EXPECT_EQ(devices, (std::vector<simulator::DeviceId>{0, 2}));
+    } else if (g.collective_op(t) == CollectiveOp::AllReduce) {
+      reduce_groups.insert(devices);
+    }
+  }
+  EXPECT_EQ(all_to_alls, 8);  // 2 layers x (dispatch, combine) x (forward, backward)
+  EXPECT_EQ(reduce_groups, (std::set<std::vector<simulator::DeviceId>>{{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 4, 5}}));
 }
 
 TEST(ExpertParallel, PlannerTriesEpWhereItDividesDpAndTheExperts) {
