@@ -232,6 +232,14 @@ TEST(RecordedRuns, ReadsTheWaysOtherTablesStateARun) {
   EXPECT_EQ(strategies::to_string(w.strategy), "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,recompute=full,sp=on,overlap=off");
   EXPECT_EQ(w.caveats.at(0), "config.schedule not stated: 1F1B (Megatron-LM's, NeMo's and DeepSpeed's default)");
   EXPECT_EQ(f.runs[2].strategy.schedule, strategies::Schedule::Interleaved);
+  // No schedule but virtual stages: interleaved, and the caveat says so.
+  nlohmann::json virtual_stages = megatron_row();
+  virtual_stages["config"].erase("schedule");
+  virtual_stages["config"]["interleave"] = 2;
+  const RecordedRun v = parse_runs(file_of({virtual_stages}), "runs.json").runs[0];
+  EXPECT_EQ(v.strategy.schedule, strategies::Schedule::Interleaved);
+  EXPECT_EQ(v.caveats.at(0),
+            "config.schedule not stated: interleaved 1F1B (Megatron-LM's, NeMo's and DeepSpeed's default)");
   EXPECT_EQ(f.runs[3].skip_reason.rfind("hardware.parasim_preset: unknown cluster preset \"dgx-z9000\"", 0), 0u)
       << f.runs[3].skip_reason;
   EXPECT_EQ(f.runs[4].skip_reason, "model.zoo_name \"llama2_7b\" is not a zoo model (`parasim models` lists them)");

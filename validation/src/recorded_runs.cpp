@@ -200,8 +200,7 @@ void read_mlm_positions(RecordedRun& r, const JsonField& m) {
 
 void read_config(RecordedRun& r, const JsonField& c) {
   // A parallelism a row does not name it does not use (1): a data-parallel vendor table states no
-  // tp or pp. Named but null or free text is unknown. An absent dp is what the GPUs leave.
-  // 0: unknown.
+  // tp or pp. Named but null or free text is unknown (0). An absent dp is what the GPUs leave.
   auto degree = [&](const char* key) -> std::int64_t { return c.has(key) ? optional_count(c, key).value_or(0) : 1; };
   const std::int64_t tp = degree("tp"), pp = degree("pp"), cp = degree("cp"), ep = degree("ep");
   std::int64_t dp = c.has("dp") ? optional_count(c, "dp").value_or(0) : 0;
@@ -273,7 +272,6 @@ void read_config(RecordedRun& r, const JsonField& c) {
     // Megatron-LM, NeMo and DeepSpeed pipelines run 1F1B unless told otherwise (interleaved with
     // virtual stages, below).
     r.strategy.schedule = strategies::Schedule::OneFOneB;
-    r.caveats.push_back("config.schedule not stated: 1F1B (Megatron-LM's, NeMo's and DeepSpeed's default)");
   } else if (contains(schedule, "1f1b") || contains(schedule, "pipedream-flush")) {
     r.strategy.schedule = strategies::Schedule::OneFOneB;
   } else if (contains(schedule, "gpipe")) {
@@ -290,6 +288,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
   }
   if (r.strategy.schedule == strategies::Schedule::Interleaved && r.strategy.interleave < 2)
     return skip(r, "an interleaved schedule needs config.interleave >= 2");
+  if (schedule.empty() && pp > 1) {
+    const bool interleaved = r.strategy.schedule == strategies::Schedule::Interleaved;
+    r.caveats.push_back(std::string("config.schedule not stated: ") + (interleaved ? "interleaved 1F1B" : "1F1B") +
+                        " (Megatron-LM's, NeMo's and DeepSpeed's default)");
+  }
 
   const std::string recompute = optional_text(c, "recompute");
   if (recompute == "unknown" || recompute == "not stated") {
