@@ -63,6 +63,23 @@ StrategyResult run(const std::string& strategy, int gpus = 4, std::int64_t batch
   return simulate_strategy(setup, {.collectives = mode});
 }
 
+/// 2 MoE layers (4 SwiGLU experts of width 32, top-2), hidden 64, 4 heads, 16 tokens per sample,
+/// vocabulary 128, fp32.
+models::Model tiny_moe_transformer() {
+  models::TransformerConfig c;
+  c.name = "tiny_moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.mlp = models::MlpKind::Swiglu;
+  c.experts = 4;
+  c.top_k = 2;
+  c.moe_ffn = 32;
+  return models::build_transformer(c, {.batch = 1});
+}
+
 int collectives(const LoweredStep& s, CollectiveOp op, Phase phase) {
   const auto& g = s.graph;
   return count_tasks(g, [&](simulator::TaskId t) {
@@ -211,18 +228,7 @@ TEST(ExpertParallel, DenseModelsAndIndivisibleExpertsAreRefused) {
 TEST(ExpertParallel, StageGranularitySumsAChunksAllToAllsPerPhase) {
   // 2 MoE layers (4 experts, top-2), hidden 64, 16 tokens per sample, fp32; batch 4 on dp=2:
   // 32 tokens per rank, 64 slots, 64 x 64 x 4 = 16,384 B per all-to-all.
-  models::TransformerConfig c;
-  c.name = "tiny_moe";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.seq_len = 16;
-  c.vocab = 128;
-  c.mlp = models::MlpKind::Swiglu;
-  c.experts = 4;
-  c.top_k = 2;
-  c.moe_ffn = 32;
-  const models::Model m = models::build_transformer(c, {.batch = 1});
+  const models::Model m = tiny_moe_transformer();
   const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
   const profiler::RooflineCostModel roofline;
   auto lower = [&](Granularity g) {
@@ -256,18 +262,7 @@ TEST(ExpertParallel, WithContextParallelismEachCpRankRoutesItsShareOfTheSequence
   // 0 and 2: replica r, CP rank c is device 2r + c). The expert gradients are reduced over every
   // CP rank of the replicas holding the same experts (replicas 0 and 2: devices 0, 1, 4, 5), the
   // rest over all DP x CP ranks.
-  models::TransformerConfig c;
-  c.name = "tiny_moe";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.seq_len = 16;
-  c.vocab = 128;
-  c.mlp = models::MlpKind::Swiglu;
-  c.experts = 4;
-  c.top_k = 2;
-  c.moe_ffn = 32;
-  const models::Model m = models::build_transformer(c, {.batch = 1});
+  const models::Model m = tiny_moe_transformer();
   const hardware::Cluster cluster = star_cluster(8, 0, 1.0);
   const profiler::RooflineCostModel roofline;
   const LoweredStep s = lower_step({.model = &m,
