@@ -96,22 +96,12 @@ Ref Emitter::dp_collective(int slot, CollectiveOp op, Bytes bytes, std::string_v
   return first;
 }
 
-simulator::GroupId Emitter::replica_group(int first, int step, int count, int slot, int rank) {
-  auto [it, fresh] = replica_groups_.try_emplace({first, step, slot, rank}, -1);
+simulator::GroupId Emitter::replica_group(int first, int step, int count, int cp_ranks, int slot, int rank) {
+  auto [it, fresh] = replica_groups_.try_emplace({first, step, cp_ranks, slot, rank}, -1);
   if (fresh) {
     std::vector<simulator::DeviceId> devices;
-    for (int i = 0; i < count; ++i) devices.push_back(p_.device(first + i * step, slot, rank));
-    it->second = b_.add_group(devices);
-  }
-  return it->second;
-}
-
-simulator::GroupId Emitter::expert_dp_group(int first, int slot, int rank) {
-  auto [it, fresh] = expert_dp_groups_.try_emplace({first, slot, rank}, -1);
-  if (fresh) {
-    std::vector<simulator::DeviceId> devices;
-    for (int r = first; r < p_.replicas; r += p_.ep)
-      for (int c = 0; c < p_.cp; ++c) devices.push_back(p_.device(r, slot, rank, c));
+    for (int i = 0; i < count; ++i)
+      for (int c = 0; c < cp_ranks; ++c) devices.push_back(p_.device(first + i * step, slot, rank, c));
     it->second = b_.add_group(devices);
   }
   return it->second;
@@ -124,7 +114,7 @@ Ref Emitter::ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view 
   if (!fresh) return it->second;
   for (int t = 0; t < ranks(); ++t) {
     const TaskId id = b_.add_collective({.op = CollectiveOp::AllToAll,
-                                         .group = replica_group(first, 1, p_.ep, slot, t),
+                                         .group = replica_group(first, 1, p_.ep, 1, slot, t),
                                          .bytes = bytes,
                                          .stream = kTensorParallelStream,
                                          .name = name,
@@ -140,14 +130,15 @@ Ref Emitter::edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes,
                             Phase phase) {
   Ref first;
   for (int t = 0; t < ranks(); ++t) {
-    const TaskId id = b_.add_collective({.op = op,
-                                         .group = expert_dp_group(replica % p_.ep, slot, t),
-                                         .bytes = bytes,
-                                         .stream = kDataParallelStream,
-                                         .name = name,
-                                         .model_op = -1,
-                                         .microbatch = mb,
-                                         .phase = phase});
+    const TaskId id =
+        b_.add_collective({.op = op,
+                           .group = replica_group(replica % p_.ep, p_.ep, p_.replicas / p_.ep, p_.cp, slot, t),
+                           .bytes = bytes,
+                           .stream = kDataParallelStream,
+                           .name = name,
+                           .model_op = -1,
+                           .microbatch = mb,
+                           .phase = phase});
     if (t == 0) first = Ref{id, true};
   }
   return first;

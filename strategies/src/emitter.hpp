@@ -123,16 +123,17 @@ class Emitter {
                   Phase phase);
   simulator::GroupId tp_group(int replica, int slot);
   simulator::GroupId dp_group(int slot, int rank);
-  simulator::GroupId replica_group(int first, int step, int count, int slot, int rank);
-  simulator::GroupId expert_dp_group(int first, int slot, int rank);
+  /// Replicas first, first + step, ... (count of them) of (slot, rank), each with its CP ranks
+  /// 0 .. cp_ranks - 1.
+  simulator::GroupId replica_group(int first, int step, int count, int cp_ranks, int slot, int rank);
 
   const Prepared& p_;
   simulator::TaskGraphBuilder& b_;
   // Group ids by replica x slot (TP) and slot x rank (DP), -1 until first used: looked up for
   // every collective task.
   std::vector<simulator::GroupId> tp_groups_, dp_groups_;
-  std::map<std::tuple<int, int, int, int>, simulator::GroupId> replica_groups_;  // (first, step, slot, rank)
-  std::map<std::tuple<int, int, int>, simulator::GroupId> expert_dp_groups_;     // (replica % ep, slot, rank)
+  // (first, step, cp_ranks, slot, rank)
+  std::map<std::tuple<int, int, int, int, int>, simulator::GroupId> replica_groups_;
   std::map<std::tuple<int, int, std::int64_t, int>, Ref> all_to_all_;            // (group, slot, key, mb)
 };
 
