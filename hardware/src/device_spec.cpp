@@ -1,8 +1,10 @@
 #include "parasim/hardware/device_spec.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
+#include "parasim/common/assert.hpp"
 #include "parasim/common/calibration.hpp"
 #include "parasim/common/error.hpp"
 
@@ -78,6 +80,14 @@ std::vector<DeviceSpec> make_specs() {
 }
 
 }  // namespace
+
+bool DeviceSpec::arch_at_least(std::string_view oldest) const {
+  static constexpr std::array<std::string_view, 5> kOrder{"pascal", "volta", "ampere", "hopper", "blackwell"};
+  const auto* mine = std::find(kOrder.begin(), kOrder.end(), arch);
+  const auto* wanted = std::find(kOrder.begin(), kOrder.end(), oldest);
+  PARASIM_ASSERT(wanted != kOrder.end());  // callers name one of kOrder
+  return mine != kOrder.end() && mine >= wanted;
+}
 
 double DeviceSpec::peak_tflops(DType dtype) const {
   switch (dtype) {

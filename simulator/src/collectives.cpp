@@ -591,10 +591,10 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     if (last_kind && *last_kind == kind) continue;
     const auto spec = hardware::find_device_spec(kind);
     const bool reduces = p.op == CollectiveOp::AllReduce || p.op == CollectiveOp::ReduceScatter;
-    const double share = !spec                                                 ? kNvlinkPayload
-                         : spec->arch == "ampere" && reduces                   ? kNvlinkPayload * kAmpereReductionShare
-                         : spec->arch == "hopper" || spec->arch == "blackwell" ? kNvlinkPayloadHopper
-                                                                               : kNvlinkPayload;
+    const double share = !spec                               ? kNvlinkPayload
+                         : spec->arch == "ampere" && reduces ? kNvlinkPayload * kAmpereReductionShare
+                         : spec->arch_at_least("hopper")     ? kNvlinkPayloadHopper
+                                                             : kNvlinkPayload;
     p.nvlink_payload = last_kind ? std::min(p.nvlink_payload, share) : share;
     last_kind = &kind;
   }
@@ -740,7 +740,7 @@ bool CollectivePlanner::nvls_capable(const std::vector<DeviceId>& order) {
   // GPU whose route to its ring successor goes through an NVSwitch.
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto spec = hardware::find_device_spec(cluster_.device(order[i]).kind);
-    if (!spec || (spec->arch != "hopper" && spec->arch != "blackwell")) return false;
+    if (!spec || !spec->arch_at_least("hopper")) return false;
     const RouteRef r = routes_->get(order[i], order[(i + 1) % order.size()]);
     bool via_switch = false;
     for (hardware::DirLinkId l : routes_->links(r))

@@ -70,6 +70,15 @@ TEST(ClusterPresets, FabricsAndMultiNodeBandwidths) {
   EXPECT_EQ(device_spec("b200").sm_count, 148);
   EXPECT_EQ(device_spec("b200").peak_tflops(DType::BF16), 2250.0);
   EXPECT_EQ(device_spec("b200").peak_tflops(DType::FP8), 4500.0);
+  // Features of a generation carry to the next (fused attention from Ampere, NVLS from Hopper).
+  EXPECT_TRUE(device_spec("b200").arch_at_least("hopper"));
+  EXPECT_TRUE(device_spec("h100").arch_at_least("hopper"));
+  EXPECT_FALSE(device_spec("a100").arch_at_least("hopper"));
+  EXPECT_TRUE(device_spec("a100").arch_at_least("ampere"));
+  EXPECT_FALSE(device_spec("v100").arch_at_least("ampere"));
+  DeviceSpec cpu = device_spec("a100");
+  cpu.arch = "cpu";
+  EXPECT_FALSE(cpu.arch_at_least("pascal"));
   // The fabric can be chosen in the name.
   Cluster v = make_cluster_preset("dgx1-v100:ib=hdr", 2);
   EXPECT_EQ(v.name(), "dgx1-v100:ib=hdr");

@@ -517,7 +517,7 @@ namespace {
 bool has_fused_attention(const hardware::Cluster& cluster) {
   for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
     const auto spec = hardware::find_device_spec(cluster.device(d).kind);
-    if (!spec || (spec->arch != "ampere" && spec->arch != "hopper" && spec->arch != "blackwell")) return false;
+    if (!spec || !spec->arch_at_least("ampere")) return false;
   }
   return cluster.num_devices() > 0;
 }

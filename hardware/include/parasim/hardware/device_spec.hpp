@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasim/common/dtype.hpp"
@@ -40,6 +41,10 @@ struct DeviceSpec {
   /// ops of an fp8 model run in bf16).
   double peak_tflops(DType dtype) const;
   bool supports_fp8() const { return fp8_tflops > 0; }
+  /// Whether this GPU's architecture is `oldest` or a later one (pascal, volta, ampere, hopper,
+  /// blackwell, in that order): a feature of one generation carries to the next. False for an
+  /// architecture not in that list (a CPU).
+  bool arch_at_least(std::string_view oldest) const;
 };
 
 /// All known devices, in a fixed order.
