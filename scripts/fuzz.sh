@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds parasim's libFuzzer targets (clang, ASan + UBSan, one per loader; tests/fuzz) in
-# build-fuzz and runs each for a bounded time, two at a time. Fails if any target finds a crash,
+# Builds parasim's libFuzzer targets (clang, ASan + UBSan, one per loader; tests/fuzz) in the
+# sanitizer tree, build-asan (scripts/asan_build.sh; scripts/sanitize.sh builds the same tree, so
+# after it this builds nothing), and runs each for a bounded time, two at a time. Fails if any target finds a crash,
 # a leak, an out-of-memory or a timeout. docs/reliability.md explains what to do with a finding.
 #
 #   scripts/fuzz.sh                 every target, FUZZ_TIME seconds each (default 30)
@@ -15,20 +16,20 @@
 # every corpus to the inputs that still add coverage, and commit the result:
 #   FUZZ_TIME=600 bash scripts/fuzz.sh
 #   for t in model hf_config onnx cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results runs calibration nccl_tests; do
-#     mkdir -p /tmp/min/$t && build-fuzz/bin/fuzz_$t -merge=1 /tmp/min/$t tests/fuzz/corpus/$t &&
+#     mkdir -p /tmp/min/$t && build-asan/bin/fuzz_$t -merge=1 /tmp/min/$t tests/fuzz/corpus/$t &&
 #     rm -f tests/fuzz/corpus/$t/* && cp /tmp/min/$t/* tests/fuzz/corpus/$t/
 #   done
 # (keep the named seeds: git checkout tests/fuzz/corpus/*/*.json tests/fuzz/corpus/onnx after the copy)
 #
 # Environment: FUZZ_TIME (seconds per target), FUZZ_JOBS (targets at once, default 2),
-# FUZZ_BUILD_DIR (default build-fuzz).
+# FUZZ_BUILD_DIR (default build-asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_TIME:-30}
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then seconds=$1; shift; fi
 jobs=${FUZZ_JOBS:-2}
-build=${FUZZ_BUILD_DIR:-build-fuzz}
+build=${FUZZ_BUILD_DIR:-build-asan}
 all_targets=(model hf_config onnx cluster strategy strategy_json efficiency_csv profile kineto taskgraph placement results runs calibration nccl_tests)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
@@ -39,13 +40,8 @@ for t in "${targets[@]}"; do
     exit 2
   fi
 done
-command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/setup.sh installs it)" >&2; exit 1; }
-
-# oneDNN is left out: the loaders do not use it, and its OpenMP runtime would need libomp for clang.
 echo "fuzz: building ${#targets[@]} targets in $build (clang, ASan + UBSan)"
-CXX=clang++ CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARASIM_FUZZ=ON \
-  -DPARASIM_CUDA=OFF -DPARASIM_BUILD_TESTS=OFF -DPARASIM_BUILD_BENCH=OFF -DPARASIM_DNNL=OFF >/dev/null
-cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[@]/#/fuzz_}"
+ASAN_BUILD_DIR=$build bash scripts/asan_build.sh "${targets[@]/#/fuzz_}"
 
 run_one() {  # target -> exit status of the fuzzer; log in $build/fuzz-logs/<target>.log
   local t=$1

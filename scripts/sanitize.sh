@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the whole project with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan
-# (RelWithDebInfo at -O1 -g1 -- line tables only, which keeps the build quick on 2 cores -- with no
-# CUDA and no benchmarks) and runs the whole test suite there.
+# (scripts/asan_build.sh: clang, RelWithDebInfo at -O1 -g1, no CUDA, no benchmarks; the same tree
+# builds the fuzzers) and runs the whole test suite there.
 # Any sanitizer report fails its test: UBSan halts on the first error, ASan checks for leaks.
 #
 #   scripts/sanitize.sh              build and run every test
@@ -11,9 +11,7 @@ cd "$(dirname "$0")/.."
 build=${ASAN_BUILD_DIR:-build-asan}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DPARASIM_SANITIZE=ON -DPARASIM_CUDA=OFF -DPARASIM_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$jobs"
+ASAN_BUILD_DIR=$build bash scripts/asan_build.sh
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

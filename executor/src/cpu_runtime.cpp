@@ -294,7 +294,7 @@ class CpuRuntime final : public StreamRuntime {
 
   void write_notes(const TaskGraph& graph) {
     if (priority_refused_.load())
-      notes_.push_back(
+      notes_.emplace_back(
           "raising the workers' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
     if (workers_.size() > cores_.size())
       notes_.push_back(std::to_string(workers_.size()) + " worker threads (devices x used streams) share " +

@@ -32,7 +32,7 @@ constexpr EndpointKindName kEndpointKinds[] = {
     {EndpointKind::NvSwitch, "nvswitch"}, {EndpointKind::Nic, "nic"}, {EndpointKind::IbSwitch, "ib_switch"},
 };
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 }  // namespace
 
@@ -78,7 +78,7 @@ Cluster& Cluster::operator=(Cluster&&) noexcept = default;
 Cluster::~Cluster() = default;
 
 void Cluster::validate_and_index() {
-  const std::string where = "cluster " + quoted(spec_.name) + ": ";
+  const std::string where = "cluster " + in_quotes(spec_.name) + ": ";
   if (spec_.name.empty()) throw InputError("cluster: the name must not be empty");
   const auto d = static_cast<std::int64_t>(spec_.devices.size());
   if (d < 1 || d > kMaxClusterDevices)
@@ -97,13 +97,13 @@ void Cluster::validate_and_index() {
     auto& dev = spec_.devices[i];
     if (dev.name.empty()) throw InputError(where + "device " + std::to_string(i) + " has an empty name");
     if (!names.emplace(dev.name, static_cast<EndpointId>(i)).second)
-      throw InputError(where + "duplicate endpoint name " + quoted(dev.name));
+      throw InputError(where + "duplicate endpoint name " + in_quotes(dev.name));
     const DeviceSpec& ds = device_spec(dev.kind);  // InputError listing the known kinds
     dev.kind = ds.kind;
-    if (dev.memory < 0) throw InputError(where + "device " + quoted(dev.name) + ": memory must be >= 0");
+    if (dev.memory < 0) throw InputError(where + "device " + in_quotes(dev.name) + ": memory must be >= 0");
     if (dev.memory == 0) dev.memory = ds.memory;
     if (dev.node < 0 || dev.node >= kMaxClusterDevices)
-      throw InputError(where + "device " + quoted(dev.name) + ": node must be in [0, " +
+      throw InputError(where + "device " + in_quotes(dev.name) + ": node must be in [0, " +
                        std::to_string(kMaxClusterDevices - 1) + "], found " + std::to_string(dev.node));
     max_node = std::max(max_node, dev.node);
   }
@@ -111,11 +111,11 @@ void Cluster::validate_and_index() {
     const auto& ep = spec_.endpoints[i];
     if (ep.name.empty()) throw InputError(where + "endpoint " + std::to_string(i) + " has an empty name");
     if (ep.kind == EndpointKind::Device)
-      throw InputError(where + "endpoint " + quoted(ep.name) + ": devices belong in the device list");
+      throw InputError(where + "endpoint " + in_quotes(ep.name) + ": devices belong in the device list");
     if (!names.emplace(ep.name, static_cast<EndpointId>(spec_.devices.size() + i)).second)
-      throw InputError(where + "duplicate endpoint name " + quoted(ep.name));
+      throw InputError(where + "duplicate endpoint name " + in_quotes(ep.name));
     if (ep.node < -1 || ep.node > max_node)
-      throw InputError(where + "endpoint " + quoted(ep.name) + ": node must be -1 (shared) or in [0, " +
+      throw InputError(where + "endpoint " + in_quotes(ep.name) + ": node must be -1 (shared) or in [0, " +
                        std::to_string(max_node) + "], found " + std::to_string(ep.node));
   }
 
@@ -141,16 +141,16 @@ void Cluster::validate_and_index() {
   link_names.reserve(spec_.links.size());
   for (std::size_t i = 0; i < spec_.links.size(); ++i) {
     auto& l = spec_.links[i];
-    const std::string lw = where + "link " + (l.name.empty() ? std::to_string(i) : quoted(l.name)) + ": ";
+    const std::string lw = where + "link " + (l.name.empty() ? std::to_string(i) : in_quotes(l.name)) + ": ";
     if (l.a < 0 || l.a >= n_endpoints || l.b < 0 || l.b >= n_endpoints)
       throw InputError(lw + "connects an unknown endpoint");
-    if (l.a == l.b) throw InputError(lw + "connects " + quoted(endpoint_name(l.a)) + " to itself");
+    if (l.a == l.b) throw InputError(lw + "connects " + in_quotes(endpoint_name(l.a)) + " to itself");
     if (!(l.bandwidth.value > 0) || !std::isfinite(l.bandwidth.value))
       throw InputError(lw + "bandwidth must be a finite number > 0 GB/s, found " + std::to_string(l.bandwidth.value));
     if (l.alpha < 0) throw InputError(lw + "latency must be >= 0 ns, found " + std::to_string(l.alpha));
     if (l.name.empty()) l.name = endpoint_name(l.a) + "-" + endpoint_name(l.b);
     if (!link_names.emplace(l.name, static_cast<LinkId>(i)).second)
-      throw InputError(where + "duplicate link name " + quoted(l.name));
+      throw InputError(where + "duplicate link name " + in_quotes(l.name));
   }
 
   // CSR adjacency of directed links, in link-id order per endpoint (the routing tie-break).
@@ -208,8 +208,8 @@ void Cluster::check_connected() const {
   }
   for (DeviceId dv = 0; dv < num_devices(); ++dv)
     if (!seen[static_cast<std::size_t>(dv)])
-      throw InputError("cluster " + quoted(spec_.name) + ": device " + quoted(device(dv).name) +
-                       " is not connected to device " + quoted(device(0).name) + " by any path of links");
+      throw InputError("cluster " + in_quotes(spec_.name) + ": device " + in_quotes(device(dv).name) +
+                       " is not connected to device " + in_quotes(device(0).name) + " by any path of links");
 }
 
 const std::string& Cluster::endpoint_name(EndpointId e) const {

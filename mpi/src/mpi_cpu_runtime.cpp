@@ -128,7 +128,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
     const auto all = world_.allgather(std::to_string(stand_ins_), "the executor's stand-in counts");
     stand_ins_ = 0;
     for (const std::string& s : all) stand_ins_ += std::stoll(s);
-    notes_.push_back(
+    notes_.emplace_back(
         "one MPI rank per device, one thread per rank: a rank's kernels run one at a time and its "
         "communication (non-blocking MPI) progresses between them");
     if (stand_ins_ > 0)
@@ -178,7 +178,7 @@ class MpiCpuRuntime final : public executor::StreamRuntime {
                                                              : options_.priority);
       if (!priority.ok() && options_.priority != executor::CpuRuntimeOptions::Priority::Default && !priority_note_) {
         priority_note_ = true;
-        notes_.push_back(
+        notes_.emplace_back(
             "raising the ranks' priority was refused (needs CAP_SYS_NICE): other processes may preempt them");
       }
       run_loop();

@@ -148,7 +148,7 @@ class MpiNcclRuntime final : public executor::StreamRuntime {
     const auto all = world_.allgather(std::to_string(ledger_.tasks()), "the executor's stand-in counts");
     for (const std::string& s : all) stand_ins_ += std::stoll(s);
     offset_ = detail::clock_offset(world_);
-    notes_.push_back(
+    notes_.emplace_back(
         "one MPI rank per GPU; transfers are ncclSend/ncclRecv, cross-rank waits 1-byte NCCL messages, and each GPU "
         "runs its NCCL calls one at a time in the plan's order (which rules out deadlocks between communicators)");
     for (std::string& n : ledger_.notes()) notes_.push_back("rank " + std::to_string(me_) + ": " + n);

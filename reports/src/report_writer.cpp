@@ -51,7 +51,7 @@ ReportOutcome write_into(const ReportData& data, const fs::path& staging, const 
     figures.push_back({std::move(spec), {}, false});
   }
   if (figures.empty())
-    out.notes.push_back(
+    out.notes.emplace_back(
         "The results held nothing to plot (no projection, throughput, breakdown, timeline, validation or memory).");
 
   fs::path gnuplot;
