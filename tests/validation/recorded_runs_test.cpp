@@ -1,6 +1,7 @@
 // Reading published-runs/1 files: what is expressed, what is skipped and why, what is rejected.
 #include "parasim/validation/recorded_runs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -167,6 +168,7 @@ TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";
   unknown_micro["config"]["micro_batch"] = nullptr;
+  unknown_micro["config"]["global_batch"] = 60;  // 60 / (dp 2 x 8 micro-batches): no whole size
   nlohmann::json mismatch = megatron_row();
   mismatch["id"] = "b";
   mismatch["gpus"] = 32;
@@ -310,6 +312,60 @@ TEST(RecordedRuns, InfersTheLargestMicroBatchAndCheapestRecomputationThatFit) {
   ASSERT_EQ(o.run.caveats.size(), 2u);
   EXPECT_EQ(o.run.caveats[0], "recomputation not stated: none, the cheapest that fits");
   EXPECT_EQ(o.run.caveats[1].rfind("micro-batch size not stated: ", 0), 0u) << o.run.caveats[1];
+}
+
+// With a pipeline an unstated micro-batch size or number of virtual stages is what its engineers
+// tuned: the fastest that fits of the sizes 1, 2, 4, 8 and of the divisors of a stage's layers.
+TEST(RecordedRuns, TunesAnUnstatedPipelineMicroBatchAndVirtualStagesToTheFastest) {
+  nlohmann::json row = megatron_row();
+  row["model"]["layers"] = 8;  // 4 a stage: 2 or 4 virtual stages
+  row["config"]["micro_batch"] = nullptr;
+  row["config"]["micro_batches_per_step"] = nullptr;
+  row["config"].erase("schedule");
+  row["config"]["interleave"] = "custom interleaved schedule (not specified)";
+  const RunsFile f = parse_runs(file_of({row}), "runs.json");
+  ASSERT_EQ(f.runs[0].skip_reason, "");
+  EXPECT_TRUE(f.runs[0].micro_unknown);
+  EXPECT_TRUE(f.runs[0].interleave_unknown);
+  EXPECT_EQ(f.runs[0].strategy.schedule, strategies::Schedule::Interleaved);
+  for (const std::string& c : f.runs[0].caveats) EXPECT_EQ(c.find("config.schedule not stated"), std::string::npos);
+  const RunOutcome o = evaluate_run(f.runs[0], {});
+  ASSERT_TRUE(o.scored) << o.note;
+
+  // Every candidate stated outright: the inferred run is the fastest of them.
+  double fastest = 1e30;
+  int best_micro = 0, best_interleave = 0;
+  for (int size : {1, 2, 4, 8})
+    for (int v : {2, 4}) {
+      nlohmann::json stated = megatron_row();
+      stated["model"]["layers"] = 8;
+      stated["config"]["micro_batch"] = size;
+      stated["config"]["micro_batches_per_step"] = 32 / size;
+      stated["config"]["schedule"] = "interleaved";
+      stated["config"]["interleave"] = v;
+      const RunOutcome so = evaluate_run(parse_runs(file_of({stated}), "runs.json").runs[0], {});
+      ASSERT_TRUE(so.scored) << so.note;
+      if (so.projected_step_s < fastest) fastest = so.projected_step_s, best_micro = 32 / size, best_interleave = v;
+    }
+  EXPECT_EQ(o.projected_step_s, fastest);
+  EXPECT_EQ(o.run.strategy.micro, best_micro);
+  EXPECT_EQ(o.run.strategy.interleave, best_interleave);
+  const std::string size = std::to_string(32 / best_micro);
+  EXPECT_NE(std::find(o.run.caveats.begin(), o.run.caveats.end(),
+                      "micro-batch size not stated: " + size + " (" + std::to_string(best_micro) +
+                          " micro-batches per step), the fastest that fits of 1, 2, 4 and 8 samples per micro-batch"),
+            o.run.caveats.end());
+  EXPECT_NE(std::find(o.run.caveats.begin(), o.run.caveats.end(),
+                      "virtual stages not stated: interleave=" + std::to_string(best_interleave) +
+                          ", the fastest that fits of 2 and 4"),
+            o.run.caveats.end());
+
+  // A micro-batch count and a global batch give the size without any inference.
+  nlohmann::json counted = megatron_row();
+  counted["config"]["micro_batch"] = nullptr;
+  const RunsFile fc = parse_runs(file_of({counted}), "runs.json");
+  EXPECT_FALSE(fc.runs[0].micro_unknown);
+  EXPECT_EQ(fc.runs[0].strategy.micro, 8);
 }
 
 TEST(RecordedRuns, PricesBinnedVariableLengthSamplesAtTheirPaddedLength) {

@@ -244,11 +244,14 @@ void read_config(RecordedRun& r, const JsonField& c) {
   if (!gb) return skip(r, "config.global_batch is not a number of samples or of tokens");
   r.global_batch = *gb;
   auto mb = optional_count(c, "micro_batch");
-  if (!mb && pp == 1 && !k) {
+  if (!mb && k && *gb % product(dp, *k) == 0) mb = *gb / product(dp, *k);  // the count and the batch say it
+  if (!mb && !k) {
     // Without a pipeline the micro-batch size does not shape the schedule, only memory and GEMM
-    // sizes: start from the whole replica batch and halve until it fits (evaluate_run says which).
+    // sizes: start from the whole replica batch and halve until it fits. With one, it trades the
+    // bubble against GEMM sizes, and the run's engineers tuned it: evaluate_run projects 1, 2, 4
+    // and 8 samples per micro-batch and keeps the fastest that fits (and says which).
     if (*gb % dp != 0) return skip(r, "global_batch is not a multiple of dp");
-    mb = *gb / dp;
+    mb = pp == 1 ? *gb / dp : 1;
     r.micro_unknown = true;
   }
   if (!mb) return skip(r, "config.micro_batch is unknown");
@@ -279,16 +282,30 @@ void read_config(RecordedRun& r, const JsonField& c) {
   } else {
     return skip(r, "config.schedule \"" + schedule + "\" names no pipeline schedule parasim knows");
   }
-  if (auto il = c.find("interleave"); il && il->raw().is_number_integer()) {
-    r.strategy.interleave = static_cast<int>(il->as_int(1, 1024));
+  // Virtual stages per device: a number; or words that say the schedule is interleaved without
+  // saying how many ("Meta custom interleaved schedule (not specified)", "not stated"), which
+  // evaluate_run settles as it does an unstated micro-batch size.
+  const bool unstated = interleave == "unknown" || contains(interleave, "not stated") ||
+                        contains(interleave, "not specified") || contains(interleave, "unspecified");
+  const bool counted = c.has("interleave") && c.at("interleave").raw().is_number_integer();
+  if (counted) {
+    r.strategy.interleave = static_cast<int>(c.at("interleave").as_int(1, 1024));
     if (r.strategy.interleave > 1 && r.strategy.schedule == strategies::Schedule::OneFOneB)
       r.strategy.schedule = strategies::Schedule::Interleaved;
-  } else if (!interleave.empty() && r.strategy.schedule != strategies::Schedule::None) {
+  } else if (r.strategy.schedule != strategies::Schedule::None && !interleave.empty() &&
+             (contains(interleave, "interleav") || contains(interleave, "virtual") ||
+              (unstated && r.strategy.schedule == strategies::Schedule::Interleaved))) {
+    r.strategy.schedule = strategies::Schedule::Interleaved;
+    r.interleave_unknown = true;
+  } else if (!interleave.empty() && !unstated && r.strategy.schedule != strategies::Schedule::None) {
     return skip(r, "config.interleave \"" + interleave + "\" is not a number of virtual stages");
   }
-  if (r.strategy.schedule == strategies::Schedule::Interleaved && r.strategy.interleave < 2)
-    return skip(r, "an interleaved schedule needs config.interleave >= 2");
-  if (schedule.empty() && pp > 1) {
+  if (r.strategy.schedule == strategies::Schedule::Interleaved && r.strategy.interleave < 2) {
+    if (counted) return skip(r, "an interleaved schedule needs config.interleave >= 2");
+    r.strategy.interleave = 2;  // provisional: evaluate_run tries the counts the stages allow
+    r.interleave_unknown = true;
+  }
+  if (schedule.empty() && pp > 1 && (interleave.empty() || !r.interleave_unknown)) {
     const bool interleaved = r.strategy.schedule == strategies::Schedule::Interleaved;
     r.caveats.push_back(std::string("config.schedule not stated: ") + (interleaved ? "interleaved 1F1B" : "1F1B") +
                         " (Megatron-LM's, NeMo's and DeepSpeed's default)");
@@ -325,6 +342,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
     r.strategy.zero = 3;
   else return skip(r, "config.zero \"" + zero + "\": expected a ZeRO stage (0-3, ZeRO-N, FSDP)");
   if (r.strategy.dp == 1) r.strategy.zero = 0;  // nothing to shard over
+  if (r.strategy.zero == 3 && (r.strategy.micro > 1 || r.micro_unknown))
+    r.caveats.push_back("config.zero \"" + zero +
+                        "\" read as ZeRO-3: each layer's parameters all-gathered before every micro-batch's "
+                        "forward and backward, its gradients reduce-scattered after each backward (DeepSpeed, FSDP "
+                        "FULL_SHARD); an FSDP that keeps parameters gathered after the forward sends less");
 
   const std::string precision = optional_text(c, "precision");
   if (contains(precision, "fp8") || contains(precision, "float8")) r.dtype = models::DType::FP8;
@@ -576,55 +598,109 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     return out;
   }
   // A measured run fit in memory. What the row leaves open is settled the way its engineers would
-  // have: the cheapest recomputation that fits, then the largest micro-batch that fits (no
-  // pipeline), then - only when the row names no attention kernel and the GPUs have one - a fused
-  // attention kernel where unfused attention cannot fit. Each inference is stated in the caveats.
+  // have: the cheapest recomputation that fits; then, without a pipeline, the largest micro-batch
+  // that fits, and with one the fastest fitting micro-batch size and number of virtual stages
+  // (a pipeline's engineers tune both against the bubble); then - only when the row names no
+  // attention kernel and the GPUs have one - a fused attention kernel where unfused attention
+  // cannot fit. Each inference is stated in the caveats.
   std::vector<strategies::Recompute> recomputes{run.strategy.recompute};
   if (run.recompute_unknown)
     recomputes = {strategies::Recompute::None, strategies::Recompute::Selective, strategies::Recompute::Full};
-  std::vector<int> micros{run.strategy.micro};
-  if (run.micro_unknown) {
-    const std::int64_t per_replica = run.global_batch / run.strategy.dp;
+  const bool pipelined = run.strategy.mp > 1;
+  const std::int64_t per_replica = run.global_batch / run.strategy.dp;
+  std::vector<int> micros{run.strategy.micro};  // micro-batches per step
+  std::vector<std::int64_t> tried_sizes;        // samples per micro-batch, as the caveat lists them
+  if (run.micro_unknown && !pipelined) {
     for (std::int64_t k = 2; k <= per_replica && k <= 1024; k *= 2)
       if (per_replica % k == 0) micros.push_back(static_cast<int>(k));
+  } else if (run.micro_unknown) {
+    micros.clear();
+    for (std::int64_t size = 1; size <= 8 && size <= per_replica; size *= 2)
+      if (per_replica % size == 0) {
+        micros.push_back(static_cast<int>(per_replica / size));
+        tried_sizes.push_back(size);
+      }
   }
+  std::vector<int> interleaves{run.strategy.interleave};
+  if (run.interleave_unknown) {
+    // Megatron-LM gives each virtual stage the same number of layers: the divisors of a stage's
+    // layers (the largest stage's where they do not divide evenly).
+    std::int64_t layers = 0;
+    if (!run.zoo_model) layers = run.transformer.layers;
+    else if (models::zoo_entry(*run.zoo_model).takes_seq_len && !models::zoo_entry(*run.zoo_model).takes_image_size)
+      layers = models::transformer_preset(*run.zoo_model).layers;
+    const std::int64_t per_stage = (layers + run.strategy.mp - 1) / run.strategy.mp;
+    interleaves.clear();
+    for (std::int64_t v = 2; v <= per_stage && v <= 16; ++v)
+      if (per_stage % v == 0) interleaves.push_back(static_cast<int>(v));
+    if (interleaves.empty()) interleaves.push_back(2);
+  }
+  const bool pick_fastest = pipelined && (run.micro_unknown || run.interleave_unknown);
   const bool may_fuse =
       !run.attention_stated && run.attention == profiler::AttentionKernel::Unfused && has_fused_attention(cluster);
   strategies::StrategyResult r;
   strategies::StrategyResult first;
-  bool found = false;
+  std::string unfused_reason;  // why the chosen configuration did not fit with unfused attention
+  bool found = false, have_first = false;
   for (std::size_t ri = 0; ri < recomputes.size() && !found; ++ri) {
-    for (std::size_t mi = 0; mi < micros.size() && !found; ++mi) {
-      strategies::Strategy s = run.strategy;
-      s.recompute = recomputes[ri];
-      s.micro = micros[mi];
-      r = project(s, run.attention);
-      if (ri == 0 && mi == 0) first = r;
-      if (r.simulated && !r.feasible && may_fuse) {
-        strategies::StrategyResult fused = project(s, profiler::AttentionKernel::Flash);
-        if (fused.simulated && fused.feasible) {
-          out.run.attention = profiler::AttentionKernel::Flash;
-          out.run.caveats.push_back("attention: with unfused attention the run " + r.infeasible_reason +
-                                    "; the measured run fit, so it is projected with fused (flash) attention");
-          r = std::move(fused);
+    for (std::size_t mi = 0; mi < micros.size() && !(found && !pick_fastest); ++mi) {
+      for (std::size_t vi = 0; vi < interleaves.size() && !(found && !pick_fastest); ++vi) {
+        strategies::Strategy s = run.strategy;
+        s.recompute = recomputes[ri];
+        s.micro = micros[mi];
+        s.interleave = interleaves[vi];
+        profiler::AttentionKernel attention = run.attention;
+        strategies::StrategyResult candidate = project(s, attention);
+        std::string reason;
+        if (candidate.simulated && !candidate.feasible && may_fuse) {
+          strategies::StrategyResult fused = project(s, profiler::AttentionKernel::Flash);
+          if (fused.simulated && fused.feasible) {
+            reason = candidate.infeasible_reason;
+            attention = profiler::AttentionKernel::Flash;
+            candidate = std::move(fused);
+          }
         }
-      }
-      if (!r.simulated || r.feasible) {
+        if (!have_first) first = candidate, have_first = true;
+        // A refusal by the lowering ends a plain search (the note says why) but not a search over
+        // counts, where another count may be expressible (interleaving needs micro-batches in
+        // multiples of the stages).
+        if (!candidate.simulated && pick_fastest) continue;
+        if (candidate.simulated && !candidate.feasible) continue;
+        if (found && candidate.step_time >= r.step_time) continue;
         found = true;
         out.run.strategy = s;
+        out.run.attention = attention;
+        unfused_reason = reason;
+        r = std::move(candidate);
       }
     }
   }
+  if (found && out.run.attention != run.attention)
+    out.run.caveats.push_back("attention: with unfused attention the run " + unfused_reason +
+                              "; the measured run fit, so it is projected with fused (flash) attention");
   if (!found) r = std::move(first);  // nothing fits: report the configuration as stated
   if (run.recompute_unknown && found)
     out.run.caveats.push_back("recomputation not stated: " + strategies::to_string(out.run.strategy.recompute) +
                               ", the cheapest that fits");
+  auto listed = [](const auto& values) {
+    std::string text;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == values.size() ? " and " : ", ") + std::to_string(values[i]);
+    return text;
+  };
   if (run.micro_unknown && found) {
     const std::int64_t size = run.global_batch / run.strategy.dp / out.run.strategy.micro;
-    out.run.caveats.push_back("micro-batch size not stated: " + std::to_string(size) +
-                              " per replica, the largest that fits (" + std::to_string(out.run.strategy.micro) +
-                              " micro-batch" + (out.run.strategy.micro > 1 ? "es" : "") + " per step)");
+    const std::string per_step = " (" + std::to_string(out.run.strategy.micro) + " micro-batch" +
+                                 (out.run.strategy.micro > 1 ? "es" : "") + " per step)";
+    out.run.caveats.push_back(pipelined
+                                  ? "micro-batch size not stated: " + std::to_string(size) + per_step +
+                                        ", the fastest that fits of " + listed(tried_sizes) + " samples per micro-batch"
+                                  : "micro-batch size not stated: " + std::to_string(size) +
+                                        " per replica, the largest that fits" + per_step);
   }
+  if (run.interleave_unknown && found)
+    out.run.caveats.push_back("virtual stages not stated: interleave=" + std::to_string(out.run.strategy.interleave) +
+                              ", the fastest that fits of " + listed(interleaves));
   out.cost_source = r.cost_source;
   if (!r.simulated) {
     out.note = "not simulated: " + r.infeasible_reason;

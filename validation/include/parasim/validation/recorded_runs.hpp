@@ -56,7 +56,12 @@ struct RecordedRun {
   /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: buffer in fp16
   /// training, fp32-buffer otherwise; PyTorch DDP: in-place), else auto.
   GradAccumulation grad_accumulation = GradAccumulation::Auto;
-  bool micro_unknown = false;                  // config.micro_batch not stated (no pipeline): the largest that fits
+  /// config.micro_batch not stated: without a pipeline the largest that fits; with one the
+  /// fastest that fits of 1, 2, 4 and 8 samples (the bubble against GEMM sizes, as its engineers tuned it).
+  bool micro_unknown = false;
+  /// An interleaved schedule with no number of virtual stages: the fastest that fits of the
+  /// divisors (>= 2) of the layers per stage.
+  bool interleave_unknown = false;
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
   double measured_step_s = 0;                  // the measured figure, as a step time
   std::string measured_from;                   // how: "derived_step_seconds", "global_batch / sequences_per_s"
