@@ -155,8 +155,9 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
   for (const auto& d : s.devices) ++kinds[d.kind];
   std::vector<std::vector<std::string>> dev_rows{{"device kind", "count", "memory"}};
   for (const auto& [kind, count] : kinds) {
+    const std::string& wanted = kind;  // clang 14 (the sanitizer build) cannot capture a structured binding
     const auto it =
-        std::find_if(s.devices.begin(), s.devices.end(), [&](const ClusterDevice& d) { return d.kind == kind; });
+        std::find_if(s.devices.begin(), s.devices.end(), [&](const ClusterDevice& d) { return d.kind == wanted; });
     dev_rows.push_back({kind, std::to_string(count), format_bytes(it->memory)});
   }
   print_table(std::cout, dev_rows, {false, true, true});

@@ -22,8 +22,10 @@ set(launcher "")
 if(SET_ENV)
   set(launcher ${CMAKE_COMMAND} -E env "${SET_ENV}")
 endif()
+# Just under the test's own 180 s (tests/cli/CMakeLists.txt), so a slow run under the sanitizers
+# fails with its output shown rather than being killed by ctest.
 execute_process(COMMAND ${launcher} "${PARASIM}" ${argv}
-                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 170)
 
 set(shown "command: parasim ${argv}\nexit: ${result}\nstdout:\n${out}\nstderr:\n${err}")
 if(NOT "${result}" STREQUAL "${EXPECT_EXIT}")
