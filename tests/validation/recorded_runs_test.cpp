@@ -251,6 +251,8 @@ TEST(RecordedRuns, ReadsZeroStagesContextParallelismAndTokenRates) {
   nlohmann::json fsdp = megatron_row();
   fsdp["id"] = "fsdp";
   fsdp["config"]["zero"] = "FSDP (FULL_SHARD)";
+  fsdp["gpus"] = 8;
+  fsdp["config"]["pp"] = 1;  // under a pipeline FSDP is ZeRO-1 (TunesAnUnstatedPipeline...)
   nlohmann::json stage2 = megatron_row();
   stage2["id"] = "z2";
   stage2["config"]["zero"] = "ZeRO-2";
@@ -359,6 +361,17 @@ TEST(RecordedRuns, TunesAnUnstatedPipelineMicroBatchAndVirtualStagesToTheFastest
                       "virtual stages not stated: interleave=" + std::to_string(best_interleave) +
                           ", the fastest that fits of 2 and 4"),
             o.run.caveats.end());
+
+  // FSDP under a pipeline is ZeRO-1's traffic and memory (without one, ZeRO-3: ReadsZeroStages...).
+  nlohmann::json fsdp = megatron_row();
+  fsdp["config"]["zero"] = "FSDP (FULL_SHARD)";
+  const RunsFile ff = parse_runs(file_of({fsdp}), "runs.json");
+  EXPECT_EQ(ff.runs[0].strategy.zero, 1);
+  EXPECT_NE(std::find(ff.runs[0].caveats.begin(), ff.runs[0].caveats.end(),
+                      "config.zero \"FSDP (FULL_SHARD)\" with a pipeline read as ZeRO-1: PyTorch's pipeline schedules "
+                      "keep an FSDP stage's parameters gathered and its gradients unreduced until the step's last "
+                      "backward"),
+            ff.runs[0].caveats.end());
 
   // A micro-batch count and a global batch give the size without any inference.
   nlohmann::json counted = megatron_row();

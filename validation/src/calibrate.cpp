@@ -318,6 +318,28 @@ bool CalibrationFit::fitted(const std::string& name) const {
   return false;
 }
 
+namespace {
+
+/// What a row leaves open and evaluate_run settles (recomputation, micro-batch size, virtual stages,
+/// fused attention) is settled once, by the default model, and held through the fit: the run had one
+/// configuration, and re-tuning it at every trial of the factors would multiply the fit's cost by
+/// the candidates.
+RunsFile settle_inferred(const RunsFile& runs, const RunsReport& default_model) {
+  RunsFile settled = runs;
+  for (std::size_t i = 0; i < settled.runs.size() && i < default_model.outcomes.size(); ++i) {
+    const RunOutcome& o = default_model.outcomes[i];
+    if (!o.scored) continue;
+    RecordedRun& r = settled.runs[i];
+    r.strategy = o.run.strategy;
+    r.attention = o.run.attention;
+    r.attention_stated = true;
+    r.micro_unknown = r.recompute_unknown = r.interleave_unknown = false;
+  }
+  return settled;
+}
+
+}  // namespace
+
 CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) {
   CalibrationFit fit;
   auto stage = [&](const std::string& s) {
@@ -325,6 +347,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   };
   stage("projecting every run with the default model");
   fit.default_model = evaluate_runs(runs, {});
+  const RunsFile settled = settle_inferred(runs, fit.default_model);
   std::vector<std::size_t> scored;
   std::vector<std::string> kinds;
   std::map<std::string, std::size_t> runs_of_kind;
@@ -358,7 +381,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
       options.threads > 0 ? static_cast<unsigned>(options.threads) : std::max(1u, std::thread::hardware_concurrency());
   // A factor no run is sensitive to is not fitted (it stays at its default).
   Layout layout = decide(params, held, insensitive, runs_of_kind, options.start, nullptr);
-  Linearization lin = Fitter::over(runs, scored, kinds, layout, threads).linearize(p);
+  Linearization lin = Fitter::over(settled, scored, kinds, layout, threads).linearize(p);
   for (std::size_t i = 0; i < params.size(); ++i) {
     double sensitivity = 0;
     for (const auto& row : lin.jacobian) sensitivity = std::max(sensitivity, std::fabs(row[i]));
@@ -370,7 +393,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   for (std::size_t i = 0; i < params.size(); ++i)
     if (!layout.free[i]) p[i] = start_value(params[i], options.start);
   const auto n_free = static_cast<std::size_t>(std::count(layout.free.begin(), layout.free.end(), true));
-  const Fitter fitter = Fitter::over(runs, scored, kinds, layout, threads);
+  const Fitter fitter = Fitter::over(settled, scored, kinds, layout, threads);
   if (fitter.runs() < n_free + 1) {
     std::string left_out;
     for (const std::string& kind : layout.excluded)
@@ -392,7 +415,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     fit.factors.push_back({params[i].name(), params[i].which == Which::Overhead ? std::max(0.0, p[i]) : std::exp(p[i]),
                            layout.free[i], notes[i]});
   stage("projecting every run with the fitted factors");
-  fit.in_sample = evaluate_runs(runs, {.calibration = fit.calibration, .progress = {}});
+  fit.in_sample = evaluate_runs(settled, {.calibration = fit.calibration, .progress = {}});
 
   stage("leave-one-out");
   fit.leave_one_out = fit.default_model;
@@ -407,12 +430,12 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     Params q = p;
     for (std::size_t i = 0; i < params.size(); ++i)
       if (!without_layout.free[i]) q[i] = start_value(params[i], options.start);
-    const Fitter without = Fitter::over(runs, others, other_kinds, without_layout, 1);
+    const Fitter without = Fitter::over(settled, others, other_kinds, without_layout, 1);
     int unused = 0;
     bool unused_done = false;
     q = lm_fit(without, q, without.linearize(q), options.max_iterations, unused, unused_done, {});
     fit.leave_one_out.outcomes[scored[r]] =
-        evaluate_run(runs.runs[scored[r]], {.calibration = to_calibration(without_layout, q), .progress = {}});
+        evaluate_run(settled.runs[scored[r]], {.calibration = to_calibration(without_layout, q), .progress = {}});
   });
   summarise(fit.leave_one_out);
   return fit;

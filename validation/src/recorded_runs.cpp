@@ -342,6 +342,17 @@ void read_config(RecordedRun& r, const JsonField& c) {
     r.strategy.zero = 3;
   else return skip(r, "config.zero \"" + zero + "\": expected a ZeRO stage (0-3, ZeRO-N, FSDP)");
   if (r.strategy.dp == 1) r.strategy.zero = 0;  // nothing to shard over
+  // PyTorch's pipeline schedules keep an FSDP stage's parameters gathered and its gradients
+  // unsynchronised until the step's last backward (set_reshard_after_backward(False),
+  // set_requires_gradient_sync(False)): one all-gather and one reduce-scatter a step, full
+  // weights and gradients during it, only the optimizer state sharded. That is ZeRO-1.
+  const bool fsdp = contains(zero, "fsdp") || contains(zero, "full_shard") || contains(zero, "shard_grad_op");
+  if (fsdp && pp > 1 && r.strategy.zero > 1) {
+    r.strategy.zero = 1;
+    r.caveats.push_back("config.zero \"" + zero +
+                        "\" with a pipeline read as ZeRO-1: PyTorch's pipeline schedules keep an FSDP stage's "
+                        "parameters gathered and its gradients unreduced until the step's last backward");
+  }
   if (r.strategy.zero == 3 && (r.strategy.micro > 1 || r.micro_unknown))
     r.caveats.push_back("config.zero \"" + zero +
                         "\" read as ZeRO-3: each layer's parameters all-gathered before every micro-batch's "
