@@ -3,7 +3,8 @@
 # test suite) and scripts/fuzz.sh (the libFuzzer targets): clang with ASan + UBSan, libFuzzer's
 # coverage instrumentation on every library, RelWithDebInfo at -O1 -g1 (line tables only), no CUDA,
 # no benchmarks. One tree for both halves compiles the libraries once instead of twice, which is
-# most of CI's time on two cores.
+# most of CI's time on two cores. The CPU kernels link OpenMP (kernels/CMakeLists.txt), which under
+# clang is LLVM's libomp: libomp-dev, installed by scripts/setup.sh.
 #
 #   scripts/asan_build.sh                    configure, build everything
 #   scripts/asan_build.sh fuzz_model ...     configure, build these targets only

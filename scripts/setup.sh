@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev gnuplot-nox
   libonnx-dev libprotobuf-dev
-  clang libclang-rt-14-dev clang-format
+  clang libclang-rt-14-dev libomp-dev clang-format
   libopenmpi-dev openmpi-bin
 )
 
