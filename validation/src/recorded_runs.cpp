@@ -17,6 +17,7 @@
 #include "parasim/models/transformer.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/search_space.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 
 namespace parasim::validation {
@@ -635,15 +636,14 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   std::vector<int> interleaves{run.strategy.interleave};
   if (run.interleave_unknown) {
     // Megatron-LM gives each virtual stage the same number of layers: the divisors of a stage's
-    // layers (the largest stage's where they do not divide evenly).
-    std::int64_t layers = 0;
-    if (!run.zoo_model) layers = run.transformer.layers;
-    else if (models::zoo_entry(*run.zoo_model).takes_seq_len && !models::zoo_entry(*run.zoo_model).takes_image_size)
-      layers = models::transformer_preset(*run.zoo_model).layers;
-    const std::int64_t per_stage = (layers + run.strategy.mp - 1) / run.strategy.mp;
+    // layers (the largest stage's where they do not divide evenly), as the planner's search space
+    // counts them (transformer layers, else the units a partition may cut between).
+    const strategies::ModelFacts facts = strategies::model_facts(model, run.gpus_per_node);
+    const int mp = run.strategy.mp;
+    const int per_stage = (facts.layers + mp - 1) / mp;
     interleaves.clear();
-    for (std::int64_t v = 2; v <= per_stage && v <= 16; ++v)
-      if (per_stage % v == 0) interleaves.push_back(static_cast<int>(v));
+    for (int v = 2; v <= per_stage && v <= 16; ++v)
+      if (per_stage % v == 0 && static_cast<std::int64_t>(mp) * v <= facts.pipeline_units) interleaves.push_back(v);
     if (interleaves.empty()) interleaves.push_back(2);
   }
   const bool pick_fastest = pipelined && (run.micro_unknown || run.interleave_unknown);
