@@ -63,22 +63,8 @@ StrategyResult run(const std::string& strategy, int gpus = 4, std::int64_t batch
   return simulate_strategy(setup, {.collectives = mode});
 }
 
-/// 2 MoE layers (4 SwiGLU experts of width 32, top-2), hidden 64, 4 heads, 16 tokens per sample,
-/// vocabulary 128, fp32.
-models::Model tiny_moe_transformer() {
-  models::TransformerConfig c;
-  c.name = "tiny_moe";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.seq_len = 16;
-  c.vocab = 128;
-  c.mlp = models::MlpKind::Swiglu;
-  c.experts = 4;
-  c.top_k = 2;
-  c.moe_ffn = 32;
-  return models::build_transformer(c, {.batch = 1});
-}
+/// tiny_moe_config() (lowering_fixtures.hpp), one sample, fp32.
+models::Model tiny_moe_transformer() { return models::build_transformer(tiny_moe_config(), {.batch = 1}); }
 
 int collectives(const LoweredStep& s, CollectiveOp op, Phase phase) {
   const auto& g = s.graph;

@@ -8,6 +8,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/cluster.hpp"
 #include "parasim/models/builder.hpp"
+#include "parasim/models/transformer.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/profiler/profile_cost_model.hpp"
 #include "parasim/simulator/task_graph.hpp"
@@ -49,6 +50,23 @@ inline models::Model chain_model(int layers, std::int64_t width = 1000, std::int
   for (int i = 1; i <= layers; ++i) x = b.linear("fc" + std::to_string(i), x, width, width, /*bias=*/false);
   b.cross_entropy("loss", x);
   return b.finish();
+}
+
+/// 2 MoE layers (4 SwiGLU experts of width 32, top-2), hidden 64, 4 heads, 16 tokens per sample,
+/// vocabulary 128: the expert- and tensor-parallel tests' tiny MoE transformer, before their tweaks.
+inline models::TransformerConfig tiny_moe_config() {
+  models::TransformerConfig c;
+  c.name = "tiny_moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 16;
+  c.vocab = 128;
+  c.mlp = models::MlpKind::Swiglu;
+  c.experts = 4;
+  c.top_k = 2;
+  c.moe_ffn = 32;
+  return c;
 }
 
 using test_support::star_cluster;

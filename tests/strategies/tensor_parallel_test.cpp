@@ -337,18 +337,9 @@ TEST(TensorParallelGqa, UntiedTokenEmbeddingIsVocabularyParallel) {
 }
 
 TEST(TensorParallelGqa, MoeLayersKeepTheirAttentionSplit) {
-  models::TransformerConfig c;
-  c.name = "tiny_moe";
-  c.layers = 2;
-  c.hidden = 64;
+  models::TransformerConfig c = tiny_moe_config();
   c.heads = 8;
   c.kv_heads = 2;
-  c.seq_len = 16;
-  c.vocab = 128;
-  c.mlp = models::MlpKind::Swiglu;
-  c.experts = 4;
-  c.top_k = 2;
-  c.moe_ffn = 32;
   c.shared_experts = 1;
   const models::Model m = models::build_transformer(c, {.batch = 2});
   const TpPlan plan = plan_tensor_parallel(m);
