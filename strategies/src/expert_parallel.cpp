@@ -16,8 +16,8 @@ std::int64_t experts_gcd(const models::Model& m) {
   return g;
 }
 
-models::Model shard_for_expert_parallel(const models::Model& m, int ep, double load) {
-  if (ep == 1 && load == 1.0) return m;
+models::Model shard_for_expert_parallel(const models::Model& m, int ep, double load, int etp) {
+  if (ep == 1 && load == 1.0 && etp == 1) return m;
   models::ModelBuilder b(m.name(), m.batch(), m.dtype());
   b.set_dataset(m.dataset());
   for (models::OpId v = 0; v < m.num_ops(); ++v) {
@@ -28,8 +28,14 @@ models::Model shard_for_expert_parallel(const models::Model& m, int ep, double l
         throw InputError("ep=" + std::to_string(ep) + ": op " + src.name + " of model " + m.name() + " has " +
                          std::to_string(src.attrs.experts) + " experts, not divisible by " + std::to_string(ep) +
                          " (each rank of an expert-parallel group holds experts / ep of them)");
+      if (src.attrs.out_features % etp != 0)
+        throw InputError("etp=" + std::to_string(etp) + ": op " + src.name + " of model " + m.name() +
+                         " has experts of FFN width " + std::to_string(src.attrs.out_features) + ", not divisible by " +
+                         std::to_string(etp) +
+                         " (expert tensor parallelism splits each expert's FFN over the TP ranks)");
       op.attrs.expert_shards = src.attrs.expert_shards * ep;
       op.attrs.expert_load = load;
+      op.attrs.out_features = src.attrs.out_features / etp;
     }
     b.add_op(std::move(op), m.inputs_of(v));
   }

@@ -51,6 +51,17 @@ class OpLowering : LoweringBase {
   CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
   /// Expert parallelism: op v is an MoE layer whose token slots travel by all-to-all.
   bool moe(const Variant& var, OpId v) const { return p_.ep > 1 && var.a2a_bytes[v] > 0; }
+  /// Expert tensor parallelism: op v is an experts op split over the TP ranks.
+  bool split_experts(const Variant& var, OpId v) const { return var.etp_bytes[v] > 0; }
+  /// Its all-gather of the TP group's slots (or, as the phase's last step, the reduce-scatter back).
+  Ref etp_collective(int r, int mb, OpId v, CollectiveOp op, Phase phase, const Refs& deps) {
+    const Variant& var = p_.variant(r, mb);
+    const Ref x = e_.tp_collective(r, p_.op_slot[v], op, var.etp_bytes[v],
+                                   op == CollectiveOp::AllGather ? "etp_allgather" : "etp_reduce_scatter",
+                                   static_cast<int>(v), mb, phase);
+    e_.after(x, deps);
+    return x;
+  }
   /// One of the all-to-alls of op v (0/1 forward dispatch/combine, 2/3 recompute, 4/5 backward).
   Ref all_to_all(int r, int mb, OpId v, int which, std::string_view what, Phase phase, const Refs& deps) {
     const Variant& var = p_.variant(r, mb);
@@ -84,6 +95,7 @@ class OpLowering : LoweringBase {
     }
     const int a2a = phase == Phase::Recompute ? 2 : 0;
     if (moe(var, v)) d = {all_to_all(r, mb, v, a2a, "ep_dispatch", phase, d)};
+    if (split_experts(var, v)) d = {etp_collective(r, mb, v, CollectiveOp::AllGather, phase, d)};
     Ref task;
     if (p_.ring[v]) {
       task = ring_forward(r, mb, v, phase, d, alloc, free, work);
@@ -101,7 +113,8 @@ class OpLowering : LoweringBase {
                                static_cast<int>(v), mb, phase);
       e_.after(ready, task);
     }
-    if (moe(var, v)) ready = all_to_all(r, mb, v, a2a + 1, "ep_combine", phase, {task});
+    if (split_experts(var, v)) ready = etp_collective(r, mb, v, CollectiveOp::ReduceScatter, phase, {task});
+    if (moe(var, v)) ready = all_to_all(r, mb, v, a2a + 1, "ep_combine", phase, {ready});
     return {task, ready};
   }
 
@@ -265,6 +278,8 @@ class OpLowering : LoweringBase {
       }
       // Expert parallelism: the output gradients go back to the experts' ranks first.
       if (moe(var, v)) deps = {all_to_all(r, mb, v, 4, "ep_combine_grad", Phase::BackwardData, deps)};
+      // ... and every TP rank gathers the group's output gradients (the reduce-scatter's backward).
+      if (split_experts(var, v)) deps = {etp_collective(r, mb, v, CollectiveOp::AllGather, Phase::BackwardData, deps)};
       Ref data, weight;
       Refs ring_done;  // context parallelism: the attention backward's last step and its dK/dV back home
       if (bd && p_.ring[v]) {
@@ -312,9 +327,14 @@ class OpLowering : LoweringBase {
         // tp_overlap: it overlaps the weight-gradient GEMM; off, it waits for both GEMMs.
         e_.after(reduce, p_.s.tp_overlap ? data : last);
         grad_in_[v] = {reduce};
-      } else if (bd && moe(var, v)) {
-        // ... and the input gradients of the routed slots come back to the tokens' ranks.
-        grad_in_[v] = {all_to_all(r, mb, v, 5, "ep_dispatch_grad", Phase::BackwardData, {data})};
+      } else if (bd && (moe(var, v) || split_experts(var, v))) {
+        // ... and the input gradients of the routed slots (reduce-scattered over the TP ranks when
+        // the experts are split) come back to the tokens' ranks.
+        Ref back = data;
+        if (split_experts(var, v))
+          back = etp_collective(r, mb, v, CollectiveOp::ReduceScatter, Phase::BackwardData, {data});
+        if (moe(var, v)) back = all_to_all(r, mb, v, 5, "ep_dispatch_grad", Phase::BackwardData, {back});
+        grad_in_[v] = {back};
       } else if (!ring_done.empty()) {
         grad_in_[v] = ring_done;
       } else {

@@ -110,8 +110,11 @@ class StageLowering : LoweringBase {
         }
         if (p_.tp_ranks == 1) continue;
         const TpRole role = p_.tp->role[v];
-        const Bytes gather = p_.sp && role == TpRole::Column ? var.in_full[v] : 0;
-        const Bytes reduce = role == TpRole::Row || role == TpRole::VocabEmbedding ? var.out_full[v] : 0;
+        // Expert tensor parallelism: an all-gather before the experts and a reduce-scatter after,
+        // each way (counted with the layers' own).
+        const Bytes gather = (p_.sp && role == TpRole::Column ? var.in_full[v] : 0) + var.etp_bytes[v];
+        const Bytes reduce =
+            (role == TpRole::Row || role == TpRole::VocabEmbedding ? var.out_full[v] : 0) + var.etp_bytes[v];
         w.fwd_gather += gather;
         w.fwd_reduce += reduce;
         if (recomputed) {
@@ -120,6 +123,8 @@ class StageLowering : LoweringBase {
         }
         if (p_.sp && role == TpRole::Row) w.bwd_gather += var.out_full[v];
         if (role == TpRole::Column && p_.has_bd[v]) w.bwd_reduce += var.in_full[v];
+        w.bwd_gather += var.etp_bytes[v];
+        if (p_.has_bd[v]) w.bwd_reduce += var.etp_bytes[v];
       }
       // Segments are recomputed one at a time: the largest one is live at once.
       Bytes largest = 0;

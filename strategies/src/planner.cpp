@@ -83,11 +83,14 @@ std::int64_t micro_batch_size(const Candidate& c) {
 
 /// Within a memory family, `c` needs at least the memory of `fit`: micro-batches at least as
 /// large (1F1B/interleaved/asynchronous keep min(K, stages) of them in flight, GPipe all K of the
-/// fixed per-replica batch, accumulation one), no more recomputation, no more ZeRO sharding.
-bool needs_at_least_memory_of(const Candidate& c, const Candidate& fit) {
+/// fixed per-replica batch, accumulation one), no more recomputation, no more ZeRO sharding, and
+/// for MoE models experts split over the TP ranks only where `fit`'s are too (sequence parallelism,
+/// which comes with selective recomputation, also splits the experts: 1/T of their weights).
+bool needs_at_least_memory_of(const Candidate& c, const Candidate& fit, const ModelFacts& facts) {
   return micro_batch_size(c) >= micro_batch_size(fit) &&
          recompute_rank(c.strategy.recompute) >= recompute_rank(fit.strategy.recompute) &&
-         c.strategy.zero <= fit.strategy.zero;
+         c.strategy.zero <= fit.strategy.zero &&
+         (facts.experts == 0 || !c.strategy.experts_split_over_tp() || fit.strategy.experts_split_over_tp());
 }
 
 /// Groups candidates that differ only in micro-batch count, recompute and ZeRO; each group in
@@ -160,7 +163,7 @@ void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std:
       const std::size_t* by = nullptr;
       if (req.prune_dominated)
         for (const std::size_t& j : misses)
-          if (needs_at_least_memory_of(candidates[i], candidates[j])) {
+          if (needs_at_least_memory_of(candidates[i], candidates[j], facts)) {
             by = &j;
             break;
           }
@@ -314,7 +317,7 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
       const std::size_t* by = nullptr;
       if (req.prune_dominated)
         for (const std::size_t& j : misses[family_of[i]])
-          if (needs_at_least_memory_of(candidates[i], candidates[j])) {
+          if (needs_at_least_memory_of(candidates[i], candidates[j], facts)) {
             by = &j;
             break;
           }

@@ -255,10 +255,16 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use) {
     throw InputError(to_string(p.s) +
                      ": context parallelism (cp > 1) is simulated on context-parallel rank 0 "
                      "only; every device's tasks (--all-devices, validate) are not built for it");
-  if (p.ep > 1 && experts_gcd(*setup.model) == 0)
+  const bool has_experts = experts_gcd(*setup.model) > 0;
+  if (p.ep > 1 && !has_experts)
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +
                      " has no mixture-of-experts layers (experts ops); expert parallelism (ep > 1) shards their "
                      "experts");
+  if (p.s.etp != 0 && p.tp_ranks > 1 && !has_experts)
+    throw InputError(to_string(p.s) + ": model " + setup.model->name() +
+                     " has no mixture-of-experts layers (experts ops); etp says how their experts are split over "
+                     "the TP ranks");
+  p.etp = has_experts && p.sp && p.s.experts_split_over_tp();
   resolve_kinds(p);
   if (p.cp > 1 && p.kinds.size() > 1)
     throw InputError(to_string(p.s) + ": context parallelism (cp > 1) needs one device kind; the cluster mixes " +

@@ -31,7 +31,8 @@ double accumulation_passes(const Prepared& p) {
 Variant make_variant(const Prepared& p, std::int64_t micro) {
   Variant v;
   v.micro = micro;
-  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks, p.ep, p.ep > 1 ? p.s.imbalance : 1.0, p.cp);
+  v.model = p.cache->model(*p.setup->model, micro, p.dtype, p.tp_ranks, p.ep, p.ep > 1 ? p.s.imbalance : 1.0, p.cp,
+                           p.etp ? p.tp_ranks : 1);
   if (p.structure != nullptr && v.model->num_ops() != p.n)
     throw RuntimeError("model " + p.structure->name() + " has a different number of ops at batch " +
                        std::to_string(micro));
@@ -57,8 +58,10 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       v.kept[op] = std::max(v.kept[op], c.saved_bytes >= 0 ? c.saved_bytes : v.model->op(op).activation_bytes);
       OpTimes& t = times[op];
       t = {c.fwd, c.bwd_data, c.bwd_weight, c.update};
-      if (p.sp && p.tp->in_tp_block[op] && p.tp->role[op] == TpRole::Replicated) {
-        // Sequence parallelism: LayerNorm, dropout and residual adds run on 1/T of the sequence.
+      const bool split_experts = p.etp && v.model->op(op).kind == models::OpKind::Experts;
+      if (p.sp && p.tp->in_tp_block[op] && p.tp->role[op] == TpRole::Replicated && !split_experts) {
+        // Sequence parallelism: LayerNorm, dropout and residual adds run on 1/T of the sequence (an
+        // experts op split over the TP ranks runs every token of the group on 1/T of each FFN).
         t.fwd = ceil_div(t.fwd, p.tp_ranks);
         t.bwd_data = ceil_div(t.bwd_data, p.tp_ranks);
         t.bwd_weight = ceil_div(t.bwd_weight, p.tp_ranks);
@@ -104,6 +107,7 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
   v.out_full.assign(n, 0);
   v.in_full.assign(n, 0);
   v.a2a_bytes.assign(n, 0);
+  v.etp_bytes.assign(n, 0);
   v.ring_bytes.assign(n, 0);
   const int dt = models::dtype_size(m.dtype());
   for (OpId op = 0; op < n; ++op) {
@@ -112,11 +116,15 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
     v.in_full[op] = o.input_shapes.empty() ? 0 : models::num_elements(o.input_shapes[0]) * dt;
     const TpRole role = p.tp->role[op];
     if (p.ring[op]) v.ring_bytes[op] = ring_kv_bytes(o);
+    const bool split_experts = p.etp && o.kind == models::OpKind::Experts;
     if (p.ep > 1) {
       v.a2a_bytes[op] = all_to_all_bytes(o);
       // Sequence parallelism: each TP rank routes its 1/T of the tokens.
       if (p.sp && p.tp->in_tp_block[op]) v.a2a_bytes[op] = (v.a2a_bytes[op] + p.tp_ranks - 1) / p.tp_ranks;
     }
+    // Megatron-Core's token dispatchers gather the TP group's slots after the all-to-all (ep > 1),
+    // or its tokens (ep = 1), to every TP rank, and reduce-scatter the experts' output back.
+    if (split_experts) v.etp_bytes[op] = p.ep > 1 ? all_to_all_bytes(o) : v.in_full[op];
     const bool sharded_output = role == TpRole::Column || role == TpRole::Split;
     // Megatron's scatter/gather optimisation: each TP rank sends 1/T of a replicated activation.
     v.xfer_bytes[op] =
@@ -128,7 +136,7 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
     // column-parallel linear keeps its input before the all-gather (Megatron-LM saves the sharded
     // input and gathers it again for the backward, the all-gather the lowering emits there): every
     // activation of the layer is 1/T, sbh (34/T + 5as/(hT)) (Korthikanti et al. 2022, eq. 4 with SP).
-    if (p.sp && p.tp->in_tp_block[op] && (role == TpRole::Replicated || role == TpRole::Column))
+    if (p.sp && p.tp->in_tp_block[op] && (role == TpRole::Replicated || role == TpRole::Column) && !split_experts)
       act = (act + p.tp_ranks - 1) / p.tp_ranks;
     v.bwd_free[op] = act;
     if (p.segment[op] >= 0) {

@@ -40,6 +40,9 @@ struct Variant {
   std::vector<Bytes> out_full;    // output bytes (row-parallel outputs: the full tensor to reduce)
   std::vector<Bytes> in_full;     // first input's bytes (column-parallel inputs)
   std::vector<Bytes> a2a_bytes;   // expert parallelism: bytes one rank sends per all-to-all of an experts op
+  // Expert tensor parallelism: the bytes every TP rank ends up with in the all-gather before an
+  // experts op (and the reduce-scatter after it): the TP group's dispatched slots (ep > 1) or tokens.
+  std::vector<Bytes> etp_bytes;
   std::vector<Bytes> ring_bytes;  // context parallelism: K + V chunk bytes a ring step passes on (attention ops)
 };
 
@@ -90,6 +93,7 @@ struct Prepared {
 
   std::shared_ptr<const TpPlan> tp;
   bool sp = false;  // sequence parallelism
+  bool etp = false;  // expert tensor parallelism: experts ops split over the TP ranks (Strategy::etp)
 
   // Structure (the same for every micro-batch size).
   const models::Model* structure = nullptr;

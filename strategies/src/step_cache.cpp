@@ -15,28 +15,30 @@ std::shared_ptr<const TpPlan> StepCache::tp_plan(const models::Model& base) {
 }
 
 std::shared_ptr<const models::Model> StepCache::model(const models::Model& base, std::int64_t batch,
-                                                      models::DType dtype, int tp, int ep, double load, int cp) {
+                                                      models::DType dtype, int tp, int ep, double load, int cp,
+                                                      int etp) {
   if (cp > 1) {
     // The base at seq / cp tokens, built once; everything else is derived from it as without CP.
     const std::shared_ptr<const models::Model> cp_base = compute_once(mu_, cp_bases_, {&base, cp}, [&] {
       return std::make_shared<const models::Model>(shard_for_context_parallel(base, cp));
     });
-    return model(*cp_base, batch, dtype, tp, ep, load);
+    return model(*cp_base, batch, dtype, tp, ep, load, 1, etp);
   }
-  const ModelKey key{&base, batch, static_cast<int>(dtype), tp, ep, load};
+  const ModelKey key{&base, batch, static_cast<int>(dtype), tp, ep, load, etp};
   return compute_once(mu_, models_, key, [&] {
-    std::shared_ptr<const models::Model> built = build_model(base, batch, dtype, tp, ep, load);
+    std::shared_ptr<const models::Model> built = build_model(base, batch, dtype, tp, ep, load, etp);
     std::lock_guard lock(mu_);
     ++models_built_;
-    structure_of_.emplace(built.get(), StructureKey{&base, static_cast<int>(dtype), tp, ep, load});
+    structure_of_.emplace(built.get(), StructureKey{&base, static_cast<int>(dtype), tp, ep, load, etp});
     return built;
   });
 }
 
 std::shared_ptr<const models::Model> StepCache::build_model(const models::Model& base, std::int64_t batch,
-                                                            models::DType dtype, int tp, int ep, double load) {
-  if (ep > 1 || load != 1.0)
-    return std::make_shared<const models::Model>(shard_for_expert_parallel(*model(base, batch, dtype, tp), ep, load));
+                                                            models::DType dtype, int tp, int ep, double load, int etp) {
+  if (ep > 1 || load != 1.0 || etp > 1)
+    return std::make_shared<const models::Model>(
+        shard_for_expert_parallel(*model(base, batch, dtype, tp), ep, load, etp));
   if (tp > 1) {
     // Sharded straight from the base model at the batch: the unsharded model at that batch is
     // only built when something asks for it.
@@ -75,7 +77,7 @@ std::shared_ptr<const std::vector<profiler::OpCost>> StepCache::costs(const std:
 }
 
 std::shared_ptr<const StepCache::OpLinks> StepCache::op_links(const models::Model& m) {
-  StructureKey key{&m, -1, 0, 0, 0.0};
+  StructureKey key{&m, -1, 0, 0, 0.0, 0};
   {
     std::lock_guard lock(mu_);
     if (auto it = structure_of_.find(&m); it != structure_of_.end()) key = it->second;

@@ -97,6 +97,14 @@ void validate(const Strategy& s, const std::string& origin) {
                      " (expert parallelism splits the data-parallel replicas into groups of ep)");
   if (s.cp > 1 && s.placement != Placement::Layers)
     throw InputError(origin + ": cp=" + std::to_string(s.cp) + " needs placement=layers");
+  if (s.etp > 1 && s.etp != s.tp)
+    throw InputError(origin + ": etp=" + std::to_string(s.etp) +
+                     ": expected 1 (whole experts on every TP rank) or tp=" + std::to_string(s.tp) +
+                     " (every expert split over the tensor-parallel ranks)");
+  if (s.etp > 1 && !s.sequence_parallel())
+    throw InputError(origin + ": etp=" + std::to_string(s.etp) +
+                     " needs sequence parallelism (sp=on): Megatron-Core refuses MoE layers with tensor "
+                     "parallelism in training without it");
   if (s.imbalance != 1.0 && s.ep == 1)
     throw InputError(origin + ": imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
   if (!s.tp_overlap && s.tp == 1)
@@ -128,6 +136,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else if (key == "tp") s.tp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "cp") s.cp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "ep") s.ep = parse_int(key, value, 1, kMaxDegree, origin);
+  else if (key == "etp") s.etp = parse_int(key, value, 1, kMaxDegree, origin);
   else if (key == "imbalance") s.imbalance = parse_imbalance(key, value, origin);
   else if (key == "schedule") s.schedule = parse_named(kSchedules, key, value, origin);
   else if (key == "micro") s.micro = parse_int(key, value, 1, kMaxMicro, origin);
@@ -157,7 +166,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else
     throw InputError(
         origin + ": unknown key \"" + key +
-        "\"; expected dp, mp, tp, cp, ep, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
+        "\"; expected dp, mp, tp, cp, ep, etp, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
         "bucket_mb, split, overlap, tp_overlap or mapping");
 }
 
@@ -214,6 +223,7 @@ std::string to_string(const Strategy& s) {
   if (s.tp != d.tp) add("tp", std::to_string(s.tp));
   if (s.cp != d.cp) add("cp", std::to_string(s.cp));
   if (s.ep != d.ep) add("ep", std::to_string(s.ep));
+  if (s.etp != d.etp) add("etp", std::to_string(s.etp));
   if (s.imbalance != d.imbalance) {
     std::ostringstream v;
     v << s.imbalance;
@@ -249,6 +259,7 @@ nlohmann::json strategy_to_json(const Strategy& s) {
   j["tp"] = s.tp;
   if (s.cp != 1) j["cp"] = s.cp;  // only when used: the JSON of strategies without it keeps its bytes
   j["ep"] = s.ep;
+  if (s.etp != 0) j["etp"] = s.etp;  // only when set: other files keep their bytes
   j["imbalance"] = s.imbalance;
   j["schedule"] = to_string(s.schedule);
   j["micro"] = s.micro;
@@ -278,7 +289,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   // Every field is routed through the same parser as the grammar so both forms accept the same values;
   // the error names the JSON path.
   auto origin_of = [&](const char* key) { return file + ": $." + std::string(key); };
-  for (const char* key : {"dp", "mp", "tp", "cp", "ep", "micro", "interleave", "zero"}) {
+  for (const char* key : {"dp", "mp", "tp", "cp", "ep", "etp", "micro", "interleave", "zero"}) {
     if (auto f = root.find(key)) apply(s, key, std::to_string(f->as_int(INT32_MIN, INT32_MAX)), origin_of(key));
   }
   if (auto f = root.find("bucket_mb")) {
@@ -297,9 +308,10 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
     if (auto v = str_field(key)) apply(s, key, *v, origin_of(key));
   }
   for (const auto& [key, value] : j.items()) {
-    static const std::vector<std::string> known = {
-        "schema",    "dp",        "mp", "tp",   "cp",        "ep",    "imbalance", "schedule",   "micro",  "interleave",
-        "placement", "recompute", "sp", "zero", "bucket_mb", "split", "overlap",   "tp_overlap", "mapping"};
+    static const std::vector<std::string> known = {"schema",     "dp",        "mp",        "tp",         "cp",
+                                                   "ep",         "etp",       "imbalance", "schedule",   "micro",
+                                                   "interleave", "placement", "recompute", "sp",         "zero",
+                                                   "bucket_mb",  "split",     "overlap",   "tp_overlap", "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

@@ -211,6 +211,99 @@ TEST(ExpertParallel, DenseModelsAndIndivisibleExpertsAreRefused) {
             "holds experts / ep of them)");
 }
 
+/// Experts ops cost their forward MACs / 64 ns in each of the three phases; everything else is free.
+class ExpertMacCosts final : public profiler::CostModel {
+ public:
+  profiler::OpCost cost(const models::Op& op, const std::string&, profiler::Optimizer) const override {
+    profiler::OpCost c;
+    if (op.kind != models::OpKind::Experts) return c;
+    c.fwd = c.bwd_data = c.bwd_weight = op.macs_fwd / 64;
+    return c;
+  }
+  TimeNs memory_pass_ns(Bytes, const std::string&) const override { return 0; }
+  std::string describe() const override { return "expert MACs"; }
+};
+
+TEST(ExpertParallel, ExpertTensorParallelismSplitsEachExpertOverTheTpRanks) {
+  // tiny_moe_config(): 2 layers, 4 experts of SwiGLU width 32, top-2, hidden 64, 16 tokens a
+  // sample, fp32. One rank of ep=2 with etp=2 holds the router [4, 64] and 2 experts of 3 x 64 x 16.
+  const models::Model m = tiny_moe_transformer();
+  const models::Op& split = *[&] {
+    static const models::Model r = shard_for_expert_parallel(tiny_moe_transformer(), 2, 1.0, 2);
+    return &r.op(*r.find_op("h.0.moe.experts"));
+  }();
+  EXPECT_EQ(split.attrs.out_features, 16);
+  EXPECT_EQ(split.params, 4 * 64 + 2 * 3 * 64 * 16);
+  EXPECT_EQ(models::expert_slots(split), 32);  // every token of the TP group: 16 x top-2
+  // MACs: router 16 x 4 x 64 = 4,096, slots 32 x 3 x 64 x 16 = 98,304.
+  EXPECT_EQ(split.macs_fwd, 4'096 + 98'304);
+  EXPECT_EQ(
+      input_error([&] { (void)shard_for_expert_parallel(m, 2, 1.0, 3); }),
+      "etp=3: op h.0.moe.experts of model tiny_moe has experts of FFN width 32, not divisible by 3 (expert tensor "
+      "parallelism splits each expert's FFN over the TP ranks)");
+
+  // Megatron-Core's layout is the default with sequence parallelism; etp=1 keeps whole experts.
+  EXPECT_TRUE(parse_strategy("tp=2,sp=on").experts_split_over_tp());
+  EXPECT_FALSE(parse_strategy("tp=2,sp=on,etp=1").experts_split_over_tp());
+  EXPECT_FALSE(parse_strategy("tp=2").experts_split_over_tp());
+  EXPECT_EQ(to_string(parse_strategy("dp=2,tp=2,ep=2,etp=2,sp=on")), "dp=2,tp=2,ep=2,etp=2,sp=on");
+  const Strategy s = parse_strategy("dp=2,tp=2,ep=2,etp=1,sp=on");
+  EXPECT_EQ(strategy_from_json(strategy_to_json(s), "s.json"), s);
+  EXPECT_EQ(input_error([] { parse_strategy("tp=4,etp=2,sp=on"); }),
+            "--strategy: etp=2: expected 1 (whole experts on every TP rank) or tp=4 (every expert split over the "
+            "tensor-parallel ranks)");
+  EXPECT_EQ(input_error([] { parse_strategy("tp=2,etp=2"); }),
+            "--strategy: etp=2 needs sequence parallelism (sp=on): Megatron-Core refuses MoE layers with tensor "
+            "parallelism in training without it");
+
+  // dp=2,tp=2,ep=2 with sequence parallelism on 4 GPUs, batch 2 (a sample per replica).
+  const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
+  const ExpertMacCosts costs;
+  auto simulate = [&](const std::string& strategy) {
+    return simulate_strategy({.model = &m,
+                              .cluster = &cluster,
+                              .strategy = parse_strategy(strategy),
+                              .global_batch = 2,
+                              .costs = &costs,
+                              .optimizer = profiler::Optimizer::Adam});
+  };
+  const StrategyResult on = simulate("dp=2,tp=2,ep=2,sp=on");
+  const StrategyResult off = simulate("dp=2,tp=2,ep=2,sp=on,etp=1");
+  // Per layer the TP ranks all-gather the group's dispatched slots before the experts and
+  // reduce-scatter their output, and the same backward: 32 slots x 64 x 4 B = 8,192 B each. The
+  // all-to-alls carry the rank's own 8 tokens' slots: 4,096 B.
+  auto count = [](const StrategyResult& r, std::string_view name, Bytes bytes) {
+    const auto& g = r.lowered.graph;
+    return count_tasks(g, [&](simulator::TaskId t) { return g.name(t) == name && g.bytes(t) == bytes; });
+  };
+  for (const auto* r : {&on, &off}) EXPECT_EQ(collectives(r->lowered, CollectiveOp::AllToAll, Phase::Forward), 4);
+  EXPECT_EQ(count(on, "etp_allgather", 8'192), 4);
+  EXPECT_EQ(count(on, "etp_reduce_scatter", 8'192), 4);
+  EXPECT_EQ(count(on, "ep_dispatch", 4'096), 2);
+  EXPECT_EQ(count(off, "etp_allgather", 8'192) + count(off, "etp_reduce_scatter", 8'192), 0);
+  // Compute: split, (4,096 + 98,304) / 64 = 1,600 ns a phase; whole experts, each TP rank runs
+  // its 1/2 of the tokens: (4,096 + 196,608) / 64 = 3,136, halved: 1,568. 2 layers x 3 phases.
+  EXPECT_EQ(on.devices[0].compute, 6 * 1'600);
+  EXPECT_EQ(off.devices[0].compute, 6 * 1'568);
+  // Weights: 2 layers x 2 experts x 3 x 64 x 16 fewer parameters a rank, 4 B each.
+  EXPECT_EQ(off.devices[0].breakdown.params - on.devices[0].breakdown.params, 2 * 2 * 3 * 64 * 16 * 4);
+
+  // A dense model has no experts to split.
+  models::TransformerConfig dense_config = tiny_moe_config();
+  dense_config.name = "tiny";
+  dense_config.experts = 0;
+  const models::Model dense = models::build_transformer(dense_config, {.batch = 1});
+  EXPECT_EQ(input_error([&] {
+              (void)lower_step({.model = &dense,
+                                .cluster = &cluster,
+                                .strategy = parse_strategy("dp=2,tp=2,etp=2,sp=on"),
+                                .global_batch = 2,
+                                .costs = &costs});
+            }),
+            "dp=2,tp=2,etp=2,sp=on: model tiny has no mixture-of-experts layers (experts ops); etp says how their "
+            "experts are split over the TP ranks");
+}
+
 TEST(ExpertParallel, StageGranularitySumsAChunksAllToAllsPerPhase) {
   // 2 MoE layers (4 experts, top-2), hidden 64, 16 tokens per sample, fp32; batch 4 on dp=2:
   // 32 tokens per rank, 64 slots, 64 x 64 x 4 = 16,384 B per all-to-all.

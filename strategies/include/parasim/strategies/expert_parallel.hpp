@@ -26,9 +26,11 @@ namespace parasim::strategies {
 std::int64_t experts_gcd(const models::Model& model);
 
 /// The model one rank of an ep-wide group runs, with `load` (>= 1) x the mean slots on dropless
-/// layers. InputError naming the op when ep does not divide its experts; ep == 1 and load == 1
-/// returns the model unchanged.
-models::Model shard_for_expert_parallel(const models::Model& model, int ep, double load);
+/// layers and, with `etp` > 1, each expert's FFN split over etp TP ranks (out_features / etp; the
+/// op keeps every token of the TP group: they are all-gathered to it). InputError naming the op
+/// when ep does not divide its experts or etp its FFN width; ep == 1, load == 1 and etp == 1
+/// return the model unchanged.
+models::Model shard_for_expert_parallel(const models::Model& model, int ep, double load, int etp = 1);
 
 /// Parameters of an `experts` op held in its experts (what EP shards), i.e. all but the router;
 /// 0 for other ops.

@@ -40,9 +40,10 @@ class StepCache {
  public:
   /// `base` at `batch` samples in `dtype`, sharded for `tp` tensor-parallel ranks (tp > 1) and for
   /// `ep` expert-parallel ranks with the busiest rank's `load` (expert_parallel.hpp) and for `cp`
-  /// context-parallel ranks (seq / cp tokens, context_parallel.hpp).
+  /// context-parallel ranks (seq / cp tokens, context_parallel.hpp); `etp` > 1 splits every
+  /// expert's FFN over that many TP ranks (expert tensor parallelism).
   std::shared_ptr<const models::Model> model(const models::Model& base, std::int64_t batch, models::DType dtype, int tp,
-                                             int ep = 1, double load = 1.0, int cp = 1);
+                                             int ep = 1, double load = 1.0, int cp = 1, int etp = 1);
   /// The TP plan of `base` (which ops are column/row-parallel).
   std::shared_ptr<const TpPlan> tp_plan(const models::Model& base);
   /// Per-op costs (by op id) of `model` (one this cache built) on `device_kind`.
@@ -80,18 +81,18 @@ class StepCache {
   std::int64_t cost_model_calls() const;  // distinct (signature, kind, optimizer) lookups
 
  private:
-  using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int, int, double>;
+  using ModelKey = std::tuple<const models::Model*, std::int64_t, int, int, int, double, int>;
   using CostKey = std::tuple<const models::Model*, std::string, int, const profiler::CostModel*>;
-  // A ModelKey without the batch: (base, dtype, tp, ep, load); (model, -1, 0, 0, 0) for a model
-  // this cache did not build.
-  using StructureKey = std::tuple<const models::Model*, int, int, int, double>;
+  // A ModelKey without the batch: (base, dtype, tp, ep, load, etp); (model, -1, 0, 0, 0, 0) for a
+  // model this cache did not build.
+  using StructureKey = std::tuple<const models::Model*, int, int, int, double, int>;
   // Every entry is a future: the first thread to ask for a key works it out, threads asking for
   // it meanwhile wait for that one instead of building the same model or partition again
   // (compute_once, strategies/src/compute_once.hpp).
   template <class T>
   using Entry = std::shared_future<std::shared_ptr<const T>>;
   std::shared_ptr<const models::Model> build_model(const models::Model& base, std::int64_t batch, models::DType dtype,
-                                                   int tp, int ep, double load);
+                                                   int tp, int ep, double load, int etp);
 
   mutable std::mutex mu_;
   std::map<ModelKey, Entry<models::Model>> models_;

@@ -1,7 +1,7 @@
 // A parallelization strategy: how one training step is split across devices.
 //
 // Grammar (all keys optional; defaults give plain data parallelism on one device):
-//   "dp=D,mp=M,tp=T,cp=C,ep=E,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
+//   "dp=D,mp=M,tp=T,cp=C,ep=E,etp=1|T,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
 //    sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,tp_overlap=on|off,mapping=tp-mp-dp"
 // Devices used = D x M x T x C: expert parallelism (ep) splits the D data-parallel ranks into groups
 // of E that share out the experts, so it adds no devices. The same fields are accepted as JSON
@@ -47,6 +47,11 @@ struct Strategy {
   int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
   int cp = 1;  // context-parallel width: the sequence split over C ranks, ring attention between them
   int ep = 1;  // expert-parallel group: E consecutive DP replicas each hold experts / E of every MoE layer
+  /// Expert tensor parallelism: T splits every expert's FFN over the TP ranks, which all-gather the
+  /// dispatched tokens before it and reduce-scatter after (Megatron-Core's expert_tensor_parallel_size,
+  /// default tp); 1 keeps whole experts on every TP rank, each routing its 1/T of the tokens
+  /// (DeepSpeed-MoE). 0 = auto: T with sequence parallelism (Megatron-Core needs it), else 1.
+  int etp = 0;
   double imbalance = 1.0;  // tokens the busiest rank of an EP group gets, over the mean (dropless routing)
   Schedule schedule = Schedule::None;
   int micro = 1;       // micro-batches per step (per pipeline)
@@ -70,6 +75,8 @@ struct Strategy {
   bool sequence_parallel() const {
     return tp > 1 && (sp == SeqParallel::On || (sp == SeqParallel::Auto && recompute == Recompute::Selective));
   }
+  /// Whether the experts' FFNs are split over the TP ranks (etp above; never without tp > 1).
+  bool experts_split_over_tp() const { return tp > 1 && (etp == tp || (etp == 0 && sequence_parallel())); }
   bool pipelined() const { return schedule != Schedule::None; }
   bool asynchronous() const { return schedule == Schedule::PipeDream || schedule == Schedule::SpecTrain; }
   bool operator==(const Strategy&) const = default;
