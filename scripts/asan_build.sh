@@ -2,7 +2,8 @@
 # Configures and builds the sanitizer tree, build-asan, shared by scripts/sanitize.sh (the whole
 # test suite) and scripts/fuzz.sh (the libFuzzer targets): clang with ASan + UBSan, libFuzzer's
 # coverage instrumentation on every library, RelWithDebInfo at -O1 -g1 (line tables only), no CUDA,
-# no benchmarks. One tree for both halves compiles the libraries once instead of twice, which is
+# no benchmarks, and without the CLI cases that take a minute or more there and test no code path the
+# Release suite does not (PARASIM_SLOW_CLI_CASES). One tree for both halves compiles the libraries once instead of twice, which is
 # most of CI's time on two cores. The CPU kernels link OpenMP (kernels/CMakeLists.txt), which under
 # clang is LLVM's libomp: libomp-dev, installed by scripts/setup.sh.
 #
@@ -23,7 +24,7 @@ if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:FILEPATH=.*c
 fi
 CXX=clang++ CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DPARASIM_FUZZ=ON -DPARASIM_CUDA=OFF -DPARASIM_BUILD_BENCH=OFF >/dev/null
+  -DPARASIM_FUZZ=ON -DPARASIM_CUDA=OFF -DPARASIM_BUILD_BENCH=OFF -DPARASIM_SLOW_CLI_CASES=OFF >/dev/null
 if [ $# -gt 0 ]; then
   cmake --build "$build" -j"$jobs" --target "$@"
 else
