@@ -109,9 +109,29 @@ simulator::GroupId Emitter::replica_group(int first, int step, int count, int cp
 
 Ref Emitter::ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view name, int model_op, int mb, Phase phase,
                            std::int64_t key) {
-  const int first = replica / p_.ep * p_.ep;
+  const int first = replica / p_.ep_replicas * p_.ep_replicas;
   auto [it, fresh] = all_to_all_.try_emplace({first, slot, key, mb});
   if (!fresh) return it->second;
+  if (p_.ep_replicas != p_.ep) {
+    // MoE parallel folding: one all-to-all over every TP rank of ep / tp replicas.
+    auto [g, added] = folded_groups_.try_emplace({first, slot}, -1);
+    if (added) {
+      std::vector<simulator::DeviceId> devices;
+      for (int r = first; r < first + p_.ep_replicas; ++r)
+        for (int t = 0; t < p_.tp_ranks; ++t) devices.push_back(p_.device(r, slot, t));
+      g->second = b_.add_group(devices);
+    }
+    const TaskId id = b_.add_collective({.op = CollectiveOp::AllToAll,
+                                         .group = g->second,
+                                         .bytes = bytes,
+                                         .stream = kTensorParallelStream,
+                                         .name = name,
+                                         .model_op = model_op,
+                                         .microbatch = mb,
+                                         .phase = phase});
+    it->second = Ref{id, false};
+    return it->second;
+  }
   for (int t = 0; t < ranks(); ++t) {
     const TaskId id = b_.add_collective({.op = CollectiveOp::AllToAll,
                                          .group = replica_group(first, 1, p_.ep, 1, slot, t),
@@ -130,15 +150,15 @@ Ref Emitter::edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes,
                             Phase phase) {
   Ref first;
   for (int t = 0; t < ranks(); ++t) {
-    const TaskId id =
-        b_.add_collective({.op = op,
-                           .group = replica_group(replica % p_.ep, p_.ep, p_.replicas / p_.ep, p_.cp, slot, t),
-                           .bytes = bytes,
-                           .stream = kDataParallelStream,
-                           .name = name,
-                           .model_op = -1,
-                           .microbatch = mb,
-                           .phase = phase});
+    const TaskId id = b_.add_collective(
+        {.op = op,
+         .group = replica_group(replica % p_.ep_replicas, p_.ep_replicas, p_.replicas / p_.ep_replicas, p_.cp, slot, t),
+         .bytes = bytes,
+         .stream = kDataParallelStream,
+         .name = name,
+         .model_op = -1,
+         .microbatch = mb,
+         .phase = phase});
     if (t == 0) first = Ref{id, true};
   }
   return first;
@@ -231,11 +251,12 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
                         const std::vector<Update>& updates, Bytes expert_bytes) {
   // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
   const bool reduce = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
-  // Expert gradients: over the DP x CP ranks holding the same experts (dp / ep replicas x cp).
-  const bool expert_reduce = p_.ep > 1 && p_.grad_ranks() > p_.ep && expert_bytes > 0;
+  // Expert gradients: over the DP x CP ranks holding the same experts (dp / ep replicas x cp; with
+  // folding dp / (ep / tp) replicas of the same TP rank).
+  const bool expert_reduce = p_.ep > 1 && p_.expert_grad_ranks() > 1 && expert_bytes > 0;
   const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
   const auto key = std::make_tuple(slot, bucket, mb);
-  const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep);
+  const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep_replicas);
   Refs done;
   Refs after_reduce = ready;
   if (reduce || expert_reduce) after_reduce = {};

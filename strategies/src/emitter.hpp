@@ -135,6 +135,7 @@ class Emitter {
   // (first, step, cp_ranks, slot, rank)
   std::map<std::tuple<int, int, int, int, int>, simulator::GroupId> replica_groups_;
   std::map<std::tuple<int, int, std::int64_t, int>, Ref> all_to_all_;            // (group, slot, key, mb)
+  std::map<std::pair<int, int>, simulator::GroupId> folded_groups_;              // (first replica, slot)
 };
 
 /// DP gradient reduction and optimizer update of one bucket, shared by both granularities. The

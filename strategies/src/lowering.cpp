@@ -42,7 +42,7 @@ simulator::StaticMemory static_memory_of_slot(const detail::Prepared& p, int slo
   if (experts > 0) {
     // Expert parallelism: the experts' state is sharded (ZeRO) over the DP x CP ranks holding the same experts.
     const simulator::StaticMemory e =
-        static_memory_for(experts, p.dtype, p.setup->optimizer, p.s.zero >= 1 ? p.grad_ranks() / p.ep : 1,
+        static_memory_for(experts, p.dtype, p.setup->optimizer, p.s.zero >= 1 ? p.expert_grad_ranks() : 1,
                           p.s.zero == 2, false, p.setup->grad_accumulation);
     m.params += e.params;
     m.grads += e.grads;

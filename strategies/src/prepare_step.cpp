@@ -249,6 +249,7 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use) {
                      "self-attention");
   p.sp = p.tp_ranks > 1 && p.s.sequence_parallel();
   p.ep = p.s.ep;
+  p.ep_replicas = p.s.expert_group_replicas();
   p.cp = p.s.cp;
   // CP rank 0 stands for every CP rank (load-balanced ring attention gives each the same work).
   if (p.cp > 1 && setup.symmetry == Symmetry::None)

@@ -69,7 +69,7 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       // Each DP x CP rank updates its shard; an expert's optimizer state is sharded over the DP x CP
       // ranks holding the same experts, D C / E (the router's small share is counted with them).
       const bool experts = p.ep > 1 && v.model->op(op).kind == models::OpKind::Experts;
-      if (zero) t.update = ceil_div(t.update, experts ? p.grad_ranks() / p.ep : p.grad_ranks());
+      if (zero) t.update = ceil_div(t.update, experts ? p.expert_grad_ranks() : p.grad_ranks());
       // Every rank accumulates the whole gradient of the parameters it holds (sequence parallelism
       // shortens a norm's backward, not its weights). Norms compute their weight gradients in the
       // data-gradient kernel (op_has_phase, not p.has_bw: index_structure() has not run yet).

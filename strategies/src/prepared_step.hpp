@@ -76,7 +76,8 @@ struct Prepared {
   int replicas = 1;                 // dp
   int stages = 1;                   // mp: pipeline stages (device slots per replica)
   int tp_ranks = 1;                 // tp
-  int ep = 1;                       // expert-parallel group width (divides replicas)
+  int ep = 1;                       // expert-parallel group width
+  int ep_replicas = 1;              // replicas an EP group spans: ep, or ep / tp when it folds the TP ranks in
   int cp = 1;                       // context-parallel ranks (CP rank 0 is simulated, the others are alike)
   int chunks_per_stage = 1;         // interleave for interleaved schedules, else 1
   int chunks = 1;                   // stages x chunks_per_stage
@@ -132,6 +133,8 @@ struct Prepared {
   hardware::DeviceId device(int r, int slot, int t, int c = 0) const { return mapping->device(r, slot, t, c); }
   /// Ranks that hold the same parameters and reduce their gradients together: DP x CP.
   int grad_ranks() const { return replicas * cp; }
+  /// Ranks that hold the same experts (the expert-data-parallel group of each TP rank): DP x CP / ep_replicas.
+  int expert_grad_ranks() const { return replicas * cp / ep_replicas; }
   int kind_of(int r, int slot, int t) const { return kind_index[static_cast<std::size_t>(device(r, slot, t))]; }
   const Variant& variant(int r, int mb) const {
     return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % micro_batches)]);

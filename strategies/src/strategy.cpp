@@ -92,9 +92,23 @@ void validate(const Strategy& s, const std::string& origin) {
   if (s.devices() > kMaxDegree)
     throw InputError(origin + ": dp*mp*tp*cp = " + std::to_string(s.devices()) + " devices; at most " +
                      std::to_string(kMaxDegree) + " are supported");
-  if (s.ep > 1 && s.dp % s.ep != 0)
+  if (s.ep > 1 && s.dp % s.ep != 0 && !s.expert_groups_fold_tp())
     throw InputError(origin + ": ep=" + std::to_string(s.ep) + " must divide dp=" + std::to_string(s.dp) +
-                     " (expert parallelism splits the data-parallel replicas into groups of ep)");
+                     " (expert parallelism splits the data-parallel replicas into groups of ep)" +
+                     (s.tp > 1 ? ", or be tp=" + std::to_string(s.tp) +
+                                     " times a divisor of dp (MoE parallel folding: groups of TP ranks x replicas)"
+                               : std::string()));
+  if (s.expert_groups_fold_tp()) {
+    const std::string folding = ": ep=" + std::to_string(s.ep) + " over dp=" + std::to_string(s.dp) +
+                                " x tp=" + std::to_string(s.tp) + " (MoE parallel folding)";
+    if (!s.sequence_parallel())
+      throw InputError(origin + folding +
+                       " needs sequence parallelism (sp=on): each TP rank routes its own share of the tokens");
+    if (s.etp > 1)
+      throw InputError(origin + folding + " keeps whole experts on every rank; etp=" + std::to_string(s.etp) +
+                       " would split them over the TP ranks the expert groups already span (etp=1)");
+    if (s.cp > 1) throw InputError(origin + folding + " with cp > 1 is not modelled");
+  }
   if (s.cp > 1 && s.placement != Placement::Layers)
     throw InputError(origin + ": cp=" + std::to_string(s.cp) + " needs placement=layers");
   if (s.etp > 1 && s.etp != s.tp)

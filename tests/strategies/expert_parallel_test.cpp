@@ -304,6 +304,66 @@ TEST(ExpertParallel, ExpertTensorParallelismSplitsEachExpertOverTheTpRanks) {
             "experts are split over the TP ranks");
 }
 
+TEST(ExpertParallel, FoldedGroupsSpanTheTpRanksAndTheReplicas) {
+  // MoE parallel folding: ep=4 over dp=2 x tp=2 (tiny_moe_config(), 4 experts): one expert-parallel
+  // group of all 4 devices (replica r, TP rank t is device 2r + t), each holding 1 whole expert.
+  const Strategy folded = parse_strategy("dp=2,tp=2,ep=4,sp=on");
+  EXPECT_TRUE(folded.expert_groups_fold_tp());
+  EXPECT_EQ(folded.expert_group_replicas(), 2);
+  EXPECT_FALSE(folded.experts_split_over_tp());  // auto: whole experts when the groups fold TP in
+  EXPECT_EQ(input_error([] { parse_strategy("dp=2,tp=2,ep=4"); }),
+            "--strategy: ep=4 over dp=2 x tp=2 (MoE parallel folding) needs sequence parallelism (sp=on): each TP "
+            "rank routes its own share of the tokens");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=2,tp=2,ep=4,sp=on,etp=2"); }),
+            "--strategy: ep=4 over dp=2 x tp=2 (MoE parallel folding) keeps whole experts on every rank; etp=2 would "
+            "split them over the TP ranks the expert groups already span (etp=1)");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=3,tp=2,ep=4,sp=on"); }),
+            "--strategy: ep=4 must divide dp=3 (expert parallelism splits the data-parallel replicas into groups of "
+            "ep), or be tp=2 times a divisor of dp (MoE parallel folding: groups of TP ranks x replicas)");
+  EXPECT_EQ(input_error([] { parse_strategy("dp=2,tp=2,cp=2,ep=4,sp=on"); }),
+            "--strategy: ep=4 over dp=2 x tp=2 (MoE parallel folding) with cp > 1 is not modelled");
+
+  const models::Model m = tiny_moe_transformer();
+  const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
+  const ExpertMacCosts costs;
+  auto simulate = [&](Symmetry symmetry) {
+    StepSetup setup{.model = &m,
+                    .cluster = &cluster,
+                    .strategy = folded,
+                    .global_batch = 2,
+                    .costs = &costs,
+                    .optimizer = profiler::Optimizer::Adam,
+                    .symmetry = symmetry};
+    setup.collective_costs = simulator::CollectiveCosts::Links;
+    return simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+  };
+  const StrategyResult one = simulate(Symmetry::DataAndTensor);
+  const StrategyResult all = simulate(Symmetry::None);
+  EXPECT_EQ(one.step_time, all.step_time);
+  for (const StrategyResult* r : {&one, &all}) {
+    const auto& g = r->lowered.graph;
+    int all_to_alls = 0, expert_reductions = 0;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+      if (g.kind(t) != TaskKind::Collective) continue;
+      const auto group = g.group_devices(g.group(t));
+      if (g.collective_op(t) == CollectiveOp::AllToAll) {
+        // One per group, not per TP rank: the rank's 8 tokens x top-2 x 64 x 4 B.
+        ++all_to_alls;
+        EXPECT_EQ(g.bytes(t), 4'096);
+        EXPECT_EQ(std::vector<simulator::DeviceId>(group.begin(), group.end()),
+                  (std::vector<simulator::DeviceId>{0, 1, 2, 3}));
+      }
+      if (g.name(t).starts_with("expert_grads")) ++expert_reductions;
+    }
+    EXPECT_EQ(all_to_alls, 8);        // 2 layers x (dispatch, combine) x (forward, backward)
+    EXPECT_EQ(expert_reductions, 0);  // every device holds a different expert
+  }
+  // Weights a rank holds in its experts ops: router 4 x 64 and 1 expert of 3 x 64 x 32, 2 layers.
+  const models::Model rank =
+      shard_for_expert_parallel(models::build_transformer(tiny_moe_config(), {.batch = 1}), 4, 1.0);
+  EXPECT_EQ(rank.op(*rank.find_op("h.0.moe.experts")).params, 4 * 64 + 3 * 64 * 32);
+}
+
 TEST(ExpertParallel, StageGranularitySumsAChunksAllToAllsPerPhase) {
   // 2 MoE layers (4 experts, top-2), hidden 64, 16 tokens per sample, fp32; batch 4 on dp=2:
   // 32 tokens per rank, 64 slots, 64 x 64 x 4 = 16,384 B per all-to-all.

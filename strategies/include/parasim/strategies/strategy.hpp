@@ -46,7 +46,8 @@ struct Strategy {
   int mp = 1;  // pipeline / model-parallel stages
   int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
   int cp = 1;  // context-parallel width: the sequence split over C ranks, ring attention between them
-  int ep = 1;  // expert-parallel group: E consecutive DP replicas each hold experts / E of every MoE layer
+  int ep =
+      1;  // expert-parallel group: E consecutive DP replicas (or T TP ranks x E / T replicas) each hold experts / E
   /// Expert tensor parallelism: T splits every expert's FFN over the TP ranks, which all-gather the
   /// dispatched tokens before it and reduce-scatter after (Megatron-Core's expert_tensor_parallel_size,
   /// default tp); 1 keeps whole experts on every TP rank, each routing its 1/T of the tokens
@@ -75,8 +76,16 @@ struct Strategy {
   bool sequence_parallel() const {
     return tp > 1 && (sp == SeqParallel::On || (sp == SeqParallel::Auto && recompute == Recompute::Selective));
   }
-  /// Whether the experts' FFNs are split over the TP ranks (etp above; never without tp > 1).
-  bool experts_split_over_tp() const { return tp > 1 && (etp == tp || (etp == 0 && sequence_parallel())); }
+  /// MoE parallel folding (Megatron-Core): an ep that does not divide dp spans the TP ranks too,
+  /// T TP ranks x ep / T replicas (ep a multiple of tp whose ep / tp divides dp; whole experts).
+  bool expert_groups_fold_tp() const { return ep > 1 && dp % ep != 0 && tp > 1 && ep % tp == 0 && dp % (ep / tp) == 0; }
+  /// Replicas an expert-parallel group spans: ep, or ep / tp when it folds the TP ranks in.
+  int expert_group_replicas() const { return expert_groups_fold_tp() ? ep / tp : ep; }
+  /// Whether the experts' FFNs are split over the TP ranks (etp above; never without tp > 1, and
+  /// auto leaves them whole when the expert groups fold the TP ranks in).
+  bool experts_split_over_tp() const {
+    return tp > 1 && (etp == tp || (etp == 0 && sequence_parallel() && !expert_groups_fold_tp()));
+  }
   bool pipelined() const { return schedule != Schedule::None; }
   bool asynchronous() const { return schedule == Schedule::PipeDream || schedule == Schedule::SpecTrain; }
   bool operator==(const Strategy&) const = default;
