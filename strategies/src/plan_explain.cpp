@@ -93,8 +93,12 @@ std::string expert_parallel_sentence(const PlanResult& plan, Objective objective
   if (!searched) return "";
   std::ostringstream s;
   if (w.strategy.ep > 1) {
-    s << " Expert parallelism (ep=" << w.strategy.ep << ") splits every MoE layer's experts over " << w.strategy.ep
-      << " data-parallel ranks: each device keeps 1/" << w.strategy.ep
+    s << " Expert parallelism (ep=" << w.strategy.ep << ") splits every MoE layer's experts over " << w.strategy.ep;
+    if (w.strategy.expert_groups_fold_tp())
+      s << " ranks (" << w.strategy.tp << " TP ranks x " << w.strategy.expert_group_replicas()
+        << " data-parallel replicas: MoE parallel folding)";
+    else s << " data-parallel ranks";
+    s << ": each device keeps 1/" << w.strategy.ep
       << " of the expert weights, gradients and optimizer state and exchanges its routed tokens in 4 all-to-alls "
          "per MoE layer and micro-batch";
     if (w.strategy.imbalance > 1.0)

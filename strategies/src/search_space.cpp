@@ -81,7 +81,7 @@ struct Emit {
   std::vector<Candidate>& out;
 
   void finish(Strategy s, std::int64_t batch) {
-    for (int ep : expert_parallel_widths(space, facts, s.dp)) {
+    for (int ep : expert_parallel_widths(space, facts, s.dp, s.cp == 1 ? s.tp : 1)) {
       s.ep = ep;
       s.imbalance = ep > 1 ? space.imbalance : 1.0;
       finish_ep(s, batch);
@@ -92,6 +92,7 @@ struct Emit {
     for (Recompute r : space.recomputes) {
       if (r == Recompute::Selective && !facts.has_attention) continue;
       s.recompute = r;
+      if (s.expert_groups_fold_tp() && !s.sequence_parallel()) continue;  // folding needs sequence parallelism
       for (int z : space.zeros) {
         if (z >= 1 && s.dp * s.cp == 1) continue;  // ZeRO shards over DP x CP
         if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
@@ -173,11 +174,16 @@ ModelFacts model_facts(const models::Model& model, int devices_per_node) {
   return f;
 }
 
-std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp) {
+std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp, int tp) {
   std::vector<int> out{1};
   if (!space.expert_parallel || facts.experts <= 0) return out;
   for (int e = 2; e <= dp; ++e)
     if (dp % e == 0 && facts.experts % e == 0) out.push_back(e);
+  if (tp > 1)
+    for (int d = 1; d <= dp; ++d) {
+      const std::int64_t e = static_cast<std::int64_t>(tp) * d;
+      if (dp % d == 0 && dp % e != 0 && facts.experts % e == 0) out.push_back(static_cast<int>(e));
+    }
   return out;
 }
 

@@ -59,7 +59,7 @@ struct SearchSpace {
   std::vector<int> zeros = {0, 1};  // the CLI tries 0,1,3 by default
   bool branch_placement = true;
   bool all_mappings = false;
-  bool expert_parallel = true;  // MoE models: try every ep dividing dp and the experts
+  bool expert_parallel = true;  // MoE models: try every ep dividing dp (or tp x dp's divisors) and the experts
   // Context parallelism: powers of two up to max_cp, from min_cp_seq tokens on, each CP rank
   // keeping at least min_cp_tokens of them, 2 cp dividing the sequence (load-balanced chunks).
   int max_cp = 16;
@@ -81,8 +81,9 @@ struct Candidate {
 std::vector<Candidate> enumerate_candidates(const SearchSpace& space, const ModelFacts& facts);
 
 /// The ep values the space allows for a dp-way split of the model (1 first): divisors of dp that
-/// divide the experts of every MoE layer.
-std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp);
+/// divide the experts of every MoE layer, then (tp > 1) the folded widths tp x d, d dividing dp,
+/// that do not divide dp and divide the experts (MoE parallel folding; Strategy::expert_groups_fold_tp).
+std::vector<int> expert_parallel_widths(const SearchSpace& space, const ModelFacts& facts, int dp, int tp = 1);
 
 /// The cp values the space allows for the model (1 first): see SearchSpace::max_cp.
 std::vector<int> context_parallel_widths(const SearchSpace& space, const ModelFacts& facts);
