@@ -1,5 +1,7 @@
 #include "lowering_base.hpp"
 
+#include <algorithm>
+
 #include "parasim/strategies/pipeline_schedule.hpp"
 
 namespace parasim::strategies::detail {
@@ -38,13 +40,31 @@ void LoweringBase::predict_weights(int replica, int mb, int chunk) {
 void LoweringBase::chain_schedule(int replica) {
   if (!p_.layered()) return;
   for (int slot = 0; slot < p_.stages; ++slot) {
-    Ref previous;
-    for (const WorkItem& w :
-         pipeline_order(p_.s.schedule, p_.stages, p_.chunks_per_stage, p_.simulated_micro_batches, slot)) {
-      for (const Ref& t : item(w.microbatch, w.chunk, w.kind)) {
-        e_.after(t, previous);
-        previous = t;
+    const std::vector<WorkItem> order =
+        pipeline_order(p_.s.schedule, p_.stages, p_.chunks_per_stage, p_.simulated_micro_batches, slot);
+    Refs previous;  // the last task of the unit before (two with a merged pair)
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const WorkItem& w = order[i];
+      // ep_overlap: in the steady state a forward and a backward of different micro-batches next
+      // to each other are one merged unit, each chained on its own after the unit before, so
+      // that one's all-to-all waits leave the compute stream to the other (Megatron-Core's
+      // --overlap-moe-expert-parallel-comm pairs F(i + 1) with B(i) on the last stage, F(i + w)
+      // with B(i) before it).
+      const bool merged = p_.s.ep_overlap && i + 1 < order.size() && order[i + 1].kind != w.kind &&
+                          order[i + 1].microbatch != w.microbatch;
+      Refs ends;
+      for (std::size_t j = i; j <= (merged ? i + 1 : i); ++j) {
+        const WorkItem& u = order[j];
+        Refs after = previous;
+        for (const Ref& t : item(u.microbatch, u.chunk, u.kind)) {
+          e_.after(t, after);
+          after = {t};
+        }
+        for (const Ref& t : after)
+          if (std::none_of(ends.begin(), ends.end(), [&](const Ref& e) { return e.id == t.id; })) ends.push_back(t);
       }
+      if (merged) ++i;
+      previous = ends;
     }
   }
   (void)replica;

@@ -121,6 +121,12 @@ void validate(const Strategy& s, const std::string& origin) {
                      "parallelism in training without it");
   if (s.imbalance != 1.0 && s.ep == 1)
     throw InputError(origin + ": imbalance needs ep > 1 (it is the load of the busiest expert-parallel rank)");
+  if (s.ep_overlap && s.ep == 1)
+    throw InputError(origin + ": ep_overlap=on needs ep > 1 (it hides the expert-parallel all-to-alls)");
+  if (s.ep_overlap && s.schedule != Schedule::OneFOneB && s.schedule != Schedule::Interleaved)
+    throw InputError(origin +
+                     ": ep_overlap=on needs schedule=1f1b or interleaved (it merges a steady-state forward with a "
+                     "backward of another micro-batch)");
   if (!s.tp_overlap && s.tp == 1)
     throw InputError(origin + ": tp_overlap=off needs tp > 1 (it orders the tensor-parallel all-reduces)");
   if (s.sp == SeqParallel::On && s.tp == 1)
@@ -176,12 +182,13 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else if (key == "split") s.split = parse_named(kSplits, key, value, origin);
   else if (key == "overlap") s.overlap = parse_on_off(key, value, origin);
   else if (key == "tp_overlap") s.tp_overlap = parse_on_off(key, value, origin);
+  else if (key == "ep_overlap") s.ep_overlap = parse_on_off(key, value, origin);
   else if (key == "mapping") s.mapping = value;
   else
     throw InputError(
         origin + ": unknown key \"" + key +
         "\"; expected dp, mp, tp, cp, ep, etp, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
-        "bucket_mb, split, overlap, tp_overlap or mapping");
+        "bucket_mb, split, overlap, tp_overlap, ep_overlap or mapping");
 }
 
 }  // namespace
@@ -259,6 +266,7 @@ std::string to_string(const Strategy& s) {
   if (s.split != d.split) add("split", to_string(s.split));
   if (s.overlap != d.overlap) add("overlap", s.overlap ? "on" : "off");
   if (s.tp_overlap != d.tp_overlap) add("tp_overlap", s.tp_overlap ? "on" : "off");
+  if (s.ep_overlap != d.ep_overlap) add("ep_overlap", s.ep_overlap ? "on" : "off");
   if (s.mapping != d.mapping) add("mapping", s.mapping);
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
@@ -287,6 +295,7 @@ nlohmann::json strategy_to_json(const Strategy& s) {
   j["split"] = to_string(s.split);
   j["overlap"] = s.overlap;
   if (!s.tp_overlap) j["tp_overlap"] = false;  // only when off: other files keep their bytes
+  if (s.ep_overlap) j["ep_overlap"] = true;    // only when on
   j["mapping"] = s.mapping;
   return j;
 }
@@ -318,14 +327,15 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   }
   if (auto f = root.find("overlap")) s.overlap = f->as_bool();
   if (auto f = root.find("tp_overlap")) s.tp_overlap = f->as_bool();
+  if (auto f = root.find("ep_overlap")) s.ep_overlap = f->as_bool();
   for (const char* key : {"schedule", "placement", "recompute", "sp", "split", "mapping"}) {
     if (auto v = str_field(key)) apply(s, key, *v, origin_of(key));
   }
   for (const auto& [key, value] : j.items()) {
-    static const std::vector<std::string> known = {"schema",     "dp",        "mp",        "tp",         "cp",
-                                                   "ep",         "etp",       "imbalance", "schedule",   "micro",
-                                                   "interleave", "placement", "recompute", "sp",         "zero",
-                                                   "bucket_mb",  "split",     "overlap",   "tp_overlap", "mapping"};
+    static const std::vector<std::string> known = {
+        "schema",    "dp",        "mp",    "tp",         "cp",         "ep",         "etp",
+        "imbalance", "schedule",  "micro", "interleave", "placement",  "recompute",  "sp",
+        "zero",      "bucket_mb", "split", "overlap",    "tp_overlap", "ep_overlap", "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

@@ -88,7 +88,7 @@ TEST(StrategyGrammar, BadInputIsNamed) {
             "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
   EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
             "--strategy: unknown key \"foo\"; expected dp, mp, tp, cp, ep, etp, imbalance, schedule, micro, "
-            "interleave, placement, recompute, sp, zero, bucket_mb, split, overlap, tp_overlap or mapping");
+            "interleave, placement, recompute, sp, zero, bucket_mb, split, overlap, tp_overlap, ep_overlap or mapping");
   EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
             "--strategy: interleave=2 needs schedule=interleaved");
   EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),

@@ -411,6 +411,22 @@ void read_config(RecordedRun& r, const JsonField& c) {
     if (r.strategy.tp == 1) r.strategy.tp_overlap = true;  // nothing to overlap
   }
 
+  // Expert-parallel all-to-alls hidden behind another micro-batch's compute (Megatron-Core's
+  // --overlap-moe-expert-parallel-comm; Megatron-Bridge recipes call it moe_a2a_overlap).
+  for (const char* key : {"ep_comm_overlap", "moe_a2a_overlap"}) {
+    auto f = c.find(key);
+    if (!f || f->raw().is_null()) continue;
+    const std::optional<bool> on = yes_no(optional_text(c, key));
+    if (!on) f->fail("true or false (or on/off)");
+    const bool pipelined = r.strategy.schedule == strategies::Schedule::OneFOneB ||
+                           r.strategy.schedule == strategies::Schedule::Interleaved;
+    r.strategy.ep_overlap = *on && r.strategy.ep > 1 && pipelined;
+    if (*on && r.strategy.ep > 1 && !pipelined)
+      r.caveats.push_back(std::string("config.") + key +
+                          ": without a 1F1B pipeline the all-to-alls are projected unhidden (parasim merges a "
+                          "steady-state forward with a backward of another micro-batch)");
+  }
+
   // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
   const std::string attention = optional_text(c, "attention");
   if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha")) {

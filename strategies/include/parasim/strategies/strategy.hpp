@@ -2,7 +2,8 @@
 //
 // Grammar (all keys optional; defaults give plain data parallelism on one device):
 //   "dp=D,mp=M,tp=T,cp=C,ep=E,etp=1|T,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
-//    sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,tp_overlap=on|off,mapping=tp-mp-dp"
+//    sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,tp_overlap=on|off,ep_overlap=on|off,
+//    mapping=tp-mp-dp"
 // Devices used = D x M x T x C: expert parallelism (ep) splits the D data-parallel ranks into groups
 // of E that share out the experts, so it adds no devices. The same fields are accepted as JSON
 // ("schema": "parasim.strategy/1").
@@ -69,6 +70,10 @@ struct Strategy {
   /// weight-gradient GEMM, as Megatron-LM's --async-tensor-model-parallel-allreduce (late 2021 on);
   /// off: it starts after both backward GEMMs, as earlier Megatron-LM and plain autograd do.
   bool tp_overlap = true;
+  /// Expert parallelism: a steady-state forward and backward of two micro-batches run as one merged unit,
+  /// so that the all-to-alls of one hide behind the other's compute (Megatron-Core's
+  /// --overlap-moe-expert-parallel-comm); 1F1B and interleaved schedules only.
+  bool ep_overlap = false;
   std::string mapping = "tp-mp-dp";  // innermost to outermost: TP then MP inside a node, DP across nodes
 
   std::int64_t devices() const { return static_cast<std::int64_t>(dp) * mp * tp * cp; }
