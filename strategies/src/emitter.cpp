@@ -112,6 +112,16 @@ Ref Emitter::ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view 
   const int first = replica / p_.ep_replicas * p_.ep_replicas;
   auto [it, fresh] = all_to_all_.try_emplace({first, slot, key, mb});
   if (!fresh) return it->second;
+  auto add = [&](simulator::GroupId group) {
+    return b_.add_collective({.op = CollectiveOp::AllToAll,
+                              .group = group,
+                              .bytes = bytes,
+                              .stream = kTensorParallelStream,
+                              .name = name,
+                              .model_op = model_op,
+                              .microbatch = mb,
+                              .phase = phase});
+  };
   if (p_.ep_replicas != p_.ep) {
     // MoE parallel folding: one all-to-all over every TP rank of ep / tp replicas.
     auto [g, added] = folded_groups_.try_emplace({first, slot}, -1);
@@ -121,26 +131,11 @@ Ref Emitter::ep_all_to_all(int replica, int slot, Bytes bytes, std::string_view 
         for (int t = 0; t < p_.tp_ranks; ++t) devices.push_back(p_.device(r, slot, t));
       g->second = b_.add_group(devices);
     }
-    const TaskId id = b_.add_collective({.op = CollectiveOp::AllToAll,
-                                         .group = g->second,
-                                         .bytes = bytes,
-                                         .stream = kTensorParallelStream,
-                                         .name = name,
-                                         .model_op = model_op,
-                                         .microbatch = mb,
-                                         .phase = phase});
-    it->second = Ref{id, false};
+    it->second = Ref{add(g->second), false};
     return it->second;
   }
   for (int t = 0; t < ranks(); ++t) {
-    const TaskId id = b_.add_collective({.op = CollectiveOp::AllToAll,
-                                         .group = replica_group(first, 1, p_.ep, 1, slot, t),
-                                         .bytes = bytes,
-                                         .stream = kTensorParallelStream,
-                                         .name = name,
-                                         .model_op = model_op,
-                                         .microbatch = mb,
-                                         .phase = phase});
+    const TaskId id = add(replica_group(first, 1, p_.ep, 1, slot, t));
     if (t == 0) it->second = Ref{id, true};
   }
   return it->second;

@@ -46,12 +46,12 @@ models::Model moe_model(double capacity_factor = 0.0) {
   return b.finish();
 }
 
-StrategyResult run(const std::string& strategy, int gpus = 4, std::int64_t batch = 8,
-                   Symmetry symmetry = Symmetry::DataAndTensor,
-                   simulator::CollectiveMode mode = simulator::CollectiveMode::Analytic, double capacity_factor = 0.0) {
-  const models::Model model = moe_model(capacity_factor);
-  const hardware::Cluster cluster = star_cluster(gpus, 0, 1.0);
-  static const SlotCosts costs;
+/// `model` on `gpus` GPUs of a switch with `gbps` GB/s links and no latency, link-priced collectives.
+StrategyResult simulate_on_star(const models::Model& model, const profiler::CostModel& costs,
+                                const std::string& strategy, int gpus, std::int64_t batch, double gbps = 1.0,
+                                Symmetry symmetry = Symmetry::DataAndTensor,
+                                simulator::CollectiveMode mode = simulator::CollectiveMode::Analytic) {
+  const hardware::Cluster cluster = star_cluster(gpus, 0, gbps);
   StepSetup setup{.model = &model,
                   .cluster = &cluster,
                   .strategy = parse_strategy(strategy),
@@ -61,6 +61,13 @@ StrategyResult run(const std::string& strategy, int gpus = 4, std::int64_t batch
                   .symmetry = symmetry};
   setup.collective_costs = simulator::CollectiveCosts::Links;
   return simulate_strategy(setup, {.collectives = mode});
+}
+
+StrategyResult run(const std::string& strategy, int gpus = 4, std::int64_t batch = 8,
+                   Symmetry symmetry = Symmetry::DataAndTensor,
+                   simulator::CollectiveMode mode = simulator::CollectiveMode::Analytic, double capacity_factor = 0.0) {
+  static const SlotCosts costs;
+  return simulate_on_star(moe_model(capacity_factor), costs, strategy, gpus, batch, 1.0, symmetry, mode);
 }
 
 /// tiny_moe_config() (lowering_fixtures.hpp), one sample, fp32.
@@ -257,18 +264,9 @@ TEST(ExpertParallel, ExpertTensorParallelismSplitsEachExpertOverTheTpRanks) {
             "parallelism in training without it");
 
   // dp=2,tp=2,ep=2 with sequence parallelism on 4 GPUs, batch 2 (a sample per replica).
-  const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
   const ExpertMacCosts costs;
-  auto simulate = [&](const std::string& strategy) {
-    return simulate_strategy({.model = &m,
-                              .cluster = &cluster,
-                              .strategy = parse_strategy(strategy),
-                              .global_batch = 2,
-                              .costs = &costs,
-                              .optimizer = profiler::Optimizer::Adam});
-  };
-  const StrategyResult on = simulate("dp=2,tp=2,ep=2,sp=on");
-  const StrategyResult off = simulate("dp=2,tp=2,ep=2,sp=on,etp=1");
+  const StrategyResult on = simulate_on_star(m, costs, "dp=2,tp=2,ep=2,sp=on", 4, 2);
+  const StrategyResult off = simulate_on_star(m, costs, "dp=2,tp=2,ep=2,sp=on,etp=1", 4, 2);
   // Per layer the TP ranks all-gather the group's dispatched slots before the experts and
   // reduce-scatter their output, and the same backward: 32 slots x 64 x 4 B = 8,192 B each. The
   // all-to-alls carry the rank's own 8 tokens' slots: 4,096 B.
@@ -293,6 +291,7 @@ TEST(ExpertParallel, ExpertTensorParallelismSplitsEachExpertOverTheTpRanks) {
   dense_config.name = "tiny";
   dense_config.experts = 0;
   const models::Model dense = models::build_transformer(dense_config, {.batch = 1});
+  const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
   EXPECT_EQ(input_error([&] {
               (void)lower_step({.model = &dense,
                                 .cluster = &cluster,
@@ -324,21 +323,9 @@ TEST(ExpertParallel, FoldedGroupsSpanTheTpRanksAndTheReplicas) {
             "--strategy: ep=4 over dp=2 x tp=2 (MoE parallel folding) with cp > 1 is not modelled");
 
   const models::Model m = tiny_moe_transformer();
-  const hardware::Cluster cluster = star_cluster(4, 0, 1.0);
   const ExpertMacCosts costs;
-  auto simulate = [&](Symmetry symmetry) {
-    StepSetup setup{.model = &m,
-                    .cluster = &cluster,
-                    .strategy = folded,
-                    .global_batch = 2,
-                    .costs = &costs,
-                    .optimizer = profiler::Optimizer::Adam,
-                    .symmetry = symmetry};
-    setup.collective_costs = simulator::CollectiveCosts::Links;
-    return simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
-  };
-  const StrategyResult one = simulate(Symmetry::DataAndTensor);
-  const StrategyResult all = simulate(Symmetry::None);
+  const StrategyResult one = simulate_on_star(m, costs, to_string(folded), 4, 2, 1.0, Symmetry::DataAndTensor);
+  const StrategyResult all = simulate_on_star(m, costs, to_string(folded), 4, 2, 1.0, Symmetry::None);
   EXPECT_EQ(one.step_time, all.step_time);
   for (const StrategyResult* r : {&one, &all}) {
     const auto& g = r->lowered.graph;
@@ -369,19 +356,10 @@ TEST(ExpertParallel, OverlapMergesAForwardWithAnotherMicroBatchsBackward) {
   // Without ep_overlap the last stage runs F0 B0 F1 B1 ... as one chain: F1's first compute task
   // waits for B0's last. With it, B0 and F1 are one merged unit, both chained after F0 alone, so
   // F1's forward may run while B0 waits for its all-to-alls.
-  auto simulate = [](const std::string& strategy, double gbps) {
-    const models::Model model = moe_model();
-    const hardware::Cluster cluster = star_cluster(8, 0, gbps);
-    static const SlotCosts costs;
-    StepSetup setup{.model = &model,
-                    .cluster = &cluster,
-                    .strategy = parse_strategy(strategy),
-                    .global_batch = 16,
-                    .costs = &costs,
-                    .optimizer = profiler::Optimizer::Adam,
-                    .symmetry = Symmetry::None};
-    setup.collective_costs = simulator::CollectiveCosts::Links;
-    return simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+  const models::Model model = moe_model();
+  const SlotCosts costs;
+  auto simulate = [&](const std::string& strategy, double gbps) {
+    return simulate_on_star(model, costs, strategy, 8, 16, gbps, Symmetry::None);
   };
   const std::string base = "dp=4,mp=2,ep=4,schedule=1f1b,micro=4";
   for (const bool overlap : {false, true}) {
