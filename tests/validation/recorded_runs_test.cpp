@@ -501,6 +501,35 @@ TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
             std::string::npos);
 }
 
+TEST(RecordedRuns, ReadsTheAllToAllOverlapOfAPipelinedMoeRow) {
+  nlohmann::json moe = megatron_row();
+  moe["id"] = "moe-pipelined";
+  moe["model"]["experts"] = 4;
+  moe["model"]["top_k"] = 2;
+  moe["model"]["moe_ffn"] = 512;
+  moe["config"]["ep"] = 2;
+  moe["config"]["moe_a2a_overlap"] = true;
+  nlohmann::json flat = moe;  // no pipeline: nothing to merge, said in a caveat
+  flat["id"] = "moe-flat";
+  flat["config"]["dp"] = 4;
+  flat["config"]["pp"] = 1;
+  flat["config"]["schedule"] = "no pipeline";
+  flat["config"]["global_batch"] = 128;
+  const RunsFile f = parse_runs(file_of({moe, flat}), "runs.json");
+  ASSERT_EQ(f.runs.size(), 2u);
+  EXPECT_TRUE(f.runs[0].strategy.ep_overlap);
+  EXPECT_FALSE(f.runs[1].strategy.ep_overlap);
+  const std::string unhidden =
+      "config.moe_a2a_overlap: without a 1F1B pipeline the all-to-alls are projected unhidden (parasim merges a "
+      "steady-state forward with a backward of another micro-batch)";
+  EXPECT_EQ(std::count(f.runs[1].caveats.begin(), f.runs[1].caveats.end(), unhidden), 1) << f.runs[1].skip_reason;
+  nlohmann::json bad = moe;
+  bad["config"]["moe_a2a_overlap"] = "sometimes";
+  EXPECT_EQ(error_of(file_of({bad})),
+            "runs.json: $.rows[0].config.moe_a2a_overlap: expected true or false (or on/off), found string "
+            "\"sometimes\"");
+}
+
 nlohmann::json bert_row() {
   return nlohmann::json::parse(R"json({
     "id": "bert-small", "source": "test",

@@ -47,8 +47,9 @@ struct Strategy {
   int mp = 1;  // pipeline / model-parallel stages
   int tp = 1;  // tensor-parallel width (Megatron-style, transformer blocks)
   int cp = 1;  // context-parallel width: the sequence split over C ranks, ring attention between them
-  int ep =
-      1;  // expert-parallel group: E consecutive DP replicas (or T TP ranks x E / T replicas) each hold experts / E
+  /// Expert-parallel group: E consecutive DP replicas (or T TP ranks x E / T replicas: folding)
+  /// each hold experts / E of every MoE layer.
+  int ep = 1;
   /// Expert tensor parallelism: T splits every expert's FFN over the TP ranks, which all-gather the
   /// dispatched tokens before it and reduce-scatter after (Megatron-Core's expert_tensor_parallel_size,
   /// default tp); 1 keeps whole experts on every TP rank, each routing its 1/T of the tokens
