@@ -167,6 +167,7 @@ std::string cost_relevant_attrs(const Op& op) {
       s << "experts=" << a.experts << ",top_k=" << a.top_k << ",gated=" << a.gated << ",cf=" << a.capacity_factor;
       if (a.expert_shards != 1) s << ",ep=" << a.expert_shards;  // absent without EP: old keys stay valid
       if (a.expert_load != 1.0) s << ",load=" << a.expert_load;
+      if (a.expert_tp != 1) s << ",etp=" << a.expert_tp;
       break;
     case OpKind::Rotary: s << "heads=" << a.heads << ",kv_heads=" << a.kv_heads; break;
     case OpKind::LayerNorm:

@@ -181,9 +181,11 @@ void compute_macs(Op& op, const std::vector<const Op*>& producers) {
       break;
     }
     case OpKind::Experts: {
-      // Router logits for every token, then each slot through one expert's 2 or 3 matrices.
+      // Router logits for every token the rank routes, then each slot through one expert's 2 or 3
+      // matrices.
       const std::int64_t d = op.input_shapes[0].back();
-      const std::int64_t tokens = num_elements(op.input_shapes[0]) / d;
+      const std::int64_t all = num_elements(op.input_shapes[0]) / d;
+      const std::int64_t tokens = (all + a.expert_tp - 1) / a.expert_tp;
       op.macs_fwd = add(mul({tokens, d, a.experts}), mul({routed_slots(op), a.gated ? 3 : 2, d, a.out_features}));
       op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
       op.macs_bwd_weight = op.macs_fwd;

@@ -356,6 +356,7 @@ void infer_experts(Op& op) {
   if (a.expert_shards < 1 || a.experts % a.expert_shards != 0)
     fail(op, "expert_shards (" + str(a.expert_shards) + ") dividing experts (" + str(a.experts) + ")");
   if (!(a.expert_load >= 1.0 && a.expert_load <= 1e3)) fail(op, "expert_load in [1, 1000]");
+  require_at_least(op, "expert_tp", a.expert_tp, 1);
   op.output_shape = op.input_shapes[0];
 }
 

@@ -178,7 +178,8 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
 }
 
 /// A mixture-of-experts bank as grouped-GEMM MoE layers run it (Megatron-LM's GroupedMLP): the
-/// router GEMM over every token, the routed tokens permuted to their experts, fc1 (gate and up
+/// router GEMM over every token the rank routes (1/expert_tp of them when the experts are split
+/// over the TP ranks), the routed tokens permuted to their experts, fc1 (gate and up
 /// when gated) and fc2 of each local expert as one grouped GEMM over its share of the slots, the
 /// activation between them, and the weighted un-permute back to the tokens. The backward runs the
 /// same products transposed and the permutations and activation at their forward bytes.
@@ -192,16 +193,19 @@ std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b
   const std::int64_t f = a.out_features;
   const std::int64_t width = a.gated ? 2 * f : f;  // fc1's outputs per slot
   const auto x = [](std::int64_t u, std::int64_t v) { return static_cast<double>(u) * static_cast<double>(v); };
-  const double td = x(tokens, d), te = x(tokens, a.experts), sd = x(slots, d), sf = x(slots, f), sw = x(slots, width);
+  const double sd = x(slots, d), sf = x(slots, f), sw = x(slots, width);
+  // Split over the TP ranks (expert_tp), a rank routes and permutes only its own tokens.
+  const std::int64_t routed = (tokens + a.expert_tp - 1) / a.expert_tp;
+  const double td = x(routed, d), te = x(routed, a.experts), sd_routed = sd / static_cast<double>(a.expert_tp);
   const double router_w = x(a.experts, d), fc1_w = x(local, width) * static_cast<double>(d),
                fc2_w = x(local, f) * static_cast<double>(d);
   const double router_macs = td * static_cast<double>(a.experts), fc1_macs = sw * static_cast<double>(d),
                fc2_macs = sf * static_cast<double>(d);
-  const KernelWork permute = mem(2 * sd * b.s);           // gather the routed tokens
-  const KernelWork unpermute = mem((sd + 2 * td) * b.s);  // weighted sum back into the tokens
+  const KernelWork permute = mem(2 * sd_routed * b.s);           // gather the routed tokens
+  const KernelWork unpermute = mem((sd_routed + 2 * td) * b.s);  // weighted sum back into the tokens
   switch (phase) {
     case Phase::Forward:
-      return {shaped(gemm(router_macs, (td + router_w + te) * b.s), tokens, a.experts, d),  // router
+      return {shaped(gemm(router_macs, (td + router_w + te) * b.s), routed, a.experts, d),  // router
               permute,
               shaped(gemm(fc1_macs, (sd + fc1_w + sw) * b.s), per_expert, width, d, local),  // fc1
               mem((sw + sf) * b.s),  // the activation: reads gate (and up), writes its output
@@ -213,11 +217,11 @@ std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b
               mem((2 * sw + sf) * b.s),  // reads the saved pre-activations and dY, writes their gradient
               shaped(gemm(fc1_macs, (sw + fc1_w + sd) * b.s), per_expert, d, width, local),
               permute,
-              shaped(gemm(router_macs, (te + router_w + td) * b.s), tokens, d, a.experts)};
+              shaped(gemm(router_macs, (te + router_w + td) * b.s), routed, d, a.experts)};
     case Phase::BackwardWeight:
       return {shaped(gemm(fc1_macs, (sd + sw + fc1_w) * b.s), width, d, per_expert, local),
               shaped(gemm(fc2_macs, (sf + sd + fc2_w) * b.s), d, f, per_expert, local),
-              shaped(gemm(router_macs, (td + te + router_w) * b.s), a.experts, d, tokens)};
+              shaped(gemm(router_macs, (td + te + router_w) * b.s), a.experts, d, routed)};
     default: return {};
   }
 }

@@ -36,6 +36,7 @@ models::Model shard_for_expert_parallel(const models::Model& m, int ep, double l
       op.attrs.expert_shards = src.attrs.expert_shards * ep;
       op.attrs.expert_load = load;
       op.attrs.out_features = src.attrs.out_features / etp;
+      op.attrs.expert_tp = src.attrs.expert_tp * etp;
     }
     b.add_op(std::move(op), m.inputs_of(v));
   }

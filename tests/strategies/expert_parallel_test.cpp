@@ -242,8 +242,10 @@ TEST(ExpertParallel, ExpertTensorParallelismSplitsEachExpertOverTheTpRanks) {
   EXPECT_EQ(split.attrs.out_features, 16);
   EXPECT_EQ(split.params, 4 * 64 + 2 * 3 * 64 * 16);
   EXPECT_EQ(models::expert_slots(split), 32);  // every token of the TP group: 16 x top-2
-  // MACs: router 16 x 4 x 64 = 4,096, slots 32 x 3 x 64 x 16 = 98,304.
-  EXPECT_EQ(split.macs_fwd, 4'096 + 98'304);
+  // MACs: the router on the rank's own 16 / 2 tokens, 8 x 4 x 64 = 2,048; the group's 32 slots
+  // through 1/2 of each expert, 32 x 3 x 64 x 16 = 98,304.
+  EXPECT_EQ(split.attrs.expert_tp, 2);
+  EXPECT_EQ(split.macs_fwd, 2'048 + 98'304);
   EXPECT_EQ(
       input_error([&] { (void)shard_for_expert_parallel(m, 2, 1.0, 3); }),
       "etp=3: op h.0.moe.experts of model tiny_moe has experts of FFN width 32, not divisible by 3 (expert tensor "
@@ -279,9 +281,10 @@ TEST(ExpertParallel, ExpertTensorParallelismSplitsEachExpertOverTheTpRanks) {
   EXPECT_EQ(count(on, "etp_reduce_scatter", 8'192), 4);
   EXPECT_EQ(count(on, "ep_dispatch", 4'096), 2);
   EXPECT_EQ(count(off, "etp_allgather", 8'192) + count(off, "etp_reduce_scatter", 8'192), 0);
-  // Compute: split, (4,096 + 98,304) / 64 = 1,600 ns a phase; whole experts, each TP rank runs
-  // its 1/2 of the tokens: (4,096 + 196,608) / 64 = 3,136, halved: 1,568. 2 layers x 3 phases.
-  EXPECT_EQ(on.devices[0].compute, 6 * 1'600);
+  // Compute: split, (2,048 + 98,304) / 64 = 1,568 ns a phase; whole experts, each TP rank runs
+  // its 1/2 of the tokens: (4,096 + 196,608) / 64 = 3,136, halved: 1,568 - the same work split
+  // the other way. 2 layers x 3 phases.
+  EXPECT_EQ(on.devices[0].compute, 6 * 1'568);
   EXPECT_EQ(off.devices[0].compute, 6 * 1'568);
   // Weights: 2 layers x 2 experts x 3 x 64 x 16 fewer parameters a rank, 4 B each.
   EXPECT_EQ(off.devices[0].breakdown.params - on.devices[0].breakdown.params, 2 * 2 * 3 * 64 * 16 * 4);

@@ -124,6 +124,10 @@ struct OpAttrs {
   // slots (the busiest rank of its group gets expert_load x the mean). 1 and 1.0: no EP.
   std::int64_t expert_shards = 1;
   double expert_load = 1.0;
+  // Expert tensor parallelism (shard_for_expert_parallel with etp > 1): the op holds 1/expert_tp of
+  // each expert's FFN and computes every slot of its TP group, but routes (router, permutation and
+  // unpermutation) only its own tokens / expert_tp, before the all-to-all (Megatron-Core). 1: none.
+  std::int64_t expert_tp = 1;
   /// Name of the op whose weight matrix this op reuses (tied LM head -> token embedding, shared
   /// encoder/decoder embeddings). Such an op has no parameters of its own except a bias, but its
   /// weight gradient still flows into the owner's parameters.
