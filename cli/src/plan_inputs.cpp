@@ -86,7 +86,8 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_flag("--all-mappings", in.all_mappings,
                 "Also try every order of the tp/mp/dp axes over the devices (default: tp-mp-dp, TP innermost)");
   cmd->add_option("--ep", in.ep,
-                  "MoE models: on tries every expert-parallel width dividing dp and the experts, off only ep=1")
+                  "MoE models: on tries every expert-parallel width dividing dp and the experts (and, with tp, "
+                  "the folded widths tp x a divisor of dp), off only ep=1")
       ->capture_default_str();
   cmd->add_option("--imbalance", in.imbalance,
                   "Expert-parallel load imbalance: the busiest rank's routed tokens over the mean (dropless routing)")
