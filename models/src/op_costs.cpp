@@ -184,8 +184,7 @@ void compute_macs(Op& op, const std::vector<const Op*>& producers) {
       // Router logits for every token the rank routes, then each slot through one expert's 2 or 3
       // matrices.
       const std::int64_t d = op.input_shapes[0].back();
-      const std::int64_t all = num_elements(op.input_shapes[0]) / d;
-      const std::int64_t tokens = (all + a.expert_tp - 1) / a.expert_tp;
+      const std::int64_t tokens = expert_router_tokens(op);
       op.macs_fwd = add(mul({tokens, d, a.experts}), mul({routed_slots(op), a.gated ? 3 : 2, d, a.out_features}));
       op.macs_bwd_data = fed_by_data(producers[0]) ? 0 : op.macs_fwd;
       op.macs_bwd_weight = op.macs_fwd;
@@ -323,6 +322,12 @@ namespace parasim::models {
 
 std::int64_t expert_slots(const Op& op) {
   return op.kind == OpKind::Experts && !op.input_shapes.empty() ? detail::routed_slots(op) : 0;
+}
+
+std::int64_t expert_router_tokens(const Op& op) {
+  if (op.kind != OpKind::Experts || op.input_shapes.empty()) return 0;
+  const std::int64_t tokens = num_elements(op.input_shapes[0]) / op.input_shapes[0].back();
+  return (tokens + op.attrs.expert_tp - 1) / op.attrs.expert_tp;
 }
 
 bool fp8_gemm(const Op& op) {

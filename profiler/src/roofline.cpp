@@ -186,7 +186,6 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
 std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b) {
   const models::OpAttrs& a = op.attrs;
   const std::int64_t d = op.input_shapes[0].back();
-  const std::int64_t tokens = models::num_elements(op.input_shapes[0]) / d;
   const std::int64_t local = a.experts / a.expert_shards;
   const std::int64_t slots = models::expert_slots(op);
   const std::int64_t per_expert = std::max<std::int64_t>(1, (slots + local - 1) / local);
@@ -195,7 +194,7 @@ std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b
   const auto x = [](std::int64_t u, std::int64_t v) { return static_cast<double>(u) * static_cast<double>(v); };
   const double sd = x(slots, d), sf = x(slots, f), sw = x(slots, width);
   // Split over the TP ranks (expert_tp), a rank routes and permutes only its own tokens.
-  const std::int64_t routed = (tokens + a.expert_tp - 1) / a.expert_tp;
+  const std::int64_t routed = models::expert_router_tokens(op);
   const double td = x(routed, d), te = x(routed, a.experts), sd_routed = sd / static_cast<double>(a.expert_tp);
   const double router_w = x(a.experts, d), fc1_w = x(local, width) * static_cast<double>(d),
                fc2_w = x(local, f) * static_cast<double>(d);

@@ -265,7 +265,7 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use) {
     throw InputError(to_string(p.s) + ": model " + setup.model->name() +
                      " has no mixture-of-experts layers (experts ops); etp says how their experts are split over "
                      "the TP ranks");
-  p.etp = has_experts && p.sp && p.s.experts_split_over_tp();
+  p.etp = has_experts && p.s.experts_split_over_tp();  // implies sequence parallelism (strategy.cpp)
   resolve_kinds(p);
   if (p.cp > 1 && p.kinds.size() > 1)
     throw InputError(to_string(p.s) + ": context parallelism (cp > 1) needs one device kind; the cluster mixes " +

@@ -166,6 +166,10 @@ struct Op {
 /// expert-parallel load; else the padded capacity E x ceil(cf x tokens x top_k / E)); 0 for other ops.
 std::int64_t expert_slots(const Op& op);
 
+/// Tokens an `experts` op's router scores and permutes: all of its input's, or its own
+/// ceil(tokens / expert_tp) when its experts are split over the TP ranks; 0 for other ops.
+std::int64_t expert_router_tokens(const Op& op);
+
 /// FP8 training (DType::FP8; docs/models.md "FP8 matmuls"): whether `op` multiplies in FP8 - a
 /// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
 /// fp8 model (LM head, embeddings, attention core, elementwise ops) runs in bf16.
