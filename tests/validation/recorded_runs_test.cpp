@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/models/transformer.hpp"
 
 namespace parasim::validation {
 namespace {
@@ -627,6 +628,41 @@ TEST(RecordedRuns, InfersFusedAttentionOnlyWhenUnfusedCannotHaveFit) {
   const RunsReport small = evaluate_runs(parse_runs(file_of({megatron_row()}), "runs.json"), {});
   EXPECT_EQ(small.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);
   EXPECT_TRUE(small.outcomes[0].run.caveats.empty());
+}
+
+TEST(RecordedRuns, SaysWhenTheRowsShapeBuildsOtherThanTheStatedParameterCount) {
+  // GPT layout, h = 256, ffn = 1024, 2 layers, 1000 tokens, 128 positions, tied head, biases:
+  // 2 x (4h^2 + 2 h ffn + 9h + ffn) + 1000h + 128h + 2h (final norm) = 1,868,800.
+  nlohmann::json row = megatron_row();
+  row["model"]["params"] = 1868800;
+  const RunsFile exact = parse_runs(file_of({row}), "runs.json");
+  EXPECT_EQ(exact.runs[0].stated_params, 1868800);
+  const RunOutcome same = evaluate_run(exact.runs[0], {});
+  EXPECT_TRUE(std::none_of(same.run.caveats.begin(), same.run.caveats.end(),
+                           [](const std::string& c) { return c.starts_with("model.params"); }));
+  row["model"]["params"] = 1900000;
+  const RunOutcome off = evaluate_run(parse_runs(file_of({row}), "runs.json").runs[0], {});
+  EXPECT_NE(std::find(off.run.caveats.begin(), off.run.caveats.end(),
+                      "model.params: the source states 1900000 parameters, parasim builds 1868800 from the row's "
+                      "shape (-1.6%)"),
+            off.run.caveats.end());
+  row["model"]["params"] = "1.9M";
+  EXPECT_NE(error_of(file_of({row})).find("runs.json: $.rows[0].model.params: expected"), std::string::npos);
+}
+
+TEST(RecordedRuns, TheFsdpFileStatesShapesThatBuildTheSourcesParameterCounts) {
+  // MosaicML's tables give each run's NumParams; every row's shape must build exactly that.
+  const RunsFile f = load_runs_file(std::string(PARASIM_SOURCE_DIR) + "/validation/data/published_fsdp_runs.json");
+  ASSERT_EQ(f.runs.size(), 43u);
+  for (const RecordedRun& r : f.runs) {
+    EXPECT_EQ(r.skip_reason, "") << r.id;
+    ASSERT_GT(r.stated_params, 0) << r.id;
+    const models::Model m =
+        models::build_transformer(r.transformer, {.batch = 1, .dtype = r.dtype, .seq_len = r.seq_len});
+    EXPECT_EQ(m.total_params(), r.stated_params) << r.id;
+    EXPECT_EQ(r.strategy.dp, r.gpus) << r.id;
+    EXPECT_TRUE(r.strategy.zero == 2 || r.strategy.zero == 3) << r.id;
+  }
 }
 
 TEST(RecordedRuns, MedianOfAnEvenCountAveragesTheMiddlePair) {

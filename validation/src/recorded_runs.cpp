@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <sstream>
 #include <string_view>
@@ -518,6 +519,8 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
       r.gpus_per_node = static_cast<int>(g->as_int(1, 1024));
     r.gpus = static_cast<int>(row.at("gpus").as_int(1, 1 << 22));
     read_model(r, row.at("model"));
+    if (auto p = row.at("model").find("params"); p && !p->raw().is_null())
+      r.stated_params = p->as_int(1, std::int64_t{1} << 50);
     if (r.skip_reason.empty()) {  // a model parasim lacks leaves nothing to check the rest against
       read_config(r, row.at("config"));
       read_mlm_positions(r, row.at("model"));
@@ -587,6 +590,19 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .mlm_positions = run.mlm_positions};
   const models::Model model =
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
+  if (run.stated_params > 0) {
+    // A shape read wrongly (a field misnamed, an FFN width or vocabulary guessed) shows as a
+    // parameter count other than the source's; rounding of the source's own figure stays under 0.1%.
+    const std::int64_t built = model.total_params();
+    const double off = 100.0 * static_cast<double>(built - run.stated_params) / static_cast<double>(run.stated_params);
+    if (std::fabs(off) >= 0.1) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%+.1f%%", off);
+      out.run.caveats.push_back("model.params: the source states " + std::to_string(run.stated_params) +
+                                " parameters, parasim builds " + std::to_string(built) + " from the row's shape (" +
+                                pct + ")");
+    }
+  }
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
   const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
   out.device_kind = cluster.device_kinds().front();

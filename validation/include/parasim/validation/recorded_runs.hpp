@@ -42,6 +42,9 @@ struct RecordedRun {
   /// micro-batch (config.padding); 0: seq_len, every sample padded to the full length.
   std::int64_t padded_seq_len = 0;
   std::int64_t mlm_positions = 0;              // model.mlm_positions: masked positions the MLM head runs on
+  /// model.params: the parameter count the source states (0: none); evaluate_run says when
+  /// parasim's build of the row's shape differs from it.
+  std::int64_t stated_params = 0;
   std::string preset;                          // cluster preset (first word of parasim_preset)
   int gpus = 0;
   int gpus_per_node = 8;
