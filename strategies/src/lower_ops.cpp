@@ -133,27 +133,47 @@ class OpLowering : LoweringBase {
     return ring.last;
   }
 
-  /// ZeRO-3: the all-gather of op v's parameters over the DP group, after `deps`.
+  /// ZeRO-3: the all-gather of the parameters of op v's unit (its block) over the DP group, after `deps`.
   Ref gather(int mb, OpId v, Phase phase, const Refs& deps) {
-    const Ref g = e_.dp_collective(p_.op_slot[v], CollectiveOp::AllGather, p_.params[v] * models::dtype_size(p_.dtype),
-                                   "zero3_gather", static_cast<int>(v), mb, phase);
+    const Bytes bytes = p_.unit_bytes[static_cast<std::size_t>(p_.op_unit[v])];
+    const Ref g =
+        e_.dp_collective(p_.op_slot[v], CollectiveOp::AllGather, bytes, "zero3_gather", static_cast<int>(v), mb, phase);
     e_.after(g, deps);
     return g;
   }
 
-  /// ZeRO-3 prefetch: the gather of the i-th weighted op of a slot (in this pass's order) waits for
-  /// the compute of the (i-2)-th, so it overlaps the (i-1)-th; the first two wait for `start`.
-  Refs prefetch_after(std::vector<Ref>& done_by_slot_i, int slot, std::size_t i, const Refs& start) {
-    (void)slot;
-    if (i < 2) return start;
-    return {done_by_slot_i[i - 2]};
+  /// One pass's ZeRO-3 gathers: each unit once, when its first op comes. The gather of the i-th
+  /// unit of a slot (in the pass's order) waits for the (i-2)-th unit's last op, so it overlaps the
+  /// (i-1)-th (FSDP's one-block prefetch, DeepSpeed's prefetch bucket); the first two wait for the
+  /// first op's inputs.
+  struct UnitGathers {
+    std::vector<Ref> gather;              // per unit
+    std::vector<Ref> last;                // per unit: its latest op this pass
+    std::vector<std::vector<int>> order;  // per slot: units in the pass's order
+    std::vector<Refs> start;              // per slot
+    explicit UnitGathers(const Prepared& p)
+        : gather(p.unit_bytes.size()),
+          last(p.unit_bytes.size()),
+          order(static_cast<std::size_t>(p.stages)),
+          start(static_cast<std::size_t>(p.stages)) {}
+  };
+  Ref unit_gather(UnitGathers& g, int mb, OpId v, Phase phase, const Refs& deps) {
+    const auto u = static_cast<std::size_t>(p_.op_unit[v]);
+    if (g.gather[u].valid()) return g.gather[u];
+    const auto slot = static_cast<std::size_t>(p_.op_slot[v]);
+    auto& order = g.order[slot];
+    if (order.empty()) g.start[slot] = deps;
+    const Refs after =
+        order.size() < 2 ? g.start[slot] : Refs{g.last[static_cast<std::size_t>(order[order.size() - 2])]};
+    order.push_back(static_cast<int>(u));
+    g.gather[u] = gather(mb, v, phase, after);
+    return g.gather[u];
   }
 
   void forward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     std::map<std::pair<OpId, int>, Ref> sent;  // (tensor, destination slot) -> transfer
-    std::vector<std::vector<Ref>> weighted(static_cast<std::size_t>(p_.stages));  // ZeRO-3: forward tasks so far
-    std::vector<Refs> start(static_cast<std::size_t>(p_.stages));
+    UnitGathers units(p_);
     for (OpId v = 0; v < p_.n; ++v) {
       if (!p_.has_fwd[v]) {
         for (OpId u : p_.inputs[v]) append(fwd_ready_[v], fwd_ready_[u]);
@@ -182,21 +202,16 @@ class OpLowering : LoweringBase {
       const bool no_backward = !p_.has_bd[v] && !p_.has_bw[v];
       const Bytes alloc = var.fwd_alloc[v];
       const bool gathered = p_.zero3() && p_.params[v] > 0;
-      auto& done = weighted[static_cast<std::size_t>(slot)];
-      if (gathered) {
-        Refs& first = start[static_cast<std::size_t>(slot)];
-        if (done.empty()) first = deps;
-        deps.push_back(gather(mb, v, Phase::Forward, prefetch_after(done, slot, done.size(), first)));
-      }
+      if (gathered) deps.push_back(unit_gather(units, mb, v, Phase::Forward, deps));
       auto [task, ready] = op_forward(r, mb, v, Phase::Forward, deps, alloc, no_backward ? alloc : 0, work);
-      if (gathered) done.push_back(task);
+      if (gathered) units.last[static_cast<std::size_t>(p_.op_unit[v])] = task;
       fwd_task_[v] = task;
       fwd_ready_[v] = {ready};
     }
   }
 
   /// Reruns segment `seg`'s forward once the gradients from outside the segment have arrived.
-  void recompute_segment(int r, int mb, int seg, Refs& work) {
+  void recompute_segment(int r, int mb, int seg, Refs& work, UnitGathers& units) {
     const Variant& var = p_.variant(r, mb);
     const auto& ops = p_.segments[static_cast<std::size_t>(seg)];
     const std::set<OpId> members(ops.begin(), ops.end());
@@ -208,11 +223,13 @@ class OpLowering : LoweringBase {
       Refs deps = trigger;
       for (OpId u : p_.inputs[x])
         if (members.count(u)) append(deps, rec_ready_[u]);
-      // ZeRO-3: the recomputed forward gathers the parameters again; its backward reuses them.
-      if (p_.zero3() && p_.params[x] > 0) deps.push_back(gather(mb, x, Phase::Recompute, trigger));
+      // ZeRO-3: the backward's gather of the unit (prefetched as any other) comes before its
+      // recomputed forward; the unit's backward reuses it.
+      if (p_.zero3() && p_.params[x] > 0) deps.push_back(unit_gather(units, mb, x, Phase::Recompute, trigger));
       const bool no_backward = !p_.has_bd[x] && !p_.has_bw[x];
       auto [task, ready] = op_forward(r, mb, x, Phase::Recompute, deps, var.rec_alloc[x],
                                       no_backward ? var.rec_alloc[x] : 0, work);
+      if (p_.zero3() && p_.params[x] > 0) units.last[static_cast<std::size_t>(p_.op_unit[x])] = task;
       rec_task_[x] = task;
       rec_ready_[x] = {ready};
     }
@@ -221,8 +238,9 @@ class OpLowering : LoweringBase {
 
   void backward(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
-    std::vector<std::vector<Ref>> weighted(static_cast<std::size_t>(p_.stages));  // ZeRO-3: backward tasks so far
-    std::vector<Refs> start(static_cast<std::size_t>(p_.stages));
+    UnitGathers units(p_);
+    std::vector<Refs> unit_done(p_.unit_bytes.size());  // ZeRO-3: per unit, its ops' last tasks
+    std::vector<std::vector<OpId>> unit_ops(p_.unit_bytes.size());
     for (OpId v = p_.n; v-- > 0;) {
       if (p_.is_input[v]) continue;
       const int slot = p_.op_slot[v];
@@ -246,7 +264,7 @@ class OpLowering : LoweringBase {
       deps.push_back(fwd_task_[v]);
       const int seg = p_.segment[v];
       if (seg >= 0) {
-        if (!seg_done_[static_cast<std::size_t>(seg)]) recompute_segment(r, mb, seg, work);
+        if (!seg_done_[static_cast<std::size_t>(seg)]) recompute_segment(r, mb, seg, work, units);
         deps.push_back(rec_task_[v]);
       }
       if (p_.selective[v]) {
@@ -270,12 +288,7 @@ class OpLowering : LoweringBase {
         deps = {gather};
       }
       const bool gathered = p_.zero3() && p_.params[v] > 0;
-      auto& done = weighted[static_cast<std::size_t>(slot)];
-      if (gathered && seg < 0) {
-        Refs& first = start[static_cast<std::size_t>(slot)];
-        if (done.empty()) first = deps;
-        deps.push_back(gather(mb, v, Phase::BackwardData, prefetch_after(done, slot, done.size(), first)));
-      }
+      if (gathered && seg < 0) deps.push_back(unit_gather(units, mb, v, Phase::BackwardData, deps));
       // Expert parallelism: the output gradients go back to the experts' ranks first.
       if (moe(var, v)) deps = {all_to_all(r, mb, v, 4, "ep_combine_grad", Phase::BackwardData, deps)};
       // ... and every TP rank gathers the group's output gradients (the reduce-scatter's backward).
@@ -311,12 +324,18 @@ class OpLowering : LoweringBase {
       e_.memory(last, 0, var.bwd_free[v]);
       grad_done_[v] = last;
       if (gathered) {
-        done.push_back(last);
-        // ZeRO-3: each micro-batch's gradients are reduce-scattered into the rank's shard at once.
-        const Ref rs = e_.dp_collective(slot, CollectiveOp::ReduceScatter, p_.params[v] * models::dtype_size(p_.dtype),
-                                        "zero3_reduce_scatter", static_cast<int>(v), mb, Phase::BackwardWeight);
-        e_.after(rs, last);
-        grad_all_[v].push_back(rs);
+        const auto u = static_cast<std::size_t>(p_.op_unit[v]);
+        units.last[u] = last;
+        unit_done[u].push_back(last);
+        unit_ops[u].push_back(v);
+        // ZeRO-3: each micro-batch's gradients of a unit are reduce-scattered into the rank's shard
+        // once its last op's backward is done.
+        if (v == p_.unit_last_backward[u]) {
+          const Ref rs = e_.dp_collective(slot, CollectiveOp::ReduceScatter, p_.unit_bytes[u], "zero3_reduce_scatter",
+                                          static_cast<int>(v), mb, Phase::BackwardWeight);
+          e_.after(rs, unit_done[u]);
+          for (OpId w : unit_ops[u]) grad_all_[w].push_back(rs);
+        }
       } else {
         grad_all_[v].push_back(last);
       }

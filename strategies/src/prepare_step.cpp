@@ -192,12 +192,24 @@ void form_buckets(Prepared& p) {
   if (p.zero3()) {
     std::vector<std::map<std::string, Bytes>> layers(static_cast<std::size_t>(p.stages));
     std::vector<std::set<std::string>> chunk_units(static_cast<std::size_t>(p.chunks));
+    // The op-granularity lowering numbers the same units per slot, in op order.
+    const bool op_lowering = p.setup->granularity == Granularity::Op || !p.layered();
+    std::map<std::pair<int, std::string>, int> unit_index;
+    if (op_lowering) p.op_unit.assign(static_cast<std::size_t>(p.n), -1);
     for (OpId v = 0; v < p.n; ++v) {
       if (p.params[v] == 0) continue;
       const std::string& block = p.structure->op(v).block;
       const std::string unit = block.empty() ? "\x1f" + p.structure->op(v).name : block.substr(0, block.find('/'));
       layers[static_cast<std::size_t>(p.op_slot[v])][unit] += p.params[v] * per_param;
       chunk_units[static_cast<std::size_t>(p.op_chunk[v])].insert(unit);
+      if (!op_lowering) continue;
+      const auto [it, fresh] = unit_index.try_emplace({p.op_slot[v], unit}, static_cast<int>(p.unit_bytes.size()));
+      if (fresh) {
+        p.unit_bytes.push_back(0);
+        p.unit_last_backward.push_back(v);  // the lowest id: the backward reaches it last
+      }
+      p.op_unit[v] = it->second;
+      p.unit_bytes[static_cast<std::size_t>(it->second)] += p.params[v] * per_param;
     }
     for (int slot = 0; slot < p.stages; ++slot) {
       Bytes first = 0, second = 0;

@@ -122,6 +122,13 @@ struct Prepared {
   std::vector<std::int64_t> slot_expert_params;       // per slot: the part of slot_params in EP-sharded experts
   std::vector<Bytes> slot_gathered;                   // ZeRO-3, per slot: bytes of its two largest layers
   std::vector<int> chunk_layers;                      // ZeRO-3, per chunk: layers (units with parameters)
+  /// ZeRO-3 at op granularity, per op: its gather unit (a top-level block, or an op outside blocks,
+  /// on one slot; -1 without parameters). A unit is gathered and reduce-scattered whole, as FSDP
+  /// does a wrapped block's flat parameter: unit_bytes per unit, unit_last_backward its weighted op
+  /// the backward reaches last (the lowest id).
+  std::vector<int> op_unit;
+  std::vector<Bytes> unit_bytes;
+  std::vector<OpId> unit_last_backward;
 
   std::vector<int> sim_replicas;
   int sim_tp = 1;

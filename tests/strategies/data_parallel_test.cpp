@@ -170,6 +170,48 @@ TEST(DataParallel, ZeroThreeGathersEachLayerWithPrefetchAndReduceScattersItsGrad
   EXPECT_EQ(collectives(acc, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 4);
 }
 
+TEST(DataParallel, ZeroThreeGathersAndReduceScattersABlockWhole) {
+  // relu -> block h.0 {fc1, fc2} -> block h.1 {fc3, fc4} -> loss; each block holds 8e6 B, one
+  // gather or reduce-scatter of it over 2 ranks is 4e6 ns (FSDP's flat parameter per wrapped block).
+  // Forward: gather h.0 0..4e6, gather h.1 (prefetched) 4e6..8e6 on the DP stream; fc1, fc2
+  // 4e6..4.008e6; fc3, fc4 8e6..8.008e6. Backward: gather h.1 8.008e6..12.008e6, gather h.0
+  // (prefetched) 12.008e6..16.008e6; fc4, fc3 12.008e6..12.024e6; h.1's reduce-scatter queues
+  // behind the gather: 16.008e6..20.008e6; fc2, fc1 16.008e6..16.024e6, h.0's reduce-scatter
+  // 20.008e6..24.008e6; then the four shard updates (250 ns each).
+  static const models::Model model = [] {
+    models::ModelBuilder b("blocks", 1, models::DType::F32);
+    models::OpId x = b.input("x", {1, 1000});
+    x = b.relu("relu", x);
+    for (int block = 0; block < 2; ++block) {
+      auto scope = b.block("h." + std::to_string(block));
+      for (int i = 1; i <= 2; ++i) x = b.linear("fc" + std::to_string(2 * block + i), x, 1000, 1000, false);
+    }
+    b.cross_entropy("loss", x);
+    return b.finish();
+  }();
+  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  static FakeCosts costs;
+  costs.update = 500;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy("dp=2,zero=3"),
+                  .global_batch = 8,
+                  .costs = &costs,
+                  .optimizer = profiler::Optimizer::Adam};
+  setup.collective_costs = simulator::CollectiveCosts::Links;
+  const StrategyResult r = simulate_strategy(setup);
+  EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::Forward), 2);
+  EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::BackwardData), 2);
+  EXPECT_EQ(collectives(r, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 2);
+  EXPECT_EQ(r.step_time, 24'009'000);
+  // Full recomputation: the backward's gather of each block comes before its recomputed forward.
+  setup.strategy = parse_strategy("dp=2,recompute=full,zero=3");
+  const StrategyResult full = simulate_strategy(setup);
+  EXPECT_EQ(collectives(full, CollectiveOp::AllGather, simulator::Phase::Recompute), 2);
+  EXPECT_EQ(collectives(full, CollectiveOp::AllGather, simulator::Phase::BackwardData), 0);
+  EXPECT_EQ(collectives(full, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 2);
+}
+
 TEST(DataParallel, ZeroThreeAtStageGranularityOverlapsTheRestOfTheGather) {
   // One chunk of 2 layers (8e6 B): the first layer's gather (4e6 B: 2e6 ns), the compute (8,000)
   // next to the rest's (2e6..4e6); backward: first 4e6..6e6, rest 6e6..8e6 next to the backward
