@@ -271,7 +271,7 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   // Candidates differing only in dp, micro-batch count and ZeRO 0/1 at one micro-batch size
   // share one bound (step_bound_per_micro): 912 bounds instead of 1,239 on Turing-NLG's space.
   StepBoundCache shared_bounds(*req.cluster);
-  parallel_for(threads, n, [&](std::size_t i, int) {
+  auto bound_of_candidate = [&](std::size_t i) {
     try {
       if (parameter_memory_rejects(req, facts, candidates[i])) {
         rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache);
@@ -288,6 +288,37 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
     } catch (...) {
       errors[i] = std::current_exception();
     }
+  };
+  // Candidates share model variants and bounds, which StepCache and StepBoundCache build once (a
+  // second thread asking for one being built waits for it): one candidate of each model variant
+  // first, then one of each bound (the strategy without dp, the micro-batch count and ZeRO 0/1, at
+  // one micro-batch size), each pass spread over the threads; then the rest, from the caches. No
+  // bound depends on the order.
+  std::vector<std::size_t> first_of_variant, first_of_bound;
+  {
+    std::set<std::tuple<int, int, int, int, double, std::int64_t>> variants;
+    std::set<std::pair<std::string, std::int64_t>> shapes;
+    for (std::size_t i = 0; i < n; ++i) {
+      Strategy s = candidates[i].strategy;
+      const std::int64_t per_replica = static_cast<std::int64_t>(s.dp) * s.micro;
+      const std::int64_t size = per_replica > 0 ? candidates[i].global_batch / per_replica : 0;
+      const bool new_variant = variants.emplace(s.tp, s.ep, s.cp, s.etp, s.imbalance, size).second;
+      s.dp = 1;
+      s.micro = 1;
+      if (s.zero <= 1) s.zero = 0;
+      const bool new_bound = shapes.emplace(to_string(s), size).second;
+      if (new_variant) first_of_variant.push_back(i);
+      else if (new_bound) first_of_bound.push_back(i);
+    }
+  }
+  std::vector<char> bounded(n, 0);
+  for (const auto* pass : {&first_of_variant, &first_of_bound})
+    parallel_for(threads, pass->size(), [&](std::size_t k, int) {
+      bound_of_candidate((*pass)[k]);
+      bounded[(*pass)[k]] = 1;
+    });
+  parallel_for(threads, n, [&](std::size_t i, int) {
+    if (!bounded[i]) bound_of_candidate(i);
   });
 
   std::vector<std::size_t> order(n);
