@@ -170,6 +170,21 @@ TEST(DataParallel, ZeroThreeGathersEachLayerWithPrefetchAndReduceScattersItsGrad
   EXPECT_EQ(collectives(acc, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 4);
 }
 
+/// `model` on 2 GPUs with dp=2,zero=3 (global batch 8, update 500 ns) on the pure link model.
+StepSetup zero_three_on_two(const models::Model& model, Granularity granularity) {
+  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  static FakeCosts costs;
+  costs.update = 500;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy("dp=2,zero=3"),
+                  .global_batch = 8,
+                  .costs = &costs,
+                  .granularity = granularity};
+  setup.collective_costs = simulator::CollectiveCosts::Links;
+  return setup;
+}
+
 TEST(DataParallel, ZeroThreeGathersAndReduceScattersABlockWhole) {
   // relu -> block h.0 {fc1, fc2} -> block h.1 {fc3, fc4} -> loss; each block holds 8e6 B, one
   // gather or reduce-scatter of it over 2 ranks is 4e6 ns (FSDP's flat parameter per wrapped block).
@@ -189,16 +204,7 @@ TEST(DataParallel, ZeroThreeGathersAndReduceScattersABlockWhole) {
     b.cross_entropy("loss", x);
     return b.finish();
   }();
-  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
-  static FakeCosts costs;
-  costs.update = 500;
-  StepSetup setup{.model = &model,
-                  .cluster = &cluster,
-                  .strategy = parse_strategy("dp=2,zero=3"),
-                  .global_batch = 8,
-                  .costs = &costs,
-                  .optimizer = profiler::Optimizer::Adam};
-  setup.collective_costs = simulator::CollectiveCosts::Links;
+  StepSetup setup = zero_three_on_two(model, Granularity::Op);
   const StrategyResult r = simulate_strategy(setup);
   EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::Forward), 2);
   EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::BackwardData), 2);
@@ -217,17 +223,7 @@ TEST(DataParallel, ZeroThreeAtStageGranularityOverlapsTheRestOfTheGather) {
   // next to the rest's (2e6..4e6); backward: first 4e6..6e6, rest 6e6..8e6 next to the backward
   // (6e6..6.016e6); the chunk's reduce-scatter (8e6 B: 4e6 ns) 8e6..12e6, the update (500 / 2).
   static const models::Model model = chain_model(2);
-  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
-  static FakeCosts costs;
-  costs.update = 500;
-  StepSetup setup{.model = &model,
-                  .cluster = &cluster,
-                  .strategy = parse_strategy("dp=2,zero=3"),
-                  .global_batch = 8,
-                  .costs = &costs,
-                  .granularity = Granularity::Stage};
-  setup.collective_costs = simulator::CollectiveCosts::Links;
-  const StrategyResult r = simulate_strategy(setup);
+  const StrategyResult r = simulate_strategy(zero_three_on_two(model, Granularity::Stage));
   EXPECT_EQ(r.lowered.granularity, Granularity::Stage);
   EXPECT_EQ(r.step_time, 12'000'500);
 }

@@ -651,9 +651,10 @@ TEST(RecordedRuns, SaysWhenTheRowsShapeBuildsOtherThanTheStatedParameterCount) {
 }
 
 TEST(RecordedRuns, TheFsdpFileStatesShapesThatBuildTheSourcesParameterCounts) {
-  // MosaicML's tables give each run's NumParams; every row's shape must build exactly that.
+  // The sources give each run's parameter count (MosaicML's NumParams, the Llama papers'); every row's
+  // shape must build exactly that.
   const RunsFile f = load_runs_file(std::string(PARASIM_SOURCE_DIR) + "/validation/data/published_fsdp_runs.json");
-  ASSERT_EQ(f.runs.size(), 43u);
+  ASSERT_EQ(f.runs.size(), 46u);
   for (const RecordedRun& r : f.runs) {
     EXPECT_EQ(r.skip_reason, "") << r.id;
     ASSERT_GT(r.stated_params, 0) << r.id;
