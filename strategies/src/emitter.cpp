@@ -242,19 +242,17 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
   for (int t = 0; t < copies; ++t) b_.set_memory(task.id + t, alloc, free);
 }
 
-Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
-                        const std::vector<Update>& updates, Bytes expert_bytes) {
+Refs GradientSync::reduce(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes, Bytes expert_bytes,
+                          bool accumulating) {
   // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
   const bool reduce = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
   // Expert gradients: over the DP x CP ranks holding the same experts (dp / ep replicas x cp; with
   // folding dp / (ep / tp) replicas of the same TP rank).
   const bool expert_reduce = p_.ep > 1 && p_.expert_grad_ranks() > 1 && expert_bytes > 0;
   const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
-  const auto key = std::make_tuple(slot, bucket, mb);
-  const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep_replicas);
-  Refs done;
-  Refs after_reduce = ready;
-  if (reduce || expert_reduce) after_reduce = {};
+  const auto key = std::make_tuple(slot, bucket, mb, accumulating);
+  const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep_replicas, accumulating);
+  Refs out;
   if (reduce) {
     auto [it, fresh] = reduce_.try_emplace(key);
     if (fresh) {
@@ -263,7 +261,7 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
                                     -1, mb, Phase::BackwardWeight);
     }
     e_.after(it->second, ready);
-    after_reduce.push_back(it->second);
+    out.push_back(it->second);
   }
   if (expert_reduce) {
     auto [it, fresh] = expert_reduce_.try_emplace(expert_key);
@@ -273,8 +271,21 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
                                      expert_bytes, name, mb, Phase::BackwardWeight);
     }
     e_.after(it->second, ready);
-    after_reduce.push_back(it->second);
+    out.push_back(it->second);
   }
+  return out;
+}
+
+Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
+                        const std::vector<Update>& updates, Bytes expert_bytes) {
+  const bool reduce_dp = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
+  const bool expert_reduce = p_.ep > 1 && p_.expert_grad_ranks() > 1 && expert_bytes > 0;
+  const bool zero = p_.s.zero >= 1;
+  const auto key = std::make_tuple(slot, bucket, mb);
+  const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep_replicas);
+  Refs done;
+  Refs after_reduce = reduce(replica, slot, bucket, mb, ready, bytes, expert_bytes, false);
+  if (after_reduce.empty()) after_reduce = ready;
   Refs update_tasks;
   for (const Update& up : updates) {
     const Ref u = e_.compute(replica, slot, up.duration, up.name, up.op, mb, Phase::Update);
@@ -282,7 +293,7 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
     update_tasks.push_back(u);
   }
   const Refs& updated = update_tasks.empty() ? after_reduce : update_tasks;
-  if (zero && reduce) {
+  if (zero && reduce_dp) {
     auto [it, fresh] = gather_.try_emplace(key);
     if (fresh) {
       const std::string name = "params.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);

@@ -156,12 +156,21 @@ class GradientSync {
   /// holding the same experts instead of the whole DP group.
   Refs sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
             const std::vector<Update>& updates, Bytes expert_bytes = 0);
+  /// The bucket's DP (and expert-DP) reduction of micro-batch mb after `ready`: a reduce-scatter
+  /// with ZeRO, else an all-reduce; one collective per group however many replicas ask; none on
+  /// one rank. sync() starts with it; ZeRO-2 with gradient accumulation calls it for every other
+  /// micro-batch (DeepSpeed reduces each micro-batch's buckets into the rank's shard).
+  Refs reduce(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes, Bytes expert_bytes = 0,
+              bool accumulating = true);
 
  private:
   const Prepared& p_;
   Emitter& e_;
-  std::map<std::tuple<int, int, int>, Ref> reduce_, gather_;
-  std::map<std::tuple<int, int, int, int>, Ref> expert_reduce_, expert_gather_;  // (slot, bucket, mb, replica % ep)
+  std::map<std::tuple<int, int, int>, Ref> gather_;
+  std::map<std::tuple<int, int, int, int>, Ref> expert_gather_;  // (slot, bucket, mb, replica % ep)
+  // Reductions, keyed as above plus whether the step's last (sync) or an accumulating micro-batch's.
+  std::map<std::tuple<int, int, int, bool>, Ref> reduce_;
+  std::map<std::tuple<int, int, int, int, bool>, Ref> expert_reduce_;
 };
 
 /// SpecTrain's weight prediction W' = W - s * lr * v over `params` parameters: a memory-bound

@@ -35,6 +35,7 @@ class OpLowering : LoweringBase {
         forward(r, mb);
         backward(r, mb);
         if (final_microbatch(mb)) mark_microbatch_done(mb, reduce_and_update(r, mb));
+        else if (p_.zero2_accumulates()) reduce_microbatch(r, mb);
         if (!p_.layered() && !p_.async) {
           // Gradient accumulation without pipelining: the next micro-batch starts after this one.
           barrier_ = e_.marker("microbatch_end");
@@ -358,6 +359,26 @@ class OpLowering : LoweringBase {
         grad_in_[v] = ring_done;
       } else {
         grad_in_[v] = bd ? Refs{data} : grad_out;
+      }
+    }
+  }
+
+  /// ZeRO-2 with gradient accumulation: micro-batch mb's gradients, bucket by bucket, once its
+  /// backward has produced them (a tied weight's share from another stage joins at the step's end).
+  void reduce_microbatch(int r, int mb) {
+    for (int slot = 0; slot < p_.stages; ++slot) {
+      const auto& buckets = p_.slot_buckets[static_cast<std::size_t>(slot)];
+      for (std::size_t b = 0; b < buckets.size(); ++b) {
+        Refs ready;
+        for (OpId v : buckets[b].ops) {
+          if (grad_done_[v].valid()) ready.push_back(grad_done_[v]);
+          for (const Tie& tie : p_.ties)
+            if (tie.owner == v && p_.op_slot[tie.op] == slot && grad_done_[tie.op].valid())
+              ready.push_back(grad_done_[tie.op]);
+        }
+        const Refs rs =
+            sync_.reduce(r, slot, static_cast<int>(b), mb, ready, buckets[b].bytes, buckets[b].expert_bytes);
+        for (OpId v : buckets[b].ops) append(grad_all_[v], rs);
       }
     }
   }

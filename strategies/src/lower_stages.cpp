@@ -327,6 +327,14 @@ class StageLowering : LoweringBase {
       } else {
         add_backward([&w](int k) { return w.bwd[static_cast<std::size_t>(k)]; });
         backward_all_[static_cast<std::size_t>(c)].push_back(last);
+        if (p_.zero2_accumulates()) {
+          // ZeRO-2 with gradient accumulation: this micro-batch's gradients into the rank's shard.
+          const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];
+          for (std::size_t b = 0; b < buckets.size(); ++b)
+            append(backward_all_[static_cast<std::size_t>(c)],
+                   sync_.reduce(r, slot(c), c * 64 + static_cast<int>(b), mb, {last}, buckets[b].bytes,
+                                buckets[b].expert_bytes));
+        }
       }
       e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
       if (p_.zero3() && p_.chunk_layers[static_cast<std::size_t>(c)] > 0) {

@@ -149,6 +149,9 @@ struct Prepared {
   bool layered() const { return s.placement == Placement::Layers; }
   /// ZeRO-3: parameters are sharded over the replicas and gathered layer by layer.
   bool zero3() const { return s.zero == 3 && grad_ranks() > 1; }
+  /// ZeRO-2 with gradient accumulation: every micro-batch but the step's last reduce-scatters its
+  /// gradients into the rank's shard (DeepSpeed stage 2), the last one as any ZeRO step does.
+  bool zero2_accumulates() const { return s.zero == 2 && grad_ranks() > 1 && !async && simulated_micro_batches > 1; }
 };
 
 /// What a Prepared is for: a lowering reads all of it; step_bound.cpp reads the op times,

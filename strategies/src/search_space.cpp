@@ -95,7 +95,6 @@ struct Emit {
       if (s.expert_groups_fold_tp() && !s.sequence_parallel()) continue;  // folding needs sequence parallelism
       for (int z : space.zeros) {
         if (z >= 1 && s.dp * s.cp == 1) continue;  // ZeRO shards over DP x CP
-        if (z == 2 && s.micro > 1) continue;  // ZeRO-2 is modelled without gradient accumulation
         if (z == 3 && (s.asynchronous() || s.ep > 1)) continue;
         s.zero = z;
         for (const std::string& m : mappings_for(s, space.all_mappings)) {

@@ -140,10 +140,6 @@ void validate(const Strategy& s, const std::string& origin) {
     throw InputError(origin +
                      ": zero=3 with ep > 1 is not modelled (the experts' parameters would be gathered over "
                      "dp / ep replicas)");
-  // ZeRO-2 keeps only 1/D of the gradients: with gradient accumulation it would reduce-scatter after
-  // every micro-batch (DeepSpeed), traffic the lowering does not emit, so it is limited to micro=1.
-  if (s.zero == 2 && s.micro > 1)
-    throw InputError(origin + ": zero=2 needs micro=1 (ZeRO-2 with gradient accumulation is not modelled)");
   const std::vector<std::string> order = {"tp-mp-dp", "mp-tp-dp", "tp-dp-mp", "dp-tp-mp", "mp-dp-tp", "dp-mp-tp"};
   if (std::find(order.begin(), order.end(), s.mapping) == order.end())
     throw InputError(origin + ": mapping=" + s.mapping +

@@ -136,11 +136,48 @@ TEST(DataParallel, ZeroTwoAlsoShardsGradientsWithTheSameTraffic) {
   EXPECT_EQ(two.step_time, one.step_time);
 }
 
+/// `model` on 2 GPUs with `strategy` (global batch 8, update 500 ns) on the pure link model.
+StepSetup on_two_gpus(const models::Model& model, const std::string& strategy, Granularity granularity) {
+  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  static FakeCosts costs;
+  costs.update = 500;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy(strategy),
+                  .global_batch = 8,
+                  .costs = &costs,
+                  .granularity = granularity};
+  setup.collective_costs = simulator::CollectiveCosts::Links;
+  return setup;
+}
+
 int collectives(const StrategyResult& r, CollectiveOp op, simulator::Phase phase) {
   const auto& g = r.lowered.graph;
   return count_tasks(g, [&](simulator::TaskId t) {
     return g.kind(t) == TaskKind::Collective && g.collective_op(t) == op && g.phase(t) == phase;
   });
+}
+
+TEST(DataParallel, ZeroTwoReduceScattersEveryMicroBatch) {
+  // Two micro-batches of 2 samples: each fc phase 2,000 ns; the one bucket (8e6 B) reduce-scatters
+  // over 2 ranks in 4e6 ns. Micro-batch 0: forward 0..4,000, backward 4,000..12,000, its
+  // reduce-scatter 12,000..4,012,000 next to micro-batch 1 (12,000..24,000). The step's last:
+  // reduce-scatter 4,012,000..8,012,000, both shard updates (250 ns each), all-gather to 12,012,500.
+  const StrategyResult r = run("dp=2,micro=2,zero=2");
+  EXPECT_EQ(collectives(r, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 2);
+  EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::Update), 1);
+  EXPECT_EQ(r.step_time, 12'012'500);
+  // ZeRO-1 adds the micro-batches up at full size and reduce-scatters once, 24,000..4,024,000.
+  const StrategyResult one = run("dp=2,micro=2,zero=1");
+  EXPECT_EQ(collectives(one, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 1);
+  EXPECT_EQ(one.step_time, 8'024'500);
+  EXPECT_EQ(r.devices[0].breakdown.grads * 2, one.devices[0].breakdown.grads);
+  // At stage granularity the same (the chunk's backward is one task, its update the ops' 250 + 250).
+  static const models::Model model = chain_model(2);
+  const StrategyResult stage = simulate_strategy(on_two_gpus(model, "dp=2,micro=2,zero=2", Granularity::Stage));
+  EXPECT_EQ(stage.lowered.granularity, Granularity::Stage);
+  EXPECT_EQ(collectives(stage, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 2);
+  EXPECT_EQ(stage.step_time, 12'012'500);
 }
 
 TEST(DataParallel, ZeroThreeGathersEachLayerWithPrefetchAndReduceScattersItsGradients) {
@@ -170,21 +207,6 @@ TEST(DataParallel, ZeroThreeGathersEachLayerWithPrefetchAndReduceScattersItsGrad
   EXPECT_EQ(collectives(acc, CollectiveOp::ReduceScatter, simulator::Phase::BackwardWeight), 4);
 }
 
-/// `model` on 2 GPUs with dp=2,zero=3 (global batch 8, update 500 ns) on the pure link model.
-StepSetup zero_three_on_two(const models::Model& model, Granularity granularity) {
-  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
-  static FakeCosts costs;
-  costs.update = 500;
-  StepSetup setup{.model = &model,
-                  .cluster = &cluster,
-                  .strategy = parse_strategy("dp=2,zero=3"),
-                  .global_batch = 8,
-                  .costs = &costs,
-                  .granularity = granularity};
-  setup.collective_costs = simulator::CollectiveCosts::Links;
-  return setup;
-}
-
 TEST(DataParallel, ZeroThreeGathersAndReduceScattersABlockWhole) {
   // relu -> block h.0 {fc1, fc2} -> block h.1 {fc3, fc4} -> loss; each block holds 8e6 B, one
   // gather or reduce-scatter of it over 2 ranks is 4e6 ns (FSDP's flat parameter per wrapped block).
@@ -204,7 +226,7 @@ TEST(DataParallel, ZeroThreeGathersAndReduceScattersABlockWhole) {
     b.cross_entropy("loss", x);
     return b.finish();
   }();
-  StepSetup setup = zero_three_on_two(model, Granularity::Op);
+  StepSetup setup = on_two_gpus(model, "dp=2,zero=3", Granularity::Op);
   const StrategyResult r = simulate_strategy(setup);
   EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::Forward), 2);
   EXPECT_EQ(collectives(r, CollectiveOp::AllGather, simulator::Phase::BackwardData), 2);
@@ -223,7 +245,7 @@ TEST(DataParallel, ZeroThreeAtStageGranularityOverlapsTheRestOfTheGather) {
   // next to the rest's (2e6..4e6); backward: first 4e6..6e6, rest 6e6..8e6 next to the backward
   // (6e6..6.016e6); the chunk's reduce-scatter (8e6 B: 4e6 ns) 8e6..12e6, the update (500 / 2).
   static const models::Model model = chain_model(2);
-  const StrategyResult r = simulate_strategy(zero_three_on_two(model, Granularity::Stage));
+  const StrategyResult r = simulate_strategy(on_two_gpus(model, "dp=2,zero=3", Granularity::Stage));
   EXPECT_EQ(r.lowered.granularity, Granularity::Stage);
   EXPECT_EQ(r.step_time, 12'000'500);
 }

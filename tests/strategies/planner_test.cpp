@@ -100,7 +100,7 @@ TEST(SearchSpace, ExactCandidatesOfASmallCase) {
   EXPECT_EQ(got, want);
 }
 
-TEST(SearchSpace, ZeroTwoOnlyWithoutAccumulation) {
+TEST(SearchSpace, ZeroTwoWithAndWithoutAccumulation) {
   const ModelFacts facts = model_facts(chain_model(4), 4);
   SearchSpace space{.gpus = 4, .global_batch = 8};
   space.schedules = {Schedule::None};
@@ -108,8 +108,9 @@ TEST(SearchSpace, ZeroTwoOnlyWithoutAccumulation) {
   space.zeros = {2};
   space.max_mp = 1;
   space.max_accumulation = 2;
-  // dp=4 with K = 1 only; dp=1 never shards.
-  EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)), (std::vector<std::string>{"dp=4,zero=2 B=8"}));
+  // dp=4 with K = 1 and 2 (ZeRO-2 reduce-scatters every micro-batch); dp=1 never shards.
+  EXPECT_EQ(strategies_of(enumerate_candidates(space, facts)),
+            (std::vector<std::string>{"dp=4,zero=2 B=8", "dp=4,micro=2,zero=2 B=8"}));
 }
 
 TEST(SearchSpace, BatchRules) {

@@ -635,7 +635,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     }
   };
   try {
-    // The strategy's own consistency rules (zero=2 needs micro=1, ...), as --strategy applies them.
+    // The strategy's own consistency rules (zero=3 not with ep > 1, ...), as --strategy applies them.
     (void)strategies::parse_strategy(strategies::to_string(run.strategy), "the row's strategy");
   } catch (const InputError& e) {
     out.note = std::string("not simulated: ") + e.what();
