@@ -297,16 +297,13 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   std::vector<std::size_t> first_of_variant, first_of_bound;
   {
     std::set<std::tuple<int, int, int, int, double, std::int64_t>> variants;
-    std::set<std::pair<std::string, std::int64_t>> shapes;
+    std::set<std::string> shapes;
     for (std::size_t i = 0; i < n; ++i) {
-      Strategy s = candidates[i].strategy;
+      const Strategy& s = candidates[i].strategy;
       const std::int64_t per_replica = static_cast<std::int64_t>(s.dp) * s.micro;
       const std::int64_t size = per_replica > 0 ? candidates[i].global_batch / per_replica : 0;
       const bool new_variant = variants.emplace(s.tp, s.ep, s.cp, s.etp, s.imbalance, size).second;
-      s.dp = 1;
-      s.micro = 1;
-      if (s.zero <= 1) s.zero = 0;
-      const bool new_bound = shapes.emplace(to_string(s), size).second;
+      const bool new_bound = shapes.insert(bound_shape_key(candidates[i])).second;
       if (new_variant) first_of_variant.push_back(i);
       else if (new_bound) first_of_bound.push_back(i);
     }

@@ -269,6 +269,15 @@ StepSetup plan_step_setup(const PlanRequest& req, const Strategy& strategy, std:
                    .grad_accumulation = req.grad_accumulation};
 }
 
+std::string bound_shape_key(const Candidate& c) {
+  Strategy shape = c.strategy;
+  const std::int64_t per_replica = static_cast<std::int64_t>(shape.dp) * shape.micro;
+  shape.dp = 1;
+  shape.micro = 1;
+  if (shape.zero <= 1) shape.zero = 0;
+  return to_string(shape) + "|" + std::to_string(per_replica > 0 ? c.global_batch / per_replica : 0);
+}
+
 TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                             Granularity granularity, StepCache& cache, StepBoundCache* bounds) {
   if (parameter_memory_rejects(req, facts, c)) return 0;
@@ -278,13 +287,7 @@ TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, con
     if (bounds == nullptr || !bounds->applies() || c.strategy.split != BatchSplit::Even ||
         c.global_batch % per_replica != 0)
       return step_time_lower_bound(setup);
-    // Everything the bound reads but dp, the micro-batch count and ZeRO 0/1 (which only shard the
-    // optimizer's update): the strategy without them, and the micro-batch size.
-    Strategy shape = c.strategy;
-    shape.dp = 1;
-    shape.micro = 1;
-    if (shape.zero <= 1) shape.zero = 0;
-    std::string key = to_string(shape) + "|" + std::to_string(c.global_batch / per_replica);
+    std::string key = bound_shape_key(c);
     if (accumulates_in_place(req)) key += "|accumulate " + std::to_string(c.strategy.micro);
     const std::optional<StepBound> b = bounds->get(key, [&] { return step_bound_per_micro(setup); });
     return b ? b->at(c.strategy.micro) : 0;

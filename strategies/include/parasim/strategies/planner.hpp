@@ -207,6 +207,9 @@ bool parameter_memory_rejects(const PlanRequest& request, const ModelFacts& fact
 /// micro-batch size that differ only in dp, the micro-batch count and ZeRO 0/1 share one bound
 /// (step_bound_per_micro) on a cluster of one device kind.
 class StepBoundCache;
+/// What a candidate's shared step bound depends on: its strategy without dp, the micro-batch count
+/// and ZeRO 0/1 (which only shard the optimizer's update), and its micro-batch size.
+std::string bound_shape_key(const Candidate& candidate);
 TimeNs candidate_step_bound(const PlanRequest& request, const ModelFacts& facts, const Candidate& candidate,
                             Granularity granularity, StepCache& cache, StepBoundCache* bounds = nullptr);
 
