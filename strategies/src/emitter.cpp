@@ -242,13 +242,21 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
   for (int t = 0; t < copies; ++t) b_.set_memory(task.id + t, alloc, free);
 }
 
-Refs GradientSync::reduce(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes, Bytes expert_bytes,
-                          bool accumulating) {
+bool GradientSync::reduces(Bytes bytes) const {
   // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
-  const bool reduce = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
+  return p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
+}
+
+bool GradientSync::reduces_experts(Bytes expert_bytes) const {
   // Expert gradients: over the DP x CP ranks holding the same experts (dp / ep replicas x cp; with
   // folding dp / (ep / tp) replicas of the same TP rank).
-  const bool expert_reduce = p_.ep > 1 && p_.expert_grad_ranks() > 1 && expert_bytes > 0;
+  return p_.ep > 1 && p_.expert_grad_ranks() > 1 && expert_bytes > 0;
+}
+
+Refs GradientSync::reduce(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes, Bytes expert_bytes,
+                          bool accumulating) {
+  const bool reduce = reduces(bytes);
+  const bool expert_reduce = reduces_experts(expert_bytes);
   const bool zero = p_.s.zero >= 1;  // ZeRO-1 and -2: reduce-scatter, update a shard, all-gather
   const auto key = std::make_tuple(slot, bucket, mb, accumulating);
   const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep_replicas, accumulating);
@@ -278,8 +286,8 @@ Refs GradientSync::reduce(int replica, int slot, int bucket, int mb, const Refs&
 
 Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& ready, Bytes bytes,
                         const std::vector<Update>& updates, Bytes expert_bytes) {
-  const bool reduce_dp = p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
-  const bool expert_reduce = p_.ep > 1 && p_.expert_grad_ranks() > 1 && expert_bytes > 0;
+  const bool reduce_dp = reduces(bytes);
+  const bool expert_reduce = reduces_experts(expert_bytes);
   const bool zero = p_.s.zero >= 1;
   const auto key = std::make_tuple(slot, bucket, mb);
   const auto expert_key = std::make_tuple(slot, bucket, mb, replica % p_.ep_replicas);

@@ -164,6 +164,8 @@ class GradientSync {
               bool accumulating = true);
 
  private:
+  bool reduces(Bytes bytes) const;                 // a DP reduction of the bucket
+  bool reduces_experts(Bytes expert_bytes) const;  // an expert-DP reduction of its expert part
   const Prepared& p_;
   Emitter& e_;
   std::map<std::tuple<int, int, int>, Ref> gather_;

@@ -72,6 +72,8 @@ class StageLowering : LoweringBase {
  private:
   CollectiveOp reduction() const { return p_.sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce; }
   int slot(int chunk) const { return chunk % p_.stages; }
+  /// GradientSync's id of a chunk's bucket.
+  static int bucket_id(int chunk, std::size_t bucket) { return chunk * 64 + static_cast<int>(bucket); }
 
   const std::vector<ChunkWork>& work_of(std::int64_t micro) {
     auto [it, fresh] = work_.try_emplace(micro);
@@ -332,8 +334,7 @@ class StageLowering : LoweringBase {
           const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];
           for (std::size_t b = 0; b < buckets.size(); ++b)
             append(backward_all_[static_cast<std::size_t>(c)],
-                   sync_.reduce(r, slot(c), c * 64 + static_cast<int>(b), mb, {last}, buckets[b].bytes,
-                                buckets[b].expert_bytes));
+                   sync_.reduce(r, slot(c), bucket_id(c, b), mb, {last}, buckets[b].bytes, buckets[b].expert_bytes));
         }
       }
       e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
@@ -381,8 +382,8 @@ class StageLowering : LoweringBase {
         std::vector<GradientSync::Update> updates;
         updates.push_back({-1, names_[static_cast<std::size_t>(c)],
                            [&update](int k) { return update[static_cast<std::size_t>(k)]; }});
-        Refs done = sync_.sync(r, slot(c), c * 64 + static_cast<int>(b), mb, ready, buckets[b].bytes, updates,
-                               buckets[b].expert_bytes);
+        Refs done =
+            sync_.sync(r, slot(c), bucket_id(c, b), mb, ready, buckets[b].bytes, updates, buckets[b].expert_bytes);
         for (const Tie& tie : remote_ties) {
           const Ref back = e_.transfer(r, slot(c), slot(p_.op_chunk[tie.op]), p_.params[tie.owner] * per_param,
                                        "tied_weights", static_cast<int>(tie.owner), mb, Phase::Update);
