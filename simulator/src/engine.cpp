@@ -52,14 +52,15 @@ class Fifo {
  private:
   [[gnu::noinline]] void grow() {
     std::vector<T> bigger(items_.empty() ? 8 : 2 * items_.size());
-    for (std::size_t i = head_; i != tail_; ++i) bigger[i - head_] = items_[i & mask_];
+    for (std::uint32_t i = head_; i != tail_; ++i) bigger[i - head_] = items_[i & mask_];
     tail_ -= head_;
     head_ = 0;
     items_ = std::move(bigger);
-    mask_ = items_.size() - 1;
+    mask_ = static_cast<std::uint32_t>(items_.size() - 1);
   }
   std::vector<T> items_;
-  std::size_t head_ = 0, tail_ = 0, mask_ = 0;
+  // 32-bit counters (they wrap; the differences and masks stay right): StreamState keeps to 80 bytes.
+  std::uint32_t head_ = 0, tail_ = 0, mask_ = 0;
 };
 
 struct Queued {
@@ -72,10 +73,12 @@ struct StreamState {
   TaskId running = kNoTask;
   TaskId arrived_for = kNoTask;  // the collective at the head that already counted this stream
   TaskId last_task = kNoTask;
-  TimeNs last_end = 0;
   std::uint32_t local = 0;  // its device's local index
+  TimeNs last_end = 0;
+  TimeNs busy = 0;  // summed task durations: less each start time, plus each end time
   bool dirty = false;
 };
+static_assert(sizeof(StreamState) <= 80, "one stream's state: keep it to the size it had before `busy`");
 
 struct DeviceState {
   int compute_active = 0;
@@ -414,6 +417,7 @@ class Simulation {
             StreamState& st = streams_[s];
             if (st.running == kNoTask && st.queue.empty()) {  // free stream, nothing queued: start now
               st.running = t;
+              st.busy -= now_;
               start_task(t, devices_[local]);
             } else {
               st.queue.push({t, now_});
@@ -430,6 +434,7 @@ class Simulation {
               StreamState& st = streams_[s];
               if (st.running == kNoTask && st.queue.empty()) {
                 st.running = t;
+                st.busy -= now_;
                 remaining_[static_cast<std::size_t>(t)] = 0;
                 start_collective(t);
                 break;
@@ -462,6 +467,7 @@ class Simulation {
     if (g_.kind(t) != TaskKind::Collective) {
       st.queue.pop();
       st.running = t;
+      st.busy -= now_;
       if (now_ > head.ready) crit_pred_[static_cast<std::size_t>(t)] = st.last_task;  // waited for the stream
       start_task(t, devices_[st.local]);
       return;
@@ -475,6 +481,7 @@ class Simulation {
       StreamState& m = streams_[stream_index(d, g_.stream(t))];
       m.queue.pop();
       m.running = t;
+      m.busy -= now_;
       m.arrived_for = kNoTask;
       if (m.last_task != kNoTask && m.last_end > blocker_end) {
         blocker_end = m.last_end;
@@ -653,6 +660,7 @@ class Simulation {
     st.running = kNoTask;
     st.last_task = t;
     st.last_end = now_;
+    st.busy += now_;
     if (!st.queue.empty()) mark_dirty(s);  // an empty stream is started directly by dispatch()
   }
 
@@ -754,6 +762,11 @@ class Simulation {
         r.devices[static_cast<std::size_t>(d)] = untouched.stats;
       }
     }
+    // Per stream: the summed durations of its tasks (one add per start and end, no timeline).
+    r.stream_busy.assign(static_cast<std::size_t>(g_.num_devices()) * streams_per_device_, 0);
+    for (std::size_t s = 0; s < streams_.size(); ++s)
+      r.stream_busy[static_cast<std::size_t>(global_of_[s / streams_per_device_]) * streams_per_device_ +
+                    s % streams_per_device_] = streams_[s].busy;
     for (const auto& [device, lane] : passive_) {  // only ever busy with their lane's collectives
       DeviceStats& s = r.devices[static_cast<std::size_t>(device)];
       s.compute_busy = 0;

@@ -119,7 +119,25 @@ TEST(EngineBasics, ComputeOverlapsCommunicationOnTwoStreams) {
     EXPECT_EQ(r.devices[0].exposed_comm, std::max<TimeNs>(0, transfer - 10'000));
     EXPECT_EQ(r.devices[0].idle, 0);
     EXPECT_EQ(r.devices[1].idle, r.step_time);  // receiving does not occupy the receiver's streams
+    // [device * 2 + stream]: each stream's own busy time, however the two overlap.
+    EXPECT_EQ(r.stream_busy, (std::vector<TimeNs>{10'000, transfer, 0, 0}));
   }
+}
+
+TEST(EngineBasics, StreamBusySumsTheDurationsOfEachStreamsTasksNotTheirWaits) {
+  // Stream 0 of device 0 runs a (300) and then b (200), b ready at 0 and queued behind a; stream 1
+  // runs c (100) once a is done. The stream sums are 500 and 100; the union (compute_busy) is 500.
+  auto cluster = star_cluster(1, 0, 10);
+  TaskGraphBuilder b(1);
+  const TaskId a = b.add_compute({.device = 0, .duration = 300, .name = "a"});
+  b.add_compute({.device = 0, .duration = 200, .name = "b"});
+  const TaskId c = b.add_compute({.device = 0, .stream = 1, .duration = 100, .name = "c"});
+  b.add_dependency(c, a);
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster).run(g);
+  EXPECT_EQ(r.step_time, 500);
+  EXPECT_EQ(r.devices[0].compute_busy, 500);
+  EXPECT_EQ(r.stream_busy, (std::vector<TimeNs>{500, 100}));
 }
 
 TEST(EngineBasics, MarkersAndZeroLengthTasksTakeNoTime) {
@@ -160,6 +178,9 @@ TEST(EngineBasics, CollectiveOccupiesTheCommStreamOfEveryMember) {
   EXPECT_EQ(r.devices[0].exposed_comm, 400);
   EXPECT_EQ(r.devices[0].idle, 500);
   EXPECT_EQ(r.devices[2].comm_busy, 900);
+  // The collective counts on its waiting member's comm stream from its start, not while the
+  // stream waited; devices 0 and 1 have nothing but the collective (passive: no streams).
+  EXPECT_EQ(r.stream_busy, (std::vector<TimeNs>{0, 0, 0, 0, 0, 900}));
   EXPECT_EQ(r.critical_path, ids({busy, ar}));
 }
 
@@ -188,6 +209,8 @@ TEST(EngineBasics, AMemberWithNothingButItsGroupsCollectivesIsStillCounted) {
   EXPECT_EQ(r.devices[1].comm_busy, 300);
   EXPECT_EQ(r.devices[1].exposed_comm, 300);
   EXPECT_EQ(r.devices[1].idle, 1'500);
+  // A passive member has no streams of its own: its time is its comm_busy alone.
+  EXPECT_EQ(r.stream_busy, (std::vector<TimeNs>{1'500, 300, 0, 0}));
   EXPECT_EQ(r.critical_path, ids({a, ar, c}));
 }
 

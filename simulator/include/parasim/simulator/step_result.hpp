@@ -72,6 +72,9 @@ struct StepResult {
   std::vector<DeviceStats> devices;     // one per task-graph device
   std::vector<LinkStats> links;         // indexed by directed link id
   std::vector<TaskId> critical_path;
+  /// [device * streams_per_device + stream]: the summed durations of the tasks each stream ran, a
+  /// collective counted on every member it queued on (a passive member's time is its comm_busy).
+  std::vector<TimeNs> stream_busy;
   std::int64_t events = 0;              // heap events processed (task ends, flow phases)
   std::int64_t tasks = 0;
   CollectiveMode collective_mode = CollectiveMode::Expanded;
