@@ -580,63 +580,11 @@ void add_details(const PlanRequest& req, PlanResult& plan, int top) {
   add_details(req, plan, indices);
 }
 
-void add_details(const PlanRequest& req, PlanResult& plan, const std::vector<std::size_t>& indices) {
-  StepCache own_cache;
-  StepCache& cache = req.cache != nullptr ? *req.cache : own_cache;
-  std::vector<std::size_t> todo;
+void add_details(const PlanRequest& /*request*/, PlanResult& plan, const std::vector<std::size_t>& indices) {
+  // The search's simulations summed every stream's busy time (extrapolated rows: continued
+  // along K with the rest of the row), so the details are there: marking them is enough.
   for (std::size_t index : indices)
-    if (index < plan.rows.size() && plan.rows[index].feasible() &&
-        std::find(todo.begin(), todo.end(), index) == todo.end())
-      todo.push_back(index);
-  // Each row is simulated on its own, so the rows are shared out between the threads.
-  const int threads =
-      req.threads > 0 ? req.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  auto detail = [&](PlanRow& row) {
-    const StepSetup setup = plan_step_setup(req, row.strategy, row.global_batch, plan.granularity, cache);
-    const StrategyResult r =
-        simulate_strategy(setup, simulator::EngineOptions{.collectives = req.collectives, .record_timeline = true});
-    const simulator::TaskGraph& g = r.lowered.graph;
-    // Asynchronous schedules simulate micro + mp micro-batches; scale to one step's micro.
-    const double scale = r.lowered.simulated_microbatches > 0 && row.strategy.asynchronous()
-                             ? static_cast<double>(row.strategy.micro) / r.lowered.simulated_microbatches
-                             : 1.0;
-    std::vector<std::array<TimeNs, kStreamsPerDevice>> busy(static_cast<std::size_t>(g.num_devices()));
-    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
-      const simulator::TaskTiming& tt = r.result.timeline[static_cast<std::size_t>(t)];
-      if (tt.end < tt.start || tt.start < 0) continue;
-      const int stream = g.stream(t);
-      if (stream < 0 || stream >= kStreamsPerDevice) continue;
-      auto charge = [&](hardware::DeviceId d) {
-        if (d >= 0 && d < g.num_devices())
-          busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(stream)] += tt.end - tt.start;
-      };
-      if (g.kind(t) == simulator::TaskKind::Collective) {
-        for (hardware::DeviceId d : g.group_devices(g.group(t))) charge(d);  // every member's stream is busy
-      } else {
-        charge(g.device(t));
-      }
-    }
-    auto worst = [&](int stream) {
-      TimeNs m = 0;
-      for (hardware::DeviceId d : r.lowered.simulated_devices)
-        m = std::max(m, busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(stream)]);
-      return static_cast<TimeNs>(static_cast<double>(m) * scale + 0.5);
-    };
-    row.dp_comm = worst(kDataParallelStream);
-    row.pipeline_comm = worst(kPipelineStream);
-    row.tp_comm = worst(kTensorParallelStream);
-    row.detailed = true;
-  };
-  std::vector<std::exception_ptr> errors(todo.size());
-  parallel_for(threads, todo.size(), [&](std::size_t k, int) {
-    try {
-      detail(plan.rows[todo[k]]);
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
-  });
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+    if (index < plan.rows.size() && plan.rows[index].feasible()) plan.rows[index].detailed = true;
 }
 
 }  // namespace parasim::strategies

@@ -86,6 +86,7 @@ struct StepSample {
     TimeNs exposed = 0;
     Bytes peak = 0;
     Bytes capacity = 0;
+    std::array<TimeNs, kStreamsPerDevice> stream_busy{};
   };
   std::vector<Device> devices;
 };
@@ -98,7 +99,7 @@ StepSample sample_of(const StrategyResult& r) {
   s.step = r.step_time;
   s.bubble = r.bubble_time;
   for (const DeviceReport& d : r.devices)
-    s.devices.push_back({d.device, d.stage, d.compute, d.exposed_comm, d.peak_memory, d.capacity});
+    s.devices.push_back({d.device, d.stage, d.compute, d.exposed_comm, d.peak_memory, d.capacity, d.stream_busy});
   return s;
 }
 
@@ -140,6 +141,8 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
     StepSample::Device& d = s.devices[i];
     d.compute = at(a.devices[i].compute, d.compute);
     d.exposed = at(a.devices[i].exposed, d.exposed);
+    for (std::size_t j = 0; j < d.stream_busy.size(); ++j)
+      d.stream_busy[j] = at(a.devices[i].stream_busy[j], d.stream_busy[j]);
     if (flight.stages > 0) {
       const int n1 = flight.at(d.stage, k1), n2 = flight.at(d.stage, k2);
       if (n2 > n1) {
@@ -201,6 +204,9 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
       full = &d;
     row.compute = std::max(row.compute, d.compute);
     row.exposed_comm = std::max(row.exposed_comm, d.exposed);
+    row.dp_comm = std::max(row.dp_comm, d.stream_busy[kDataParallelStream]);
+    row.pipeline_comm = std::max(row.pipeline_comm, d.stream_busy[kPipelineStream]);
+    row.tp_comm = std::max(row.tp_comm, d.stream_busy[kTensorParallelStream]);
   }
   if (full != nullptr) {
     row.peak_memory = full->peak;
@@ -209,7 +215,7 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
   if (!s.simulated) {
     row.verdict = Verdict::StaticMemory;
     row.reason = s.reason + " for weights, gradients and optimizer state";
-    row.compute = row.exposed_comm = 0;
+    row.compute = row.exposed_comm = row.dp_comm = row.pipeline_comm = row.tp_comm = 0;
     return;
   }
   row.verdict = s.feasible ? Verdict::Feasible : Verdict::PeakMemory;
@@ -354,7 +360,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
       fill_from_sample(row, first, req);
       if (row.verdict == Verdict::PeakMemory) {
         row.reason += " already with micro=" + std::to_string(k[0]);
-        row.step_time = row.compute = row.exposed_comm = 0;
+        row.step_time = row.compute = row.exposed_comm = row.dp_comm = row.pipeline_comm = row.tp_comm = 0;
         row.throughput = row.bubble_fraction = row.epochs = 0;
         row.steps_per_epoch = 0;
         row.time_to_train = 0;

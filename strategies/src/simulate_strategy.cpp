@@ -129,6 +129,9 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     rep.compute = scaled(s.compute_busy);
     rep.comm = scaled(s.comm_busy);
     rep.exposed_comm = scaled(s.exposed_comm);
+    const auto streams = static_cast<std::size_t>(step.graph.streams_per_device());
+    for (std::size_t i = 0; i < rep.stream_busy.size() && i < streams; ++i)
+      rep.stream_busy[i] = scaled(r.result.stream_busy[static_cast<std::size_t>(d) * streams + i]);
     rep.idle = async ? std::max<TimeNs>(0, r.step_time - rep.compute - rep.exposed_comm) : s.idle + overhead;
     rep.peak_memory = s.peak_memory;
     rep.breakdown = s.peak_breakdown;

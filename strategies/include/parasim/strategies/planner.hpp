@@ -92,8 +92,9 @@ struct PlanRow {
   std::int64_t steps_per_epoch = 0;
   TimeNs time_to_train = 0;
 
-  // Filled by add_details() (re-simulation with a timeline): busy time per stream of the busiest
-  // simulated device. Zero otherwise.
+  // Summed busy time per stream, the most over the simulated devices (DeviceReport::stream_busy;
+  // continued along K with the rest of an extrapolated row), for every simulated row; zero for the
+  // others. `detailed`: add_details() asked for them to be reported (JSON and explanation).
   bool detailed = false;
   TimeNs dp_comm = 0;        // data-parallel gradient collectives
   TimeNs pipeline_comm = 0;  // activations / gradients between stages
@@ -242,8 +243,8 @@ ModelFacts planner_model_facts(const PlanRequest& request);
 /// The granularity run_planner uses for `request`.
 Granularity planner_granularity(const PlanRequest& request);
 
-/// Re-simulates the first `top` feasible rows with a timeline and fills their per-stream times,
-/// request.threads rows at a time (in request.cache when set: the models the search built).
+/// Marks the first `top` feasible rows to report their per-stream times (PlanRow::detailed), which
+/// the search's simulations measured (no re-simulation; extrapolated rows continue them along K).
 void add_details(const PlanRequest& request, PlanResult& plan, int top);
 /// The same for the rows at `indices` (feasible ones; others are skipped).
 void add_details(const PlanRequest& request, PlanResult& plan, const std::vector<std::size_t>& indices);

@@ -17,6 +17,7 @@
 // simulator::CollectiveMode::Analytic, and simulate_infeasible = false.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct DeviceReport {
   TimeNs comm = 0;          // some transfer or collective was running
   TimeNs exposed_comm = 0;  // communication while no compute ran
   TimeNs idle = 0;          // neither; compute + exposed_comm + idle == step_time
+  /// Per stream (kComputeStream, kDataParallelStream, kPipelineStream, kTensorParallelStream): the
+  /// summed durations of its tasks, collectives included (StepResult::stream_busy), scaled as above.
+  std::array<TimeNs, kStreamsPerDevice> stream_busy{};
   Bytes peak_memory = 0;
   Bytes capacity = 0;
   simulator::MemoryBreakdown breakdown;  // at the peak
