@@ -471,6 +471,51 @@ TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
   EXPECT_EQ(dump_json(plan_rows_to_json(pruned, 5)), dump_json(plan_rows_to_json(full, 5)));
 }
 
+TEST(StepCache, OneCacheAcrossSettingsGivesWhatAFreshOneGives) {
+  // One cache across strategies and settings that change an op's times or a partition without
+  // changing the model variant (ZeRO's update shard and its rank count, sequence parallelism, the
+  // gradient accumulation's passes and bytes, the optimizer): every step and every stream's busy
+  // time equals what a fresh cache gives.
+  const models::Model model = models::build_zoo_model("gpt2");
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 1);
+  const profiler::RooflineCostModel roofline;
+  StepCache shared;
+  std::set<TimeNs> steps;
+  int runs = 0;
+  for (const profiler::Optimizer optimizer : {profiler::Optimizer::Adam, profiler::Optimizer::Sgd})
+    for (const GradAccumulation accumulation : {GradAccumulation::Auto, GradAccumulation::Fp32Buffer})
+      // Micro-batches of 8 samples throughout but the last: one model variant, whose op times
+      // differ by ZeRO's shard count, the micro-batch count (in-place accumulation) and sp.
+      for (const char* text :
+           {"dp=8", "dp=8,zero=1", "dp=4,zero=1,micro=2", "dp=2,zero=1,micro=4", "dp=4,micro=2", "dp=4,tp=2,micro=2",
+            "dp=4,tp=2,micro=2,sp=on", "dp=2,mp=2,tp=2,schedule=1f1b,micro=4"}) {
+        StepSetup setup{.model = &model,
+                        .cluster = &cluster,
+                        .strategy = parse_strategy(text),
+                        .global_batch = 64,
+                        .costs = &roofline,
+                        .optimizer = optimizer,
+                        .granularity = Granularity::Stage,
+                        .symmetry = Symmetry::DataAndTensor,
+                        .grad_accumulation = accumulation};
+        setup.cache = &shared;
+        const StrategyResult with_shared = simulate_strategy(setup, {});
+        StepCache fresh;
+        setup.cache = &fresh;
+        const StrategyResult alone = simulate_strategy(setup, {});
+        EXPECT_EQ(with_shared.step_time, alone.step_time) << text;
+        ASSERT_EQ(with_shared.devices.size(), alone.devices.size()) << text;
+        for (std::size_t d = 0; d < alone.devices.size(); ++d) {
+          EXPECT_EQ(with_shared.devices[d].compute, alone.devices[d].compute) << text;
+          EXPECT_EQ(with_shared.devices[d].stream_busy, alone.devices[d].stream_busy) << text;
+        }
+        steps.insert(alone.step_time);
+        ++runs;
+      }
+  EXPECT_EQ(runs, 32);
+  EXPECT_GT(steps.size(), 16u);  // the settings do change the steps
+}
+
 TEST(StepCache, DeviceKindsAreTheClustersOnce) {
   const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100");
   StepCache cache;
