@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <thread>
@@ -207,6 +208,16 @@ bool will_extrapolate(const PlanRequest& req, const Candidate& c) {
   return req.extrapolate && even && extrapolation_points(c.strategy)[0] != 0;
 }
 
+/// About how much simulating `c` costs: micro-batches simulated (both samples of an extrapolated
+/// row) times pipeline chunks. A round hands its largest candidates out first, so that the
+/// threads finish it together (longest processing time first); what it computes is the same.
+std::int64_t simulation_size(const PlanRequest& req, const Candidate& c) {
+  const Strategy& s = c.strategy;
+  const std::array<int, 2> k = will_extrapolate(req, c) ? extrapolation_points(s) : std::array<int, 2>{0, 0};
+  const std::int64_t micro = k[0] != 0 ? k[0] + k[1] : s.micro + (s.asynchronous() ? s.mp : 0);
+  return micro * s.mp * (s.schedule == Schedule::Interleaved ? s.interleave : 1);
+}
+
 /// The objective's value at a step of `step` (time to train rises with the step).
 TimeNs objective_at(const PlanRequest& req, std::int64_t global_batch, TimeNs step) {
   if (req.objective == Objective::StepTime) return step;
@@ -356,8 +367,13 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
       if (by != nullptr || rows[i].verdict == Verdict::Pruned)
         if (req.on_candidate_done) req.on_candidate_done();
     }
+    std::vector<std::size_t> largest_first(round.size());
+    std::iota(largest_first.begin(), largest_first.end(), std::size_t{0});
+    std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t a, std::size_t b) {
+      return simulation_size(req, candidates[round[a]]) > simulation_size(req, candidates[round[b]]);
+    });
     parallel_for(threads, round.size(), [&](std::size_t k, int worker) {
-      const std::size_t i = round[k];
+      const std::size_t i = round[largest_first[k]];
       try {
         throw_if_interrupted();
         std::string source;
