@@ -724,28 +724,29 @@ TEST(StepBound, OneFOneBIsTheClassicBubbleAndBelowTheSimulatedStep) {
   EXPECT_EQ(step_time_lower_bound(setup), 0);
 }
 
-/// GPT-2 on one DGX A100 with every synchronous pipeline schedule: 609 configurations.
-PlanRequest gpt2_request(const models::Model& model, const hardware::Cluster& cluster,
-                         const profiler::CostModel& costs) {
-  SearchSpace space{.gpus = 8, .per_device_batch = 8};
-  space.schedules = {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved};
+/// GPT-2 on one DGX A100, priced by the roofline, with every synchronous pipeline schedule: 609
+/// configurations. `req` points into the struct: keep it where it was made.
+struct Gpt2Search {
+  Gpt2Search() { req.space.schedules = {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved}; }
+  Gpt2Search(const Gpt2Search&) = delete;
+  Gpt2Search& operator=(const Gpt2Search&) = delete;
+  const models::Model model = models::build_zoo_model("gpt2");
+  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 1);
+  const profiler::RooflineCostModel roofline;
   PlanRequest req{.model = &model,
                   .cluster = &cluster,
-                  .costs = &costs,
+                  .costs = &roofline,
                   .efficiency = StatisticalEfficiency::critical_batch(0.5, 256, "test"),
                   .dataset_samples = 100000,
-                  .space = space,
+                  .space = SearchSpace{.gpus = 8, .per_device_batch = 8},
                   .threads = 2};
-  return req;
-}
+};
 
 TEST(StepBound, IsAtMostEverySimulatedStepOfASearch) {
   // Every candidate of the space: TP (sequence parallel too), recompute, ZeRO, interleaving;
   // rows simulated in full and rows extrapolated along the micro-batch count.
-  const models::Model model = models::build_zoo_model("gpt2");
-  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 1);
-  const profiler::RooflineCostModel roofline;
-  PlanRequest req = gpt2_request(model, cluster, roofline);
+  Gpt2Search gpt2;
+  PlanRequest& req = gpt2.req;
   const ModelFacts facts = planner_model_facts(req);
   const Granularity granularity = planner_granularity(req);
   ASSERT_EQ(granularity, Granularity::Stage);
@@ -807,10 +808,8 @@ std::array<TimeNs, kStreamsPerDevice> busy_from_timeline(const PlanRequest& req,
 TEST(Planner, TheSearchMeasuresEveryRowsCommunicationByStream) {
   // Rows simulated in full carry exactly what a re-simulation with a timeline gives; extrapolated
   // rows continue their two samples along K, within 2% of the full simulation's step.
-  const models::Model model = models::build_zoo_model("gpt2");
-  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 1);
-  const profiler::RooflineCostModel roofline;
-  PlanRequest req = gpt2_request(model, cluster, roofline);
+  Gpt2Search gpt2;
+  PlanRequest& req = gpt2.req;
   const Granularity granularity = planner_granularity(req);
   const PlanResult plan = run_planner(req);
   int exact = 0, extrapolated = 0, with_tp = 0, with_pipeline = 0;
@@ -843,10 +842,8 @@ TEST(Planner, TheSearchMeasuresEveryRowsCommunicationByStream) {
 }
 
 TEST(Planner, PruningByTheBoundKeepsTheRowsShownAndExplained) {
-  const models::Model model = models::build_zoo_model("gpt2");
-  const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-a100", 1);
-  const profiler::RooflineCostModel roofline;
-  PlanRequest req = gpt2_request(model, cluster, roofline);
+  Gpt2Search gpt2;
+  PlanRequest& req = gpt2.req;
   PlanResult full = run_planner(req);
   add_details(req, full, explained_rows(full));
   req.exact_top = 5;
