@@ -213,7 +213,7 @@ void run_plan(const PlanOptions& o) {
   // Only the printed rows (and the explained ones) need to be exact; --top 0 prints every row.
   req.exact_top = o.in.exact ? 0 : o.top;
   req.sharing = mpi_plan_sharing();
-  // One cache for the search and for the explained rows' details: their models are built once.
+  // The search's cache, freed with the model and the cluster by the process's exit.
   StepCache& cache = make_kept_until_exit<StepCache>();
   req.cache = &cache;
   SearchSpace& space = req.space;
@@ -248,7 +248,7 @@ void run_plan(const PlanOptions& o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
   req.on_candidate_done = nullptr;
-  add_details(req, plan, explained_rows(plan));
+  add_details(plan, explained_rows(plan));
   if (o.json) {
     std::cerr << "cost choice: " << choice.note << "\n";
     // Every row states what its step includes besides kernels and transfers.

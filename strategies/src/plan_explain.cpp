@@ -5,8 +5,8 @@
 //   T_r / T_w = (E_r / E_w) * (throughput_w / throughput_r)
 // (epochs times seconds per sample). When the epoch ratio is the larger factor the runner-up
 // loses to statistical efficiency; otherwise to its step, and the step's largest overhead names
-// the limit: pipeline bubble, exposed communication, tensor-parallel collectives (when the row
-// was re-simulated with details), recomputation, or plain compute per sample.
+// the limit: pipeline bubble, exposed communication, tensor-parallel collectives (when the row is
+// marked detailed, add_details()), recomputation, or plain compute per sample.
 #include <cmath>
 #include <cstdio>
 #include <set>

@@ -589,14 +589,14 @@ PlanResult run_planner(const PlanRequest& req) {
   return out;
 }
 
-void add_details(const PlanRequest& req, PlanResult& plan, int top) {
+void add_details(PlanResult& plan, int top) {
   std::vector<std::size_t> indices;
   for (std::size_t i = 0; i < plan.rows.size() && static_cast<int>(indices.size()) < top; ++i)
     if (plan.rows[i].feasible()) indices.push_back(i);
-  add_details(req, plan, indices);
+  add_details(plan, indices);
 }
 
-void add_details(const PlanRequest& /*request*/, PlanResult& plan, const std::vector<std::size_t>& indices) {
+void add_details(PlanResult& plan, const std::vector<std::size_t>& indices) {
   // The search's simulations summed every stream's busy time (extrapolated rows: continued
   // along K with the rest of the row), so the details are there: marking them is enough.
   for (std::size_t index : indices)

@@ -611,12 +611,12 @@ TEST(Planner, DeterministicAcrossRunsAndThreadCounts) {
   req.efficiency = StatisticalEfficiency::critical_batch(2, 16, "test");
   req.threads = 1;
   PlanResult one = run_planner(req);
-  add_details(req, one, explained_rows(one));
+  add_details(one, explained_rows(one));
   req.threads = 2;
   PlanResult two = run_planner(req);
-  add_details(req, two, explained_rows(two));
+  add_details(two, explained_rows(two));
   PlanResult again = run_planner(req);
-  add_details(req, again, explained_rows(again));
+  add_details(again, explained_rows(again));
   const std::string a = dump_json(plan_rows_to_json(one, 0));
   EXPECT_EQ(a, dump_json(plan_rows_to_json(two, 0)));
   EXPECT_EQ(a, dump_json(plan_rows_to_json(again, 0)));
@@ -845,10 +845,10 @@ TEST(Planner, PruningByTheBoundKeepsTheRowsShownAndExplained) {
   Gpt2Search gpt2;
   PlanRequest& req = gpt2.req;
   PlanResult full = run_planner(req);
-  add_details(req, full, explained_rows(full));
+  add_details(full, explained_rows(full));
   req.exact_top = 5;
   PlanResult pruned = run_planner(req);
-  add_details(req, pruned, explained_rows(pruned));
+  add_details(pruned, explained_rows(pruned));
   EXPECT_EQ(full.stats.pruned, 0);
   EXPECT_GT(pruned.stats.pruned, 100);
   EXPECT_LT(pruned.stats.simulated, full.stats.simulated);

@@ -13,7 +13,7 @@
 //                   .dataset_samples = dataset("openwebtext").samples,
 //                   .space = SearchSpace{.gpus = 16, .global_batch = 512}};
 //   PlanResult plan = run_planner(req);
-//   add_details(req, plan, 3);                        // per-stream times of the top 3
+//   add_details(plan, 3);                             // per-stream times of the top 3
 //   std::cout << to_string(plan.rows.front().strategy) << "\n" << explain_plan(plan) << "\n";
 #pragma once
 
@@ -245,9 +245,9 @@ Granularity planner_granularity(const PlanRequest& request);
 
 /// Marks the first `top` feasible rows to report their per-stream times (PlanRow::detailed), which
 /// the search's simulations measured (no re-simulation; extrapolated rows continue them along K).
-void add_details(const PlanRequest& request, PlanResult& plan, int top);
+void add_details(PlanResult& plan, int top);
 /// The same for the rows at `indices` (feasible ones; others are skipped).
-void add_details(const PlanRequest& request, PlanResult& plan, const std::vector<std::size_t>& indices);
+void add_details(PlanResult& plan, const std::vector<std::size_t>& indices);
 
 /// The rows explain_plan() talks about: the winner (index 0) and the best row of each of the next
 /// `runners_up` distinct dp x mp x tp shapes.
