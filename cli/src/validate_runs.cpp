@@ -21,14 +21,16 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
   out << "parasim validate --runs " << r.path << "\n"
       << "cost model: " << cost_model << "\n\n";
   std::vector<std::vector<std::string>> rows{{"run", "GPUs", "strategy", "measured s", "projected s", "error",
-                                              "compute s", "exposed comm s", "bubble s"}};
+                                              "compute s", "exposed comm s", "bubble s", "MFU meas / proj"}};
   for (const auto& o : r.outcomes) {
     if (!o.scored) continue;
     rows.push_back({o.run.id, std::to_string(o.run.gpus), strategies::to_string(o.run.strategy),
                     fixed(o.run.measured_step_s, 3), fixed(o.projected_step_s, 3), signed_percent(o.error_pct),
-                    fixed(o.compute_s, 3), fixed(o.exposed_comm_s, 3), fixed(o.bubble_s, 3)});
+                    fixed(o.compute_s, 3), fixed(o.exposed_comm_s, 3), fixed(o.bubble_s, 3),
+                    o.measured_mfu_pct > 0 ? fixed(o.measured_mfu_pct, 1) + "% / " + fixed(o.projected_mfu_pct, 1) + "%"
+                                           : std::string("-")});
   }
-  print_table(out, rows, {false, true, false, true, true, true, true, true, true});
+  print_table(out, rows, {false, true, false, true, true, true, true, true, true, true});
   out << "\n" << r.scored << " of " << r.outcomes.size() << " runs scored";
   if (r.scored > 0)
     out << ": median |error| " << fixed(r.median_abs_error_pct, 1) << "%, max " << fixed(r.max_abs_error_pct, 1)

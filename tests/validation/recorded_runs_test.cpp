@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -299,6 +301,7 @@ TEST(RecordedRuns, InfersTheLargestMicroBatchAndCheapestRecomputationThatFit) {
                    {"zero", 0},
                    {"attention", "unfused"},
                    {"precision", "bf16"}};
+  row["derived_step_seconds"] = 10;  // 24% MFU: a step such a run could have taken
   const RunsFile f = parse_runs(file_of({row}), "runs.json");
   ASSERT_EQ(f.runs[0].skip_reason, "");
   EXPECT_TRUE(f.runs[0].micro_unknown);
@@ -599,6 +602,55 @@ TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {
   c.step_overhead_ms = 250;
   const RunOutcome slower = evaluate_run(f.runs[0], {.calibration = c, .progress = {}});
   EXPECT_NEAR(slower.projected_step_s - o.projected_step_s, 0.25, 1e-9);
+}
+
+TEST(RecordedRuns, ModelFlopsUtilisationCountsMegatronsFlopsBothWays) {
+  // GPT, L = 2, h = 256, s = 128, V = 1000, global batch B = 64: the matrix products of forward and
+  // backward are 72 B s L h^2 (1 + s / 6h) + 6 B s h V FLOPs (Narayanan et al. 2021 without the
+  // recomputation term), over 16 A100s' 312 TFLOP/s fp16 peak for the measured 0.5 s step.
+  const RunOutcome o = evaluate_run(parse_runs(file_of({megatron_row()}), "runs.json").runs[0], {});
+  ASSERT_TRUE(o.scored) << o.note;
+  const double b = 64, s = 128, l = 2, h = 256, v = 1000;
+  const double flops = 72 * b * s * l * h * h * (1 + s / (6 * h)) + 6 * b * s * h * v;
+  EXPECT_NEAR(o.model_flops_per_step, flops, 1e-9 * flops);
+  EXPECT_NEAR(o.measured_mfu_pct, 100 * flops / (16 * 312e12 * 0.5), 1e-9);
+  EXPECT_NEAR(o.projected_mfu_pct, 100 * flops / (16 * 312e12 * o.projected_step_s), 1e-9);
+  const nlohmann::json j = runs_report_to_json(evaluate_runs(parse_runs(file_of({megatron_row()}), "r.json"), {}));
+  EXPECT_DOUBLE_EQ(j["rows"][0]["measured_mfu_pct"].get<double>(), o.measured_mfu_pct);
+  // A step faster than the device's matrix products could do the stated work is said to be so.
+  nlohmann::json fast = megatron_row();
+  fast["derived_step_seconds"] = flops / (16 * 312e12 * 0.80);  // 80% MFU: above the A100's 73.7%
+  const RunOutcome f = evaluate_run(parse_runs(file_of({fast}), "runs.json").runs[0], {});
+  EXPECT_NEAR(f.measured_mfu_pct, 80.0, 1e-9);
+  const auto said = std::find_if(f.run.caveats.begin(), f.run.caveats.end(), [](const std::string& c) {
+    return c.find("means 80.0% MFU for the work as stated") != std::string::npos &&
+           c.find("more than the 73.7% of peak") != std::string::npos;
+  });
+  EXPECT_NE(said, f.run.caveats.end());
+  EXPECT_EQ(std::count_if(o.run.caveats.begin(), o.run.caveats.end(),
+                          [](const std::string& c) { return c.find("MFU") != std::string::npos; }),
+            0);
+}
+
+TEST(RecordedRuns, MeasuredMfuOfMegatronsSelectiveRecomputationRunsIsWhatMegatronLmPublishes) {
+  // Megatron-LM's README (2022, "model and hardware FLOPs utilization ... up to 1T parameters", data
+  // parallel size one): MFU 41.5%, 51.4%, 56.0%, 56.3% for 22B, 175B, 530B and 1T with sequence
+  // parallelism and selective recomputation - the rows of published_runs_extra.json.
+  const RunsFile f = load_runs_file(std::string(PARASIM_SOURCE_DIR) + "/validation/data/published_runs_extra.json");
+  const std::map<std::string, double> published{{"megatron-2022-22b-seqsel", 41.5},
+                                                {"megatron-2022-175b-seqsel", 51.4},
+                                                {"megatron-2022-530b-seqsel", 56.0},
+                                                {"megatron-2022-1t-seqsel", 56.3}};
+  int checked = 0;
+  for (const RecordedRun& r : f.runs) {
+    const auto it = published.find(r.id);
+    if (it == published.end()) continue;
+    const RunOutcome o = evaluate_run(r, {});
+    ASSERT_TRUE(o.scored) << r.id << ": " << o.note;
+    EXPECT_NEAR(o.measured_mfu_pct, it->second, 0.25) << r.id;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
 }
 
 TEST(RecordedRuns, InfersFusedAttentionOnlyWhenUnfusedCannotHaveFit) {

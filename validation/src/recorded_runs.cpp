@@ -15,6 +15,7 @@
 #include "parasim/common/median.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/hardware/device_spec.hpp"
+#include "parasim/hardware/kernel_model.hpp"
 #include "parasim/models/transformer.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -566,6 +567,27 @@ RunsFile load_runs_files(const std::string& paths) {
 
 namespace {
 
+/// The matrix-product FLOPs (GEMMs and convolutions, attention's batched products included) of one
+/// sample's forward, backward-data and backward-weight passes through `model`: what MFU counts.
+double model_flops_per_sample(const models::Model& model, Optimizer optimizer) {
+  double flops = 0;
+  for (models::OpId v = 0; v < model.num_ops(); ++v)
+    for (const Phase phase : {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight})
+      for (const profiler::KernelWork& k : profiler::phase_work(model.op(v), phase, optimizer))
+        if (k.cls != profiler::KernelClass::Memory) flops += k.flops * static_cast<double>(k.count);
+  return flops / static_cast<double>(std::max<std::int64_t>(1, model.batch()));
+}
+
+/// The dense peak the run's math runs on: tensor cores in its precision (TF32 for FP32 on TF32),
+/// else the FP32 pipes. 0 when the device is not known.
+double peak_flops_per_s(const std::string& kind, models::DType dtype, profiler::Fp32Math math) {
+  const auto spec = hardware::find_device_spec(kind);
+  if (!spec) return 0;
+  if (dtype == models::DType::F32)
+    return 1e12 * (math == profiler::Fp32Math::Tf32 && spec->tf32_tflops > 0 ? spec->tf32_tflops : spec->fp32_tflops);
+  return 1e12 * spec->peak_tflops(dtype);
+}
+
 /// FlashAttention-2 runs on Ampere and newer GPUs (Dao 2023: sm80+).
 bool has_fused_attention(const hardware::Cluster& cluster) {
   for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
@@ -759,6 +781,27 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   out.exposed_comm_s = static_cast<double>(exposed) * 1e-9;
   out.bubble_s = static_cast<double>(r.bubble_time) * 1e-9;
   if (!r.feasible) out.note = "projected as if it fit: " + r.infeasible_reason;
+  // MFU both ways, and a measured step faster than the device's GEMMs can do the stated work: the
+  // run did less work per sample than the row says (padding it trimmed, shorter sequences).
+  const double peak = peak_flops_per_s(out.device_kind, run.dtype, run.fp32_math) * run.gpus;
+  out.model_flops_per_step = model_flops_per_sample(model, run.optimizer) * static_cast<double>(run.global_batch);
+  if (peak > 0) {
+    out.measured_mfu_pct = 100.0 * out.model_flops_per_step / (peak * run.measured_step_s);
+    out.projected_mfu_pct = 100.0 * out.model_flops_per_step / (peak * out.projected_step_s);
+    const auto spec = hardware::find_device_spec(out.device_kind);
+    const hardware::KernelModel kernels = hardware::kernel_model(*spec);
+    const bool tensor_cores = run.dtype != models::DType::F32 || run.fp32_math == profiler::Fp32Math::Tf32;
+    const double ceiling = 100.0 * (tensor_cores ? kernels.tensor_core_fraction : kernels.cuda_core_fraction);
+    if (out.measured_mfu_pct > ceiling) {
+      char text[320];
+      std::snprintf(text, sizeof text,
+                    "the measured step means %.1f%% MFU for the work as stated (%.3g FLOPs a step), more than the "
+                    "%.1f%% of peak the device's matrix products sustain in parasim's kernel model: the run likely "
+                    "did less work per sample than the row states (unpadded or shorter sequences)",
+                    out.measured_mfu_pct, out.model_flops_per_step, ceiling);
+      out.run.caveats.push_back(text);
+    }
+  }
   return out;
 }
 
@@ -809,6 +852,9 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
       j["compute_s"] = o.compute_s;
       j["exposed_comm_s"] = o.exposed_comm_s;
       j["bubble_s"] = o.bubble_s;
+      j["model_flops_per_step"] = o.model_flops_per_step;
+      j["measured_mfu_pct"] = o.measured_mfu_pct;
+      j["projected_mfu_pct"] = o.projected_mfu_pct;
       j["cost_source"] = o.cost_source;
     }
     if (!o.note.empty()) j["note"] = o.note;

@@ -96,6 +96,12 @@ struct RunOutcome {
   double compute_s = 0;         // busiest simulated device
   double exposed_comm_s = 0;
   double bubble_s = 0;
+  /// Model FLOPs utilisation: the matrix-product FLOPs of one step's forward and backward passes
+  /// (recomputation not counted; a mixture of experts' active experts only) over the GPUs' dense
+  /// peak in the run's precision for the measured and the projected step (0 when unknown).
+  double model_flops_per_step = 0;
+  double measured_mfu_pct = 0;
+  double projected_mfu_pct = 0;
   std::string cost_source;
   std::string note;
 };
