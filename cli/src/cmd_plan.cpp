@@ -83,22 +83,23 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << "grad. accum. " << describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype())) << "\n"
       << "simulation   " << to_string(plan.granularity) << " granularity, one replica / TP rank simulated, "
       << simulator::to_string(req.collectives) << " collectives\n\n";
-  std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "bubble", "exp. comm",
-                                              "memory", "of cap.", "epochs", "time to train"}};
+  std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "MFU", "bubble",
+                                              "exp. comm", "memory", "of cap.", "epochs", "time to train"}};
   const std::size_t n =
       o.top == 0 ? plan.rows.size() : std::min<std::size_t>(static_cast<std::size_t>(o.top), plan.rows.size());
   for (std::size_t i = 0; i < n; ++i) {
     const PlanRow& r = plan.rows[i];
     if (!r.simulated() || r.step_time == 0) {
       rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch), "-", "-", "-", "-",
-                      r.peak_memory > 0 ? format_bytes(r.peak_memory) : "-",
+                      "-", r.peak_memory > 0 ? format_bytes(r.peak_memory) : "-",
                       r.capacity > 0 ? pct(r.memory_ratio()) : "-", "-", to_string(r.verdict)});
       continue;
     }
     // ~: extrapolated along the micro-batch count (the note under the table says how to turn it off).
     const std::string approx = r.sampled_micro[0] > 0 ? "~" : "";
     rows.push_back({std::to_string(i + 1), to_string(r.strategy), std::to_string(r.global_batch),
-                    approx + format_time(r.step_time), fixed(r.throughput, 0), pct(r.bubble_fraction),
+                    approx + format_time(r.step_time), fixed(r.throughput, 0), r.mfu > 0 ? pct(r.mfu) : "-",
+                    pct(r.bubble_fraction),
                     pct(r.step_time > 0 ? static_cast<double>(r.exposed_comm) / static_cast<double>(r.step_time) : 0),
                     format_bytes(r.peak_memory), pct(r.memory_ratio()) + (r.feasible() ? "" : " OVER"),
                     fixed(r.epochs, 1), approx + format_time(r.time_to_train)});

@@ -492,6 +492,15 @@ models::DType compute_dtype(const Op& op) {
   return fp8_gemm(op) ? models::DType::FP8 : models::DType::BF16;
 }
 
+double matmul_flops_per_sample(const models::Model& model) {
+  double flops = 0;
+  for (models::OpId v = 0; v < model.num_ops(); ++v)
+    for (const Phase phase : {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight})
+      for (const KernelWork& k : phase_work(model.op(v), phase, Optimizer::Sgd))
+        if (k.cls != KernelClass::Memory) flops += k.flops * static_cast<double>(k.count);
+  return flops / static_cast<double>(std::max<std::int64_t>(1, model.batch()));
+}
+
 std::string fp8_overheads_note() {
   return "fp8: FP8 GEMMs (E4M3 forward, E5M2 gradients) in the transformer layers' linear and expert ops at the "
          "FP8 tensor-core peak, bf16 tensors between ops, LM head, attention and elementwise ops in bf16; modelled "

@@ -15,6 +15,7 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/common/interrupt.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
 
@@ -432,7 +433,8 @@ nlohmann::json row_to_wire(std::size_t index, const PlanRow& r) {
           r.detailed,
           r.dp_comm,
           r.pipeline_comm,
-          r.tp_comm};
+          r.tp_comm,
+          r.mfu};
 }
 
 std::size_t row_from_wire(const nlohmann::json& j, const std::vector<Candidate>& candidates, PlanRow& r) {
@@ -459,6 +461,7 @@ std::size_t row_from_wire(const nlohmann::json& j, const std::vector<Candidate>&
   r.dp_comm = j.at(19).get<TimeNs>();
   r.pipeline_comm = j.at(20).get<TimeNs>();
   r.tp_comm = j.at(21).get<TimeNs>();
+  r.mfu = j.at(22).get<double>();
   return index;
 }
 
@@ -474,7 +477,12 @@ void check_request(const PlanRequest& req) {
 }  // namespace
 
 ModelFacts planner_model_facts(const PlanRequest& req) {
-  return model_facts(*req.model, static_cast<int>(req.cluster->devices_of_node(0).size()));
+  ModelFacts facts = model_facts(*req.model, static_cast<int>(req.cluster->devices_of_node(0).size()));
+  const auto kinds = req.cluster->device_kinds();
+  if (kinds.size() == 1)
+    if (const auto spec = hardware::find_device_spec(kinds.front()))
+      facts.device_peak_flops = 1e12 * spec->peak_tflops(req.dtype.value_or(req.model->dtype()));
+  return facts;
 }
 
 Granularity planner_granularity(const PlanRequest& req) {

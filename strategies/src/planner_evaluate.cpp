@@ -195,7 +195,7 @@ std::array<int, 2> extrapolation_points(const Strategy& s) {
 
 namespace {
 
-void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req) {
+void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req, const ModelFacts& facts) {
   const StepSample::Device* full = nullptr;
   for (const StepSample::Device& d : s.devices) {
     if (d.capacity <= 0) continue;
@@ -223,6 +223,9 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req)
   row.step_time = s.step;
   row.throughput = s.step > 0 ? static_cast<double>(row.global_batch) * 1e9 / static_cast<double>(s.step) : 0;
   row.bubble_fraction = s.step > 0 ? static_cast<double>(s.bubble) / static_cast<double>(s.step) : 0;
+  if (s.step > 0 && facts.device_peak_flops > 0)
+    row.mfu = facts.matmul_flops_per_sample * static_cast<double>(row.global_batch) /
+              (static_cast<double>(row.devices) * facts.device_peak_flops * static_cast<double>(s.step) * 1e-9);
   if (s.step > 0) {
     const TimeToTrain t = time_to_train(req.efficiency, req.dataset_samples, row.global_batch, s.step);
     row.epochs = t.epochs;
@@ -346,7 +349,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
   const std::array<int, 2> k = req.extrapolate && affine ? extrapolation_points(c.strategy) : std::array<int, 2>{0, 0};
   try {
     if (k[0] == 0) {
-      fill_from_sample(row, simulate_at(c.strategy.micro), req);
+      fill_from_sample(row, simulate_at(c.strategy.micro), req, facts);
       row.simulations = runs;
       return row;
     }
@@ -357,7 +360,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
     const bool peak_still_grows = flight.stages > 0 && flight.at(0, k[0]) < flight.at(0, c.strategy.micro);
     if (!first.simulated || (!first.feasible && !peak_still_grows)) {
       // More micro-batches of the same size never need less memory: infeasible at K as well.
-      fill_from_sample(row, first, req);
+      fill_from_sample(row, first, req, facts);
       if (row.verdict == Verdict::PeakMemory) {
         row.reason += " already with micro=" + std::to_string(k[0]);
         row.step_time = row.compute = row.exposed_comm = row.dp_comm = row.pipeline_comm = row.tp_comm = 0;
@@ -370,7 +373,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
     }
     // Infeasible at K1 with the peak still growing: K2 gives the peak at K, and the step, as for
     // a candidate that fits (--exact reports both too).
-    fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro, flight), req);
+    fill_from_sample(row, extrapolate(first, k[0], simulate_at(k[1]), k[1], c.strategy.micro, flight), req, facts);
     row.simulations = runs;
   } catch (const InputError& e) {
     row = PlanRow{};

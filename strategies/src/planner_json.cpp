@@ -15,6 +15,7 @@ nlohmann::json plan_row_to_json(const PlanRow& row) {
   j["simulated"] = row.simulated();
   j["step_time_ms"] = ns_to_ms(row.step_time);
   j["throughput_samples_per_s"] = row.throughput;
+  if (row.mfu > 0) j["mfu"] = row.mfu;
   j["bubble_fraction"] = row.bubble_fraction;
   j["compute_ms"] = ns_to_ms(row.compute);
   j["exposed_comm_ms"] = ns_to_ms(row.exposed_comm);

@@ -13,6 +13,7 @@
 #include "lowering_fixtures.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/simulator/collectives.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -839,6 +840,35 @@ TEST(Planner, TheSearchMeasuresEveryRowsCommunicationByStream) {
   EXPECT_GT(extrapolated, 10);
   EXPECT_GT(with_tp, 5);
   EXPECT_GT(with_pipeline, 5);
+}
+
+TEST(Planner, EveryRowCarriesItsModelFlopsUtilisation) {
+  // GPT-2 (L = 12, h = 768, s = 1024, V = 50257): 72 s L h^2 (1 + s / 6h) + 6 s h V matrix-product
+  // FLOPs per sample (Narayanan et al. 2021, no recomputation term), over each device's dense peak
+  // in the model's precision for the row's step.
+  Gpt2Search gpt2;
+  const PlanRequest& req = gpt2.req;
+  const ModelFacts facts = planner_model_facts(req);
+  const double s = 1024, l = 12, h = 768, v = 50257;
+  const double per_sample = 72 * s * l * h * h * (1 + s / (6 * h)) + 6 * s * h * v;
+  EXPECT_NEAR(facts.matmul_flops_per_sample, per_sample, 1e-9 * per_sample);
+  const double peak = 1e12 * hardware::find_device_spec("A100-SXM4-80GB")->peak_tflops(gpt2.model.dtype());
+  EXPECT_DOUBLE_EQ(facts.device_peak_flops, peak);
+  const PlanResult plan = run_planner(req);
+  int checked = 0;
+  for (const PlanRow& r : plan.rows) {
+    if (!r.feasible()) {
+      EXPECT_EQ(r.mfu, 0) << to_string(r.strategy);
+      continue;
+    }
+    const double want = per_sample * static_cast<double>(r.global_batch) /
+                        (static_cast<double>(r.devices) * peak * static_cast<double>(r.step_time) * 1e-9);
+    EXPECT_NEAR(r.mfu, want, 1e-9 * want) << to_string(r.strategy);
+    ++checked;
+  }
+  EXPECT_GT(checked, 50);
+  const nlohmann::json row = plan_row_to_json(plan.rows.front());
+  EXPECT_DOUBLE_EQ(row.at("mfu").get<double>(), plan.rows.front().mfu);
 }
 
 TEST(Planner, PruningByTheBoundKeepsTheRowsShownAndExplained) {

@@ -80,6 +80,11 @@ struct KernelWork {
 std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt, bool tf32_convolutions = false,
                                    bool transposed_convolutions = false);
 
+/// The matrix-product FLOPs (GEMMs, convolutions, attention's batched products) of one sample's
+/// forward, backward-data and backward-weight passes through `model`: the numerator of model FLOPs
+/// utilisation (no recomputation; a mixture of experts' active experts only).
+double matmul_flops_per_sample(const models::Model& model);
+
 // FP8 training: which ops multiply in FP8 is models::fp8_gemm (the model counts their saved inputs).
 using models::fp8_gemm;
 /// The dtype `op`'s kernels are priced in: FP8 for an FP8 GEMM, BF16 for the other ops of an fp8

@@ -87,6 +87,10 @@ struct PlanRow {
   /// Event-engine runs this row took (0: decided before simulation; 2: extrapolated from two).
   int simulations = 0;
 
+  /// Model FLOPs utilisation of the step: ModelFacts::matmul_flops_per_sample x global_batch over
+  /// devices x ModelFacts::device_peak_flops x step_time (0: not simulated, or mixed device kinds).
+  double mfu = 0;
+
   // Statistical efficiency (when simulated()).
   double epochs = 0;
   std::int64_t steps_per_epoch = 0;
