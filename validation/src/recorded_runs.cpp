@@ -567,17 +567,6 @@ RunsFile load_runs_files(const std::string& paths) {
 
 namespace {
 
-/// The matrix-product FLOPs (GEMMs and convolutions, attention's batched products included) of one
-/// sample's forward, backward-data and backward-weight passes through `model`: what MFU counts.
-double model_flops_per_sample(const models::Model& model, Optimizer optimizer) {
-  double flops = 0;
-  for (models::OpId v = 0; v < model.num_ops(); ++v)
-    for (const Phase phase : {Phase::Forward, Phase::BackwardData, Phase::BackwardWeight})
-      for (const profiler::KernelWork& k : profiler::phase_work(model.op(v), phase, optimizer))
-        if (k.cls != profiler::KernelClass::Memory) flops += k.flops * static_cast<double>(k.count);
-  return flops / static_cast<double>(std::max<std::int64_t>(1, model.batch()));
-}
-
 /// The dense peak the run's math runs on: tensor cores in its precision (TF32 for FP32 on TF32),
 /// else the FP32 pipes. 0 when the device is not known.
 double peak_flops_per_s(const std::string& kind, models::DType dtype, profiler::Fp32Math math) {
@@ -784,7 +773,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   // MFU both ways, and a measured step faster than the device's GEMMs can do the stated work: the
   // run did less work per sample than the row says (padding it trimmed, shorter sequences).
   const double peak = peak_flops_per_s(out.device_kind, run.dtype, run.fp32_math) * run.gpus;
-  out.model_flops_per_step = model_flops_per_sample(model, run.optimizer) * static_cast<double>(run.global_batch);
+  out.model_flops_per_step = profiler::matmul_flops_per_sample(model) * static_cast<double>(run.global_batch);
   if (peak > 0) {
     out.measured_mfu_pct = 100.0 * out.model_flops_per_step / (peak * run.measured_step_s);
     out.projected_mfu_pct = 100.0 * out.model_flops_per_step / (peak * out.projected_step_s);
