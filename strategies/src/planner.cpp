@@ -16,6 +16,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/common/interrupt.hpp"
 #include "parasim/hardware/device_spec.hpp"
+#include "parasim/profiler/roofline.hpp"
 #include "parasim/strategies/simulate_strategy.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
 
@@ -478,6 +479,7 @@ void check_request(const PlanRequest& req) {
 
 ModelFacts planner_model_facts(const PlanRequest& req) {
   ModelFacts facts = model_facts(*req.model, static_cast<int>(req.cluster->devices_of_node(0).size()));
+  facts.matmul_flops_per_sample = profiler::matmul_flops_per_sample(*req.model);
   const auto kinds = req.cluster->device_kinds();
   if (kinds.size() == 1)
     if (const auto spec = hardware::find_device_spec(kinds.front()))

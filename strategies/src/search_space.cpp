@@ -9,7 +9,6 @@
 
 #include "parasim/common/error.hpp"
 #include "parasim/profiler/cost_model.hpp"
-#include "parasim/profiler/roofline.hpp"
 #include "parasim/strategies/context_parallel.hpp"
 #include "parasim/strategies/expert_parallel.hpp"
 #include "parasim/strategies/tensor_parallel.hpp"
@@ -169,7 +168,6 @@ ModelFacts model_facts(const models::Model& model, int devices_per_node) {
   }
   f.experts = experts_gcd(model);
   f.seq_len = attention_seq_len(model);
-  f.matmul_flops_per_sample = profiler::matmul_flops_per_sample(model);
   for (const auto& [block, params] : layer_params)
     f.min_layer_params = f.min_layer_params == 0 ? params : std::min(f.min_layer_params, params);
   return f;

@@ -38,9 +38,10 @@ struct ModelFacts {
   std::int64_t expert_params = 0;  // parameters in experts (what expert parallelism shards)
   int devices_per_node = 8;
   std::int64_t seq_len = 0;  // tokens per sample of the self-attention ops (0: none, no cp)
-  double matmul_flops_per_sample = 0;  // profiler::matmul_flops_per_sample: what MFU counts
-  /// One device's dense peak in the plan's precision (FLOP/s; planner_model_facts), 0 when the
-  /// cluster mixes device kinds: the denominator of a row's MFU.
+  /// A row's MFU, set by planner_model_facts only (model_facts leaves them 0): the model's
+  /// profiler::matmul_flops_per_sample, and one device's dense peak in the plan's precision
+  /// (FLOP/s; 0 when the cluster mixes device kinds).
+  double matmul_flops_per_sample = 0;
   double device_peak_flops = 0;
 };
 
