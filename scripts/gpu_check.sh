@@ -10,6 +10,11 @@
 #                                       it to continue
 #   bash scripts/gpu_check.sh           both
 #
+#   PARASIM_BUNDLE=DIR bash scripts/gpu_check.sh measure
+#                                       measure with parasim built elsewhere (scripts/gpu_bundle.sh),
+#                                       on a GPU machine that has CUDA but not our build's packages:
+#                                       CUDA's libraries are found on the machine, the rest in DIR/lib
+#
 # Exit codes: 0 done; 1 a step failed; 2 bad usage; 3 no GPU (after building); 4 the NVIDIA
 # driver is too old for CUDA 13; 75 the stage's time budget ran out (rerun the same command:
 # finished steps are skipped). GPU_CHECK_BUDGET_S (default 540) is the budget of one stage.
@@ -21,6 +26,7 @@ case "$stage" in build | measure | all) ;; *) echo "usage: $0 [build|measure|all
 budget=${GPU_CHECK_BUDGET_S:-540}
 start=$SECONDS
 parasim=./build/bin/parasim
+bundle=${PARASIM_BUNDLE:-}
 # CUDA 13.0 needs a Linux driver >= 580.65.06 (CUDA 13.0 release notes, "CUDA Toolkit and
 # Corresponding Driver Versions").
 min_driver=580.65.06
@@ -62,6 +68,42 @@ EOF
     exit 4
   fi
 }
+
+# --------------------------------------------------------------------------- bundle
+# A bundle's CUDA libraries are this machine's (they match its driver), found where its toolkit or
+# its Python packages keep them; of the bundle's own libraries only those this machine lacks are put
+# on the path (ours would shadow newer system ones that its own programs need).
+use_bundle() {
+  [ -x "$bundle/bin/parasim" ] || { say "PARASIM_BUNDLE=$bundle: no $bundle/bin/parasim (scripts/gpu_bundle.sh makes it)"; exit 2; }
+  parasim=$bundle/bin/parasim
+  local own=/tmp/parasim-bundle-lib dirs="" so found f
+  rm -rf "$own" && mkdir -p "$own"
+  for f in "$bundle"/lib/*; do
+    ldconfig -p | grep -q "^[[:space:]]*$(basename "$f") " || ln -s "$(realpath "$f")" "$own/"
+  done
+  local missing=() names=()
+  for so in $(sed -n 's/^needs from the GPU machine: //p' "$bundle/BUNDLE") libcublas.so.13 libcublasLt.so.13; do
+    ldconfig -p | grep -q "^[[:space:]]*$so " || { missing+=("$so"); names+=(-o -name "$so"); }
+  done
+  if [ ${#missing[@]} -gt 0 ]; then  # one walk for all of them: the toolkit's folder first
+    local hits
+    hits=$(find /usr/local/cuda/ /usr/local/ /opt/ /usr/lib/ \( -false "${names[@]}" \) 2>/dev/null)
+    for so in "${missing[@]}"; do
+      found=$(grep -m1 "/$so\$" <<<"$hits")
+      [ -n "$found" ] || { say "this machine has no $so (a CUDA 13 library parasim needs)"; exit 1; }
+      case ":$dirs:" in *":$(dirname "$found"):"*) ;; *) dirs="$dirs:$(dirname "$found")" ;; esac
+    done
+  fi
+  export LD_LIBRARY_PATH="$own$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PARASIM_BINARY=$parasim  # the GPU tests run this parasim, not the build's
+  say "bundle $(head -1 "$bundle/BUNDLE")"
+  say "its libraries: $(ldd "$parasim" | awk '/=> /{print $1 "=" $3}' | grep -E 'cud|nccl|cupti|dnnl|not' | paste -sd' ')"
+  if ldd "$parasim" | grep -q 'not found'; then say "missing libraries (above)"; exit 1; fi
+}
+if [ -n "$bundle" ]; then
+  [ "$stage" = measure ] || { say "PARASIM_BUNDLE is built elsewhere: only 'measure' takes it"; exit 2; }
+  use_bundle
+fi
 
 # --------------------------------------------------------------------------- build
 if [ "$stage" = build ] || [ "$stage" = all ]; then
@@ -147,6 +189,32 @@ write_readme() {
     /usr/local/cuda/bin/nvcc --version | tail -2
     grep -h '#define CUDNN_MAJOR\|#define CUDNN_MINOR\|#define CUDNN_PATCHLEVEL' /usr/local/cuda/include/cudnn_version.h 2>/dev/null
     grep -h '#define NCCL_MAJOR\|#define NCCL_MINOR\|#define NCCL_PATCH' /usr/local/cuda/include/nccl.h 2>/dev/null
+    if [ -n "$bundle" ]; then
+      echo
+      echo "parasim from a bundle built elsewhere (scripts/gpu_bundle.sh): $(head -2 "$bundle/BUNDLE" | paste -sd' ')"
+      echo "CUDA libraries it loaded here:"
+      ldd "$parasim" | awk '/=> /{print "  " $1 " => " $3}' | grep -E 'cud|nccl|cupti'
+      # The loaded libraries' versions, read through the same .so files.
+      python3 - "$parasim" <<'PY' 2>/dev/null || true
+import ctypes, subprocess, sys
+libs = dict(l.split(" => ")[0].split()[0:1] + [l.split(" => ")[1].split()[0]]
+            for l in subprocess.run(["ldd", sys.argv[1]], capture_output=True, text=True).stdout.splitlines() if " => /" in l)
+def ver(name, fn):
+    try:
+        v = getattr(ctypes.CDLL(libs[name]), fn)
+        return v
+    except Exception:
+        return None
+f = ver("libcudnn.so.9", "cudnnGetVersion")
+if f: f.restype = ctypes.c_size_t; print("cuDNN", f())
+f = ver("libnccl.so.2", "ncclGetVersion")
+if f:
+    x = ctypes.c_int(); f(ctypes.byref(x)); print("NCCL", x.value)
+f = ver("libcudart.so.13", "cudaRuntimeGetVersion")
+if f:
+    x = ctypes.c_int(); f(ctypes.byref(x)); print("CUDA runtime", x.value)
+PY
+    fi
     echo
     echo "profile device block (as parasim reads it at run time):"
     sed -n '/"device"/,/}/p' /tmp/gpu_check_probe.json
@@ -157,8 +225,10 @@ step "$dir/README.md" 5 write_readme
 
 # A failed run keeps its log as gpu-tests.failed.log and is retried by the next run.
 gpu_tests() {
-  local log=$dir/gpu-tests.log
-  if ctest --test-dir build -L gpu --output-on-failure > "$log.tmp" 2>&1; then
+  local log=$dir/gpu-tests.log run=(ctest --test-dir build -L gpu --output-on-failure)
+  # A bundle has no ctest tree: its test binary runs the same tests (the label's only binary).
+  [ -n "$bundle" ] && run=("$bundle/bin/parasim_gpu_tests")
+  if "${run[@]}" > "$log.tmp" 2>&1; then
     mv "$log.tmp" "$log"
     tail -3 "$log" >&2
     return 0
@@ -209,6 +279,11 @@ gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 mpirun_path=$(sed -n 's/^PARASIM_MPIEXEC:FILEPATH=//p' build/CMakeCache.txt 2>/dev/null)
 mpi_built=no
 grep -q '^PARASIM_MPI:BOOL=ON' build/CMakeCache.txt 2>/dev/null && [ -x "$mpirun_path" ] && mpi_built=yes
+if [ -n "$bundle" ]; then  # built elsewhere: this machine's mpirun, if it has one
+  mpirun_path=$(command -v mpirun || true)
+  mpi_built=no
+  ldd "$parasim" | grep -q libmpi && [ -n "$mpirun_path" ] && mpi_built=yes
+fi
 
 versions() {  # the machine a report was measured on
   echo '```'
@@ -246,7 +321,9 @@ mpi_validate() {  # out ranks strategy [skip note]
 
 mpi_dir=reports/validation/cuda-mpi-$(basename "$dir")
 mkdir -p "$mpi_dir"
-if [ "$mpi_built" = no ]; then
+if [ "$mpi_built" = no ] && [ -n "$bundle" ]; then
+  say "CUDA over MPI skipped: this machine has no mpirun (Open MPI's launcher) for the bundle's parasim"
+elif [ "$mpi_built" = no ]; then
   say "CUDA over MPI skipped: this build has no MPI (libopenmpi-dev openmpi-bin, then rebuild)"
 elif [ "$gpus" -lt 2 ]; then
   why="Multi-GPU part skipped: this machine has $gpus GPU; CUDA over MPI runs one rank per GPU, so -np 2 needs two."

@@ -411,9 +411,16 @@ TEST(GpuLinks, ProbeUpTo64KiB) {
 
 // ------------------------------------------------------------------ validate --backend cuda
 
+/// The parasim to run: $PARASIM_BINARY where set (a bundle built on another machine,
+/// scripts/gpu_bundle.sh), else the one this build made.
+std::string parasim_binary() {
+  const char* env = std::getenv("PARASIM_BINARY");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(PARASIM_BINARY);
+}
+
 /// Runs the built parasim with `args`; returns its exit status and output.
 int run_parasim(const std::string& args, std::string& output) {
-  const std::string cmd = std::string(PARASIM_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = parasim_binary() + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return -1;
   std::array<char, 4096> buf{};
@@ -454,7 +461,7 @@ void validate_on_two_ranks(const std::string& strategy) {
   const std::string dir = mpirun.substr(0, mpirun.find_last_of('/'));
   // By name on the PATH (Open MPI run as /usr/bin/mpirun takes "/" for its prefix and refuses).
   const std::string cmd = "PATH=" + dir + ":$PATH OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun " +
-                          "--bind-to none -np 2 " + PARASIM_BINARY + " validate --backend cuda --model tiny_cnn " +
+                          "--bind-to none -np 2 " + parasim_binary() + " validate --backend cuda --model tiny_cnn " +
                           "--batch 8 --strategy " + strategy + " --reps 5 --warmup 2 --profile-reps 5 --json 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
