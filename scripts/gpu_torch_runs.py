@@ -119,8 +119,9 @@ class Llama(nn.Module):
 
 
 # ----------------------------------------------------------------------------- cases
-def transformer_case(name, model, shape, batch, dtype, vocab, seq):
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1)  # foreach: the default
+def transformer_case(name, model, shape, batch, dtype, vocab, seq, fused=False):
+    # foreach is torch.optim's default on CUDA; fused=True is one multi-tensor kernel
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1, fused=fused or None)
     idx = torch.randint(0, vocab, (batch, seq), device="cuda")
     tgt = torch.randint(0, vocab, (batch, seq), device="cuda")
 
@@ -132,15 +133,16 @@ def transformer_case(name, model, shape, batch, dtype, vocab, seq):
         loss.backward()
         opt.step()
 
-    return step, {"model": shape, "micro_batch": batch, "seq_len": seq, "optimizer": "AdamW (torch.optim, foreach)"}
+    return step, {"model": shape, "micro_batch": batch, "seq_len": seq,
+                  "optimizer": "AdamW (torch.optim, " + ("fused" if fused else "foreach") + ")"}
 
 
-def gpt(layers, h, heads, batch, seq=1024, vocab=50257):
+def gpt(layers, h, heads, batch, seq=1024, vocab=50257, fused=False):
     def make(dtype):
         m = Gpt(layers, h, heads, seq, vocab, 4 * h).cuda()
         shape = {"layers": layers, "hidden": h, "heads": heads, "seq_len": seq, "vocab": vocab, "ffn": 4 * h,
                  "dropout": 0.0, "arch": "GPT-2 layout (LayerNorm, GELU tanh, learned positions, tied embeddings, linear biases)"}
-        return transformer_case("gpt", m, shape, batch, dtype, vocab, seq), m
+        return transformer_case("gpt", m, shape, batch, dtype, vocab, seq, fused), m
     return make
 
 
@@ -181,32 +183,95 @@ CASES = {
     "gpt2-124m-b8-bf16": (gpt(12, 768, 12, 8), torch.bfloat16),
     "gpt2-124m-b32-bf16": (gpt(12, 768, 12, 32), torch.bfloat16),
     "gpt-1.5b-b8-bf16": (gpt(48, 1600, 25, 8), torch.bfloat16),
+    # The same with one change each: the vocabulary padded to a multiple of 64 (cuBLAS's aligned
+    # kernels for the LM head), and torch.optim's fused AdamW instead of the foreach default.
+    "gpt2-124m-v50304-b8-bf16": (gpt(12, 768, 12, 8, vocab=50304), torch.bfloat16),
+    "gpt-1.5b-fusedadamw-b8-bf16": (gpt(48, 1600, 25, 8, fused=True), torch.bfloat16),
     "llama-1.2b-b4-bf16": (llama(16, 2048, 32, 8, 8192, 4), torch.bfloat16),
     "resnet50-b256-fp16": (resnet50(256), torch.float16),
 }
 
 
-def measure(make, dtype, warmup, windows, steps):
+# Kernel names -> what they do, first match wins (cuBLAS/cuDNN/FlashAttention/ATen kernel names).
+KERNEL_CLASSES = [
+    ("attention", ("flash", "fmha", "attention", "attn", "sdpa")),
+    ("conv", ("conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_convolve", "cudnn")),
+    ("gemm", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "splitk", "sm90_", "sm80_")),
+    ("optimizer", ("multi_tensor", "foreach", "adam", "sgd", "fused_")),
+    ("norm", ("layer_norm", "layernorm", "rms_norm", "rmsnorm", "batch_norm", "batchnorm", "bn_fw", "bn_bw")),
+    ("softmax_loss", ("softmax", "cross_entropy", "nll_loss", "log_softmax")),
+    ("reduce", ("reduce",)),
+    ("copy_cast", ("copy", "cast", "memcpy", "memset", "fill")),
+    ("elementwise", ("elementwise", "vectorized", "unrolled", "index", "embedding", "cat")),
+]
+
+
+def kernel_breakdown(step, path):
+    """One profiled step: GPU time per kernel class, the step's GPU span and its idle gaps.
+    Writes the Chrome trace (gzip) to `path`."""
+    import gzip
+    import os
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    raw = os.path.join(tempfile.mkdtemp(), "t.json")
+    prof.export_chrome_trace(raw)
+    with open(raw, "rb") as f, gzip.open(path, "wb") as g:
+        data = f.read()
+        g.write(data)
+    events = [e for e in json.loads(data)["traceEvents"]
+              if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e]
+    classes = {}
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in events)
+    for e in events:
+        name = e["name"].lower()
+        cls = next((c for c, keys in KERNEL_CLASSES if any(k in name for k in keys)), "other")
+        c = classes.setdefault(cls, {"ms": 0.0, "kernels": 0, "top": {}})
+        c["ms"] += float(e["dur"]) / 1e3
+        c["kernels"] += 1
+        c["top"][e["name"][:90]] = c["top"].get(e["name"][:90], 0.0) + float(e["dur"]) / 1e3
+    for c in classes.values():  # the five largest kernels of each class, by total time
+        c["top"] = dict(sorted(c["top"].items(), key=lambda kv: -kv[1])[:5])
+    busy, end = 0.0, -1.0
+    for a, b in spans:  # union of the kernels' intervals
+        if b <= end:
+            continue
+        busy += b - max(a, end)
+        end = b
+    span = (spans[-1][1] - spans[0][0]) / 1e3 if spans else 0.0
+    return {"classes": classes, "kernel_ms": sum(c["ms"] for c in classes.values()), "kernels": len(events),
+            "gpu_span_ms": span, "gpu_busy_ms": busy / 1e3, "gpu_idle_ms": span - busy / 1e3,
+            "note": "one step under torch.profiler (CPU and CUDA activities), after the timed windows"}
+
+
+def measure(make, dtype, warmup, windows, steps, trace=None):
     torch.manual_seed(0)
     torch.cuda.reset_peak_memory_stats()
     (step, facts), model = make(dtype)
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
-    per_step = []
+    per_step, host = [], []
     for _ in range(windows):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
+        t0 = time.perf_counter()
         for _ in range(steps):
             step()
+        host.append((time.perf_counter() - t0) * 1e3 / steps)  # the host's time to issue a step
         end.record()
         end.synchronize()
         per_step.append(start.elapsed_time(end) / steps)
+    if trace:
+        facts["kernels"] = kernel_breakdown(step, trace)
     facts.update({
         "params": sum(p.numel() for p in model.parameters()),
         "step_ms": statistics.median(per_step),
         "window_step_ms": per_step,
         "peak_allocated_gib": torch.cuda.max_memory_allocated() / 2**30,
+        "host_issue_ms": statistics.median(host),
         "timing": f"CUDA events over {windows} windows of {steps} back-to-back steps after {warmup} warm-up steps; median",
     })
     del model, step
@@ -221,6 +286,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=8)
     ap.add_argument("--windows", type=int, default=3)
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--trace-dir", default="", help="also profile one step of each case with torch.profiler: "
+                    "DIR/<case>.trace.json.gz and a per-kernel-class breakdown in the output")
     a = ap.parse_args()
     names = [n for n in a.only.split(",") if n] or list(CASES)
     for n in names:
@@ -239,7 +306,8 @@ def main():
         make, dtype = CASES[n]
         t0 = time.time()
         try:
-            r = measure(make, dtype, a.warmup, a.windows, a.steps)
+            trace = f"{a.trace_dir}/{n}.trace.json.gz" if a.trace_dir else None
+            r = measure(make, dtype, a.warmup, a.windows, a.steps, trace)
         except Exception as e:  # a case that fails (out of memory, say) is reported, not skipped silently
             r = {"error": f"{type(e).__name__}: {e}"}
             torch.cuda.empty_cache()
@@ -247,7 +315,16 @@ def main():
         r["wall_s"] = round(time.time() - t0, 1)
         out["runs"][n] = r
         print(f"{n}: {r.get('step_ms', float('nan')):.3f} ms/step, {r.get('peak_allocated_gib', math.nan):.2f} GiB peak, "
-              f"{r.get('params', 0)} params ({r['wall_s']} s)", flush=True)
+              f"{r.get('params', 0)} params, host issues a step in {r.get('host_issue_ms', math.nan):.2f} ms "
+              f"({r['wall_s']} s)", flush=True)
+        if "kernels" in r:
+            k = r["kernels"]
+            print(f"  GPU span {k['gpu_span_ms']:.2f} ms, busy {k['gpu_busy_ms']:.2f}, {k['kernels']} kernels: " +
+                  ", ".join(f"{c} {v['ms']:.2f}/{v['kernels']}" for c, v in sorted(k["classes"].items(),
+                                                                                  key=lambda kv: -kv[1]["ms"])),
+                  flush=True)
+        if "error" in r:
+            print(f"  {r['error']}", flush=True)
         with open(a.output, "w") as f:  # after every case: a timeout keeps what was measured
             json.dump(out, f, indent=1)
 
