@@ -67,6 +67,8 @@ Profile profile_model_with_backend(const models::Model& model, KernelBackend& ba
       representatives.push_back(v);
       names.emplace_back();
     }
+    // A shared weight's user (a tied embedding) has no update phase: the owner is measured.
+    if (op.params > 0 && model.op(representatives[it->second]).params == 0) representatives[it->second] = v;
     names[it->second].push_back(op.name);
   }
 

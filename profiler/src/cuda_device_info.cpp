@@ -2,6 +2,7 @@
 // profile's device block (device names -> kinds: hardware/cuda_device_name.hpp). Builds everywhere.
 #include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -15,13 +16,7 @@ std::string nvidia_kernel_module_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return {};
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ..." (or "Open Kernel Module")
-  const auto at = line.find("Kernel Module");
-  if (at == std::string::npos) return {};
-  std::istringstream words(line.substr(at + std::string("Kernel Module").size()));
-  std::string version;
-  words >> version;
-  return version;
+  return nvidia_driver_version_from_nvrm(line);
 }
 
 std::string host_name() {
@@ -30,6 +25,16 @@ std::string host_name() {
 }
 
 }  // namespace
+
+std::string nvidia_driver_version_from_nvrm(std::string_view line) {
+  const auto at = line.find("Kernel Module");
+  if (at == std::string_view::npos) return {};
+  std::istringstream words(std::string(line.substr(at + std::string_view("Kernel Module").size())));
+  for (std::string word; words >> word;)
+    if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos)
+      return word;
+  return {};
+}
 
 std::string format_cuda_version(int version) {
   // CUDA encodes 1000 * major + 10 * minor (13000 = 13.0, 12040 = 12.4).

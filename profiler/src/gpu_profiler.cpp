@@ -52,6 +52,8 @@ std::vector<SignatureGroup> group_by_signature(const models::Model& model) {
     if (!op_has_phase(op, Phase::Forward)) continue;  // input, reshape: nothing to time
     auto [it, fresh] = index.emplace(op.signature(), groups.size());
     if (fresh) groups.push_back({v, {}});
+    // A shared weight's user (a tied embedding) has no update phase: the owner is measured.
+    if (op.params > 0 && model.op(groups[it->second].representative).params == 0) groups[it->second].representative = v;
     groups[it->second].names.push_back(op.name);
   }
   return groups;

@@ -52,6 +52,15 @@ TEST(GpuVersions, FormatsCudaAndLibraryEncodings) {
   EXPECT_EQ(format_cuda_version(13000), "13.0");
   EXPECT_EQ(format_cuda_version(12040), "12.4");
   EXPECT_EQ(format_library_version(91900), "9.19.0");
+  // The driver from /proc/driver/nvidia/version, proprietary and open kernel modules (the lent
+  // H200's read "for" before this parser skipped words up to the version).
+  EXPECT_EQ(nvidia_driver_version_from_nvrm(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 06:54:38 UTC 2025"),
+            "580.65.06");
+  EXPECT_EQ(nvidia_driver_version_from_nvrm("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  "
+                                            "Release Build  (dvs-builder@U22-I3-AE18-23-3)"),
+            "580.159.04");
+  EXPECT_EQ(nvidia_driver_version_from_nvrm("NVRM version: no module here"), "");
   EXPECT_EQ(format_library_version(130102), "13.1.2");
 }
 

@@ -63,5 +63,31 @@ TEST(CpuProfiler, ProfilesARecurrentModel) {
   for (const auto& e : p.ops) EXPECT_TRUE(e.has(Phase::Forward)) << e.signature << ": " << e.note;
 }
 
+// GNMT's decoder embeds with the encoder's table, and comes first in topological order: the
+// signature's measured op must be the table's owner, or the owner's update goes unmeasured.
+TEST(CpuProfiler, ASharedTablesOwnerIsTheOneMeasured) {
+  if (!PARASIM_HAVE_DNNL) GTEST_SKIP() << "built without oneDNN";
+  const models::Model model = models::build_zoo_model("gnmt", models::ModelOptions{.batch = 1, .seq_len = 2});
+  const models::Op& owner = model.op(*model.find_op("encoder.embedder"));
+  const models::Op& user = model.op(*model.find_op("decoder.embedder"));
+  ASSERT_EQ(owner.signature(), user.signature());
+  ASSERT_GT(owner.params, 0);
+  ASSERT_EQ(user.params, 0);
+  CpuProfileOptions opt;
+  opt.warmup = 0;
+  opt.repetitions = 1;
+  const Profile p = profile_model_on_cpu(model, opt);
+  const ProfileEntry* e = p.find(owner.signature());
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->names.front(), "decoder.embedder");  // named in topological order, as before
+  EXPECT_TRUE(e->has(Phase::Update)) << e->note;
+  const auto path = testing_fixtures::temp_file("gnmt_cpu.json");
+  save_profile(p, path);
+  ProfileCostModel costs(path);
+  EXPECT_GT(costs.cost(owner, p.device.kind, Optimizer::Sgd).update, 0);
+  EXPECT_EQ(costs.cost(user, p.device.kind, Optimizer::Sgd).update, 0);
+  EXPECT_EQ(costs.counts().roofline, 0);
+}
+
 }  // namespace
 }  // namespace parasim::profiler

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasim/common/units.hpp"
@@ -113,6 +114,11 @@ struct GpuProfileOptions {
   /// Called after each signature with (done, total); the CLI draws its progress bar with it.
   std::function<void(std::size_t, std::size_t)> on_progress;
 };
+
+/// The driver's version in a /proc/driver/nvidia/version line: the first dotted number after
+/// "Kernel Module" ("... Kernel Module  580.65.06 ...", "... Open Kernel Module for x86_64
+/// 580.159.04 ..."); "" when there is none.
+std::string nvidia_driver_version_from_nvrm(std::string_view line);
 
 /// The profile's device block from the queried properties (driver as the kernel module's version
 /// when /proc/driver/nvidia/version is readable, else the driver's CUDA API version).
