@@ -32,6 +32,18 @@ constexpr const char* kSustainedSource =
 constexpr const char* kMamfSource =
     "stas00/ml-engineering, Maximum Achievable Matmul FLOPS (BF16 torch.matmul, CUDA 12.1, fastest iteration)";
 constexpr const char* kCalculonHbmSource = "Calculon systems/a100_80g.json mem1.MB_efficiency (Apache-2.0)";
+// Hopper with a row stride off 16 bytes: no TMA/wgmma kernel applies, and cuBLAS runs CUTLASS's
+// Turing-era cutlass_75_tensorop_*_s1688gemm_*_align1 kernels. Measured by parasim on an H200
+// (scripts/gpu_microbench.py, torch 2.11 / CUDA 13.0, reports/validation/microbench-h200-sxm-141gb.json):
+// linear layers 768 or 1600 -> 50257 over 8192 and 32768 tokens in bf16, medians of 10 calls;
+// with C's stride odd (forward) 94.8-107.1 TFLOP/s, median 96.0; with only an input's (data and
+// weight gradients) 129.7-152.0, median 141.95; the same shapes at 50304 run 642-785 TFLOP/s.
+constexpr double kHopperUnalignedOutputTflops = 96.0;
+constexpr double kHopperUnalignedInputTflops = 141.95;
+constexpr double kH200Bf16PeakTflops = 989.4;  // the measured card's dense peak (device_spec.cpp)
+constexpr const char* kHopperUnalignedSource =
+    "measured by parasim on an H200 (cutlass_75 s1688 align1 fallback, bf16 linear layers to 50257 outputs; "
+    "reports/validation/microbench-h200-sxm-141gb.json)";
 
 std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
   char buf[160];
@@ -80,8 +92,14 @@ GemmEstimate KernelModel::gemm(const GemmShape& s, DType dtype, double bytes_mov
   // pads or falls back to slower kernels otherwise (NVIDIA, "Matrix Multiplication Background").
   // FP8 GEMMs: 16 one-byte elements; TF32: 4 four-byte ones.
   const std::int64_t align = dtype == DType::FP8 ? 16 : on_tf32 ? 4 : 8;
-  const bool aligned = !best.tensor_cores || (s.k % align == 0 && s.n % align == 0);
-  const double sm_rate = peak * fraction * (aligned ? 1.0 : 0.5) / static_cast<double>(sm_count);
+  const std::int64_t lda = s.lda > 0 ? s.lda : s.k, ldb = s.ldb > 0 ? s.ldb : s.n, ldc = s.ldc > 0 ? s.ldc : s.n;
+  const bool output_aligned = !best.tensor_cores || ldc % align == 0;
+  const bool inputs_aligned = !best.tensor_cores || (lda % align == 0 && ldb % align == 0);
+  const double achieved = output_aligned && inputs_aligned ? fraction
+                          : s.convolution                  ? 0.5 * fraction
+                          : !output_aligned                ? std::min(fraction, unaligned_output_fraction)
+                                                           : std::min(fraction, unaligned_input_fraction);
+  const double sm_rate = peak * achieved / static_cast<double>(sm_count);
   for (const GemmTile& tile : tiles) {
     const std::int64_t output_tiles = ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n) * s.batch;
     // Split-K: too few output tiles to fill the SMs -> cut K so that every SM gets one, never
@@ -132,6 +150,16 @@ KernelModel kernel_model(const DeviceSpec& spec) {
       : spec.arch == "hopper" ? std::string(kMamfSource) + ": H100 SXM 792.1 of 989 TFLOP/s"
       : blackwell ? "assumed: the H100's fraction (" + std::string(kMamfSource) + "); no Blackwell measurement found"
                   : std::string(kSustainedSource) + ": V100 16GB 95 of 125 TFLOP/s FP16";
+  // Unaligned strides: half the aligned rate by NVIDIA's guide (Volta, Ampere); Hopper measured.
+  if (spec.arch == "hopper" || blackwell) {
+    k.unaligned_output_fraction = kHopperUnalignedOutputTflops / kH200Bf16PeakTflops;
+    k.unaligned_input_fraction = kHopperUnalignedInputTflops / kH200Bf16PeakTflops;
+    k.unaligned_source =
+        blackwell ? std::string("assumed: Hopper's, ") + kHopperUnalignedSource : kHopperUnalignedSource;
+  } else {
+    k.unaligned_output_fraction = k.unaligned_input_fraction = 0.5 * k.tensor_core_fraction;
+    k.unaligned_source = "NVIDIA Matrix Multiplication Background User's Guide (16-byte alignment): half rate";
+  }
   k.cuda_core_fraction = volta ? kVoltaCudaCoreFraction : kAssumedCudaCoreFraction;
   k.cuda_core_source = volta ? std::string(kSustainedSource) + ": V100 16GB 14 of 15.7 TFLOP/s FP32"
                              : "assumed: the V100's measured 0.89, rounded (no tensor-core pipeline to starve)";
@@ -157,13 +185,15 @@ std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
   if (has_tensor_cores) {
     rows.push_back({"tensor-core GEMM, large shapes", format("%.1f%% of peak", 100 * k.tensor_core_fraction),
                     k.tensor_core_source});
-    rows.push_back({"tensor-core GEMM, K or N not a multiple of 8", "half rate",
-                    "NVIDIA Matrix Multiplication Background User's Guide (16-byte alignment)"});
+    rows.push_back({"tensor-core GEMM, a row stride off 16 bytes",
+                    format("%.1f%% of peak (C's stride), %.1f%% (an input's only)", 100 * k.unaligned_output_fraction,
+                           100 * k.unaligned_input_fraction),
+                    k.unaligned_source});
   }
   if (s.supports_fp8()) {
     rows.push_back({"peak FP8 (dense)", format("%g TFLOP/s", s.fp8_tflops), s.fp8_source});
     rows.push_back({"FP8 tensor-core GEMM, best shape",
-                    format("%.1f%% of peak (K or N not a multiple of 16: half rate)", 100 * k.tensor_core_fraction),
+                    format("%.1f%% of peak (strides off 16 bytes: as above)", 100 * k.tensor_core_fraction),
                     "assumed: the BF16 fraction above; no published FP8 MAMF measurement is used"});
   }
   if (s.tf32_tflops > s.fp32_tflops)

@@ -87,6 +87,15 @@ KernelWork conv(double macs, double bytes) { return {KernelClass::Conv, 1, 2.0 *
 
 KernelWork shaped(KernelWork k, std::int64_t m, std::int64_t n, std::int64_t kk, std::int64_t batch = 1) {
   k.gemm = {m, n, kk, batch};
+  k.gemm.convolution = k.cls == KernelClass::Conv;
+  return k;
+}
+
+/// The row strides of A, B and C where an op knows how its tensors are stored.
+KernelWork strided(KernelWork k, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  k.gemm.lda = lda;
+  k.gemm.ldb = ldb;
+  k.gemm.ldc = ldc;
   return k;
 }
 
@@ -159,13 +168,16 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
   const std::int64_t rows =
       op.input_shapes.empty() ? 1 : std::max<std::int64_t>(1, models::num_elements(op.input_shapes[0]) / in);
   switch (phase) {
-    case Phase::Forward:
-      return {shaped(gemm(static_cast<double>(op.macs_fwd), b.rw), rows, out, in)};  // addmm fuses the bias
-    case Phase::BackwardData:
-      return {shaped(gemm(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in), rows, in, out)};
-    case Phase::BackwardWeight: {
-      std::vector<KernelWork> k{
-          shaped(gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights), out, in, rows)};
+    // Row-major X [rows][in], W [out][in], Y [rows][out]: every stride is `in` or `out`, never
+    // `rows`, whichever operand a phase transposes (cuBLAS reads the transposes in place).
+    case Phase::Forward:  // Y = X W^T; addmm fuses the bias
+      return {strided(shaped(gemm(static_cast<double>(op.macs_fwd), b.rw), rows, out, in), in, in, out)};
+    case Phase::BackwardData:  // dX = dY W
+      return {strided(shaped(gemm(static_cast<double>(op.macs_bwd_data), b.out + b.weights + b.in), rows, in, out), out,
+                      in, in)};
+    case Phase::BackwardWeight: {  // dW = dY^T X
+      std::vector<KernelWork> k{strided(
+          shaped(gemm(static_cast<double>(op.macs_bwd_weight), b.out + b.in + b.weights), out, in, rows), out, in, in)};
       if (op.attrs.bias) k.push_back(mem(b.out));
       return k;
     }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace parasim::hardware {
 namespace {
 
@@ -70,6 +72,41 @@ TEST(KernelModel, UnalignedTensorCoreGemmRunsAtHalfRate) {
   const GemmEstimate odd = km.gemm({.m = 1536, .n = 1152, .k = 4095}, DType::F16, 0);  // k % 8 != 0
   const double s = store(km, 108, 128, 128, 2);
   EXPECT_NEAR(odd.time_ns - 2000.0 - s, 2.0 * (aligned.time_ns - 2000.0 - s) * 4095.0 / 4096.0, 1e-6 * aligned.time_ns);
+}
+
+// The GEMM part of an estimate, one wave's C store and the fill taken out: what the rate sets.
+double core_ns(const KernelModel& km, const GemmEstimate& e, double bytes) {
+  const double ctas = static_cast<double>(std::min<std::int64_t>(e.tiles, km.sm_count));
+  return e.time_ns - 2000.0 - static_cast<double>(e.waves) * store(km, ctas, e.tile.m, e.tile.n, bytes);
+}
+
+// Hopper: a row stride off 16 bytes leaves no TMA/wgmma kernel; cuBLAS's CUTLASS sm75 fallback
+// ran 96.0 TFLOP/s with C's stride odd and 141.95 with only an input's on an H200 (bf16 linear
+// layers to 50257 outputs, scripts/gpu_microbench.py), against the aligned 792.1 / 989 of peak.
+TEST(KernelModel, HopperUnalignedStridesRunAtTheMeasuredFallbackRates) {
+  const KernelModel km = kernel_model(device_spec("h200"));
+  const GemmShape base{.m = 1536, .n = 1152, .k = 4096};
+  GemmShape odd_c = base, odd_a = base, conv = base;
+  odd_c.ldc = 1153;
+  odd_a.lda = 4097;
+  conv.ldc = 1153;
+  conv.convolution = true;
+  const GemmEstimate aligned = km.gemm(base, DType::BF16, 0);
+  const GemmEstimate out = km.gemm(odd_c, DType::BF16, 0);
+  const GemmEstimate in = km.gemm(odd_a, DType::BF16, 0);
+  const GemmEstimate c = km.gemm(conv, DType::BF16, 0);
+  EXPECT_EQ(out.tiles, aligned.tiles);  // same tiles and waves: only the rate differs
+  EXPECT_EQ(out.waves, aligned.waves);
+  const double rate = 792.1 / 989.0;
+  EXPECT_NEAR(core_ns(km, out, 2) / core_ns(km, aligned, 2), rate / (96.0 / 989.4), 1e-9);
+  EXPECT_NEAR(core_ns(km, in, 2) / core_ns(km, aligned, 2), rate / (141.95 / 989.4), 1e-9);
+  EXPECT_NEAR(core_ns(km, c, 2) / core_ns(km, aligned, 2), 2.0, 1e-9);  // cuDNN: half rate
+  EXPECT_NEAR(km.unaligned_output_fraction, 96.0 / 989.4, 1e-12);
+  EXPECT_NE(km.unaligned_source.find("measured by parasim on an H200"), std::string::npos);
+  // Ampere keeps NVIDIA's half rate for either stride.
+  const KernelModel a100 = kernel_model(device_spec("a100"));
+  const GemmEstimate a_al = a100.gemm(base, DType::F16, 0), a_out = a100.gemm(odd_c, DType::F16, 0);
+  EXPECT_NEAR(core_ns(a100, a_out, 2) / core_ns(a100, a_al, 2), 2.0, 1e-9);
 }
 
 TEST(KernelModel, Fp32UsesCudaCoresAndBf16NeedsAmpere) {

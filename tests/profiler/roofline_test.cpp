@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -232,6 +233,35 @@ TEST(Roofline, FlashAttentionKeepsNoScoreMatrix) {
   EXPECT_EQ(roofline.cost(core, "A100-SXM4-80GB", Optimizer::Sgd).saved_bytes, flash);
   EXPECT_LT(flash, core.activation_bytes);
   EXPECT_EQ(roofline.cost(core, "cpu", Optimizer::Sgd).saved_bytes, -1);  // CPUs run the unfused decomposition
+}
+
+// A linear layer's three GEMMs on row-major tensors: every stride is in or out, never the token
+// count; on an H200 a 768 -> 50257 head (GPT-2's vocabulary) runs all three at cuBLAS's fallback.
+TEST(Roofline, LinearStridesAreItsFeatureCounts) {
+  ModelBuilder b("head", 8, DType::BF16);
+  auto x = b.input("x", {8, 1023, 768});  // 8,184 tokens: no multiple of 16 bytes needed there
+  b.linear("lm_head", b.layer_norm("ln", x), 768, 50257, /*bias=*/false);  // not the input: has a dgrad
+  const Model m = b.finish();
+  const models::Op& head = op_named(m, "lm_head");
+  const hardware::GemmShape fwd = phase_work(head, Phase::Forward, Optimizer::Adam)[0].gemm;
+  const hardware::GemmShape dgrad = phase_work(head, Phase::BackwardData, Optimizer::Adam)[0].gemm;
+  const hardware::GemmShape wgrad = phase_work(head, Phase::BackwardWeight, Optimizer::Adam)[0].gemm;
+  EXPECT_EQ((std::array<std::int64_t, 6>{fwd.m, fwd.n, fwd.k, fwd.lda, fwd.ldb, fwd.ldc}),
+            (std::array<std::int64_t, 6>{8184, 50257, 768, 768, 768, 50257}));
+  EXPECT_EQ((std::array<std::int64_t, 6>{dgrad.m, dgrad.n, dgrad.k, dgrad.lda, dgrad.ldb, dgrad.ldc}),
+            (std::array<std::int64_t, 6>{8184, 768, 50257, 50257, 768, 768}));
+  EXPECT_EQ((std::array<std::int64_t, 6>{wgrad.m, wgrad.n, wgrad.k, wgrad.lda, wgrad.ldb, wgrad.ldc}),
+            (std::array<std::int64_t, 6>{50257, 768, 8184, 50257, 768, 768}));
+  // Each at its fallback rate on an H200: C's stride odd in the forward, an input's in the others.
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("h200"));
+  hardware::KernelModel at_output = km, at_input = km;
+  at_output.tensor_core_fraction = km.unaligned_output_fraction;  // the same rate, aligned
+  at_input.tensor_core_fraction = km.unaligned_input_fraction;
+  hardware::GemmShape plain_fwd = fwd, plain_dgrad = dgrad, plain_wgrad = wgrad;
+  plain_fwd.lda = plain_fwd.ldb = plain_fwd.ldc = plain_dgrad.lda = plain_wgrad.lda = 768;
+  EXPECT_DOUBLE_EQ(km.gemm_time_ns(fwd, DType::BF16), at_output.gemm_time_ns(plain_fwd, DType::BF16));
+  EXPECT_DOUBLE_EQ(km.gemm_time_ns(dgrad, DType::BF16), at_input.gemm_time_ns(plain_dgrad, DType::BF16));
+  EXPECT_DOUBLE_EQ(km.gemm_time_ns(wgrad, DType::BF16), at_input.gemm_time_ns(plain_wgrad, DType::BF16));
 }
 
 TEST(Roofline, OptimizerTrafficScalesUpdate) {

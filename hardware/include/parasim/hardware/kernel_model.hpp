@@ -24,6 +24,13 @@ namespace parasim::hardware {
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t batch = 1;
+  /// Row strides (leading dimensions, in elements) of A, B and C where the caller knows how its
+  /// tensors are stored; 0 takes row-major A, B and C: k, n and n. Tensor cores need them in
+  /// multiples of 16 bytes.
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  /// An implicit-GEMM convolution (cuDNN), not a library GEMM: cuDNN pads unaligned channels and
+  /// keeps its own kernels, so the GEMM fallback figures below do not apply (half rate instead).
+  bool convolution = false;
   bool known() const { return m > 0 && n > 0 && k > 0 && batch > 0; }
 };
 
@@ -48,6 +55,11 @@ struct KernelModel {
   int sm_count = 1;
   DeviceSpec spec;
   double tensor_core_fraction = 0.8;  // achievable fraction of the tensor-core peak, best shape
+  /// Tensor-core GEMMs with a row stride off 16 bytes, as fractions of the peak: cuBLAS runs
+  /// kernels that load element by element (an input's stride) or also store so (C's stride).
+  /// Convolutions run at half the aligned rate instead (NVIDIA's guide).
+  double unaligned_input_fraction = 0.4;
+  double unaligned_output_fraction = 0.4;
   double cuda_core_fraction = 0.9;    // achievable fraction of the FP32 (CUDA-core) peak, best shape
   /// Achievable fraction of HBM bandwidth by bytes moved per kernel: (bytes, fraction) points,
   /// interpolated linearly in bytes, constant past the last point.
@@ -58,6 +70,7 @@ struct KernelModel {
   // Where the fractions come from (printed by `parasim clusters show`; docs/fidelity.md).
   std::string tensor_core_source;
   std::string cuda_core_source;
+  std::string unaligned_source;
 
   /// Whether a GEMM in `dtype` runs on tensor cores (Volta+ for fp16, Ampere+ for bf16; FP32 only
   /// with `tf32` on a GPU that has TF32 tensor cores).
