@@ -91,21 +91,36 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
                      "Convolution activations on GPUs: nchw (PyTorch's default; cuDNN transposes them around "
                      "tensor-core kernels) or nhwc (channels_last)")
       ->capture_default_str();
+  cmd.add_option("--optimizer-kernels", k.optimizer_kernels,
+                 prefix +
+                     "How the optimizer update runs on GPUs: fused (one multi-tensor kernel: apex, Megatron-LM, "
+                     "DeepSpeed, torch.optim fused=True) or foreach (torch.optim's default: one pass per "
+                     "elementwise step over fp32 tensors)")
+      ->capture_default_str();
 }
 
-void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kernels, const Calibration& calibration) {
+void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration) {
+  profiler::CostModel& costs = *choice.costs;
   const auto kernel = profiler::parse_attention_kernel(kernels.attention);
   if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + kernels.attention + "\"");
   const auto math = profiler::parse_fp32_math(kernels.fp32_math);
   if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + kernels.fp32_math + "\"");
   const auto layout = profiler::parse_conv_layout(kernels.conv_layout);
   if (!layout) throw InputError("--conv-layout: expected nchw or nhwc, found \"" + kernels.conv_layout + "\"");
+  const auto optimizer = profiler::parse_optimizer_kernels(kernels.optimizer_kernels);
+  if (!optimizer)
+    throw InputError("--optimizer-kernels: expected fused or foreach, found \"" + kernels.optimizer_kernels + "\"");
   if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
     model->set_kernel_factors(calibration.kernels);
     model->set_attention_kernel(*kernel);
     model->set_fp32_math(*math);
     model->set_conv_layout(*layout);
+    model->set_optimizer_kernels(*optimizer);
   }
+  if (*optimizer == profiler::OptimizerKernels::Foreach)
+    choice.note += dynamic_cast<profiler::RooflineCostModel*>(&costs)
+                       ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
+                       : "; --optimizer-kernels foreach: measured update phases keep their measured time";
 }
 
 const char* const kGradAccumulationHelp =

@@ -28,9 +28,10 @@ struct KernelChoice {
   std::string attention = "unfused";
   std::string fp32_math = "pytorch";
   std::string conv_layout = "nchw";
+  std::string optimizer_kernels = "fused";
 };
 
-/// Registers the three options of `k` on `cmd`, each help text starting with `prefix` (simulate
+/// Registers the options of `k` on `cmd`, each help text starting with `prefix` (simulate
 /// says "Model mode: ").
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix);
 
@@ -49,7 +50,9 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
 /// Model-priced costs (the roofline / GPU kernel model) get the kernel choice and a calibration's
 /// kernel factors; measured profiles are left as measured. InputError naming the option for an
 /// unknown value.
-void configure_model_costs(profiler::CostModel& costs, const KernelChoice& kernels, const Calibration& calibration);
+/// Sets the kernel choices and the calibration's kernel factors on the chosen costs; a choice
+/// other than the default is added to the choice's note.
+void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration);
 
 /// --grad-accumulation's help text, and its value parsed (InputError naming the option otherwise).
 extern const char* const kGradAccumulationHelp;

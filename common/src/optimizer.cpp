@@ -17,4 +17,12 @@ std::optional<Optimizer> parse_optimizer(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(OptimizerKernels k) { return k == OptimizerKernels::Fused ? "fused" : "foreach"; }
+
+std::optional<OptimizerKernels> parse_optimizer_kernels(std::string_view s) {
+  for (OptimizerKernels k : {OptimizerKernels::Fused, OptimizerKernels::Foreach})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
 }  // namespace parasim

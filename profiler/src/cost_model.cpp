@@ -60,6 +60,21 @@ Bytes optimizer_traffic_bytes_per_param(Optimizer o, models::DType dtype) {
   return grad_read + master_rw + state_rw + low_precision_copy;
 }
 
+// torch/optim/{adam,sgd}.py, _multi_tensor_*: every foreach call reads its operands and writes its
+// result once (4 bytes each); a tensor read twice in one call (addcmul_(v, g, g)) is read once.
+Bytes foreach_optimizer_traffic_bytes_per_param(Optimizer o) {
+  switch (o) {
+    // add(g, p, alpha=wd) -> g' (12), add_(p, g', alpha=-lr) (12)
+    case Optimizer::Sgd: return 24;
+    // add(g, p, alpha=wd) -> g' (12), mul_(buf) (8), add_(buf, g') (12), add_(p, buf) (12)
+    case Optimizer::Momentum: return 44;
+    // mul_(p, 1 - lr wd) (8), lerp_(m, g) (12), mul_(v) (8), addcmul_(v, g, g) (12),
+    // sqrt(v) -> d (8), div_(d) (8), add_(d, eps) (8), addcdiv_(p, m, d) (16)
+    case Optimizer::Adam: return 80;
+  }
+  return 0;
+}
+
 std::int64_t optimizer_flops_per_param(Optimizer o) {
   switch (o) {
     case Optimizer::Sgd: return 2;       // w -= lr * g

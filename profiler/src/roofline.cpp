@@ -634,6 +634,8 @@ void RooflineCostModel::set_fp32_math(Fp32Math math) { fp32_math_ = math; }
 
 void RooflineCostModel::set_conv_layout(ConvLayout layout) { conv_layout_ = layout; }
 
+void RooflineCostModel::set_optimizer_kernels(OptimizerKernels kernels) { optimizer_kernels_ = kernels; }
+
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
   const models::DType dtype = compute_dtype(op);
   const KernelFactors factors = kernel_factors(device);
@@ -647,7 +649,14 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
   const bool tensor_core_convs =
       device.kernels && (dtype == models::DType::F32 ? tf32_convolutions : device.kernels->uses_tensor_cores(dtype));
   const bool transposed = tensor_core_convs && conv_layout_ == ConvLayout::Nchw;
-  for (const KernelWork& k : phase_work(op, phase, opt, tf32_convolutions, transposed)) {
+  std::vector<KernelWork> work = phase_work(op, phase, opt, tf32_convolutions, transposed);
+  // torch.optim's foreach steps: the same launch (a multi-tensor kernel spans many ops' tensors),
+  // one pass per elementwise step. FP8's amax-history work (count 0) stays as it is.
+  if (phase == Phase::Update && optimizer_kernels_ == OptimizerKernels::Foreach && !device.is_cpu)
+    for (KernelWork& k : work)
+      if (k.count > 0)
+        k.bytes = static_cast<double>(op.params) * static_cast<double>(foreach_optimizer_traffic_bytes_per_param(opt));
+  for (const KernelWork& k : work) {
     // count 0: a share of a kernel fused across ops (FP8 amax history): its bytes, no launch.
     const double one = k.count == 0 && device.kernels
                            ? device.kernels->memory_time_ns(k.bytes)
@@ -686,6 +695,8 @@ std::string RooflineCostModel::describe() const {
          to_string(attention_) + " attention" + fp32 +
          (conv_layout_ == ConvLayout::Nchw ? ", NCHW convolutions transposed around tensor-core kernels"
                                            : ", NHWC convolutions") +
+         (optimizer_kernels_ == OptimizerKernels::Fused ? ", fused optimizer kernels"
+                                                        : ", torch.optim foreach optimizer (one pass per step)") +
          "; docs/fidelity.md); CPU roofline";
 }
 

@@ -264,6 +264,34 @@ TEST(Roofline, LinearStridesAreItsFeatureCounts) {
   EXPECT_DOUBLE_EQ(km.gemm_time_ns(wgrad, DType::BF16), at_input.gemm_time_ns(plain_wgrad, DType::BF16));
 }
 
+// torch.optim's foreach steps over fp32 tensors: AdamW 80 B per parameter (8 passes), momentum SGD
+// 44, SGD 24; the fused kernel's 28 / 20 / 12 (fp32 training) by default.
+TEST(Roofline, ForeachOptimizerMovesAPassPerStep) {
+  EXPECT_EQ(foreach_optimizer_traffic_bytes_per_param(Optimizer::Adam), 80);
+  EXPECT_EQ(foreach_optimizer_traffic_bytes_per_param(Optimizer::Momentum), 44);
+  EXPECT_EQ(foreach_optimizer_traffic_bytes_per_param(Optimizer::Sgd), 24);
+  ModelBuilder b("upd", 8, DType::BF16);
+  auto x = b.input("x", {8, 4096});
+  b.linear("fc", x, 4096, 4096);
+  const Model m = b.finish();
+  const auto& fc = op_named(m, "fc");
+  RooflineCostModel fused, foreach;
+  foreach
+    .set_optimizer_kernels(OptimizerKernels::Foreach);
+  const double params = 4096.0 * 4096 + 4096;  // 16.8 M: 1.34 GB at 80 B, past the HBM curve's 100 MB
+  EXPECT_EQ(foreach.cost(fc, "H200-SXM-141GB", Optimizer::Adam).update,
+            std::llround(params * 80 / (4800 * 0.9) + 5000));
+  // bf16 training's fused Adam: bf16 gradient, fp32 master, two fp32 moments, bf16 weight copy.
+  EXPECT_EQ(fused.cost(fc, "H200-SXM-141GB", Optimizer::Adam).update, std::llround(params * 28 / (4800 * 0.9) + 5000));
+  EXPECT_EQ(foreach.cost(fc, "H200-SXM-141GB", Optimizer::Adam).fwd,
+            fused.cost(fc, "H200-SXM-141GB", Optimizer::Adam).fwd);
+  EXPECT_NE(foreach.describe().find("foreach"), std::string::npos);
+  EXPECT_NE(fused.describe().find("fused optimizer kernels"), std::string::npos);
+  EXPECT_EQ(parse_optimizer_kernels("foreach"), OptimizerKernels::Foreach);
+  EXPECT_EQ(parse_optimizer_kernels("fused"), OptimizerKernels::Fused);
+  EXPECT_EQ(parse_optimizer_kernels("apex"), std::nullopt);
+}
+
 TEST(Roofline, OptimizerTrafficScalesUpdate) {
   ModelBuilder b("upd", 8, DType::F32);
   auto x = b.input("x", {8, 1024});

@@ -446,6 +446,40 @@ TEST(RecordedRuns, ReadsTheConvolutionMemoryFormat) {
             "runs.json: $.rows[0].config.memory_format: expected nchw or nhwc (channels_last), found string \"nwhc\"");
 }
 
+// config.optimizer: the algorithm ("SGD momentum 0.875" is momentum SGD, not plain SGD) and, where
+// the row says "foreach", torch.optim's pass-per-step implementation (otherwise fused).
+TEST(RecordedRuns, ReadsTheOptimizerAndHowItsKernelsRun) {
+  auto row = [](const std::string& id, const std::string& optimizer) {
+    nlohmann::json r = nlohmann::json::parse(R"json({
+      "id": "", "source": "test", "model": {"zoo_name": "tiny_cnn"},
+      "hardware": {"gpus_per_node": 8, "parasim_preset": "hgx-h200"}, "gpus": 1,
+      "config": {"dp": 1, "tp": 1, "pp": 1, "micro_batch": 32, "global_batch": 32, "precision": "amp"},
+      "measured": {"metric": "images_per_s", "value": 1000}})json");
+    r["id"] = id;
+    if (!optimizer.empty()) r["config"]["optimizer"] = optimizer;
+    return r;
+  };
+  const RunsFile f = parse_runs(file_of({row("none", ""), row("momentum", "SGD momentum 0.875"), row("sgd", "SGD"),
+                                         row("foreach", "AdamW (torch.optim, foreach)"),
+                                         row("foreach-sgd", "momentum SGD (torch.optim, foreach)")}),
+                                "runs.json");
+  EXPECT_EQ(f.runs[0].optimizer, profiler::Optimizer::Adam);
+  EXPECT_EQ(f.runs[1].optimizer, profiler::Optimizer::Momentum);
+  EXPECT_EQ(f.runs[2].optimizer, profiler::Optimizer::Sgd);
+  EXPECT_EQ(f.runs[3].optimizer, profiler::Optimizer::Adam);
+  EXPECT_EQ(f.runs[4].optimizer, profiler::Optimizer::Momentum);
+  for (int i : {0, 1, 2}) EXPECT_EQ(f.runs[i].optimizer_kernels, profiler::OptimizerKernels::Fused) << i;
+  EXPECT_EQ(f.runs[3].optimizer_kernels, profiler::OptimizerKernels::Foreach);
+  EXPECT_EQ(f.runs[4].optimizer_kernels, profiler::OptimizerKernels::Foreach);
+  // A pass per step is slower than one fused kernel: the same run, projected both ways.
+  const RunOutcome fused = evaluate_run(f.runs[0], {}), foreach = evaluate_run(f.runs[3], {});
+  EXPECT_GT(foreach.projected_step_s, fused.projected_step_s);
+  const nlohmann::json j = runs_report_to_json(evaluate_runs(f, {}));
+  EXPECT_EQ(j["rows"][3]["optimizer"], "adam");
+  EXPECT_EQ(j["rows"][3]["optimizer_kernels"], "foreach");
+  EXPECT_EQ(j["rows"][1]["optimizer"], "momentum");
+}
+
 TEST(RecordedRuns, SeveralFilesJoinInOrderWithUniqueIds) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "parasim_runs_files";
   std::filesystem::create_directories(dir);

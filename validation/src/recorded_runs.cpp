@@ -447,8 +447,10 @@ void read_config(RecordedRun& r, const JsonField& c) {
   const std::string opt = optional_text(c, "optimizer");
   if (contains(opt, "lamb"))
     r.caveats.push_back("LAMB modelled as Adam (same state; LAMB adds a per-tensor norm pass)");
+  else if (contains(opt, "momentum")) r.optimizer = profiler::Optimizer::Momentum;  // "SGD momentum 0.875" too
   else if (contains(opt, "sgd")) r.optimizer = profiler::Optimizer::Sgd;
-  else if (contains(opt, "momentum")) r.optimizer = profiler::Optimizer::Momentum;
+  // torch.optim's default implementation on CUDA, where the row says so: a pass per elementwise step.
+  if (contains(opt, "foreach")) r.optimizer_kernels = profiler::OptimizerKernels::Foreach;
 }
 
 /// config.seq_len given as text ("variable, bucketed"): tokens per step are data-dependent.
@@ -623,6 +625,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     costs.set_attention_kernel(attention);
     costs.set_fp32_math(run.fp32_math);
     costs.set_conv_layout(run.conv_layout);
+    costs.set_optimizer_kernels(run.optimizer_kernels);
     strategies::StepSetup setup{.model = &model,
                                 .cluster = &cluster,
                                 .strategy = strategy,
@@ -833,6 +836,8 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
                      {"cluster", o.run.preset},
                      {"dtype", models::to_string(o.run.dtype)},
                      {"attention", profiler::to_string(o.run.attention)},
+                     {"optimizer", parasim::to_string(o.run.optimizer)},
+                     {"optimizer_kernels", parasim::to_string(o.run.optimizer_kernels)},
                      {"grad_accumulation", describe(o.run.grad_accumulation, o.run.dtype)}};
     if (o.run.dtype == models::DType::F32) j["fp32_math"] = profiler::to_string(o.run.fp32_math);
     if (o.scored) {

@@ -70,6 +70,12 @@ Bytes optimizer_state_bytes_per_param(Optimizer o);
 /// write the fp32 master weight and every fp32 state slot, and, for fp16/bf16 training, write the
 /// low-precision copy of the weight. sgd fp32: 4 + 8 = 12; momentum: 20; adam: 28.
 Bytes optimizer_traffic_bytes_per_param(Optimizer o, models::DType dtype);
+using parasim::OptimizerKernels;
+using parasim::parse_optimizer_kernels;
+/// Bytes torch.optim's foreach implementation moves per parameter, one multi-tensor pass per
+/// elementwise step over fp32 parameters, gradients and state, weight decay included (adam is
+/// AdamW's decoupled decay): adam 80, momentum 44, sgd 24 (docs/fidelity.md counts the passes).
+Bytes foreach_optimizer_traffic_bytes_per_param(Optimizer o);
 /// Floating-point operations of one optimizer step per parameter (sgd 2, momentum 4, adam 12).
 std::int64_t optimizer_flops_per_param(Optimizer o);
 

@@ -162,6 +162,8 @@ class RooflineCostModel final : public CostModel {
   void set_fp32_math(Fp32Math math);
   /// Convolution activation layout on GPUs (default: NCHW, PyTorch's).
   void set_conv_layout(ConvLayout layout);
+  /// How the optimizer update runs (default: fused, one multi-tensor kernel).
+  void set_optimizer_kernels(OptimizerKernels kernels);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   /// The HBM curve (or the CPU's bandwidth) with one launch, times the calibration's memory factor.
   TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
@@ -174,6 +176,7 @@ class RooflineCostModel final : public CostModel {
   AttentionKernel attention_ = AttentionKernel::Unfused;
   Fp32Math fp32_math_ = Fp32Math::PyTorch;
   ConvLayout conv_layout_ = ConvLayout::Nchw;
+  OptimizerKernels optimizer_kernels_ = OptimizerKernels::Fused;
   mutable std::mutex mu_;
   // By the kind string asked for (aliases included). Node-based, so references stay valid.
   mutable std::unordered_map<std::string, RooflineDevice> devices_;

@@ -56,6 +56,7 @@ struct RecordedRun {
   profiler::Fp32Math fp32_math = profiler::Fp32Math::PyTorch;                // config.precision tf32: Tf32
   bool attention_stated = false;                                             // config.attention named a kernel
   profiler::ConvLayout conv_layout = profiler::ConvLayout::Nchw;             // config.memory_format
+  profiler::OptimizerKernels optimizer_kernels = profiler::OptimizerKernels::Fused;  // config.optimizer "foreach"
   /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: buffer in fp16
   /// training, fp32-buffer otherwise; PyTorch DDP: in-place), else auto.
   GradAccumulation grad_accumulation = GradAccumulation::Auto;
