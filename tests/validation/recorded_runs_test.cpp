@@ -423,14 +423,21 @@ TEST(RecordedRuns, PricesBinnedVariableLengthSamplesAtTheirPaddedLength) {
             "found number 64");
 }
 
+/// One tiny_cnn run on one GPU of `preset`, AMP, batch 32, with `id`.
+nlohmann::json tiny_cnn_row(const std::string& id, const std::string& preset) {
+  nlohmann::json row = nlohmann::json::parse(R"json({
+    "id": "", "source": "test", "model": {"zoo_name": "tiny_cnn"},
+    "hardware": {"gpus_per_node": 8, "parasim_preset": ""}, "gpus": 1,
+    "config": {"dp": 1, "tp": 1, "pp": 1, "micro_batch": 32, "global_batch": 32, "precision": "amp"},
+    "measured": {"metric": "images_per_s", "value": 1000}})json");
+  row["id"] = id;
+  row["hardware"]["parasim_preset"] = preset;
+  return row;
+}
+
 TEST(RecordedRuns, ReadsTheConvolutionMemoryFormat) {
   auto cnn_row = [](const std::string& id, const nlohmann::json& format) {
-    nlohmann::json row = nlohmann::json::parse(R"json({
-      "id": "", "source": "test", "model": {"zoo_name": "tiny_cnn"},
-      "hardware": {"gpus_per_node": 8, "parasim_preset": "dgx-a100"}, "gpus": 1,
-      "config": {"dp": 1, "tp": 1, "pp": 1, "micro_batch": 32, "global_batch": 32, "precision": "amp"},
-      "measured": {"metric": "images_per_s", "value": 1000}})json");
-    row["id"] = id;
+    nlohmann::json row = tiny_cnn_row(id, "dgx-a100");
     if (!format.is_null()) row["config"]["memory_format"] = format;
     return row;
   };
@@ -450,12 +457,7 @@ TEST(RecordedRuns, ReadsTheConvolutionMemoryFormat) {
 // the row says "foreach", torch.optim's pass-per-step implementation (otherwise fused).
 TEST(RecordedRuns, ReadsTheOptimizerAndHowItsKernelsRun) {
   auto row = [](const std::string& id, const std::string& optimizer) {
-    nlohmann::json r = nlohmann::json::parse(R"json({
-      "id": "", "source": "test", "model": {"zoo_name": "tiny_cnn"},
-      "hardware": {"gpus_per_node": 8, "parasim_preset": "hgx-h200"}, "gpus": 1,
-      "config": {"dp": 1, "tp": 1, "pp": 1, "micro_batch": 32, "global_batch": 32, "precision": "amp"},
-      "measured": {"metric": "images_per_s", "value": 1000}})json");
-    r["id"] = id;
+    nlohmann::json r = tiny_cnn_row(id, "hgx-h200");
     if (!optimizer.empty()) r["config"]["optimizer"] = optimizer;
     return r;
   };
