@@ -180,10 +180,11 @@ void register_simulate(CLI::App& app) {
       run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace,
                                        opts->json, opts->fabric});
     else if (model_opts->kernels.fp32_math != "pytorch" || model_opts->kernels.conv_layout != "nchw" ||
-             model_opts->kernels.optimizer_kernels != "fused")
-      throw InputError(std::string(model_opts->kernels.fp32_math != "pytorch"  ? "--fp32-math"
-                                   : model_opts->kernels.conv_layout != "nchw" ? "--conv-layout"
-                                                                               : "--optimizer-kernels") +
+             model_opts->kernels.optimizer_kernels != "fused" || model_opts->kernels.mixed_precision != "native")
+      throw InputError(std::string(model_opts->kernels.fp32_math != "pytorch"         ? "--fp32-math"
+                                   : model_opts->kernels.conv_layout != "nchw"        ? "--conv-layout"
+                                   : model_opts->kernels.optimizer_kernels != "fused" ? "--optimizer-kernels"
+                                                                                      : "--mixed-precision") +
                        ": only used with --model (a task graph carries its own durations)");
     else if (model_opts->data_loading != "off")
       throw InputError("--data-loading: only used with --model (a task graph has no data loader)");

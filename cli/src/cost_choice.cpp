@@ -97,6 +97,12 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
                      "DeepSpeed, torch.optim fused=True) or foreach (torch.optim's default: one pass per "
                      "elementwise step over fp32 tensors)")
       ->capture_default_str();
+  cmd.add_option("--mixed-precision", k.mixed_precision,
+                 prefix +
+                     "How 16-bit training runs on GPUs: native (every activation in the training dtype: "
+                     "Megatron-LM, NeMo, DeepSpeed) or autocast (eager torch.autocast over fp32 modules: norms, "
+                     "residual stream and loss in fp32, casts around them, weights cast every step)")
+      ->capture_default_str();
 }
 
 void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration) {
@@ -110,17 +116,25 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
   const auto optimizer = profiler::parse_optimizer_kernels(kernels.optimizer_kernels);
   if (!optimizer)
     throw InputError("--optimizer-kernels: expected fused or foreach, found \"" + kernels.optimizer_kernels + "\"");
+  const auto precision = profiler::parse_mixed_precision(kernels.mixed_precision);
+  if (!precision)
+    throw InputError("--mixed-precision: expected native or autocast, found \"" + kernels.mixed_precision + "\"");
   if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
     model->set_kernel_factors(calibration.kernels);
     model->set_attention_kernel(*kernel);
     model->set_fp32_math(*math);
     model->set_conv_layout(*layout);
     model->set_optimizer_kernels(*optimizer);
+    model->set_mixed_precision(*precision);
   }
   if (*optimizer == profiler::OptimizerKernels::Foreach)
     choice.note += dynamic_cast<profiler::RooflineCostModel*>(&costs)
                        ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
                        : "; --optimizer-kernels foreach: measured update phases keep their measured time";
+  if (*precision == profiler::MixedPrecision::Autocast)
+    choice.note += dynamic_cast<profiler::RooflineCostModel*>(&costs)
+                       ? "; mixed precision: torch.autocast (fp32 norms, residual stream and loss, casts around them)"
+                       : "; --mixed-precision autocast: measured ops keep their measured time";
 }
 
 const char* const kGradAccumulationHelp =

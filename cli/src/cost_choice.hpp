@@ -29,6 +29,7 @@ struct KernelChoice {
   std::string fp32_math = "pytorch";
   std::string conv_layout = "nchw";
   std::string optimizer_kernels = "fused";
+  std::string mixed_precision = "native";
 };
 
 /// Registers the options of `k` on `cmd`, each help text starting with `prefix` (simulate

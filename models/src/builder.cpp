@@ -275,6 +275,11 @@ OpId ModelBuilder::dropout(const std::string& name, OpId x, double p) {
 OpId ModelBuilder::add(const std::string& name, const std::vector<OpId>& xs) {
   return add_op(make_op(OpKind::Add, name), xs);
 }
+OpId ModelBuilder::residual_add(const std::string& name, const std::vector<OpId>& xs) {
+  Op op = make_op(OpKind::Add, name);
+  op.attrs.residual = true;
+  return add_op(std::move(op), xs);
+}
 OpId ModelBuilder::mul(const std::string& name, const std::vector<OpId>& xs) {
   return add_op(make_op(OpKind::Mul, name), xs);
 }

@@ -30,7 +30,9 @@ nlohmann::json attrs_json(const Op& op) {
     else if (key == "padding") j[key] = hw_json(a.pad_h, a.pad_w);
     else if (key == "dilation") j[key] = hw_json(a.dilation_h, a.dilation_w);
     else if (key == "groups") j[key] = a.groups;
-    else if (key == "bias" && op.kind == OpKind::LayerNorm) {
+    else if (key == "residual") {
+      if (a.residual) j[key] = true;  // written only when set, so older files stay byte-equal
+    } else if (key == "bias" && op.kind == OpKind::LayerNorm) {
       if (!a.norm_bias) j[key] = false;  // written only when absent, so older files stay byte-equal
     } else if (key == "bias") j[key] = a.bias;
     else if (key == "kv_heads") {

@@ -193,7 +193,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
     parts.push_back(b.embedding("wte", b.input("input_ids", {o.batch, t}), c.vocab, h));
     if (learned) parts.push_back(b.embedding("wpe", b.input("position_ids", {o.batch, t}), positions, h));
     if (c.type_vocab > 0) parts.push_back(b.embedding("wtt", b.input("token_type_ids", {o.batch, t}), c.type_vocab, h));
-    x = parts.size() == 1 ? parts[0] : b.add("embeddings.add", parts);
+    x = parts.size() == 1 ? parts[0] : b.residual_add("embeddings.add", parts);
     if (!c.pre_layer_norm) x = norm("embeddings.ln", x);
     x = dropout("embeddings.dropout", x);
   }
@@ -207,7 +207,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
     a = b.attention(p + ".attn.core", a, c.heads, kv, c.dropout);
     a = b.linear(p + ".attn.c_proj", a, attn_out, h, c.linear_bias);
     a = dropout(p + ".attn.dropout", a);
-    x = b.add(p + ".add_1", {x, a});
+    x = b.residual_add(p + ".add_1", {x, a});
     if (!c.pre_layer_norm) x = norm(p + ".ln_1", x);
     // MLP sub-block.
     OpId m = c.pre_layer_norm ? norm(p + ".ln_2", x) : x;
@@ -221,7 +221,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
       m = mlp(p + ".mlp", m, ffn);
     }
     m = dropout(p + ".mlp.dropout", m);
-    x = b.add(p + ".add_2", {x, m});
+    x = b.residual_add(p + ".add_2", {x, m});
     if (!c.pre_layer_norm) x = norm(p + ".ln_2", x);
   }
   {

@@ -38,6 +38,14 @@ std::optional<ConvLayout> parse_conv_layout(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(MixedPrecision m) { return m == MixedPrecision::Autocast ? "autocast" : "native"; }
+
+std::optional<MixedPrecision> parse_mixed_precision(std::string_view s) {
+  if (s == "native") return MixedPrecision::Native;
+  if (s == "autocast") return MixedPrecision::Autocast;
+  return std::nullopt;
+}
+
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   if (s == "unfused") return AttentionKernel::Unfused;
   if (s == "flash") return AttentionKernel::Flash;
@@ -636,6 +644,39 @@ void RooflineCostModel::set_conv_layout(ConvLayout layout) { conv_layout_ = layo
 
 void RooflineCostModel::set_optimizer_kernels(OptimizerKernels kernels) { optimizer_kernels_ = kernels; }
 
+void RooflineCostModel::set_mixed_precision(MixedPrecision precision) { mixed_precision_ = precision; }
+
+namespace {
+
+/// What eager torch.autocast adds to a 16-bit op's kernels (fp32 modules; docs/fidelity.md):
+/// norms, residual adds, embeddings and the loss move every byte at 4 bytes an element, a norm's
+/// output is cast for the GEMM it feeds (read 4, write 2; its gradient back: read 2, write 4), the
+/// logits likewise for the loss, and each weight is cast in the forward and its gradient back
+/// after the weight-gradient GEMM (6 B per parameter each way).
+void add_autocast_work(const Op& op, Phase phase, std::vector<KernelWork>& work) {
+  const double s = static_cast<double>(models::dtype_size(op.dtype));
+  const double widen = 4.0 / s;
+  const double out = static_cast<double>(models::num_elements(op.output_shape));
+  const bool norm = op.kind == OpKind::LayerNorm || op.kind == OpKind::RmsNorm;
+  const bool fp32_op = norm || op.kind == OpKind::Embedding || op.kind == OpKind::CrossEntropy ||
+                       (op.kind == OpKind::Add && op.attrs.residual);
+  if (fp32_op)
+    for (KernelWork& k : work)
+      if (k.cls == KernelClass::Memory) k.bytes *= widen;
+  const bool forward_like = phase == Phase::Forward, backward = phase == Phase::BackwardData;
+  if (norm && (forward_like || backward)) work.push_back(mem(6.0 * out));
+  if (op.kind == OpKind::CrossEntropy && (forward_like || backward) && !op.input_shapes.empty())
+    work.push_back(mem(6.0 * static_cast<double>(models::num_elements(op.input_shapes[0]))));
+  // The weights an autocast op casts: a linear layer's matrix (a tied head casts the table it shares).
+  double weights = 0;
+  if (op.kind == OpKind::Linear) weights = static_cast<double>(op.attrs.in_features * op.attrs.out_features);
+  else if (op.kind == OpKind::Conv2d || op.kind == OpKind::Experts || op.kind == OpKind::Lstm)
+    weights = static_cast<double>(op.params);
+  if (weights > 0 && (phase == Phase::Forward || phase == Phase::BackwardWeight)) work.push_back(mem(6.0 * weights));
+}
+
+}  // namespace
+
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
   const models::DType dtype = compute_dtype(op);
   const KernelFactors factors = kernel_factors(device);
@@ -656,6 +697,9 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
     for (KernelWork& k : work)
       if (k.count > 0)
         k.bytes = static_cast<double>(op.params) * static_cast<double>(foreach_optimizer_traffic_bytes_per_param(opt));
+  const bool sixteen_bit = op.dtype == models::DType::F16 || op.dtype == models::DType::BF16;
+  if (mixed_precision_ == MixedPrecision::Autocast && !device.is_cpu && sixteen_bit && !work.empty())
+    add_autocast_work(op, phase, work);
   for (const KernelWork& k : work) {
     // count 0: a share of a kernel fused across ops (FP8 amax history): its bytes, no launch.
     const double one = k.count == 0 && device.kernels
@@ -697,6 +741,9 @@ std::string RooflineCostModel::describe() const {
                                            : ", NHWC convolutions") +
          (optimizer_kernels_ == OptimizerKernels::Fused ? ", fused optimizer kernels"
                                                         : ", torch.optim foreach optimizer (one pass per step)") +
+         (mixed_precision_ == MixedPrecision::Native
+              ? ""
+              : ", torch.autocast (fp32 norms, residual stream and loss, casts)") +
          "; docs/fidelity.md); CPU roofline";
 }
 

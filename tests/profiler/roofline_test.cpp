@@ -292,6 +292,58 @@ TEST(Roofline, ForeachOptimizerMovesAPassPerStep) {
   EXPECT_EQ(parse_optimizer_kernels("apex"), std::nullopt);
 }
 
+// Eager torch.autocast over fp32 modules, bf16 on an H200: the norm, the residual add, the
+// embedding and the loss move their bytes at 4 B an element (twice bf16's), a cast kernel follows
+// the norm (6 B an element each way) and precedes the loss, and the linear's weight is cast in
+// the forward and its gradient back after the weight-gradient GEMM (6 B per weight each).
+TEST(Roofline, AutocastWidensNormsResidualAndLossAndCastsAroundThem) {
+  ModelBuilder b("autocast", 4, DType::BF16);
+  auto ids = b.input("ids", {4, 256});
+  auto x = b.embedding("wte", ids, 1000, 512);
+  auto ln = b.layer_norm("ln", x);
+  auto fc = b.linear("fc", ln, 512, 512, /*bias=*/false);
+  auto res = b.residual_add("res", {x, fc});
+  auto plain = b.add("plain", {res, fc});
+  b.cross_entropy("loss", b.linear("head", plain, 512, 1000, false));
+  const Model m = b.finish();
+  RooflineCostModel native, autocast;
+  autocast.set_mixed_precision(MixedPrecision::Autocast);
+  const RooflineDevice& h200 = native.device("H200-SXM-141GB");
+  auto kernel = [&](double bytes) {
+    return h200.kernel_time_ns(KernelWork{KernelClass::Memory, 1, 0.0, bytes}, DType::BF16);
+  };
+  auto widened = [&](const char* name, Phase p) {
+    double t = 0;
+    for (const KernelWork& k : phase_work(op_named(m, name), p, Optimizer::Adam)) t += kernel(2 * k.bytes);
+    return t;
+  };
+  auto at = [](const RooflineCostModel& c, const models::Op& op, Phase p) {
+    return c.phase_time(op, p, c.device("H200-SXM-141GB"), Optimizer::Adam);
+  };
+  const double e = 4.0 * 256 * 512;  // the norm's elements
+  EXPECT_EQ(at(autocast, op_named(m, "ln"), Phase::Forward),
+            std::llround(widened("ln", Phase::Forward) + kernel(6 * e)));
+  EXPECT_EQ(at(autocast, op_named(m, "ln"), Phase::BackwardData),
+            std::llround(widened("ln", Phase::BackwardData) + kernel(6 * e)));
+  EXPECT_EQ(at(autocast, op_named(m, "res"), Phase::Forward), std::llround(widened("res", Phase::Forward)));
+  EXPECT_EQ(at(autocast, op_named(m, "wte"), Phase::Forward), std::llround(widened("wte", Phase::Forward)));
+  // An add off the residual stream stays in bf16.
+  EXPECT_EQ(at(autocast, op_named(m, "plain"), Phase::Forward), at(native, op_named(m, "plain"), Phase::Forward));
+  // The loss: fp32 log-softmax plus the logits' cast (4 x 256 x 1000 elements).
+  EXPECT_EQ(at(autocast, op_named(m, "loss"), Phase::Forward),
+            std::llround(widened("loss", Phase::Forward) + kernel(6.0 * 4 * 256 * 1000)));
+  // The linear: its GEMMs as before, a weight cast each way.
+  const models::Op& lin = op_named(m, "fc");
+  const double cast = kernel(6.0 * 512 * 512);  // each time rounds to the ns on its own
+  EXPECT_NEAR(static_cast<double>(at(autocast, lin, Phase::Forward) - at(native, lin, Phase::Forward)), cast, 1.0);
+  EXPECT_NEAR(static_cast<double>(at(autocast, lin, Phase::BackwardWeight) - at(native, lin, Phase::BackwardWeight)),
+              cast, 1.0);
+  EXPECT_EQ(at(autocast, lin, Phase::BackwardData), at(native, lin, Phase::BackwardData));
+  EXPECT_NE(autocast.describe().find("torch.autocast"), std::string::npos);
+  EXPECT_EQ(parse_mixed_precision("autocast"), MixedPrecision::Autocast);
+  EXPECT_EQ(parse_mixed_precision("amp"), std::nullopt);
+}
+
 TEST(Roofline, OptimizerTrafficScalesUpdate) {
   ModelBuilder b("upd", 8, DType::F32);
   auto x = b.input("x", {8, 1024});

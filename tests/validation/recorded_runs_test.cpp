@@ -482,6 +482,27 @@ TEST(RecordedRuns, ReadsTheOptimizerAndHowItsKernelsRun) {
   EXPECT_EQ(j["rows"][1]["optimizer"], "momentum");
 }
 
+// config.precision: eager torch.autocast when it says so or names PyTorch's, Composer's or Hugging
+// Face's amp / amp_bf16 / amp_fp16; Megatron-LM's "fp16 mixed" and plain "bf16" are native.
+TEST(RecordedRuns, ReadsAutocastFromThePrecision) {
+  std::vector<nlohmann::json> rows;
+  for (const char* p : {"amp_bf16 (FSDP mixed_precision DEFAULT)", "amp (torch.autocast fp16, GradScaler)", "amp",
+                        "bf16", "fp16 mixed", "bf16 (torch.autocast)", "fp32"}) {
+    nlohmann::json r = tiny_cnn_row("r" + std::to_string(rows.size()), "hgx-h200");
+    r["config"]["precision"] = p;
+    rows.push_back(r);
+  }
+  const RunsFile f = parse_runs(file_of(rows), "runs.json");
+  const std::vector<profiler::MixedPrecision> expected{
+      profiler::MixedPrecision::Autocast, profiler::MixedPrecision::Autocast, profiler::MixedPrecision::Autocast,
+      profiler::MixedPrecision::Native,   profiler::MixedPrecision::Native,   profiler::MixedPrecision::Autocast,
+      profiler::MixedPrecision::Native};
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(f.runs[i].mixed_precision, expected[i]) << i;
+  // The casts cost: the same run projected slower under autocast.
+  EXPECT_GT(evaluate_run(f.runs[5], {}).projected_step_s, evaluate_run(f.runs[3], {}).projected_step_s);
+  EXPECT_EQ(runs_report_to_json(evaluate_runs(f, {}))["rows"][0]["mixed_precision"], "autocast");
+}
+
 TEST(RecordedRuns, SeveralFilesJoinInOrderWithUniqueIds) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "parasim_runs_files";
   std::filesystem::create_directories(dir);

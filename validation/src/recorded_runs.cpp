@@ -374,6 +374,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
     r.fp32_math = profiler::Fp32Math::Tf32;
   } else if (contains(precision, "fp32") || contains(precision, "float32")) r.dtype = models::DType::F32;
   else return skip(r, "config.precision \"" + precision + "\" is not fp32, fp16, bf16 or fp8");
+  // Eager torch.autocast: named, or PyTorch's, Composer's and Hugging Face's amp / amp_bf16 / amp_fp16.
+  const std::string first_word = lower(precision.substr(0, precision.find_first_of(" (,;")));
+  if (r.dtype != models::DType::F32 && r.dtype != models::DType::FP8 &&
+      (contains(precision, "autocast") || first_word == "amp" || first_word == "amp_bf16" || first_word == "amp_fp16"))
+    r.mixed_precision = profiler::MixedPrecision::Autocast;
 
   // Megatron-LM's "local" DDP and BERT's allreduce_post_accumulation reduce gradients after the
   // whole backward pass; PyTorch DDP overlaps bucketed all-reduces with it.
@@ -626,6 +631,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     costs.set_fp32_math(run.fp32_math);
     costs.set_conv_layout(run.conv_layout);
     costs.set_optimizer_kernels(run.optimizer_kernels);
+    costs.set_mixed_precision(run.mixed_precision);
     strategies::StepSetup setup{.model = &model,
                                 .cluster = &cluster,
                                 .strategy = strategy,
@@ -838,6 +844,7 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
                      {"attention", profiler::to_string(o.run.attention)},
                      {"optimizer", parasim::to_string(o.run.optimizer)},
                      {"optimizer_kernels", parasim::to_string(o.run.optimizer_kernels)},
+                     {"mixed_precision", profiler::to_string(o.run.mixed_precision)},
                      {"grad_accumulation", describe(o.run.grad_accumulation, o.run.dtype)}};
     if (o.run.dtype == models::DType::F32) j["fp32_math"] = profiler::to_string(o.run.fp32_math);
     if (o.scored) {

@@ -113,6 +113,8 @@ class ModelBuilder {
   OpId swiglu(const std::string& name, OpId gate_up);
   OpId dropout(const std::string& name, OpId x, double p);
   OpId add(const std::string& name, const std::vector<OpId>& xs);
+  /// An add on a transformer's residual stream (embeddings, each block's two skips).
+  OpId residual_add(const std::string& name, const std::vector<OpId>& xs);
   OpId mul(const std::string& name, const std::vector<OpId>& xs);
   OpId concat(const std::string& name, const std::vector<OpId>& xs, std::int64_t axis);
   /// View as `shape`; one dimension may be -1 (inferred).

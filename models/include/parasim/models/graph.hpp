@@ -114,6 +114,7 @@ struct OpAttrs {
   bool reverse = false;           // LSTM runs over the sequence backwards (2nd half of a bidirectional layer)
   bool additive = false;          // attention: Bahdanau score v.tanh(q + k + b) instead of q.k; owns v, b, g
   bool norm_bias = true;          // layer norm: learned shift (beta); false in bias-free models
+  bool residual = false;          // add: on a transformer's residual stream (fp32 under torch.autocast)
   std::int64_t experts = 0;       // experts: number of experts E
   std::int64_t top_k = 0;         // experts: experts each token is routed to
   bool gated = false;             // experts: SwiGLU experts (gate, up, down) instead of two matrices

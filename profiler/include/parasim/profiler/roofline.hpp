@@ -56,6 +56,15 @@ enum class ConvLayout : std::uint8_t { Nchw, Nhwc };
 std::string to_string(ConvLayout l);  // "nchw", "nhwc"
 std::optional<ConvLayout> parse_conv_layout(std::string_view s);
 
+/// How 16-bit training runs on GPUs. Native: every activation in the training dtype (Megatron-LM,
+/// NeMo, DeepSpeed with fp16/bf16 modules). Autocast: eager torch.autocast over fp32 modules -
+/// norms, the residual stream, embeddings and the loss in fp32, a cast kernel after each norm (its
+/// output feeds a GEMM) and before the loss, each weight cast to 16 bits in the forward and its
+/// gradient back in the backward (docs/fidelity.md).
+enum class MixedPrecision : std::uint8_t { Native, Autocast };
+std::string to_string(MixedPrecision m);  // "native", "autocast"
+std::optional<MixedPrecision> parse_mixed_precision(std::string_view s);
+
 /// What bounds a kernel's time.
 enum class KernelClass : std::uint8_t {
   Conv,    // convolution: compute-bound at eff_conv
@@ -164,6 +173,8 @@ class RooflineCostModel final : public CostModel {
   void set_conv_layout(ConvLayout layout);
   /// How the optimizer update runs (default: fused, one multi-tensor kernel).
   void set_optimizer_kernels(OptimizerKernels kernels);
+  /// How 16-bit training keeps its activations and weights on GPUs (default: native).
+  void set_mixed_precision(MixedPrecision precision);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   /// The HBM curve (or the CPU's bandwidth) with one launch, times the calibration's memory factor.
   TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
@@ -177,6 +188,7 @@ class RooflineCostModel final : public CostModel {
   Fp32Math fp32_math_ = Fp32Math::PyTorch;
   ConvLayout conv_layout_ = ConvLayout::Nchw;
   OptimizerKernels optimizer_kernels_ = OptimizerKernels::Fused;
+  MixedPrecision mixed_precision_ = MixedPrecision::Native;
   mutable std::mutex mu_;
   // By the kind string asked for (aliases included). Node-based, so references stay valid.
   mutable std::unordered_map<std::string, RooflineDevice> devices_;
