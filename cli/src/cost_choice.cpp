@@ -105,7 +105,8 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
       ->capture_default_str();
 }
 
-void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration) {
+void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration,
+                           models::DType dtype) {
   profiler::CostModel& costs = *choice.costs;
   const auto kernel = profiler::parse_attention_kernel(kernels.attention);
   if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + kernels.attention + "\"");
@@ -119,6 +120,11 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
   const auto precision = profiler::parse_mixed_precision(kernels.mixed_precision);
   if (!precision)
     throw InputError("--mixed-precision: expected native or autocast, found \"" + kernels.mixed_precision + "\"");
+  if (*precision == profiler::MixedPrecision::Autocast && dtype != models::DType::F16 && dtype != models::DType::BF16)
+    throw InputError(
+        "--mixed-precision autocast: needs --dtype fp16 or bf16 (autocast runs fp32 modules in 16 bits), "
+        "found " +
+        models::to_string(dtype));
   if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
     model->set_kernel_factors(calibration.kernels);
     model->set_attention_kernel(*kernel);

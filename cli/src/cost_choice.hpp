@@ -53,7 +53,9 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
 /// unknown value.
 /// Sets the kernel choices and the calibration's kernel factors on the chosen costs; a choice
 /// other than the default is added to the choice's note.
-void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration);
+/// `dtype` is the training dtype: autocast needs a 16-bit one (it casts fp32 modules to it).
+void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration,
+                           models::DType dtype);
 
 /// --grad-accumulation's help text, and its value parsed (InputError naming the option otherwise).
 extern const char* const kGradAccumulationHelp;
