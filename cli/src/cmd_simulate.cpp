@@ -179,13 +179,8 @@ void register_simulate(CLI::App& app) {
     if (simulate_model_requested(*model_opts))
       run_simulate_model(*model_opts, {opts->taskgraph, opts->cluster, opts->nodes, opts->collectives, opts->trace,
                                        opts->json, opts->fabric});
-    else if (model_opts->kernels.fp32_math != "pytorch" || model_opts->kernels.conv_layout != "nchw" ||
-             model_opts->kernels.optimizer_kernels != "fused" || model_opts->kernels.mixed_precision != "native")
-      throw InputError(std::string(model_opts->kernels.fp32_math != "pytorch"         ? "--fp32-math"
-                                   : model_opts->kernels.conv_layout != "nchw"        ? "--conv-layout"
-                                   : model_opts->kernels.optimizer_kernels != "fused" ? "--optimizer-kernels"
-                                                                                      : "--mixed-precision") +
-                       ": only used with --model (a task graph carries its own durations)");
+    else if (const char* option = first_changed_pricing_option(model_opts->kernels))
+      throw InputError(std::string(option) + ": only used with --model (a task graph carries its own durations)");
     else if (model_opts->data_loading != "off")
       throw InputError("--data-loading: only used with --model (a task graph has no data loader)");
     else if (model_opts->grad_accumulation != "auto")

@@ -105,6 +105,15 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
       ->capture_default_str();
 }
 
+const char* first_changed_pricing_option(const KernelChoice& k) {
+  const KernelChoice defaults;
+  if (k.fp32_math != defaults.fp32_math) return "--fp32-math";
+  if (k.conv_layout != defaults.conv_layout) return "--conv-layout";
+  if (k.optimizer_kernels != defaults.optimizer_kernels) return "--optimizer-kernels";
+  if (k.mixed_precision != defaults.mixed_precision) return "--mixed-precision";
+  return nullptr;
+}
+
 void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration,
                            models::DType dtype) {
   profiler::CostModel& costs = *choice.costs;
@@ -125,7 +134,8 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
         "--mixed-precision autocast: needs --dtype fp16 or bf16 (autocast runs fp32 modules in 16 bits), "
         "found " +
         models::to_string(dtype));
-  if (auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs)) {
+  auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs);
+  if (model) {
     model->set_kernel_factors(calibration.kernels);
     model->set_attention_kernel(*kernel);
     model->set_fp32_math(*math);
@@ -134,13 +144,11 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
     model->set_mixed_precision(*precision);
   }
   if (*optimizer == profiler::OptimizerKernels::Foreach)
-    choice.note += dynamic_cast<profiler::RooflineCostModel*>(&costs)
-                       ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
-                       : "; --optimizer-kernels foreach: measured update phases keep their measured time";
+    choice.note += model ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
+                         : "; --optimizer-kernels foreach: measured update phases keep their measured time";
   if (*precision == profiler::MixedPrecision::Autocast)
-    choice.note += dynamic_cast<profiler::RooflineCostModel*>(&costs)
-                       ? "; mixed precision: torch.autocast (fp32 norms, residual stream and loss, casts around them)"
-                       : "; --mixed-precision autocast: measured ops keep their measured time";
+    choice.note += model ? "; mixed precision: torch.autocast (fp32 norms, residual stream and loss, casts around them)"
+                         : "; --mixed-precision autocast: measured ops keep their measured time";
 }
 
 const char* const kGradAccumulationHelp =

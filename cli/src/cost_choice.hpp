@@ -35,6 +35,9 @@ struct KernelChoice {
 /// Registers the options of `k` on `cmd`, each help text starting with `prefix` (simulate
 /// says "Model mode: ").
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix);
+/// The first of --fp32-math, --conv-layout, --optimizer-kernels and --mixed-precision set to other
+/// than its default, or nullptr: what a task graph, which carries its own durations, cannot use.
+const char* first_changed_pricing_option(const KernelChoice& k);
 
 struct CostChoice {
   std::unique_ptr<profiler::CostModel> costs;
@@ -49,11 +52,9 @@ CostChoice choose_costs(const std::string& profile, const std::string& traces_di
                         const models::Model& model, const std::vector<std::string>& device_kinds);
 
 /// Model-priced costs (the roofline / GPU kernel model) get the kernel choice and a calibration's
-/// kernel factors; measured profiles are left as measured. InputError naming the option for an
-/// unknown value.
-/// Sets the kernel choices and the calibration's kernel factors on the chosen costs; a choice
-/// other than the default is added to the choice's note.
-/// `dtype` is the training dtype: autocast needs a 16-bit one (it casts fp32 modules to it).
+/// kernel factors; measured profiles are left as measured. A foreach optimizer or autocast is added
+/// to the choice's note. InputError naming the option for an unknown value, or for autocast with a
+/// `dtype` (the training dtype) other than fp16/bf16.
 void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration,
                            models::DType dtype);
 

@@ -54,7 +54,7 @@ struct PlanningInputs {
   std::string calibration;         // parasim.calibration/2 (or /1) file; empty: none
   std::string data_loading = "off";   // --data-loading (parasim/common/data_loading.hpp)
   std::string grad_accumulation = "auto";  // --grad-accumulation (parasim/common/grad_accumulation.hpp)
-  KernelChoice kernels;                    // --attention, --fp32-math, --conv-layout, --optimizer-kernels
+  KernelChoice kernels;  // --attention, --fp32-math, --conv-layout, --optimizer-kernels, --mixed-precision
   int threads = 0;
   FabricArgs fabric;  // --fabric, --oversubscription: appended to `cluster` by with_fabric()
 };

@@ -40,7 +40,6 @@ constexpr const char* kCalculonHbmSource = "Calculon systems/a100_80g.json mem1.
 // weight gradients) 129.7-152.0, median 141.95; the same shapes at 50304 run 642-785 TFLOP/s.
 constexpr double kHopperUnalignedOutputTflops = 96.0;
 constexpr double kHopperUnalignedInputTflops = 141.95;
-constexpr double kH200Bf16PeakTflops = 989.4;  // the measured card's dense peak (device_spec.cpp)
 constexpr const char* kHopperUnalignedSource =
     "measured by parasim on an H200 (cutlass_75 s1688 align1 fallback, bf16 linear layers to 50257 outputs; "
     "reports/validation/microbench-h200-sxm-141gb.json)";
@@ -152,8 +151,9 @@ KernelModel kernel_model(const DeviceSpec& spec) {
                   : std::string(kSustainedSource) + ": V100 16GB 95 of 125 TFLOP/s FP16";
   // Unaligned strides: half the aligned rate by NVIDIA's guide (Volta, Ampere); Hopper measured.
   if (spec.arch == "hopper" || blackwell) {
-    k.unaligned_output_fraction = kHopperUnalignedOutputTflops / kH200Bf16PeakTflops;
-    k.unaligned_input_fraction = kHopperUnalignedInputTflops / kH200Bf16PeakTflops;
+    const double measured_peak = device_spec("H200-SXM-141GB").bf16_tflops;  // the measured card's
+    k.unaligned_output_fraction = kHopperUnalignedOutputTflops / measured_peak;
+    k.unaligned_input_fraction = kHopperUnalignedInputTflops / measured_peak;
     k.unaligned_source =
         blackwell ? std::string("assumed: Hopper's, ") + kHopperUnalignedSource : kHopperUnalignedSource;
   } else {

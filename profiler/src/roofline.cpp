@@ -663,9 +663,9 @@ void add_autocast_work(const Op& op, Phase phase, std::vector<KernelWork>& work)
   if (fp32_op)
     for (KernelWork& k : work)
       if (k.cls == KernelClass::Memory) k.bytes *= widen;
-  const bool forward_like = phase == Phase::Forward, backward = phase == Phase::BackwardData;
-  if (norm && (forward_like || backward)) work.push_back(mem(6.0 * out));
-  if (op.kind == OpKind::CrossEntropy && (forward_like || backward) && !op.input_shapes.empty())
+  const bool activation_pass = phase == Phase::Forward || phase == Phase::BackwardData;
+  if (norm && activation_pass) work.push_back(mem(6.0 * out));
+  if (op.kind == OpKind::CrossEntropy && activation_pass && !op.input_shapes.empty())
     work.push_back(mem(6.0 * static_cast<double>(models::num_elements(op.input_shapes[0]))));
   // The weights an autocast op casts: a linear layer's matrix (a tied head casts the table it shares).
   double weights = 0;
