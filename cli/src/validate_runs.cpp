@@ -36,6 +36,19 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
     out << ": median |error| " << fixed(r.median_abs_error_pct, 1) << "%, max " << fixed(r.max_abs_error_pct, 1)
         << "% (" << r.worst_id << ")";
   out << "\n";
+  if (r.memory_scored > 0) {
+    // Peak memory decides what fits: put it next to the measured peak wherever a row has one.
+    std::vector<std::vector<std::string>> memory{{"run", "measured peak GiB", "projected peak GiB", "error"}};
+    for (const auto& o : r.outcomes)
+      if (o.scored && o.run.measured_peak_gib > 0)
+        memory.push_back({o.run.id, fixed(o.run.measured_peak_gib, 2), fixed(o.projected_peak_gib, 2),
+                          signed_percent(o.memory_error_pct)});
+    out << "\npeak memory (the busiest GPU; measured: torch.cuda.max_memory_allocated):\n";
+    print_table(out, memory, {false, true, true, true});
+    out << "\n"
+        << r.memory_scored << " runs with a measured peak: median |error| " << fixed(r.median_abs_memory_error_pct, 1)
+        << "%, max " << fixed(r.max_abs_memory_error_pct, 1) << "% (" << r.worst_memory_id << ")\n";
+  }
   bool header = false;
   for (const auto& o : r.outcomes) {
     if (o.note.empty()) continue;

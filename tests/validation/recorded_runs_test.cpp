@@ -661,6 +661,33 @@ TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {
   EXPECT_NEAR(slower.projected_step_s - o.projected_step_s, 0.25, 1e-9);
 }
 
+TEST(RecordedRuns, PutsTheProjectedPeakMemoryNextToAMeasuredOne) {
+  nlohmann::json row = megatron_row();
+  row["measured"]["peak_allocated_gib"] = 2.5;
+  nlohmann::json unmeasured = megatron_row();
+  unmeasured["id"] = "gpt-small-unmeasured";
+  const RunsFile f = parse_runs(file_of({row, unmeasured}), "runs.json");
+  EXPECT_DOUBLE_EQ(f.runs[0].measured_peak_gib, 2.5);
+  EXPECT_DOUBLE_EQ(f.runs[1].measured_peak_gib, 0);
+  const RunsReport report = evaluate_runs(f, {});
+  const RunOutcome& o = report.outcomes[0];
+  ASSERT_TRUE(o.scored) << o.note;
+  EXPECT_GT(o.projected_peak_gib, 0);
+  EXPECT_DOUBLE_EQ(report.outcomes[1].projected_peak_gib, o.projected_peak_gib);  // the same run, unmeasured
+  EXPECT_DOUBLE_EQ(o.memory_error_pct, 100.0 * (o.projected_peak_gib - 2.5) / 2.5);
+  EXPECT_DOUBLE_EQ(report.outcomes[1].memory_error_pct, 0);
+  EXPECT_EQ(report.memory_scored, 1);  // only the row with a measured peak
+  EXPECT_DOUBLE_EQ(report.max_abs_memory_error_pct, std::fabs(o.memory_error_pct));
+  EXPECT_EQ(report.worst_memory_id, "gpt-small");
+  const nlohmann::json j = runs_report_to_json(report);
+  EXPECT_EQ(j["memory_scored"], 1);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["measured_peak_gib"].get<double>(), 2.5);
+  EXPECT_FALSE(j["rows"][1].contains("measured_peak_gib"));
+  row["measured"]["peak_allocated_gib"] = -1;
+  EXPECT_EQ(error_of(file_of({row})),
+            "runs.json: $.rows[0].measured.peak_allocated_gib: expected a number in [1e-06, 1e+09], found number -1");
+}
+
 TEST(RecordedRuns, ModelFlopsUtilisationCountsMegatronsFlopsBothWays) {
   // GPT, L = 2, h = 256, s = 128, V = 1000, global batch B = 64: the matrix products of forward and
   // backward are 72 B s L h^2 (1 + s / 6h) + 6 B s h V FLOPs (Narayanan et al. 2021 without the

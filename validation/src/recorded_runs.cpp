@@ -466,6 +466,8 @@ bool variable_length(const JsonField& row) {
 }
 
 void read_measured(RecordedRun& r, const JsonField& row) {
+  if (auto m = row.find("measured"); m && m->raw().is_object())
+    if (auto p = m->find("peak_allocated_gib"); p && !p->raw().is_null()) r.measured_peak_gib = p->as_double(1e-6, 1e9);
   if (auto d = row.find("derived_step_seconds"); d && !d->raw().is_null()) {
     r.measured_step_s = d->as_double(1e-9, 1e9);
     r.measured_from = "derived_step_seconds";
@@ -778,6 +780,11 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   out.compute_s = static_cast<double>(compute) * 1e-9;
   out.exposed_comm_s = static_cast<double>(exposed) * 1e-9;
   out.bubble_s = static_cast<double>(r.bubble_time) * 1e-9;
+  Bytes peak_bytes = 0;
+  for (const auto& d : r.devices) peak_bytes = std::max(peak_bytes, d.peak_memory);
+  out.projected_peak_gib = static_cast<double>(peak_bytes) / static_cast<double>(GiB);
+  if (run.measured_peak_gib > 0)
+    out.memory_error_pct = 100.0 * (out.projected_peak_gib - run.measured_peak_gib) / run.measured_peak_gib;
   if (!r.feasible) out.note = "projected as if it fit: " + r.infeasible_reason;
   // MFU both ways, and a measured step faster than the device's GEMMs can do the stated work: the
   // run did less work per sample than the row says (padding it trimmed, shorter sequences).
@@ -816,6 +823,18 @@ void summarise(RunsReport& report) {
   }
   report.scored = static_cast<int>(errors.size());
   report.median_abs_error_pct = median(std::move(errors));
+  std::vector<double> memory_errors;
+  report.worst_memory_id.clear();
+  report.max_abs_memory_error_pct = 0;
+  for (const RunOutcome& o : report.outcomes) {
+    if (!o.scored || o.run.measured_peak_gib <= 0) continue;
+    const double e = std::fabs(o.memory_error_pct);
+    memory_errors.push_back(e);
+    if (report.worst_memory_id.empty() || e > report.max_abs_memory_error_pct)
+      report.max_abs_memory_error_pct = e, report.worst_memory_id = o.run.id;
+  }
+  report.memory_scored = static_cast<int>(memory_errors.size());
+  report.median_abs_memory_error_pct = median(std::move(memory_errors));
 }
 
 RunsReport evaluate_runs(const RunsFile& runs, const EvaluateOptions& options) {
@@ -857,6 +876,11 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
       j["measured_mfu_pct"] = o.measured_mfu_pct;
       j["projected_mfu_pct"] = o.projected_mfu_pct;
       j["cost_source"] = o.cost_source;
+      j["projected_peak_gib"] = o.projected_peak_gib;
+      if (o.run.measured_peak_gib > 0) {
+        j["measured_peak_gib"] = o.run.measured_peak_gib;
+        j["memory_error_pct"] = o.memory_error_pct;
+      }
     }
     if (!o.note.empty()) j["note"] = o.note;
     j["caveats"] = o.run.caveats;
@@ -868,6 +892,10 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
           {"median_abs_error_pct", report.median_abs_error_pct},
           {"max_abs_error_pct", report.max_abs_error_pct},
           {"worst", report.worst_id},
+          {"memory_scored", report.memory_scored},
+          {"median_abs_memory_error_pct", report.median_abs_memory_error_pct},
+          {"max_abs_memory_error_pct", report.max_abs_memory_error_pct},
+          {"worst_memory", report.worst_memory_id},
           {"rows", rows}};
 }
 

@@ -69,6 +69,9 @@ struct RecordedRun {
   bool interleave_unknown = false;
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
   double measured_step_s = 0;                  // the measured figure, as a step time
+  /// measured.peak_allocated_gib: the busiest GPU's peak of allocated memory
+  /// (torch.cuda.max_memory_allocated, GiB); 0: not measured.
+  double measured_peak_gib = 0;
   std::string measured_from;                   // how: "derived_step_seconds", "global_batch / sequences_per_s"
   std::vector<std::string> caveats;            // differences parasim does not model, stated
   std::string skip_reason;
@@ -104,6 +107,9 @@ struct RunOutcome {
   double model_flops_per_step = 0;
   double measured_mfu_pct = 0;
   double projected_mfu_pct = 0;
+  /// The busiest device's projected peak memory (GiB), and its error against a measured peak.
+  double projected_peak_gib = 0;
+  double memory_error_pct = 0;  // 100 (projected - measured) / measured; 0 without a measured peak
   std::string cost_source;
   std::string note;
 };
@@ -115,6 +121,11 @@ struct RunsReport {
   double median_abs_error_pct = 0;
   double max_abs_error_pct = 0;
   std::string worst_id;
+  /// Over the scored rows with a measured peak memory.
+  int memory_scored = 0;
+  double median_abs_memory_error_pct = 0;
+  double max_abs_memory_error_pct = 0;
+  std::string worst_memory_id;
 };
 
 struct EvaluateOptions {
