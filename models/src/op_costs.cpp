@@ -228,9 +228,7 @@ std::int64_t activation_elements_kept(const Op& op) {
     case OpKind::Swiglu:       // gate and up, to form both gradients
     case OpKind::SquaredRelu:
     case OpKind::Gelu:
-    case OpKind::Mul:
-    case OpKind::CrossEntropy:  // the softmax of the logits, same size
-      return in;
+    case OpKind::Mul: return in;
     case OpKind::Relu:
     case OpKind::Tanh:
     case OpKind::Sigmoid:
@@ -304,6 +302,16 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
     op.bytes_written = mul(qk, dt);
     op.activation_bytes = 0;
   }
+  if (op.kind == OpKind::CrossEntropy) {
+    // Megatron-LM (logits.float() unless --fp16-lm-cross-entropy) and torch.autocast (cross_entropy
+    // is on its fp32 list) form the loss in fp32 from 16-bit logits: the forward holds the logits
+    // and their fp32 copy while it keeps the fp32 log-softmax for the backward, which then holds the
+    // fp32 gradients of the log-softmax's output and input. Vocabulary-wide, these set the peak.
+    const std::int64_t logits = input_elements(op);
+    op.activation_bytes = mul(logits, 4);
+    op.transient_fwd_bytes = mul(logits, dt < 4 ? dt + 4 : dt);
+    op.transient_bwd_bytes = mul(logits, 8);
+  }
   if (op.kind == OpKind::Dropout) {
     op.bytes_written = add(op.bytes_written, out);  // the mask, 1 byte per element
     op.activation_bytes = out;
@@ -319,6 +327,35 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
 }  // namespace parasim::models::detail
 
 namespace parasim::models {
+
+bool keeps_its_inputs(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Conv2d:
+    case OpKind::Linear:
+    case OpKind::Matmul:
+    case OpKind::BatchedMatmul:
+    case OpKind::BatchNorm:
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+    case OpKind::Swiglu:
+    case OpKind::SquaredRelu:
+    case OpKind::Gelu:
+    case OpKind::Mul:
+    case OpKind::MaxPool2d: return !fp8_gemm(op);  // an FP8 GEMM keeps its own 1-byte cast
+    default: return false;
+  }
+}
+
+bool keeps_its_output(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Relu:
+    case OpKind::Tanh:
+    case OpKind::Sigmoid:
+    case OpKind::Softmax:
+    case OpKind::MaxPool2d: return true;
+    default: return false;
+  }
+}
 
 std::int64_t expert_slots(const Op& op) {
   return op.kind == OpKind::Experts && !op.input_shapes.empty() ? detail::routed_slots(op) : 0;

@@ -202,9 +202,11 @@ class OpLowering : LoweringBase {
       if (work.empty()) predict_weights(r, mb, chunk);
       const bool no_backward = !p_.has_bd[v] && !p_.has_bw[v];
       const Bytes alloc = var.fwd_alloc[v];
+      const Bytes transient = var.model->op(v).transient_fwd_bytes;  // held while the forward runs
       const bool gathered = p_.zero3() && p_.params[v] > 0;
       if (gathered) deps.push_back(unit_gather(units, mb, v, Phase::Forward, deps));
-      auto [task, ready] = op_forward(r, mb, v, Phase::Forward, deps, alloc, no_backward ? alloc : 0, work);
+      auto [task, ready] =
+          op_forward(r, mb, v, Phase::Forward, deps, alloc + transient, (no_backward ? alloc : 0) + transient, work);
       if (gathered) units.last[static_cast<std::size_t>(p_.op_unit[v])] = task;
       fwd_task_[v] = task;
       fwd_ready_[v] = {ready};
@@ -322,7 +324,11 @@ class OpLowering : LoweringBase {
         work.push_back(weight);
       }
       const Ref last = bw ? weight : data;
-      e_.memory(last, 0, var.bwd_free[v]);
+      // The loss's working set is held while its data-gradient kernel runs (it has no weights).
+      const Bytes transient = bd ? var.model->op(v).transient_bwd_bytes : 0;
+      const Bytes held_by_last = data.id == last.id ? transient : 0;
+      if (held_by_last == 0) e_.memory(data, transient, transient);
+      e_.memory(last, held_by_last, var.bwd_free[v] + held_by_last);
       grad_done_[v] = last;
       if (gathered) {
         const auto u = static_cast<std::size_t>(p_.op_unit[v]);

@@ -23,6 +23,7 @@ struct ChunkWork {
   std::vector<std::vector<TimeNs>> piece;          // [bucket][kind]: backward up to the bucket's close
   std::vector<std::vector<TimeNs>> update;         // [bucket][kind]
   Bytes fwd_alloc = 0, rec_alloc = 0;
+  Bytes fwd_transient = 0, bwd_transient = 0;      // the most any one op holds while it runs (the loss)
   Bytes fwd_gather = 0, fwd_reduce = 0;            // TP bytes: before column linears / after row linears
   Bytes rec_gather = 0, rec_reduce = 0;
   Bytes bwd_gather = 0, bwd_reduce = 0;
@@ -103,6 +104,8 @@ class StageLowering : LoweringBase {
           if (recomputed || p_.selective[v]) w.ring_rec_bytes += var.ring_bytes[v];
         }
         w.fwd_alloc += var.fwd_alloc[v];
+        w.fwd_transient = std::max<Bytes>(w.fwd_transient, var.model->op(v).transient_fwd_bytes);
+        if (p_.has_bd[v]) w.bwd_transient = std::max<Bytes>(w.bwd_transient, var.model->op(v).transient_bwd_bytes);
         if (recomputed) segment_bytes[p_.segment[v]] += var.rec_alloc[v];
         else w.rec_alloc += var.rec_alloc[v];
         if (p_.ep > 1) {
@@ -253,7 +256,7 @@ class StageLowering : LoweringBase {
           r, slot(c), [&](int k) { return w.fwd[static_cast<std::size_t>(k)]; }, names_[static_cast<std::size_t>(c)],
           -1, mb, Phase::Forward);
       e_.after(f, deps);
-      e_.memory(f, w.fwd_alloc, 0);
+      e_.memory(f, w.fwd_alloc + w.fwd_transient, w.fwd_transient);
       item(mb, c, WorkKind::Forward).push_back(f);
       Ref done = f;
       ring(r, c, mb, Phase::Forward, w.ring_fwd, w.ring_bytes, item(mb, c, WorkKind::Forward), {f}, &done);
@@ -312,13 +315,14 @@ class StageLowering : LoweringBase {
         if (first.valid()) deps.push_back(first);
         rest_gather = rest;
       }
-      Ref last;
+      Ref first_backward, last;
       auto add_backward = [&](const DurationFn& duration) {
         const Ref b =
             e_.compute(r, slot(c), duration, names_[static_cast<std::size_t>(c)], -1, mb, Phase::BackwardData);
         if (last.valid()) e_.after(b, last);
         else e_.after(b, deps);
         items.push_back(b);
+        if (!first_backward.valid()) first_backward = b;
         last = b;
       };
       if (completes_gradients(mb, c)) {
@@ -337,7 +341,10 @@ class StageLowering : LoweringBase {
                    sync_.reduce(r, slot(c), bucket_id(c, b), mb, {last}, buckets[b].bytes, buckets[b].expert_bytes));
         }
       }
-      e_.memory(last, 0, w.fwd_alloc + w.rec_alloc);
+      // The chunk's largest backward working set (the loss's) from its first backward task to its last.
+      const Bytes held_by_last = first_backward.id == last.id ? w.bwd_transient : 0;
+      if (held_by_last == 0 && w.bwd_transient > 0) e_.memory(first_backward, w.bwd_transient, 0);
+      e_.memory(last, held_by_last, w.fwd_alloc + w.rec_alloc + w.bwd_transient);
       if (p_.zero3() && p_.chunk_layers[static_cast<std::size_t>(c)] > 0) {
         // ZeRO-3: the micro-batch's gradients are reduce-scattered into the rank's shard.
         const Ref rs = e_.dp_collective(slot(c), CollectiveOp::ReduceScatter,

@@ -97,6 +97,27 @@ void fill_variant_transfers(const Prepared& p, Variant& v) {
   }
 }
 
+/// Bytes of `op`'s kept inputs that another op on its device keeps already: a producer that keeps
+/// its output (ReLU before the next convolution) or an earlier consumer that keeps the same input
+/// (a block's input into two convolutions, one norm's output into separate q, k and v projections).
+/// The tensor is stored once and lives until the last of their backwards: the producer's, or the
+/// earliest consumer's, which also allocated it first.
+Bytes shared_kept_bytes(const Prepared& p, const Variant& v, OpId op) {
+  const models::Model& m = *v.model;
+  const auto own = [&](OpId x) { return v.kept[x] == m.op(x).activation_bytes; };  // no kernel's override
+  if (!own(op) || !models::keeps_its_inputs(m.op(op))) return 0;
+  const int slot = p.op_slot[op];
+  Bytes shared = 0;
+  for (OpId u : p.inputs[op]) {
+    if (p.is_input[u] || p.op_slot[u] != slot) continue;  // data, or a copy received from another stage
+    bool kept = own(u) && models::keeps_its_output(m.op(u));
+    for (OpId w : p.consumers[u])
+      kept = kept || (w < op && p.op_slot[w] == slot && own(w) && models::keeps_its_inputs(m.op(w)));
+    if (kept) shared += models::num_elements(m.op(u).output_shape) * models::dtype_size(m.dtype());
+  }
+  return std::min(shared, v.kept[op]);
+}
+
 void fill_variant_memory(const Prepared& p, Variant& v) {
   const models::Model& m = *v.model;
   const std::size_t n = m.num_ops();
@@ -131,7 +152,7 @@ void fill_variant_memory(const Prepared& p, Variant& v) {
         p.tp_ranks > 1 && !sharded_output ? (v.out_full[op] + p.tp_ranks - 1) / p.tp_ranks : v.out_full[op];
     // A fused attention kernel keeps no score matrix, so selective recomputation has none to drop.
     const bool fused = v.kept[op] < o.activation_bytes;
-    Bytes act = v.kept[op];
+    Bytes act = v.kept[op] - shared_kept_bytes(p, v, op);
     // Sequence parallelism: norms, dropouts and residual adds keep 1/T of the sequence, and a
     // column-parallel linear keeps its input before the all-gather (Megatron-LM saves the sharded
     // input and gathers it again for the backward, the all-gather the lowering emits there): every

@@ -132,6 +132,22 @@ TEST(Elementwise, BytesAndActivationsWithoutMacs) {
   const Op& loss = b.op(b.cross_entropy("loss", h));
   EXPECT_EQ(loss.output_shape, Shape{});
   EXPECT_EQ(loss.activation_bytes, 400);
+  // fp32 logits: the forward holds them (400 B) beside the kept log-softmax; the backward the fp32
+  // gradients of the log-softmax's output and input.
+  EXPECT_EQ(loss.transient_fwd_bytes, 400);
+  EXPECT_EQ(loss.transient_bwd_bytes, 800);
+}
+
+TEST(Elementwise, TheLossOf16BitLogitsIsFormedInFp32) {
+  // Megatron-LM's logits.float() and torch.autocast's fp32 cross_entropy: 100 bf16 logits keep a
+  // 4-byte log-softmax (400 B); the forward holds the 2-byte logits and their 4-byte copy (600 B).
+  ModelBuilder b("m", 1, DType::BF16);
+  const OpId x = b.input("x", {1, 10});
+  const Op& loss = b.op(b.cross_entropy("loss", b.linear("head", x, 10, 100)));
+  EXPECT_EQ(loss.activation_bytes, 400);
+  EXPECT_EQ(loss.transient_fwd_bytes, 600);
+  EXPECT_EQ(loss.transient_bwd_bytes, 800);
+  EXPECT_EQ(b.op(b.relu("relu", x)).transient_fwd_bytes, 0);  // only the loss has a working set here
 }
 
 TEST(Gather, ShapeAndCosts) {

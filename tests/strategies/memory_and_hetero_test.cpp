@@ -82,6 +82,24 @@ TEST(Memory, FitsWhenSplitEnough) {
   EXPECT_TRUE(r.feasible) << r.infeasible_reason;
 }
 
+TEST(Memory, ATensorSeveralOpsKeepIsStoredOnceAndTheLossAddsItsWorkingSet) {
+  // fc0 keeps the data x; relu keeps its output r, which fa and fb keep again as their input:
+  // stored once. fp32, one sample of 100 features: 400 B a tensor. Kept: x, r and the loss's
+  // log-softmax (3 x 400 B); the peak is the loss's backward, with its fp32 gradients (800 B).
+  models::ModelBuilder b("shared", 1);
+  const models::OpId x = b.input("x", {1, 100});
+  const models::OpId r = b.relu("relu", b.linear("fc0", x, 100, 100));
+  b.cross_entropy("loss", b.add("sum", {b.linear("fa", r, 100, 100), b.linear("fb", r, 100, 100)}));
+  const models::Model model = b.finish();
+  const hardware::Cluster cluster = star_cluster(1, 0, 1.0);
+  FakeCosts costs;
+  StepSetup setup{
+      .model = &model, .cluster = &cluster, .strategy = parse_strategy("dp=1"), .global_batch = 1, .costs = &costs};
+  EXPECT_EQ(simulate_strategy(setup).devices[0].breakdown.activations, 3 * 400 + 800);
+  setup.granularity = Granularity::Stage;
+  EXPECT_EQ(simulate_strategy(setup).devices[0].breakdown.activations, 3 * 400 + 800);
+}
+
 TEST(HeterogeneousDataParallel, SpeedSplitBeatsEvenSplitOnPcieHetero) {
   // 2x TITAN X (Pascal) + 1x GTX 1080 on PCIe: the GTX 1080 is slower, so `even` waits for it.
   const models::Model model = models::build_zoo_model("vgg16_cifar", {.batch = 1});

@@ -68,12 +68,15 @@ TEST(Pipeline, OneFOneBSameTimeLessActivationMemory) {
   const StrategyResult one = run("mp=4,schedule=1f1b,micro=8", 8);
   EXPECT_EQ(gpipe.step_time, 11 * 3000);
   EXPECT_EQ(one.step_time, 11 * 3000);
-  // Stage 0 keeps relu's output and fc1's input per micro-batch: 2 x 1000 x 4 B = 8,000 B.
+  // Stage 0 keeps relu's output, which is fc1's input, once per micro-batch: 1000 x 4 B = 4,000 B.
   // GPipe holds all 8 micro-batches before the first backward; 1F1B at most 4 (= stages).
-  EXPECT_EQ(gpipe.devices[0].breakdown.activations, 8 * 8'000);
-  EXPECT_EQ(one.devices[0].breakdown.activations, 4 * 8'000);
-  // The last stage holds one micro-batch either way under 1F1B: fc4's input + the loss's logits.
-  EXPECT_EQ(one.devices[3].breakdown.activations, 8'000);
+  EXPECT_EQ(gpipe.devices[0].breakdown.activations, 8 * 4'000);
+  EXPECT_EQ(one.devices[0].breakdown.activations, 4 * 4'000);
+  // The last stage holds one micro-batch either way under 1F1B: fc4's input and the loss's fp32
+  // log-softmax (4,000 B each), and at the peak the loss's backward working set, the fp32
+  // gradients of the log-softmax's output and input: 2 x 1000 x 4 B.
+  EXPECT_EQ(one.devices[3].breakdown.activations, 8'000 + 8'000);
+  EXPECT_EQ(run("mp=4,schedule=1f1b,micro=8", 8, Granularity::Stage).devices[3].breakdown.activations, 16'000);
 }
 
 TEST(Pipeline, InterleavingShrinksTheBubbleByV) {

@@ -33,7 +33,7 @@ set xrange [-0.7:10.299999999999999]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"
-set xtics ("GPU 0" 0.0, "GPU 0" 1.6, "GPU 0 (fullest)" 3.2, "GPU 0 (fullest)" 4.8, "GPU 0 (fullest)" 6.4, "GPU 0 (fullest)" 8.0, "GPU 0 (fullest)" 9.6) font ",9"
+set xtics ("GPU 0" 0.0, "GPU 0" 1.6, "GPU 3 (fullest)" 3.2, "GPU 0 (fullest)" 4.8, "GPU 3 (fullest)" 6.4, "GPU 0 (fullest)" 8.0, "GPU 0 (fullest)" 9.6) font ",9"
 # Strategy names under their groups of bars.
 set label 1 "dp=4" at first 0.0, graph 0 center offset 0,-2.3 font ",10"
 set label 2 "dp=1" at first 1.6, graph 0 center offset 0,-2.3 font ",10"

@@ -155,6 +155,10 @@ struct Op {
   std::int64_t bytes_written = 0;    // forward: output written
   std::int64_t params = 0;           // trainable parameters
   std::int64_t activation_bytes = 0; // bytes kept alive from forward until this op's backward
+  /// Working memory beyond what the op keeps, alive only while its forward (or its backward) runs;
+  /// non-zero for the loss, whose vocabulary-wide fp32 tensors set an LM step's peak (op_costs.cpp).
+  std::int64_t transient_fwd_bytes = 0;
+  std::int64_t transient_bwd_bytes = 0;
 
   bool operator==(const Op&) const = default;
 
@@ -175,6 +179,13 @@ std::int64_t expert_router_tokens(const Op& op);
 /// Linear or Experts op inside a block (a transformer layer's te.Linear). Everything else of an
 /// fp8 model (LM head, embeddings, attention core, elementwise ops) runs in bf16.
 bool fp8_gemm(const Op& op);
+
+/// What an op's activation_bytes keeps of its neighbours' tensors (op_costs.cpp): all its inputs
+/// as they are (a GEMM's, a norm's, an activation's) or its own output (ReLU, tanh, sigmoid,
+/// softmax; max-pool both). A tensor kept by several ops is stored once: the lowering charges it to
+/// one of them (strategies/src/prepare_variants.cpp).
+bool keeps_its_inputs(const Op& op);
+bool keeps_its_output(const Op& op);
 
 struct Tensor {
   Shape shape;
