@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -810,31 +811,34 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   return out;
 }
 
-void summarise(RunsReport& report) {
+/// Count, median and max |error| (and whose) over the outcomes `error` gives a value for.
+template <typename ErrorOf>
+void summarise_errors(const RunsReport& report, ErrorOf error, int& count, double& median_abs, double& max_abs,
+                      std::string& worst) {
   std::vector<double> errors;
-  report.worst_id.clear();
-  report.max_abs_error_pct = 0;
+  worst.clear();
+  max_abs = 0;
   for (const RunOutcome& o : report.outcomes) {
-    if (!o.scored) continue;
-    const double e = std::fabs(o.error_pct);
-    errors.push_back(e);
-    if (report.worst_id.empty() || e > report.max_abs_error_pct)
-      report.max_abs_error_pct = e, report.worst_id = o.run.id;
+    const std::optional<double> e = error(o);
+    if (!e) continue;
+    errors.push_back(std::fabs(*e));
+    if (worst.empty() || errors.back() > max_abs) max_abs = errors.back(), worst = o.run.id;
   }
-  report.scored = static_cast<int>(errors.size());
-  report.median_abs_error_pct = median(std::move(errors));
-  std::vector<double> memory_errors;
-  report.worst_memory_id.clear();
-  report.max_abs_memory_error_pct = 0;
-  for (const RunOutcome& o : report.outcomes) {
-    if (!o.scored || o.run.measured_peak_gib <= 0) continue;
-    const double e = std::fabs(o.memory_error_pct);
-    memory_errors.push_back(e);
-    if (report.worst_memory_id.empty() || e > report.max_abs_memory_error_pct)
-      report.max_abs_memory_error_pct = e, report.worst_memory_id = o.run.id;
-  }
-  report.memory_scored = static_cast<int>(memory_errors.size());
-  report.median_abs_memory_error_pct = median(std::move(memory_errors));
+  count = static_cast<int>(errors.size());
+  median_abs = median(std::move(errors));
+}
+
+void summarise(RunsReport& report) {
+  summarise_errors(
+      report, [](const RunOutcome& o) { return o.scored ? std::optional(o.error_pct) : std::nullopt; }, report.scored,
+      report.median_abs_error_pct, report.max_abs_error_pct, report.worst_id);
+  summarise_errors(
+      report,
+      [](const RunOutcome& o) {
+        return o.scored && o.run.measured_peak_gib > 0 ? std::optional(o.memory_error_pct) : std::nullopt;
+      },
+      report.memory_scored, report.median_abs_memory_error_pct, report.max_abs_memory_error_pct,
+      report.worst_memory_id);
 }
 
 RunsReport evaluate_runs(const RunsFile& runs, const EvaluateOptions& options) {
