@@ -103,6 +103,23 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
                      "Megatron-LM, NeMo, DeepSpeed) or autocast (eager torch.autocast over fp32 modules: norms, "
                      "residual stream and loss in fp32, casts around them, weights cast every step)")
       ->capture_default_str();
+  cmd.add_option("--loss", k.loss,
+                 prefix +
+                     "How the cross-entropy loss runs (memory only): unfused (in fp32 from a copy of the 16-bit "
+                     "logits, kept for the backward: Megatron-LM, torch.nn.CrossEntropyLoss under autocast) or fused "
+                     "(one kernel keeping the logits and a log-sum-exp per row: flash-attn's xentropy, LLM Foundry's "
+                     "default; Megatron-Core's --cross-entropy-loss-fusion)")
+      ->capture_default_str();
+}
+
+bool fused_loss_arg(const KernelChoice& k) {
+  if (k.loss != "unfused" && k.loss != "fused")
+    throw InputError("--loss: expected unfused or fused, found \"" + k.loss + "\"");
+  return k.loss == "fused";
+}
+
+void apply_loss_choice(models::Model& model, const KernelChoice& k) {
+  if (fused_loss_arg(k)) models::set_fused_loss(model, true);
 }
 
 const char* first_changed_pricing_option(const KernelChoice& k) {
@@ -111,6 +128,7 @@ const char* first_changed_pricing_option(const KernelChoice& k) {
   if (k.conv_layout != defaults.conv_layout) return "--conv-layout";
   if (k.optimizer_kernels != defaults.optimizer_kernels) return "--optimizer-kernels";
   if (k.mixed_precision != defaults.mixed_precision) return "--mixed-precision";
+  if (k.loss != defaults.loss) return "--loss";
   return nullptr;
 }
 

@@ -30,14 +30,21 @@ struct KernelChoice {
   std::string conv_layout = "nchw";
   std::string optimizer_kernels = "fused";
   std::string mixed_precision = "native";
+  std::string loss = "unfused";
 };
 
 /// Registers the options of `k` on `cmd`, each help text starting with `prefix` (simulate
 /// says "Model mode: ").
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix);
-/// The first of --fp32-math, --conv-layout, --optimizer-kernels and --mixed-precision set to other
+/// The first of --fp32-math, --conv-layout, --optimizer-kernels, --mixed-precision and --loss set to other
 /// than its default, or nullptr: what a task graph, which carries its own durations, cannot use.
 const char* first_changed_pricing_option(const KernelChoice& k);
+
+/// --loss: whether the model's cross-entropy runs as one fused kernel (true) or in fp32 from a copy
+/// of the logits (false). InputError naming the option for anything but unfused or fused.
+bool fused_loss_arg(const KernelChoice& k);
+/// Applies --loss to `model` (what its loss keeps and holds in memory; times are unchanged).
+void apply_loss_choice(models::Model& model, const KernelChoice& k);
 
 struct CostChoice {
   std::unique_ptr<profiler::CostModel> costs;

@@ -113,14 +113,18 @@ models::DType planning_dtype(const PlanningInputs& in) {
 
 models::Model load_planning_model(const PlanningInputs& in) {
   const models::DType dtype = planning_dtype(in);
+  models::Model model;
   if (!models::is_zoo_model(in.model) && looks_like_file(in.model)) {
     models::LoadOptions load;
     load.batch = 1;
     load.dtype = dtype;
     if (in.seq_len > 0) load.seq_len = in.seq_len;
-    return models::load_model_file(in.model, load);
+    model = models::load_model_file(in.model, load);
+  } else {
+    model = models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype, .seq_len = in.seq_len});
   }
-  return models::build_zoo_model(in.model, models::ModelOptions{.batch = 1, .dtype = dtype, .seq_len = in.seq_len});
+  apply_loss_choice(model, in.kernels);
+  return model;
 }
 
 Calibration planning_calibration(const PlanningInputs& in) { return load_calibration_option(in.calibration); }

@@ -165,7 +165,8 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
   const strategies::Strategy strategy = o.strategy.find('=') != std::string::npos
                                             ? strategies::parse_strategy(o.strategy)
                                             : strategies::load_strategy(o.strategy);
-  const models::Model model = load_model(o.model, dtype, o.seq_len);
+  models::Model model = load_model(o.model, dtype, o.seq_len);
+  apply_loss_choice(model, o.kernels);
   const hardware::Cluster cluster = load_cluster(common, strategy.devices());
   const profiler::Optimizer optimizer = optimizer_arg(o.optimizer);
 

@@ -32,6 +32,8 @@ nlohmann::json attrs_json(const Op& op) {
     else if (key == "groups") j[key] = a.groups;
     else if (key == "residual") {
       if (a.residual) j[key] = true;  // written only when set, so older files stay byte-equal
+    } else if (key == "fused") {
+      if (a.fused) j[key] = true;
     } else if (key == "bias" && op.kind == OpKind::LayerNorm) {
       if (!a.norm_bias) j[key] = false;  // written only when absent, so older files stay byte-equal
     } else if (key == "bias") j[key] = a.bias;

@@ -26,6 +26,7 @@ inline std::vector<std::string> json_attr_names(OpKind kind) {
     case OpKind::Experts: return {"experts", "top_k", "expert_width", "gated", "capacity_factor"};
     case OpKind::LayerNorm: return {"bias"};
     case OpKind::Add: return {"residual"};
+    case OpKind::CrossEntropy: return {"fused"};
     case OpKind::Gather: return {"positions"};
     default: return {};
   }

@@ -72,7 +72,7 @@ void read_attrs(Record& r) {
   if (!found) {
     // Kinds with required attributes report the missing "attrs" object itself.
     if (!detail::json_attr_names(kind).empty() && kind != OpKind::Concat && kind != OpKind::Dropout &&
-        kind != OpKind::LayerNorm && kind != OpKind::Add)
+        kind != OpKind::LayerNorm && kind != OpKind::Add && kind != OpKind::CrossEntropy)
       (void)r.field.at("attrs");
     return;
   }
@@ -162,6 +162,7 @@ void read_attrs(Record& r) {
       break;
     case OpKind::LayerNorm: opt_bool("bias", a.norm_bias); break;
     case OpKind::Add: opt_bool("residual", a.residual); break;
+    case OpKind::CrossEntropy: opt_bool("fused", a.fused); break;
     case OpKind::Experts:
       req_int("experts", 1, a.experts);
       req_int("top_k", 1, a.top_k);

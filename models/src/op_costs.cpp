@@ -307,10 +307,20 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
     // is on its fp32 list) form the loss in fp32 from 16-bit logits: the forward holds the logits
     // and their fp32 copy while it keeps the fp32 log-softmax for the backward, which then holds the
     // fp32 gradients of the log-softmax's output and input. Vocabulary-wide, these set the peak.
+    // A fused kernel (flash-attn's xentropy, Megatron-Core's fusion) keeps the logits themselves
+    // and one fp32 log-sum-exp per row, and writes their gradient in the logits' dtype.
     const std::int64_t logits = input_elements(op);
-    op.activation_bytes = mul(logits, 4);
-    op.transient_fwd_bytes = mul(logits, dt < 4 ? dt + 4 : dt);
-    op.transient_bwd_bytes = mul(logits, 8);
+    if (op.attrs.fused) {
+      const std::int64_t rows =
+          op.input_shapes.empty() ? 0 : logits / std::max<std::int64_t>(1, op.input_shapes[0].back());
+      op.activation_bytes = add(mul(logits, dt), mul(rows, 4));
+      op.transient_fwd_bytes = 0;
+      op.transient_bwd_bytes = mul(logits, dt);
+    } else {
+      op.activation_bytes = mul(logits, 4);
+      op.transient_fwd_bytes = mul(logits, dt < 4 ? dt + 4 : dt);
+      op.transient_bwd_bytes = mul(logits, 8);
+    }
   }
   if (op.kind == OpKind::Dropout) {
     op.bytes_written = add(op.bytes_written, out);  // the mask, 1 byte per element
@@ -327,6 +337,16 @@ void compute_costs(Op& op, const std::vector<const Op*>& producers) {
 }  // namespace parasim::models::detail
 
 namespace parasim::models {
+
+void set_fused_loss(Model& m, bool fused) {
+  for (OpId v = 0; v < m.num_ops(); ++v) {
+    if (m.op(v).kind != OpKind::CrossEntropy) continue;
+    m.op(v).attrs.fused = fused;
+    std::vector<const Op*> producers;
+    for (OpId u : m.inputs_of(v)) producers.push_back(&m.op(u));
+    detail::compute_costs(m.op(v), producers);
+  }
+}
 
 bool keeps_its_inputs(const Op& op) {
   switch (op.kind) {

@@ -59,6 +59,25 @@ TEST(ModelJson, GatherRoundTripsAndNeedsPositions) {
             "bad.json: $.ops[1].attrs.positions: expected an integer >= 1, found number 0");
 }
 
+TEST(ModelJson, AFusedLossRoundTripsAndKeepsTheLogitsNotAnFp32Copy) {
+  ModelBuilder b("m", 2, DType::BF16);
+  b.cross_entropy("loss", b.linear("head", b.input("x", {2, 4}), 4, 100));
+  Model m = b.finish();
+  const OpId loss = *m.find_op("loss");
+  EXPECT_FALSE(model_to_json(m)["ops"][2].contains("attrs"));  // unfused: the file as before
+  set_fused_loss(m, true);
+  // 2 x 100 bf16 logits kept as they are plus an fp32 log-sum-exp per row; the backward writes a
+  // bf16 gradient; nothing held beyond that in the forward.
+  EXPECT_EQ(m.op(loss).activation_bytes, 2 * 100 * 2 + 2 * 4);
+  EXPECT_EQ(m.op(loss).transient_fwd_bytes, 0);
+  EXPECT_EQ(m.op(loss).transient_bwd_bytes, 2 * 100 * 2);
+  const nlohmann::json j = model_to_json(m);
+  EXPECT_EQ(j["ops"][2]["attrs"], (nlohmann::json{{"fused", true}}));
+  EXPECT_TRUE(model_from_json(j, "round trip") == m);
+  set_fused_loss(m, false);
+  EXPECT_EQ(m.op(loss).activation_bytes, 2 * 100 * 4);  // the fp32 log-softmax again
+}
+
 TEST(ModelJson, SaveAndLoadFile) {
   const auto path = std::filesystem::temp_directory_path() / "parasim_models_test_gnmt.json";
   const Model m = build_zoo_model("gnmt", ModelOptions{.dtype = DType::BF16});

@@ -688,6 +688,30 @@ TEST(RecordedRuns, PutsTheProjectedPeakMemoryNextToAMeasuredOne) {
             "runs.json: $.rows[0].measured.peak_allocated_gib: expected a number in [1e-06, 1e+09], found number -1");
 }
 
+TEST(RecordedRuns, ReadsAFusedLossFromTheConfig) {
+  nlohmann::json row = megatron_row();
+  row["model"]["vocab"] = 200'000;  // the loss's 25.6M logits per micro-batch and rank set the peak
+  row["config"]["loss"] = "fused (LLM Foundry's fused_crossentropy)";
+  nlohmann::json unfused = row;
+  unfused["id"] = "gpt-small-unfused";
+  unfused["config"]["loss"] = "unfused, torch.nn.CrossEntropyLoss";
+  const RunsFile f = parse_runs(file_of({row, unfused,
+                                         [] {
+                                           nlohmann::json plain = megatron_row();
+                                           plain["id"] = "gpt-small-plain";
+                                           return plain;
+                                         }()}),
+                                "runs.json");
+  EXPECT_TRUE(f.runs[0].fused_loss);
+  EXPECT_FALSE(f.runs[1].fused_loss);
+  EXPECT_FALSE(f.runs[2].fused_loss);
+  const RunsReport report = evaluate_runs(f, {});
+  // Memory only: the same step, and the peak (the last stage's, where the loss is) smaller.
+  EXPECT_DOUBLE_EQ(report.outcomes[0].projected_step_s, report.outcomes[1].projected_step_s);
+  EXPECT_LT(report.outcomes[0].projected_peak_gib, report.outcomes[1].projected_peak_gib);
+  EXPECT_EQ(runs_report_to_json(report)["rows"][0]["loss"], "fused");
+}
+
 TEST(RecordedRuns, ModelFlopsUtilisationCountsMegatronsFlopsBothWays) {
   // GPT, L = 2, h = 256, s = 128, V = 1000, global batch B = 64: the matrix products of forward and
   // backward are 72 B s L h^2 (1 + s / 6h) + 6 B s h V FLOPs (Narayanan et al. 2021 without the

@@ -435,6 +435,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
                           "steady-state forward with a backward of another micro-batch)");
   }
 
+  // The loss as one fused kernel (flash-attn's xentropy: LLM Foundry's default loss_fn; Megatron-Core's
+  // cross-entropy fusion) keeps the 16-bit logits, not an fp32 copy of them.
+  const std::string loss = lower(optional_text(c, "loss"));
+  r.fused_loss = contains(loss, "fused") && !contains(loss, "unfused");
+
   // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
   const std::string attention = optional_text(c, "attention");
   if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha")) {
@@ -609,8 +614,9 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .dtype = run.dtype,
                                 .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len,
                                 .mlm_positions = run.mlm_positions};
-  const models::Model model =
+  models::Model model =
       run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
+  if (run.fused_loss) models::set_fused_loss(model, true);
   if (run.stated_params > 0) {
     // A shape read wrongly (a field misnamed, an FFN width or vocabulary guessed) shows as a
     // parameter count other than the source's; rounding of the source's own figure stays under 0.1%.
@@ -868,6 +874,7 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
                      {"optimizer", parasim::to_string(o.run.optimizer)},
                      {"optimizer_kernels", parasim::to_string(o.run.optimizer_kernels)},
                      {"mixed_precision", profiler::to_string(o.run.mixed_precision)},
+                     {"loss", o.run.fused_loss ? "fused" : "unfused"},
                      {"grad_accumulation", describe(o.run.grad_accumulation, o.run.dtype)}};
     if (o.run.dtype == models::DType::F32) j["fp32_math"] = profiler::to_string(o.run.fp32_math);
     if (o.scored) {

@@ -115,6 +115,7 @@ struct OpAttrs {
   bool additive = false;          // attention: Bahdanau score v.tanh(q + k + b) instead of q.k; owns v, b, g
   bool norm_bias = true;          // layer norm: learned shift (beta); false in bias-free models
   bool residual = false;          // add: on a transformer's residual stream (fp32 under torch.autocast)
+  bool fused = false;             // cross_entropy: one fused kernel (flash-attn's xentropy): no fp32 copy
   std::int64_t experts = 0;       // experts: number of experts E
   std::int64_t top_k = 0;         // experts: experts each token is routed to
   bool gated = false;             // experts: SwiGLU experts (gate, up, down) instead of two matrices
@@ -263,6 +264,11 @@ class Model {
   std::unique_ptr<Graph> graph_;  // null: empty (default-constructed or moved from)
   static const Graph& empty_graph();
 };
+
+/// Marks every cross_entropy op of `m` as one fused kernel (or not) and recomputes what it keeps:
+/// flash-attn's xentropy (LLM Foundry's default loss) or Megatron-Core's cross-entropy fusion keep
+/// the 16-bit logits and a log-sum-exp per row, with no fp32 copy (op_costs.cpp). Memory only.
+void set_fused_loss(Model& m, bool fused);
 
 template <class WeightFn>
 std::vector<OpId> Model::longest_path(WeightFn weight) const {

@@ -55,6 +55,7 @@ struct RecordedRun {
   profiler::AttentionKernel attention = profiler::AttentionKernel::Unfused;  // config.attention
   profiler::Fp32Math fp32_math = profiler::Fp32Math::PyTorch;                // config.precision tf32: Tf32
   bool attention_stated = false;                                             // config.attention named a kernel
+  bool fused_loss = false;  // config.loss names a fused cross entropy (models::set_fused_loss)
   profiler::ConvLayout conv_layout = profiler::ConvLayout::Nchw;             // config.memory_format
   profiler::OptimizerKernels optimizer_kernels = profiler::OptimizerKernels::Fused;  // config.optimizer "foreach"
   profiler::MixedPrecision mixed_precision = profiler::MixedPrecision::Native;       // config.precision (autocast)
