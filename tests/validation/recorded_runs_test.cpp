@@ -781,6 +781,20 @@ TEST(RecordedRuns, InfersFusedAttentionOnlyWhenUnfusedCannotHaveFit) {
   const RunsReport stated = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {});
   EXPECT_EQ(stated.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);
   EXPECT_NE(stated.outcomes[0].note.find("projected as if it fit"), std::string::npos);
+  // When not even the fused kernel fits, the run still fit: it is projected with the kernel that
+  // needs least memory, said both in the note and in a caveat.
+  row["config"].erase("attention");
+  row["config"]["micro_batch"] = 64;
+  row["config"]["global_batch"] = 2 * 64 * 8;
+  row["derived_step_seconds"] = 100;  // a plausible MFU: no caveat about the work
+  const RunOutcome tight = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {}).outcomes[0];
+  ASSERT_TRUE(tight.scored) << tight.note;
+  EXPECT_EQ(tight.run.attention, profiler::AttentionKernel::Flash);
+  EXPECT_NE(tight.note.find("projected as if it fit"), std::string::npos);
+  ASSERT_EQ(tight.run.caveats.size(), 1u);
+  EXPECT_EQ(tight.run.caveats[0],
+            "nothing fits parasim's memory model; the measured run fit, so it is projected with "
+            "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,overlap=off and fused (flash) attention");
   // A run that fits unfused stays unfused.
   const RunsReport small = evaluate_runs(parse_runs(file_of({megatron_row()}), "runs.json"), {});
   EXPECT_EQ(small.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);

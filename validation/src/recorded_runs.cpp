@@ -750,7 +750,35 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   if (found && out.run.attention != run.attention)
     out.run.caveats.push_back("attention: with unfused attention the run " + unfused_reason +
                               "; the measured run fit, so it is projected with fused (flash) attention");
-  if (!found) r = std::move(first);  // nothing fits: report the configuration as stated
+  if (!found) {
+    // Nothing fits parasim's memory model, yet the run fit: project what the row leaves open the
+    // way that needs least memory (full recomputation; a fused attention kernel) and its tuned
+    // counts at the fastest. The note says it was projected as if it fit.
+    r = std::move(first);
+    strategies::Strategy tight = run.strategy;
+    if (run.recompute_unknown) tight.recompute = strategies::Recompute::Full;
+    const profiler::AttentionKernel attention = may_fuse ? profiler::AttentionKernel::Flash : run.attention;
+    bool have = false;
+    for (int micro : micros)
+      for (int interleave : interleaves) {
+        if (have && !pick_fastest) break;
+        strategies::Strategy s = tight;
+        s.micro = micro;
+        s.interleave = interleave;
+        strategies::StrategyResult candidate = project(s, attention);
+        if (!candidate.simulated || (have && candidate.step_time >= r.step_time)) continue;
+        have = true;
+        out.run.strategy = s;
+        out.run.attention = attention;
+        r = std::move(candidate);
+      }
+    if (have && (run.recompute_unknown || may_fuse || pick_fastest || run.micro_unknown))
+      out.run.caveats.push_back("nothing fits parasim's memory model; the measured run fit, so it is projected with " +
+                                strategies::to_string(out.run.strategy) +
+                                (may_fuse ? " and fused (flash) attention" : "") +
+                                (run.recompute_unknown ? ", the recomputation that needs least memory" : "") +
+                                (pick_fastest ? ", its unstated counts at the fastest" : ""));
+  }
   if (run.recompute_unknown && found)
     out.run.caveats.push_back("recomputation not stated: " + strategies::to_string(out.run.strategy.recompute) +
                               ", the cheapest that fits");
