@@ -212,29 +212,36 @@ void compute_macs(Op& op, const std::vector<const Op*>& producers) {
   }
 }
 
-std::int64_t activation_elements_kept(const Op& op) {
-  const OpAttrs& a = op.attrs;
-  const std::int64_t in = input_elements(op);
-  const std::int64_t out = num_elements(op.output_shape);
-  switch (op.kind) {
+/// Kinds whose backward reads their inputs as they are: GEMMs, norms, activations that need x
+/// (SwiGLU's gate and up), max-pool (cuDNN's backward reads x and y).
+bool kind_keeps_inputs(OpKind kind) {
+  switch (kind) {
     case OpKind::Conv2d:
     case OpKind::Linear:
     case OpKind::Matmul:
     case OpKind::BatchedMatmul:
-    case OpKind::Embedding:  // the token ids, to scatter the gradient
     case OpKind::BatchNorm:
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
-    case OpKind::Swiglu:       // gate and up, to form both gradients
+    case OpKind::Swiglu:
     case OpKind::SquaredRelu:
     case OpKind::Gelu:
-    case OpKind::Mul: return in;
-    case OpKind::Relu:
-    case OpKind::Tanh:
-    case OpKind::Sigmoid:
-    case OpKind::Softmax:
-      return out;
-    case OpKind::MaxPool2d: return add(in, out);  // cuDNN's backward reads x and y
+    case OpKind::Mul:
+    case OpKind::MaxPool2d: return true;
+    default: return false;
+  }
+}
+
+std::int64_t activation_elements_kept(const Op& op) {
+  const OpAttrs& a = op.attrs;
+  const std::int64_t in = input_elements(op);
+  const std::int64_t out = num_elements(op.output_shape);
+  // One list of which ops keep their inputs or output, shared with the lowering's sharing of kept
+  // tensors (keeps_its_inputs, keeps_its_output); an embedding keeps its token ids.
+  const bool inputs = kind_keeps_inputs(op.kind) || op.kind == OpKind::Embedding;
+  const bool output = keeps_its_output(op);
+  if (inputs || output) return add(inputs ? in : 0, output ? out : 0);
+  switch (op.kind) {
     case OpKind::Lstm: {
       // Input, 4 gates, cell state and tanh(cell), the hidden state, and the output r (the
       // projected state when projecting, which also keeps the unprojected hidden state).
@@ -349,21 +356,7 @@ void set_fused_loss(Model& m, bool fused) {
 }
 
 bool keeps_its_inputs(const Op& op) {
-  switch (op.kind) {
-    case OpKind::Conv2d:
-    case OpKind::Linear:
-    case OpKind::Matmul:
-    case OpKind::BatchedMatmul:
-    case OpKind::BatchNorm:
-    case OpKind::LayerNorm:
-    case OpKind::RmsNorm:
-    case OpKind::Swiglu:
-    case OpKind::SquaredRelu:
-    case OpKind::Gelu:
-    case OpKind::Mul:
-    case OpKind::MaxPool2d: return !fp8_gemm(op);  // an FP8 GEMM keeps its own 1-byte cast
-    default: return false;
-  }
+  return detail::kind_keeps_inputs(op.kind) && !fp8_gemm(op);  // an FP8 GEMM keeps its own 1-byte cast
 }
 
 bool keeps_its_output(const Op& op) {
