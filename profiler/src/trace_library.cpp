@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "parasim/common/error.hpp"
+#include "parasim/common/json_io.hpp"
 #include "parasim/profiler/profile.hpp"
 
 namespace parasim::profiler {
@@ -32,10 +35,15 @@ std::optional<TraceProfileMatch> find_trace_profile(const std::filesystem::path&
   std::error_code ec;
   if (!std::filesystem::is_directory(traces_dir, ec)) return std::nullopt;
   std::vector<TraceProfileMatch> found;
+  // A profile of `model` names it as a JSON string: files that do not hold that string (and no
+  // \u escape that could spell it) are not parsed (each one took about a millisecond at start-up).
+  const std::string quoted = nlohmann::json(model).dump();
   for (const auto& file : json_files(traces_dir)) {
     Profile p;
     try {
-      p = load_profile(file);
+      const std::string text = read_text_file(file);
+      if (text.find(quoted) == std::string::npos && text.find("\\u") == std::string::npos) continue;
+      p = profile_from_json(parse_json_text(text, file.string()), file.string());
     } catch (const InputError&) {
       continue;  // not a profile (a device's meta.json) or a broken one: never a default
     }

@@ -77,6 +77,24 @@ TEST(TraceLibrary, LargestBatchWinsAndNonProfilesAreSkipped) {
   EXPECT_EQ(m->file, b32);
 }
 
+TEST(TraceLibrary, AModelNameSpelledWithEscapesIsStillFound) {
+  // Files that do not hold the model's name are not parsed; one that spells it with \u escapes
+  // (valid JSON for the same string) is.
+  const auto dir = fresh_dir("escapes");
+  const auto file = write(dir, "h100", "H100-SXM5-80GB", 8);
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(file));
+  ASSERT_EQ(j.at("model"), "tiny_cnn");
+  std::string text = j.dump(1);
+  const std::string plain = "\"model\": \"tiny_cnn\"";
+  ASSERT_NE(text.find(plain), std::string::npos);
+  text.replace(text.find(plain), plain.size(), "\"model\": \"\\u0074iny_cnn\"");
+  ASSERT_EQ(text.find("\"tiny_cnn\""), std::string::npos);
+  std::ofstream(file) << text;
+  const auto m = find_trace_profile(dir, {"H100-SXM5-80GB"}, "tiny_cnn", models::DType::F16);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->file, file);
+}
+
 /// Every profile committed under the repository's traces/ is usable with --profile: it loads, it
 /// matches its own model, and at its own batch every op of that model is measured (no roofline).
 TEST(TraceLibrary, EveryCommittedProfileCoversItsModel) {
