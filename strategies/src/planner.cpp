@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <thread>
@@ -281,12 +284,14 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   std::vector<TimeNs> bound(n, 0), objective_bound(n, 0);
 
   std::vector<char> decided(n, 0);  // memory-bound: decided here, without lowering
+  std::vector<char> rejected(n, 0);  // parameter_memory_rejects(), asked once
   // Candidates differing only in dp, micro-batch count and ZeRO 0/1 at one micro-batch size
   // share one bound (step_bound_per_micro): 912 bounds instead of 1,239 on Turing-NLG's space.
   StepBoundCache shared_bounds(*req.cluster);
   auto bound_of_candidate = [&](std::size_t i) {
+    if (errors[i]) return;
     try {
-      if (parameter_memory_rejects(req, facts, candidates[i])) {
+      if (rejected[i]) {
         rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache);
         decided[i] = 1;
         if (req.on_candidate_done) req.on_candidate_done();
@@ -306,12 +311,22 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   // second thread asking for one being built waits for it): one candidate of each model variant
   // first, then one of each bound (the strategy without dp, the micro-batch count and ZeRO 0/1, at
   // one micro-batch size), each pass spread over the threads; then the rest, from the caches. No
-  // bound depends on the order.
+  // bound depends on the order. A candidate that the parameter memory rejects builds nothing, so it
+  // stands for no variant: on Turing-NLG's space such stand-ins left 36 of 75 variants to the
+  // second pass, where a thread waited for the other to build one.
   std::vector<std::size_t> first_of_variant, first_of_bound;
   {
     std::set<std::tuple<int, int, int, int, double, std::int64_t>> variants;
     std::set<std::string> shapes;
+    parallel_for(threads, n, [&](std::size_t i, int) {
+      try {
+        rejected[i] = parameter_memory_rejects(req, facts, candidates[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
     for (std::size_t i = 0; i < n; ++i) {
+      if (rejected[i] || errors[i]) continue;
       const Strategy& s = candidates[i].strategy;
       const std::int64_t per_replica = static_cast<std::int64_t>(s.dp) * s.micro;
       const std::int64_t size = per_replica > 0 ? candidates[i].global_batch / per_replica : 0;
@@ -349,57 +364,139 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   std::vector<std::unique_ptr<simulator::CollectivePlanner>> planners;
   for (int w = 0; w < threads; ++w) planners.push_back(std::make_unique<simulator::CollectivePlanner>(*req.cluster));
 
+  // The rounds, with each round's tail put to use: a worker that finds nothing left to start in
+  // the round runs ahead, on the next candidate in bound order that the current limit and misses
+  // still admit. Its row is kept aside and used if a later round takes the candidate, dropped
+  // otherwise; rounds, rows and counts are the serial loop's (a candidate's row depends on it
+  // alone: the caches only memoise).
+  struct Result {
+    PlanRow row;
+    std::string source;
+    std::exception_ptr error;
+  };
+  enum : char { kWaiting, kRunning, kDone };
+  std::vector<std::unique_ptr<Result>> results(n);
+  std::vector<char> state(n, kWaiting), in_round(n, 0);
+  std::vector<std::size_t> round, queue;  // queue: the round's candidates not yet started, largest first
+  std::size_t queued = 0, pending = 0, next = 0, ahead = 0;
+  bool finished = false;
+  std::exception_ptr failure;  // from forming a round on a worker thread, rethrown below
+  std::mutex mu;
+  std::condition_variable wake;
   TimeNs limit = std::numeric_limits<TimeNs>::max();
-  for (std::size_t next = 0; next < n;) {
-    std::vector<std::size_t> round;
-    for (; next < n && round.size() < kRound; ++next) {
-      const std::size_t i = order[next];
-      if (errors[i] || decided[i]) continue;
-      const std::size_t* by = nullptr;
-      if (req.prune_dominated)
-        for (const std::size_t& j : misses[family_of[i]])
-          if (needs_at_least_memory_of(candidates[i], candidates[j], facts)) {
-            by = &j;
-            break;
+
+  auto dominated_by = [&](std::size_t i) -> const std::size_t* {
+    if (!req.prune_dominated) return nullptr;
+    for (const std::size_t& j : misses[family_of[i]])
+      if (needs_at_least_memory_of(candidates[i], candidates[j], facts)) return &j;
+    return nullptr;
+  };
+  // Under mu, once no candidate of the round is outstanding: its rows applied in bound order, the
+  // limit lowered, and the next round formed (again while all of a round ran ahead already).
+  auto close_rounds = [&] {
+    try {
+      while (pending == 0 && !finished) {
+        for (std::size_t i : round) {
+          Result& r = *results[i];
+          if (r.error) {
+            errors[i] = r.error;
+          } else {
+            rows[i] = std::move(r.row);
+            rows[i].step_bound = bound[i];
+            if (!r.source.empty() && i < sources[0].first) sources[0] = {i, std::move(r.source)};
           }
-      if (by != nullptr) rows[i] = dominated_row(candidates[i], rows[*by]);
-      else if (objective_bound[i] > limit)
-        rows[i] = pruned_row(req, candidates[i], bound[i], objective_bound[i], limit);
-      else round.push_back(i);
-      if (by != nullptr || rows[i].verdict == Verdict::Pruned)
-        if (req.on_candidate_done) req.on_candidate_done();
+          results[i].reset();
+          if (req.on_candidate_done) req.on_candidate_done();
+          if (rows[i].verdict == Verdict::StaticMemory || rows[i].verdict == Verdict::PeakMemory) {
+            auto& m = misses[family_of[i]];
+            m.insert(
+                std::upper_bound(m.begin(), m.end(), i,
+                                 [&](std::size_t a, std::size_t b) { return rank_in_family[a] < rank_in_family[b]; }),
+                i);
+          }
+          if (rows[i].feasible()) feasible.push_back(i);
+        }
+        if (!round.empty()) limit = std::min(limit, exact_rows_limit(req, rows, feasible));
+        round.clear();
+        for (; next < n && round.size() < kRound; ++next) {
+          const std::size_t i = order[next];
+          if (errors[i] || decided[i]) continue;
+          const std::size_t* by = dominated_by(i);
+          if (by != nullptr) rows[i] = dominated_row(candidates[i], rows[*by]);
+          else if (objective_bound[i] > limit)
+            rows[i] = pruned_row(req, candidates[i], bound[i], objective_bound[i], limit);
+          else round.push_back(i);
+          if (by != nullptr || rows[i].verdict == Verdict::Pruned)
+            if (req.on_candidate_done) req.on_candidate_done();
+        }
+        if (round.empty()) {
+          finished = true;
+          break;
+        }
+        queue.clear();
+        queued = 0;
+        for (std::size_t i : round) {
+          in_round[i] = 1;
+          if (state[i] != kDone) ++pending;
+          if (state[i] == kWaiting) queue.push_back(i);
+        }
+        std::stable_sort(queue.begin(), queue.end(), [&](std::size_t a, std::size_t b) {
+          return simulation_size(req, candidates[a]) > simulation_size(req, candidates[b]);
+        });
+      }
+    } catch (...) {
+      failure = std::current_exception();
+      finished = true;
     }
-    std::vector<std::size_t> largest_first(round.size());
-    std::iota(largest_first.begin(), largest_first.end(), std::size_t{0});
-    std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t a, std::size_t b) {
-      return simulation_size(req, candidates[round[a]]) > simulation_size(req, candidates[round[b]]);
-    });
-    parallel_for(threads, round.size(), [&](std::size_t k, int worker) {
-      const std::size_t i = round[largest_first[k]];
+    wake.notify_all();
+  };
+  // Under mu: the next candidate a later round may take, if any (bounds only grow along the order
+  // and the limit only falls: past the limit, nothing is left to run ahead on).
+  auto run_ahead_on = [&]() -> std::optional<std::size_t> {
+    for (ahead = std::max(ahead, next); ahead < n; ++ahead) {
+      const std::size_t i = order[ahead];
+      if (state[i] != kWaiting || errors[i] || decided[i] || dominated_by(i) != nullptr) continue;
+      if (objective_bound[i] > limit) return std::nullopt;
+      ++ahead;
+      return i;
+    }
+    return std::nullopt;
+  };
+  auto work = [&](int worker) {
+    std::unique_lock lock(mu);
+    while (!finished) {
+      std::size_t i = n;
+      if (queued < queue.size()) i = queue[queued++];
+      else if (const std::optional<std::size_t> j = run_ahead_on()) i = *j;
+      if (i == n) {
+        wake.wait(lock);
+        continue;
+      }
+      state[i] = kRunning;
+      lock.unlock();
+      auto r = std::make_unique<Result>();
       try {
         throw_if_interrupted();
-        std::string source;
-        rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache, &source,
-                                     planners[static_cast<std::size_t>(worker)].get());
-        rows[i].step_bound = bound[i];
-        auto& first = sources[static_cast<std::size_t>(worker)];
-        if (!source.empty() && i < first.first) first = {i, std::move(source)};
+        r->row = evaluate_candidate(req, facts, candidates[i], granularity, cache, &r->source,
+                                    planners[static_cast<std::size_t>(worker)].get());
       } catch (...) {
-        errors[i] = std::current_exception();
+        r->error = std::current_exception();
       }
-      if (req.on_candidate_done) req.on_candidate_done();
-    });
-    for (std::size_t i : round) {
-      if (rows[i].verdict == Verdict::StaticMemory || rows[i].verdict == Verdict::PeakMemory) {
-        auto& m = misses[family_of[i]];
-        m.insert(std::upper_bound(m.begin(), m.end(), i,
-                                  [&](std::size_t a, std::size_t b) { return rank_in_family[a] < rank_in_family[b]; }),
-                 i);
-      }
-      if (rows[i].feasible()) feasible.push_back(i);
+      lock.lock();
+      results[i] = std::move(r);
+      state[i] = kDone;
+      if (in_round[i] && --pending == 0) close_rounds();
     }
-    limit = std::min(limit, exact_rows_limit(req, rows, feasible));
+  };
+  {
+    std::lock_guard lock(mu);
+    close_rounds();
   }
+  std::vector<std::thread> pool;
+  for (int w = 1; w < threads; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 /// Whether pruning by the bound is sound for this sweep: explain_plan's expert- and
