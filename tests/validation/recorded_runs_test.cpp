@@ -795,6 +795,18 @@ TEST(RecordedRuns, InfersFusedAttentionOnlyWhenUnfusedCannotHaveFit) {
   EXPECT_EQ(tight.run.caveats[0],
             "nothing fits parasim's memory model; the measured run fit, so it is projected with "
             "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,overlap=off and fused (flash) attention");
+  // Sequence parallelism left unstated is taken on as well: it shards the norms' and residual
+  // adds' activations over the 4 TP ranks, so the same run needs less memory.
+  row["config"].erase("sequence_parallel");
+  const RunOutcome sharded = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {}).outcomes[0];
+  ASSERT_TRUE(sharded.scored) << sharded.note;
+  EXPECT_TRUE(sharded.run.strategy.sequence_parallel());
+  EXPECT_LT(sharded.projected_peak_gib, tight.projected_peak_gib);
+  EXPECT_NE(std::find(sharded.run.caveats.begin(), sharded.run.caveats.end(),
+                      "nothing fits parasim's memory model; the measured run fit, so it is projected with "
+                      "dp=2,mp=2,tp=4,schedule=1f1b,micro=8,sp=on,overlap=off and fused (flash) attention, sequence "
+                      "parallelism (not stated)"),
+            sharded.run.caveats.end());
   // A run that fits unfused stays unfused.
   const RunsReport small = evaluate_runs(parse_runs(file_of({megatron_row()}), "runs.json"), {});
   EXPECT_EQ(small.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);

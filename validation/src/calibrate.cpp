@@ -333,7 +333,7 @@ RunsFile settle_inferred(const RunsFile& runs, const RunsReport& default_model) 
     r.strategy = o.run.strategy;
     r.attention = o.run.attention;
     r.attention_stated = true;
-    r.micro_unknown = r.recompute_unknown = r.interleave_unknown = false;
+    r.micro_unknown = r.recompute_unknown = r.interleave_unknown = r.sp_unknown = false;
   }
   return settled;
 }

@@ -329,6 +329,7 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // pairing with selective recomputation, so the strategy column stays short.
   const std::string sp_text = optional_text(c, "sequence_parallel");
   const std::optional<bool> sp = yes_no(sp_text);
+  r.sp_unknown = !sp && r.strategy.tp > 1;
   if (!sp && !sp_text.empty() && r.strategy.tp > 1)
     r.caveats.push_back("sequence parallelism not stated: parasim's default (on with selective recomputation)");
   if (r.strategy.tp > 1 && sp) {
@@ -752,11 +753,14 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                               "; the measured run fit, so it is projected with fused (flash) attention");
   if (!found) {
     // Nothing fits parasim's memory model, yet the run fit: project what the row leaves open the
-    // way that needs least memory (full recomputation; a fused attention kernel) and its tuned
+    // way that needs least memory (full recomputation; sequence parallelism, which shards the
+    // norms' and residuals' activations over the TP ranks; a fused attention kernel) and its tuned
     // counts at the fastest. The note says it was projected as if it fit.
     r = std::move(first);
     strategies::Strategy tight = run.strategy;
     if (run.recompute_unknown) tight.recompute = strategies::Recompute::Full;
+    const bool shard_sequence = run.sp_unknown && !tight.sequence_parallel();
+    if (shard_sequence) tight.sp = strategies::SeqParallel::On;
     const profiler::AttentionKernel attention = may_fuse ? profiler::AttentionKernel::Flash : run.attention;
     bool have = false;
     for (int micro : micros)
@@ -772,11 +776,12 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
         out.run.attention = attention;
         r = std::move(candidate);
       }
-    if (have && (run.recompute_unknown || may_fuse || pick_fastest || run.micro_unknown))
+    if (have && (run.recompute_unknown || may_fuse || pick_fastest || run.micro_unknown || shard_sequence))
       out.run.caveats.push_back("nothing fits parasim's memory model; the measured run fit, so it is projected with " +
                                 strategies::to_string(out.run.strategy) +
                                 (may_fuse ? " and fused (flash) attention" : "") +
                                 (run.recompute_unknown ? ", the recomputation that needs least memory" : "") +
+                                (shard_sequence ? ", sequence parallelism (not stated)" : "") +
                                 (pick_fastest ? ", its unstated counts at the fastest" : ""));
   }
   if (run.recompute_unknown && found)

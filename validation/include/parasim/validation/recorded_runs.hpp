@@ -69,6 +69,9 @@ struct RecordedRun {
   /// divisors (>= 2) of the layers per stage.
   bool interleave_unknown = false;
   bool recompute_unknown = false;              // config.recompute not stated: the cheapest that fits
+  /// config.sequence_parallel absent or neither yes nor no, with tp > 1: parasim's default pairing
+  /// (on with selective recomputation), or on where nothing fits otherwise.
+  bool sp_unknown = false;
   double measured_step_s = 0;                  // the measured figure, as a step time
   /// measured.peak_allocated_gib: the busiest GPU's peak of allocated memory
   /// (torch.cuda.max_memory_allocated, GiB); 0: not measured.
