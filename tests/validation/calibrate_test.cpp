@@ -86,6 +86,25 @@ TEST(Calibrate, RecoversTheFactorsThatMadeTheRuns) {
   EXPECT_LT(fit.leave_one_out.max_abs_error_pct, 1.0);
 }
 
+// A factor whose true value is at its bound (NVLink collectives three times as fast as modelled,
+// the fastest the fit allows): the fit holds it there once a step would push it past, and still
+// recovers the others.
+TEST(Calibrate, HoldsAFactorAtItsBoundAndRecoversTheRest) {
+  Calibration truth;
+  truth.kernels[kA100] = {1.25, 0.8};
+  truth.intra_node_comm = 1.0 / 3.0;
+  truth.inter_node_comm = 1.3;
+  truth.step_overhead_ms = 2.0;
+  const CalibrationFit fit =
+      fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .per_gpu_kind = true, .on_stage = {}});
+  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.0 / 3.0, 1e-6);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.25, 0.0125);
+  EXPECT_NEAR(fit.calibration.kernel_factors(kA100).memory, 0.8, 0.01);
+  EXPECT_NEAR(fit.calibration.inter_node_comm, 1.3, 0.013);
+  EXPECT_NEAR(fit.calibration.step_overhead_ms, 2.0, 0.02);
+  EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
+}
+
 // Two GPU kinds made with different kernel factors: each kind gets its own. A third kind with two
 // runs cannot fit two factors and keeps the default kernel model, in the fit and out of sample.
 TEST(Calibrate, FitsKernelFactorsPerGpuKind) {

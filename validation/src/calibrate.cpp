@@ -185,11 +185,12 @@ class Fitter {
     return lin;
   }
 
-  /// The Levenberg-Marquardt step from `lin` with damping `lambda` (0: Gauss-Newton).
-  Params delta(const Linearization& lin, double lambda) const {
+  /// The Levenberg-Marquardt step from `lin` with damping `lambda` (0: Gauss-Newton), over the
+  /// free factors not in `held` (factors at a bound that the step would push past it).
+  Params delta(const Linearization& lin, double lambda, const std::vector<char>& held = {}) const {
     std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < layout_.free.size(); ++i)
-      if (layout_.free[i]) idx.push_back(i);
+      if (layout_.free[i] && (held.empty() || !held[i])) idx.push_back(i);
     std::vector<std::vector<double>> a(idx.size(), std::vector<double>(idx.size(), 0.0));
     std::vector<double> b(idx.size(), 0.0);
     for (std::size_t r = 0; r < lin.residual.size(); ++r) {
@@ -205,11 +206,34 @@ class Fitter {
     return d;
   }
 
+  double lower(std::size_t i) const { return layout_.params[i].which == Which::Overhead ? 0.0 : std::log(kMinFactor); }
+  double upper(std::size_t i) const {
+    return layout_.params[i].which == Which::Overhead ? 60000.0 : std::log(kMaxFactor);
+  }
+
   Params clamp(Params p) const {
-    for (std::size_t i = 0; i < p.size(); ++i)
-      p[i] = layout_.params[i].which == Which::Overhead ? std::clamp(p[i], 0.0, 60000.0)
-                                                        : std::clamp(p[i], std::log(kMinFactor), std::log(kMaxFactor));
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = std::clamp(p[i], lower(i), upper(i));
     return p;
+  }
+
+  /// The step from `p` with the factors that sit at a bound, and that the step would push past
+  /// it, held there (an active set): clamping such a step afterwards leaves the other factors
+  /// where the solve put them for a move that cannot happen, and the fit stalls at the bound.
+  Params bounded_delta(const Params& p, const Linearization& lin, double lambda) const {
+    std::vector<char> held(p.size(), 0);
+    Params d = delta(lin, lambda);
+    for (std::size_t round = 0; round < p.size(); ++round) {
+      bool more = false;
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        if (held[i] || !layout_.free[i]) continue;
+        const bool at_lower = p[i] <= lower(i) + 1e-12 && d[i] < 0;
+        const bool at_upper = p[i] >= upper(i) - 1e-12 && d[i] > 0;
+        if (at_lower || at_upper) held[i] = more = true;
+      }
+      if (!more) break;
+      d = delta(lin, lambda, held);
+    }
+    return d;
   }
 
  private:
@@ -239,7 +263,7 @@ Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterati
     iterations = it + 1;
     bool improved = false, converged = false;
     for (int attempt = 0; attempt < 8 && !improved; ++attempt) {
-      const Params d = fitter.delta(lin, lambda);
+      const Params d = fitter.bounded_delta(p, lin, lambda);
       Params q = p;
       for (std::size_t i = 0; i < q.size(); ++i) q[i] += d[i];
       q = fitter.clamp(q);
