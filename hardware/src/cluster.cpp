@@ -107,6 +107,9 @@ void Cluster::validate_and_index() {
                        std::to_string(kMaxClusterDevices - 1) + "], found " + std::to_string(dev.node));
     max_node = std::max(max_node, dev.node);
   }
+  memory_prefix_max_.resize(spec_.devices.size());
+  for (std::size_t i = 0; i < spec_.devices.size(); ++i)
+    memory_prefix_max_[i] = std::max(i == 0 ? Bytes{0} : memory_prefix_max_[i - 1], spec_.devices[i].memory);
   for (std::size_t i = 0; i < spec_.endpoints.size(); ++i) {
     const auto& ep = spec_.endpoints[i];
     if (ep.name.empty()) throw InputError(where + "endpoint " + std::to_string(i) + " has an empty name");

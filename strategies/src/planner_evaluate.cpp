@@ -66,10 +66,7 @@ Bytes parameter_memory_lower_bound(const PlanRequest& req, const ModelFacts& fac
 }
 
 Bytes largest_capacity(const hardware::Cluster& cluster, std::int64_t devices) {
-  Bytes cap = 0;
-  for (hardware::DeviceId d = 0; d < static_cast<hardware::DeviceId>(devices); ++d)
-    cap = std::max(cap, cluster.device(d).memory);
-  return cap;
+  return cluster.largest_memory(devices);
 }
 
 /// What a PlanRow needs from one simulated step.

@@ -42,6 +42,16 @@ TEST(ClusterJson, LoadsAValidFile) {
   EXPECT_EQ(c.route_summary(0, 1).latency, 2000);
 }
 
+TEST(ClusterJson, LargestMemoryOfTheFirstDevices) {
+  nlohmann::json j = box();
+  j["devices"][0]["memory_bytes"] = 16 * GiB;  // gpu1 keeps the spec's 32 GiB
+  const Cluster c = cluster_from_json(j, "c.json");
+  EXPECT_EQ(c.largest_memory(0), 0);
+  EXPECT_EQ(c.largest_memory(1), 16 * GiB);
+  EXPECT_EQ(c.largest_memory(2), 32 * GiB);
+  EXPECT_EQ(c.largest_memory(5), 32 * GiB);  // no more devices than the cluster has
+}
+
 TEST(ClusterJson, PresetsRoundTripThroughTheFile) {
   for (const auto& name : cluster_preset_names()) {
     Cluster c = make_cluster_preset(name, 2);

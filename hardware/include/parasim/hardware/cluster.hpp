@@ -32,6 +32,7 @@
 //   std::cout << c.node_of(9) << " " << c.devices_of_node(1).size() << "\n";     // "1 8"
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -155,6 +156,11 @@ class Cluster {
   std::span<const DeviceId> devices_of_node(int node) const;
   /// Devices of the largest node (presets: all nodes have the same count).
   int max_devices_per_node() const;
+  /// The most memory any of devices 0 .. first - 1 has (a planner asks for every candidate).
+  Bytes largest_memory(std::int64_t first) const {
+    if (first <= 0) return 0;
+    return memory_prefix_max_[static_cast<std::size_t>(std::min<std::int64_t>(first, num_devices()) - 1)];
+  }
   /// The distinct device kinds in first-seen order ("V100-SXM2-32GB", or several for a hetero box).
   std::vector<std::string> device_kinds() const;
   /// True when there are several nodes and every one is a copy of node 0 (see the header comment):
@@ -197,6 +203,7 @@ class Cluster {
   double total_link_latency_ = 0;
   double slowest_link_ = 0;
   std::vector<std::int32_t> device_local_;  // per device: index among its node's devices
+  std::vector<Bytes> memory_prefix_max_;    // per device: the most memory of devices 0 .. it
   bool identical_nodes_ = false;
   std::vector<std::int32_t> endpoint_local_;   // per endpoint: index in its node's list, -1 shared
   std::vector<std::int32_t> node_ep_offsets_;  // CSR: node k's endpoints in id order
