@@ -65,10 +65,6 @@ Bytes parameter_memory_lower_bound(const PlanRequest& req, const ModelFacts& fac
       .total();
 }
 
-Bytes largest_capacity(const hardware::Cluster& cluster, std::int64_t devices) {
-  return cluster.largest_memory(devices);
-}
-
 /// What a PlanRow needs from one simulated step.
 struct StepSample {
   bool simulated = false;
@@ -234,7 +230,7 @@ void fill_from_sample(PlanRow& row, const StepSample& s, const PlanRequest& req,
 }  // namespace
 
 bool parameter_memory_rejects(const PlanRequest& req, const ModelFacts& facts, const Candidate& c) {
-  return parameter_memory_lower_bound(req, facts, c.strategy) > largest_capacity(*req.cluster, c.strategy.devices());
+  return parameter_memory_lower_bound(req, facts, c.strategy) > req.cluster->largest_memory(c.strategy.devices());
 }
 
 struct StepBoundCache::State {
@@ -311,7 +307,7 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
   row.devices = c.strategy.devices();
 
   const Bytes bound = parameter_memory_lower_bound(req, facts, c.strategy);
-  const Bytes capacity = largest_capacity(*req.cluster, row.devices);
+  const Bytes capacity = req.cluster->largest_memory(row.devices);
   if (bound > capacity) {
     row.verdict = Verdict::MemoryBound;
     row.peak_memory = bound;
