@@ -188,7 +188,8 @@ void Cluster::validate_and_index() {
           i - node_devices_offsets_[n];
   index_node_symmetry();
   index_fabric();
-  cache_->reset(spec_.devices.size(), static_cast<std::size_t>(n_endpoints));
+  cache_->reset(spec_.devices.size(), static_cast<std::size_t>(n_endpoints),
+                identical_nodes_ ? static_cast<std::size_t>(node_ep_offsets_[1]) : 0);
 }
 
 void Cluster::check_connected() const {

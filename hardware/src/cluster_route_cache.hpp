@@ -25,12 +25,17 @@ struct Cluster::RouteCache {
   // kMaxSparseTreeEntries (never evicted, so handed-out pointers stay valid). Planners ask for routes
   // from a handful of devices thousands of times on clusters of thousands of GPUs.
   std::unordered_map<DeviceId, std::unique_ptr<DirLinkId[]>> sparse;
+  // Identical nodes: the window trees of node 0's devices (by local index), filled on first use.
+  std::vector<std::unique_ptr<DirLinkId[]>> window;
 
-  void reset(std::size_t devices, std::size_t n_endpoints) {
+  /// `window_sources`: node 0's devices when the nodes are identical (window trees only, no table).
+  void reset(std::size_t devices, std::size_t n_endpoints, std::size_t window_sources) {
     endpoints = n_endpoints;
-    enabled = static_cast<std::int64_t>(devices * n_endpoints) <= kMaxPrecomputedTreeEntries;
+    enabled = window_sources == 0 && static_cast<std::int64_t>(devices * n_endpoints) <= kMaxPrecomputedTreeEntries;
     trees.clear();
     sparse.clear();
+    window.clear();
+    window.resize(window_sources);
     ready.assign(enabled ? devices : 0, 0);
     if (enabled) trees.assign(devices * n_endpoints, -1);
   }

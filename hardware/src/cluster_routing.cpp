@@ -36,7 +36,7 @@ struct WorseFirst {
 
 }  // namespace
 
-void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent, bool two_nodes) const {
+void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
   const auto n = static_cast<std::size_t>(num_endpoints());
   std::vector<Label> best(n);
   std::vector<std::uint8_t> done(n, 0);
@@ -57,7 +57,6 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent, bool two_nodes
       const DirLinkId dl = adj_[static_cast<std::size_t>(i)];
       const auto v = static_cast<std::size_t>(dir_to(dl));
       if (done[v]) continue;
-      if (two_nodes && endpoint_node(static_cast<EndpointId>(v)) > 1) continue;
       const Label cand{top.label.transits + transit, top.label.hops + 1,
                        std::min(top.label.bottleneck, dir_bandwidth(dl).value)};
       if (cand.better_than(best[v])) {
@@ -69,6 +68,58 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent, bool two_nodes
       }
     }
   }
+}
+
+// The same search as shortest_path_tree() over the window (nodes 0 and 1 and the shared
+// endpoints) alone: the window's adjacency keeps adj_'s order, so pushes, sequence numbers and
+// ties are those of the full search restricted to the window.
+void Cluster::window_tree(DeviceId src, DirLinkId* parent) const {
+  const std::size_t m = window_eps_.size();
+  std::vector<Label> best(m);
+  std::vector<std::uint8_t> done(m, 0);
+  std::fill(parent, parent + m, -1);
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, WorseFirst> queue;
+  std::uint64_t seq = 0;
+  const auto s = static_cast<std::size_t>(window_index(src));
+  best[s] = Label{0, 0, std::numeric_limits<double>::infinity()};
+  queue.push({best[s], seq++, static_cast<EndpointId>(s)});
+  while (!queue.empty()) {
+    const QueueEntry top = queue.top();
+    queue.pop();
+    const auto u = static_cast<std::size_t>(top.endpoint);  // a window index here
+    if (done[u]) continue;
+    done[u] = 1;
+    const std::int32_t transit = (u != s && window_eps_[u] < num_devices()) ? 1 : 0;
+    for (auto i = window_adj_offsets_[u]; i < window_adj_offsets_[u + 1]; ++i) {
+      const auto v = static_cast<std::size_t>(window_adj_to_[static_cast<std::size_t>(i)]);
+      if (done[v]) continue;
+      const DirLinkId dl = window_adj_[static_cast<std::size_t>(i)];
+      const Label cand{top.label.transits + transit, top.label.hops + 1,
+                       std::min(top.label.bottleneck, dir_bandwidth(dl).value)};
+      if (cand.better_than(best[v])) {
+        best[v] = cand;
+        parent[v] = dl;
+        queue.push({cand, seq++, static_cast<EndpointId>(v)});
+      } else if (cand == best[v]) {
+        parent[v] |= kTieBit;
+      }
+    }
+  }
+}
+
+// Computed outside the lock like tree_of(); src is a device of node 0.
+const DirLinkId* Cluster::window_tree_of(DeviceId src) const {
+  auto& c = *cache_;
+  auto& slot = c.window[static_cast<std::size_t>(window_index(src))];
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (slot) return slot.get();
+  }
+  auto tree = std::make_unique<DirLinkId[]>(window_eps_.size());
+  window_tree(src, tree.get());
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!slot) slot = std::move(tree);
+  return slot.get();
 }
 
 // Trees are computed outside the lock, so threads asking for different sources (a planner's
@@ -85,11 +136,11 @@ const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch)
     }
     if (full) {  // never evicted, so the budget only fills up: computed per call from now on
       scratch.resize(c.endpoints);
-      shortest_path_tree(src, scratch.data(), identical_nodes_);
+      shortest_path_tree(src, scratch.data());
       return scratch.data();
     }
     auto tree = std::make_unique<DirLinkId[]>(c.endpoints);
-    shortest_path_tree(src, tree.get(), identical_nodes_);
+    shortest_path_tree(src, tree.get());
     std::lock_guard<std::mutex> lock(c.mu);
     if (const auto it = c.sparse.find(src); it != c.sparse.end()) return it->second.get();
     if (static_cast<std::int64_t>((c.sparse.size() + 1) * c.endpoints) <= kMaxSparseTreeEntries)
@@ -103,7 +154,7 @@ const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch)
     if (c.ready[static_cast<std::size_t>(src)]) return tree;
   }
   scratch.resize(c.endpoints);
-  shortest_path_tree(src, scratch.data(), identical_nodes_);
+  shortest_path_tree(src, scratch.data());
   std::lock_guard<std::mutex> lock(c.mu);
   if (!c.ready[static_cast<std::size_t>(src)]) {
     std::copy(scratch.begin(), scratch.end(), tree);
@@ -112,40 +163,59 @@ const DirLinkId* Cluster::tree_of(DeviceId src, std::vector<DirLinkId>& scratch)
   return tree;
 }
 
+// Identical nodes: src swapped into node 0 (with its node k), dst then into node 0 or 1 (with j),
+// and the way back from there in node 0's window tree, into `path` (destination first). True when
+// the swaps map it back exactly: no tie on the way, no fabric, no node entered twice.
+bool Cluster::window_path(DeviceId src, DeviceId dst, std::vector<DirLinkId>& path, int& k, int& j) const {
+  k = node_of(src);
+  const DeviceId from = swap_endpoint(src, 0, k);
+  EndpointId to = swap_endpoint(dst, 0, k);
+  j = std::max(endpoint_node(to), 1);  // node 0 and 1 stay where they are
+  to = swap_endpoint(to, 1, j);
+  const DirLinkId* tree = window_tree_of(from);
+  bool exact = true;
+  int last_node = node_of(to);
+  std::uint64_t seen = 0;  // nodes 0 and 1 left behind (a second visit fails)
+  for (EndpointId e = to; e != from;) {
+    const std::int32_t w = window_index(e);
+    const DirLinkId entry = w < 0 ? -1 : tree[static_cast<std::size_t>(w)];
+    if (entry < 0)
+      throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
+    exact = exact && (entry & kTieBit) == 0;
+    const DirLinkId dl = entry & ~kTieBit;
+    path.push_back(dl);
+    e = dir_from(dl);
+    const int n = endpoint_node(e);
+    if (n < 0 && spec_.fabric) exact = false;  // through the fabric, which no swap maps
+    if (n == last_node) continue;
+    if (last_node >= 0) seen |= std::uint64_t{1} << last_node;
+    if (n >= 0 && (seen >> n & 1)) exact = false;
+    last_node = n;
+  }
+  return exact;
+}
+
+bool Cluster::route_follows_node_symmetry(DeviceId src, DeviceId dst) const {
+  if (!identical_nodes_ || spec_.fabric || src < 0 || src >= num_devices() || dst < 0 || dst >= num_devices() ||
+      src == dst)
+    return false;
+  std::vector<DirLinkId> path;
+  int k = 0, j = 0;
+  return window_path(src, dst, path, k, j);
+}
+
 std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
   if (src < 0 || src >= num_devices() || dst < 0 || dst >= num_devices())
     throw InputError("cluster \"" + name() + "\": route between unknown devices " + std::to_string(src) + " and " +
                      std::to_string(dst) + " (the cluster has " + std::to_string(num_devices()) + " devices)");
   std::vector<DirLinkId> path;
   if (src == dst) return path;
+  path.reserve(8);  // one allocation for the usual route (GPU, NIC, switch, NIC, GPU)
   if (spec_.fabric && node_of(src) != node_of(dst)) return fabric_route(src, dst);
   std::vector<DirLinkId> scratch;
   if (identical_nodes_) {
-    // Node 0's two-node tree: src swapped into node 0 (with k), dst then into node 0 or 1 (with j).
-    const int k = node_of(src);
-    const DeviceId from = swap_endpoint(src, 0, k);
-    EndpointId to = swap_endpoint(dst, 0, k);
-    const int j = std::max(endpoint_node(to), 1);  // node 0 and 1 stay where they are
-    to = swap_endpoint(to, 1, j);
-    const DirLinkId* tree = tree_of(from, scratch);
-    bool exact = true;
-    int last_node = node_of(to);
-    std::uint64_t seen = 0;  // nodes 0 and 1 left behind (a second visit fails)
-    for (EndpointId e = to; e != from;) {
-      const DirLinkId entry = tree[static_cast<std::size_t>(e)];
-      if (entry < 0)
-        throw RuntimeError("cluster \"" + name() + "\": no route from " + device(src).name + " to " + device(dst).name);
-      exact = exact && (entry & kTieBit) == 0;
-      const DirLinkId dl = entry & ~kTieBit;
-      path.push_back(dl);
-      e = dir_from(dl);
-      const int n = endpoint_node(e);
-      if (n < 0 && spec_.fabric) exact = false;  // through the fabric, which no swap maps
-      if (n == last_node) continue;
-      if (last_node >= 0) seen |= std::uint64_t{1} << last_node;
-      if (n >= 0 && (seen >> n & 1)) exact = false;
-      last_node = n;
-    }
+    int k = 0, j = 0;
+    const bool exact = window_path(src, dst, path, k, j);
     if (exact) {
       for (DirLinkId& dl : path) dl = swap_link(swap_link(dl, 1, j), 0, k);
       std::reverse(path.begin(), path.end());
@@ -154,7 +224,7 @@ std::vector<DirLinkId> Cluster::route(DeviceId src, DeviceId dst) const {
     // Searched directly, over the whole cluster (not kept).
     path.clear();
     scratch.assign(static_cast<std::size_t>(num_endpoints()), -1);
-    shortest_path_tree(src, scratch.data(), false);
+    shortest_path_tree(src, scratch.data());
     for (EndpointId e = dst; e != src;) {
       const DirLinkId dl = scratch[static_cast<std::size_t>(e)] & ~kTieBit;
       path.push_back(dl);

@@ -27,6 +27,11 @@ void Cluster::index_node_symmetry() {
   link_local_.clear();
   node_link_offsets_.clear();
   node_links_.clear();
+  window_eps_.clear();
+  window_shared_.clear();
+  window_adj_offsets_.clear();
+  window_adj_.clear();
+  window_adj_to_.clear();
   const int nodes = num_nodes();
   if (nodes < 2) return;
   const auto n_ep = static_cast<std::size_t>(num_endpoints());
@@ -103,6 +108,34 @@ void Cluster::index_node_symmetry() {
     }
   }
   identical_nodes_ = true;
+  index_window();
+}
+
+void Cluster::index_window() {
+  const auto per_node = node_ep_offsets_[1];
+  window_eps_.assign(node_eps_.begin(), node_eps_.begin() + 2 * per_node);
+  for (EndpointId e = 0; e < num_endpoints(); ++e)
+    if (endpoint_node(e) < 0) window_shared_.push_back(e);
+  window_eps_.insert(window_eps_.end(), window_shared_.begin(), window_shared_.end());
+  window_adj_offsets_.assign(1, 0);
+  for (const EndpointId u : window_eps_) {
+    for (auto i = adj_offsets_[static_cast<std::size_t>(u)]; i < adj_offsets_[static_cast<std::size_t>(u) + 1]; ++i) {
+      const DirLinkId dl = adj_[static_cast<std::size_t>(i)];
+      const std::int32_t to = window_index(dir_to(dl));
+      if (to < 0) continue;
+      window_adj_.push_back(dl);
+      window_adj_to_.push_back(to);
+    }
+    window_adj_offsets_.push_back(static_cast<std::int32_t>(window_adj_.size()));
+  }
+}
+
+std::int32_t Cluster::window_index(EndpointId e) const {
+  const int n = endpoint_node(e);
+  if (n == 0 || n == 1) return n * node_ep_offsets_[1] + endpoint_local_[static_cast<std::size_t>(e)];
+  if (n >= 0) return -1;
+  const auto it = std::lower_bound(window_shared_.begin(), window_shared_.end(), e);
+  return 2 * node_ep_offsets_[1] + static_cast<std::int32_t>(it - window_shared_.begin());
 }
 
 EndpointId Cluster::swap_endpoint(EndpointId e, int a, int b) const {

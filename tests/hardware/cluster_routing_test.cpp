@@ -1,3 +1,5 @@
+#include <cctype>
+
 #include <gtest/gtest.h>
 
 #include "parasim/hardware/cluster_presets.hpp"
@@ -120,6 +122,61 @@ TEST(ClusterRouting, IdenticalNodesRouteLikeAFullSearch) {
   expect_same_routes_as_full_search("dgx-h100", 4);
   expect_same_routes_as_full_search("dgx1-v100", 3);  // two GPUs per NIC, PCIe and QPI inside
   expect_same_routes_as_full_search("pcie-hetero", 3);
+}
+
+// The name of a directed link with node prefixes "nK." relabelled by `to`.
+std::string relabelled(const Cluster& c, DirLinkId l, const std::vector<int>& to) {
+  std::string name = c.directed_link_name(l), out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const bool starts = name[i] == 'n' && (i == 0 || name[i - 1] == '>') && i + 1 < name.size() &&
+                        std::isdigit(static_cast<unsigned char>(name[i + 1]));
+    if (!starts) {
+      out += name[i];
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    out += "n" + std::to_string(to[static_cast<std::size_t>(std::stoi(name.substr(i + 1, j - i - 1)))]);
+    i = j - 1;
+  }
+  return out;
+}
+
+// Identical nodes on one switch: any relabelling of the nodes maps the cluster onto itself, and a
+// route that follows the node swap maps onto the route between the images (what the collective
+// planner relies on to reuse a pattern's work for its images).
+// Checks every pair whose route follows the node swap against its image; returns how many did.
+int expect_routes_follow(const Cluster& c, const std::vector<int>& to) {
+  const int per_node = c.max_devices_per_node();
+  const auto image = [&](DeviceId d) {
+    return to[static_cast<std::size_t>(c.node_of(d))] * per_node + c.local_index(d);
+  };
+  int follows = 0;
+  for (DeviceId a = 0; a < c.num_devices(); ++a)
+    for (DeviceId b = 0; b < c.num_devices(); ++b) {
+      if (!c.route_follows_node_symmetry(a, b)) continue;
+      ++follows;
+      const auto route = c.route(a, b), mapped = c.route(image(a), image(b));
+      EXPECT_EQ(route.size(), mapped.size()) << a << "->" << b;
+      for (std::size_t i = 0; i < std::min(route.size(), mapped.size()); ++i)
+        EXPECT_EQ(relabelled(c, route[i], to), c.directed_link_name(mapped[i])) << a << "->" << b;
+    }
+  return follows;
+}
+
+TEST(ClusterRouting, RoutesOnIdenticalNodesFollowARelabellingOfTheNodes) {
+  const std::vector<int> to{2, 0, 3, 1};  // node 0 -> 2, 1 -> 0, 2 -> 3, 3 -> 1
+  const Cluster c = make_cluster_preset("dgx-h100", 4);
+  EXPECT_EQ(expect_routes_follow(c, to), 32 * 31);  // every pair of distinct GPUs: no ties on an H100 node
+  EXPECT_EQ(expect_routes_follow(make_cluster_preset("dgx1-v100", 4), to), 32 * 31);
+  EXPECT_EQ(expect_routes_follow(make_cluster_preset("pcie-hetero", 4), to), 12 * 11);
+  EXPECT_FALSE(c.route_follows_node_symmetry(5, 5));
+  EXPECT_FALSE(c.route_follows_node_symmetry(0, 32));  // no such device
+  // A built fabric is not symmetric under every relabelling; nodes that differ have no symmetry.
+  EXPECT_FALSE(make_cluster_preset("dgx-h100:fabric=fat-tree,radix=8", 4).route_follows_node_symmetry(0, 9));
+  ClusterSpec spec = make_cluster_preset_spec("dgx-h100", 3);
+  spec.links.back().bandwidth = GBps{25.0};
+  EXPECT_FALSE(Cluster(spec).route_follows_node_symmetry(0, 9));
 }
 
 TEST(ClusterRouting, NodesThatDifferAreNotIdentical) {

@@ -20,7 +20,8 @@
 // the cluster onto itself, so a route from node k is node 0's route, swapped back; and a route
 // from node 0 to node j >= 2 is the one to node 1, swapped with node j. Only node 0's devices
 // then need a shortest-path tree, searched over nodes 0 and 1 and the shared endpoints (8 small
-// trees instead of 16,384 over the whole fabric). A route whose search met a tie (two equally good
+// trees instead of 16,384 over the whole fabric), each over an index of that window alone, so that
+// it costs what the window holds whatever the cluster's size. A route whose search met a tie (two equally good
 // ways, where rule 4 could differ after the swap), or that enters a node twice (where a way
 // through a third node could tie with it), is searched directly over the whole cluster.
 //
@@ -166,6 +167,11 @@ class Cluster {
   /// True when there are several nodes and every one is a copy of node 0 (see the header comment):
   /// devices with the same local index then see the same routes, up to the swap of their nodes.
   bool identical_nodes() const { return identical_nodes_; }
+  /// True when the nodes are identical, no built fabric joins them, and route(src, dst) is node 0's
+  /// and node 1's route mapped by the node swap. Every permutation of such nodes then maps the
+  /// cluster onto itself and this route onto the route between the images of src and dst (the
+  /// collective planner reuses what it worked out for a pattern on the pattern's images).
+  bool route_follows_node_symmetry(DeviceId src, DeviceId dst) const;
   /// A device's position among its node's devices (0 .. devices per node - 1).
   int local_index(DeviceId d) const { return device_local_[static_cast<std::size_t>(d)]; }
   /// The fat-tree or rail-optimized fabric between the nodes, if the cluster has one.
@@ -176,10 +182,18 @@ class Cluster {
   void validate_and_index();
   void check_connected() const;
   // Shortest-path tree from one source device: the directed link into each endpoint (-1 none).
-  // `two_nodes`: only over nodes 0 and 1 and the shared endpoints (identical nodes).
-  void shortest_path_tree(DeviceId src, DirLinkId* parent_out, bool two_nodes) const;
-  // The tree of `src`: cached when small enough, otherwise computed into `scratch`.
+  void shortest_path_tree(DeviceId src, DirLinkId* parent_out) const;
+  // The tree of `src` (nodes not identical): cached when small enough, otherwise computed into
+  // `scratch`.
   const DirLinkId* tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const;
+  // Identical nodes: shortest_path_tree(src, .., true) over the window alone (nodes 0 and 1 and the
+  // shared endpoints), indexed by window index; src is a device of node 0. Kept per source.
+  void window_tree(DeviceId src, DirLinkId* parent_out) const;
+  bool window_path(DeviceId src, DeviceId dst, std::vector<DirLinkId>& path, int& k, int& j) const;
+  const DirLinkId* window_tree_of(DeviceId src) const;
+  // An endpoint's index in the window, -1 outside it.
+  std::int32_t window_index(EndpointId e) const;
+  void index_window();
   // Identical nodes (cluster_symmetry.cpp): decides identical_nodes_ and fills the maps below.
   void index_node_symmetry();
   // The image of an endpoint / directed link under the swap of nodes `a` and `b`.
@@ -212,6 +226,15 @@ class Cluster {
   std::vector<std::int32_t> link_local_;         // per link: index in its node's list
   std::vector<std::int32_t> node_link_offsets_;  // CSR: node k's links in id order
   std::vector<LinkId> node_links_;
+  // Identical nodes: the window the two-node trees search - node 0's endpoints, node 1's, then the
+  // shared ones in id order - and its adjacency (adj_'s order, heads inside the window only), so
+  // that a tree costs what the window holds, not what the cluster does (a 131,072-GPU cluster's
+  // one IB switch has 131,072 links).
+  std::vector<EndpointId> window_eps_;
+  std::vector<EndpointId> window_shared_;  // the shared endpoints, ascending
+  std::vector<std::int32_t> window_adj_offsets_;
+  std::vector<DirLinkId> window_adj_;
+  std::vector<std::int32_t> window_adj_to_;  // each entry's head, as a window index
   std::vector<std::int32_t> exit_offsets_;  // identical nodes with a fabric: CSR of node 0's
   std::vector<DirLinkId> exit_links_;       // devices' links to their nearest NIC
   std::vector<std::int32_t> exit_nic_;      // and that NIC's index among the node's NICs
