@@ -224,17 +224,14 @@ struct TreeTiming {
   }
 };
 
-TreeTiming tree_timing(const std::vector<DevicePair>& up, std::size_t nodes, std::size_t m, RouteTable& routes) {
+// `alpha` and `bottleneck`: the largest route latency and the smallest route bottleneck of the
+// pattern that sends up the trees.
+TreeTiming tree_timing(TimeNs alpha, double bottleneck, std::size_t nodes, std::size_t m) {
   TreeTiming tt;
   tt.m = static_cast<std::int64_t>(m);
   while ((std::size_t{2} << tt.depth) <= nodes) ++tt.depth;  // floor(log2 nodes)
-  double beta = std::numeric_limits<double>::infinity();
-  for (const auto& pr : up) {
-    const RouteRef r = routes.get(pr.src, pr.dst);
-    tt.alpha = std::max(tt.alpha, r.latency);
-    beta = std::min(beta, r.bottleneck);
-  }
-  tt.beta = beta / 2;
+  tt.alpha = alpha;
+  tt.beta = bottleneck / 2;
   return tt;
 }
 
@@ -249,8 +246,31 @@ struct CollectivePlanner::RingCache {
   // Per device, its NIC's uplink: the first network link of its routes off the node (-2: not looked
   // up yet, -1: none). channel_gain() sums them per node.
   std::vector<hardware::DirLinkId> nic_uplink;
+  // pattern_stats(): per node, its number in the pattern being keyed (-1 none), and per (local
+  // source, local destination, same node) whether the route follows a relabelling of the nodes
+  // (-1: not asked yet).
+  std::vector<std::int32_t> node_label;
+  std::vector<std::int8_t> follows;
+  std::size_t per_node = 0;  // devices per node (identical nodes)
   MaxMinSolver solver;
   std::span<const double> capacity;  // the cluster's dir_bandwidths()
+};
+
+// What add_idle_stats() takes from a pattern: its routes' latencies, idle max-min rates, classes
+// and hop class. They depend on the pairs alone, and a ring's pattern recurs in the plans of other
+// algorithms over the same group (hierarchical with one rank per node, the ring NVLS falls back
+// to). On identical nodes that any relabelling maps onto each other (no built fabric), they depend
+// only on the pattern up to that relabelling: each pair's local indices and its nodes numbered in
+// order of first appearance. The data-parallel groups of different pipeline stages, or of
+// different TP ranks, are such images of each other, so one group's work serves them all.
+struct CollectivePlanner::PatternStats {
+  std::vector<std::uint64_t> key;  // kPairsKey + the pairs, or kRelabelledKey + the relabelled pairs
+  std::vector<IdleFlow> idle;
+  std::vector<std::uint32_t> representatives;
+  std::vector<HopClass> own;  // per message: the slowest class its route crosses
+  HopClass hop = HopClass::NVLink;
+  TimeNs max_latency = 0;  // over the routes
+  double min_bottleneck = std::numeric_limits<double>::infinity();
 };
 
 struct CollectivePlanner::PlanMemo {
@@ -303,6 +323,8 @@ struct CollectivePlanner::PlanMemo {
     std::vector<std::unique_ptr<const CollectivePlan>> by_chunks;  // index: chunk count
   };
   std::unordered_map<Key, std::unique_ptr<TreeShape>, KeyHash, KeyEqual> trees;
+  // add_idle_stats() per pattern, keyed by the pairs' hash and compared in full.
+  std::unordered_multimap<std::uint64_t, std::unique_ptr<const CollectivePlanner::PatternStats>> patterns;
   // cached_choice(): per group, op, algorithm, bytes, cost model and calibration.
   struct ChoiceKey {
     std::vector<DeviceId> group;
@@ -346,7 +368,13 @@ CollectivePlanner::CollectivePlanner(const hardware::Cluster& cluster)
     : cluster_(cluster),
       routes_(std::make_unique<RouteTable>(cluster)),
       ring_cache_(std::make_unique<RingCache>(cluster)),
-      memo_(std::make_unique<PlanMemo>()) {
+      memo_(std::make_unique<PlanMemo>()),
+      relabel_nodes_(cluster.identical_nodes() && cluster.fabric() == nullptr) {
+  if (relabel_nodes_) {
+    ring_cache_->node_label.assign(static_cast<std::size_t>(cluster.num_nodes()), -1);
+    ring_cache_->per_node = static_cast<std::size_t>(cluster.max_devices_per_node());
+    ring_cache_->follows.assign(2 * ring_cache_->per_node * ring_cache_->per_node, -1);
+  }
   nvlink_peers_.resize(static_cast<std::size_t>(cluster.num_devices()));
   for (hardware::LinkId l = 0; l < cluster.num_links(); ++l) {
     const hardware::ClusterLink& link = cluster.link(l);
@@ -554,36 +582,104 @@ std::vector<DeviceId> CollectivePlanner::segment_ring(const std::vector<DeviceId
   return out;
 }
 
+const CollectivePlanner::PatternStats& CollectivePlanner::pattern_stats(const std::vector<DevicePair>& pattern) {
+  constexpr std::uint64_t kPairsKey = 0, kRelabelledKey = 1;
+  std::vector<std::uint64_t> key;
+  key.reserve(1 + 2 * pattern.size());
+  if (relabel_nodes_) {
+    key.push_back(kRelabelledKey);
+    auto& label = ring_cache_->node_label;
+    std::vector<int> labelled;
+    const auto label_of = [&](int node) {
+      std::int32_t& l = label[static_cast<std::size_t>(node)];
+      if (l < 0) {
+        l = static_cast<std::int32_t>(labelled.size());
+        labelled.push_back(node);
+      }
+      return static_cast<std::uint64_t>(l);
+    };
+    for (const auto& pr : pattern) {
+      const int ns = cluster_.node_of(pr.src), nd = cluster_.node_of(pr.dst);
+      const auto ls = static_cast<std::uint64_t>(cluster_.local_index(pr.src)),
+                 ld = static_cast<std::uint64_t>(cluster_.local_index(pr.dst));
+      if (!route_follows_relabelling(pr.src, pr.dst)) {
+        key.clear();
+        break;
+      }
+      key.push_back(label_of(ns) << 32 | ls);
+      key.push_back(label_of(nd) << 32 | ld);
+    }
+    for (int node : labelled) label[static_cast<std::size_t>(node)] = -1;
+  }
+  if (key.empty()) {
+    key.push_back(kPairsKey);
+    for (const auto& pr : pattern)
+      key.push_back(static_cast<std::uint64_t>(static_cast<std::uint32_t>(pr.src)) << 32 |
+                    static_cast<std::uint32_t>(pr.dst));
+  }
+  std::uint64_t h = 0xCBF29CE484222325ull;
+  for (std::uint64_t v : key) h = (h ^ v) * 0x100000001B3ull;
+  const auto [first, last] = memo_->patterns.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (it->second->key == key) return *it->second;
+  auto st = std::make_unique<PatternStats>();
+  st->key = std::move(key);
+  std::vector<RouteRef> refs;
+  std::vector<std::span<const hardware::DirLinkId>> flows;
+  refs.reserve(pattern.size());
+  flows.reserve(pattern.size());
+  for (const auto& pair : pattern) refs.push_back(routes_->get(pair.src, pair.dst));
+  for (const auto& r : refs) flows.push_back(routes_->links(r));  // spans taken after all lookups
+  std::vector<double> rates(flows.size(), 0);
+  ring_cache_->solver.solve(flows, ring_cache_->capacity, rates);
+  st->idle.resize(pattern.size());
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    st->idle[i] = {refs[i].latency, rates[i]};
+    st->max_latency = std::max(st->max_latency, refs[i].latency);
+    st->min_bottleneck = std::min(st->min_bottleneck, refs[i].bottleneck);
+  }
+  st->representatives = representatives(flows, rates);
+  // NCCL's hardware class of each message and of the pattern (the slowest any message crosses).
+  st->own.reserve(flows.size());
+  for (const auto& links : flows) {
+    HopClass own = HopClass::NVLink;
+    for (hardware::DirLinkId l : links) {
+      const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
+      if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) own = HopClass::Net;
+      else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && own == HopClass::NVLink)
+        own = HopClass::PCI;
+    }
+    st->own.push_back(own);
+    st->hop = std::max(st->hop, own);  // NVLink < PCI < Net
+  }
+  memo_->bytes += 64 + st->key.size() * sizeof(std::uint64_t) + pattern.size() * sizeof(IdleFlow) +
+                  st->representatives.size() * sizeof(std::uint32_t);
+  return *memo_->patterns.emplace(h, std::move(st))->second;
+}
+
+bool CollectivePlanner::route_follows_relabelling(DeviceId src, DeviceId dst) {
+  // Whether it does depends on the two local indices and whether the nodes differ (the route is
+  // worked out between nodes 0 and 1 either way): asked once per such triple.
+  auto& known = ring_cache_->follows;
+  const std::size_t per_node = ring_cache_->per_node;
+  std::int8_t& f = known[2 * (static_cast<std::size_t>(cluster_.local_index(src)) * per_node +
+                              static_cast<std::size_t>(cluster_.local_index(dst))) +
+                         (cluster_.node_of(src) == cluster_.node_of(dst) ? 1 : 0)];
+  if (f < 0) f = cluster_.route_follows_node_symmetry(src, dst) ? 1 : 0;
+  return f == 1;
+}
+
 void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
   p.idle.clear();
   p.representatives.clear();
-  std::vector<RouteRef> refs;
-  std::vector<std::span<const hardware::DirLinkId>> flows;
-  std::vector<double> rates;
-  std::vector<HopClass> pattern_hops;
+  std::vector<const PatternStats*> stats;
   for (const auto& pattern : p.patterns) {
-    refs.clear();
-    flows.clear();
-    for (const auto& pair : pattern) refs.push_back(routes_->get(pair.src, pair.dst));
-    for (const auto& r : refs) flows.push_back(routes_->links(r));  // spans taken after all lookups
-    rates.assign(flows.size(), 0);
-    ring_cache_->solver.solve(flows, ring_cache_->capacity, rates);
-    std::vector<IdleFlow> idle(pattern.size());
-    for (std::size_t i = 0; i < pattern.size(); ++i) idle[i] = {refs[i].latency, rates[i]};
-    p.idle.push_back(std::move(idle));
-    p.representatives.push_back(representatives(flows, rates));
-    // NCCL's hardware class of the pattern: the slowest class any of its messages crosses.
-    HopClass hop = HopClass::NVLink;
-    for (const auto& links : flows)
-      for (hardware::DirLinkId l : links) {
-        const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
-        if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) hop = HopClass::Net;
-        else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && hop == HopClass::NVLink)
-          hop = HopClass::PCI;
-      }
-    pattern_hops.push_back(hop);
+    const PatternStats& st = pattern_stats(pattern);
+    p.idle.push_back(st.idle);
+    p.representatives.push_back(st.representatives);
+    stats.push_back(&st);
   }
-  for (auto& ph : p.phases) ph.hop = pattern_hops[ph.pattern];
+  for (auto& ph : p.phases) ph.hop = stats[ph.pattern]->hop;
   p.multi_node = node_segments(cluster_, p.order).size() > 1;
   const std::string* last_kind = nullptr;
   for (DeviceId d : p.order) {
@@ -605,7 +701,7 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     for (auto& ph : p.phases) {
       if (ph.tree) continue;
       double& g = gains[ph.pattern];
-      if (g == 0.0) g = channel_gain(p, p.patterns[ph.pattern], p.idle[ph.pattern], ph.hop);
+      if (g == 0.0) g = channel_gain(p, p.patterns[ph.pattern], p.idle[ph.pattern], stats[ph.pattern]->own, ph.hop);
       ph.channels = g;
     }
   }
@@ -625,7 +721,8 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
 // (hierarchical plans). Only permutations (each rank sends one message and receives one), as rings
 // are.
 double CollectivePlanner::channel_gain(const CollectivePlan& p, const std::vector<DevicePair>& pattern,
-                                       std::span<const IdleFlow> idle, HopClass hop) {
+                                       std::span<const IdleFlow> idle, std::span<const HopClass> own_classes,
+                                       HopClass hop) {
   // Every message of a phase gets the phase's payload share (its slowest class); a message's own
   // class decides what its capacity carries, so that NVLink hops of a ring across nodes still
   // stop at NVLink's share when the NICs together would be faster.
@@ -633,44 +730,69 @@ double CollectivePlanner::channel_gain(const CollectivePlan& p, const std::vecto
     return c == HopClass::NVLink ? p.nvlink_payload : c == HopClass::Net ? kNetPayload : 1.0;
   };
   if (pattern.empty()) return 1.0;
-  std::unordered_map<DeviceId, int> sends, recvs;
+  {  // a permutation: no device sends twice or receives twice
+    std::vector<DeviceId> srcs, dsts;
+    srcs.reserve(pattern.size());
+    dsts.reserve(pattern.size());
+    for (const auto& pr : pattern) {
+      srcs.push_back(pr.src);
+      dsts.push_back(pr.dst);
+    }
+    std::sort(srcs.begin(), srcs.end());
+    std::sort(dsts.begin(), dsts.end());
+    if (std::adjacent_find(srcs.begin(), srcs.end()) != srcs.end() ||
+        std::adjacent_find(dsts.begin(), dsts.end()) != dsts.end())
+      return 1.0;
+  }
+  // The group's devices per node (in the order's order), and how many of the pattern's messages
+  // leave each node: sorted by node, found by binary search (a data-parallel group spans
+  // thousands of nodes).
+  std::vector<std::pair<int, DeviceId>> by_node;
+  by_node.reserve(p.order.size());
+  for (DeviceId d : p.order) by_node.emplace_back(cluster_.node_of(d), d);
+  std::stable_sort(by_node.begin(), by_node.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> nodes;
+  std::vector<std::size_t> node_start;
+  for (std::size_t i = 0; i < by_node.size(); ++i)
+    if (i == 0 || by_node[i].first != by_node[i - 1].first) {
+      nodes.push_back(by_node[i].first);
+      node_start.push_back(i);
+    }
+  node_start.push_back(by_node.size());
+  const auto slot_of = [&](int node) {
+    return static_cast<std::size_t>(std::lower_bound(nodes.begin(), nodes.end(), node) - nodes.begin());
+  };
+  std::vector<int> leaving(nodes.size(), 0);
   for (const auto& pr : pattern)
-    if (++sends[pr.src] > 1 || ++recvs[pr.dst] > 1) return 1.0;
-  // The group's devices per node, and how many of the pattern's messages leave each node.
-  std::unordered_map<int, std::vector<DeviceId>> members;
-  for (DeviceId d : p.order) members[cluster_.node_of(d)].push_back(d);
-  std::unordered_map<int, int> leaving;
-  for (const auto& pr : pattern)
-    if (cluster_.node_of(pr.src) != cluster_.node_of(pr.dst)) ++leaving[cluster_.node_of(pr.src)];
+    if (cluster_.node_of(pr.src) != cluster_.node_of(pr.dst)) ++leaving[slot_of(cluster_.node_of(pr.src))];
   constexpr std::size_t kMaxNodeMembers = 64;  // bounds the NIC search on very wide nodes
   auto& uplink = ring_cache_->nic_uplink;
   if (uplink.empty()) uplink.assign(static_cast<std::size_t>(cluster_.num_devices()), -2);
-  std::unordered_map<int, double> nic_bw;  // per node with leaving messages: its members' NICs
+  std::vector<double> nic_bw(nodes.size(), -1.0);  // per node with leaving messages: its members' NICs
   double min_rate = std::numeric_limits<double>::infinity(), min_cap = min_rate;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const auto& pr = pattern[i];
     const double rate = idle[i].rate;
     double cap = rate;
-    HopClass own = HopClass::NVLink;
-    for (hardware::DirLinkId l : routes_->links(routes_->get(pr.src, pr.dst))) {
-      const hardware::LinkKind k = cluster_.link(hardware::Cluster::link_of(l)).kind;
-      if (k == hardware::LinkKind::InfiniBand || k == hardware::LinkKind::Ethernet) own = HopClass::Net;
-      else if ((k == hardware::LinkKind::PCIe || k == hardware::LinkKind::QPI) && own == HopClass::NVLink)
-        own = HopClass::PCI;
-    }
+    const HopClass own = own_classes[i];
     const int node = cluster_.node_of(pr.src);
-    const auto& local = members[node];
+    const std::size_t slot = slot_of(node);
+    const auto local = std::span(by_node).subspan(node_start[slot], node_start[slot + 1] - node_start[slot]);
+    const auto in_local = [&](DeviceId d) {
+      return std::any_of(local.begin(), local.end(), [&](const auto& e) { return e.second == d; });
+    };
     if (node == cluster_.node_of(pr.dst)) {
       double nvlink = 0;
       for (const auto& [peer, bw] : nvlink_peers_[static_cast<std::size_t>(pr.src)])
-        if (cluster_.node_of(peer) == node && std::find(local.begin(), local.end(), peer) != local.end()) nvlink += bw;
+        if (cluster_.node_of(peer) == node && in_local(peer)) nvlink += bw;
       cap = std::max(cap, nvlink);
     } else if (local.size() <= kMaxNodeMembers) {
-      const auto [slot, fresh] = nic_bw.try_emplace(node, 0.0);
-      if (fresh) {
+      double& bw_out = nic_bw[slot];
+      if (bw_out < 0) {
+        bw_out = 0.0;
         // Each local GPU's first network link off the node is its NIC's uplink (each NIC once).
         std::vector<hardware::DirLinkId> nics;
-        for (DeviceId d : local) {
+        for (const auto& [unused, d] : local) {
           hardware::DirLinkId& up = uplink[static_cast<std::size_t>(d)];
           if (up == -2) {
             up = -1;
@@ -684,11 +806,11 @@ double CollectivePlanner::channel_gain(const CollectivePlan& p, const std::vecto
           }
           if (up >= 0 && std::find(nics.begin(), nics.end(), up) == nics.end()) {
             nics.push_back(up);
-            slot->second += cluster_.dir_bandwidth(up).value;
+            bw_out += cluster_.dir_bandwidth(up).value;
           }
         }
       }
-      cap = std::max(cap, slot->second / static_cast<double>(leaving[node]));
+      cap = std::max(cap, bw_out / static_cast<double>(leaving[slot]));
     }
     min_rate = std::min(min_rate, rate);
     min_cap = std::min(min_cap, cap * payload(own));
@@ -768,7 +890,8 @@ void CollectivePlanner::hierarchical_tree(CollectivePlan& p,
       up.push_back({child, parent});
       down.push_back({parent, child});
     }
-  const TreeTiming timing = tree_timing(up, k, m, *routes_);
+  const PatternStats& up_stats = pattern_stats(up);
+  const TreeTiming timing = tree_timing(up_stats.max_latency, up_stats.min_bottleneck, k, m);
   const std::int64_t chunks = timing.chunks(bytes);
   const auto steps = static_cast<std::uint32_t>(chunks + timing.depth - 1);
   if (m > 1) add_phase(p, intra, static_cast<std::uint32_t>(mm - 1), mm);             // reduce-scatter in each node
@@ -922,8 +1045,9 @@ const CollectivePlan& CollectivePlanner::cached_tree_plan(std::span<const Device
     } else {
       const auto segs = node_segments(cluster_, p.order);
       const auto up = std::find_if(p.phases.begin(), p.phases.end(), [](const CollectivePhase& ph) { return ph.tree; });
-      shape->timing =
-          tree_timing(p.patterns[up->pattern], segs.size(), segs.front().second - segs.front().first, *routes_);
+      const PatternStats& up_stats = pattern_stats(p.patterns[up->pattern]);
+      shape->timing = tree_timing(up_stats.max_latency, up_stats.min_bottleneck, segs.size(),
+                                  segs.front().second - segs.front().first);
       shape->base = std::move(p);
       shape->by_chunks.resize(kMaxTreeChunks + 1);
     }
@@ -971,6 +1095,11 @@ const CollectiveChoice& CollectivePlanner::cached_choice(std::span<const DeviceI
          {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
           CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
       if (a == CollectiveAlgorithm::Nvls && costs != CollectiveCosts::Nccl) continue;  // NVLS is part of Nccl costs
+      // NVLS needs every member on one node (plan_fixed falls back to the ring otherwise).
+      if (a == CollectiveAlgorithm::Nvls && !group.empty() && std::any_of(group.begin(), group.end(), [&](DeviceId d) {
+            return cluster_.node_of(d) != cluster_.node_of(group.front());
+          }))
+        continue;
       const CollectivePlan& p = cached_plan(group, op, a, bytes);
       if (p.algorithm != a && a != CollectiveAlgorithm::Ring) continue;  // not applicable here
       const CollectiveCost c = cached_cost(p, bytes, costs);
@@ -1040,6 +1169,7 @@ void CollectivePlanner::trim(std::size_t max_bytes) {
   memo_->costs.clear();
   memo_->trees.clear();
   memo_->choices.clear();
+  memo_->patterns.clear();
   memo_->bytes = 0;
   ring_cache_->orders.clear();
   ring_cache_->segment_perms.clear();

@@ -11,8 +11,28 @@ constexpr int kMaxDenseDevices = 1024;
 }  // namespace
 
 RouteTable::RouteTable(const hardware::Cluster& c) : cluster_(c), devices_(c.num_devices()) {
-  if (devices_ <= kMaxDenseDevices)
+  if (devices_ > 0 && devices_ <= kMaxDenseDevices)
     dense_.assign(static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_), -1);
+  else sparse_.assign(kFirstSlots, Slot{});
+}
+
+std::uint32_t RouteTable::insert(std::size_t i, std::uint64_t key, DeviceId src, DeviceId dst) {
+  const std::uint32_t route = compute(src, dst);
+  if (2 * (sparse_used_ + 1) > sparse_.size()) {  // grow, then probe again
+    std::vector<Slot> old(2 * sparse_.size());
+    old.swap(sparse_);
+    for (const Slot& s : old)
+      if (s.key != kEmpty) {
+        std::size_t j = slot_of(s.key);
+        while (sparse_[j].key != kEmpty) j = (j + 1) & (sparse_.size() - 1);
+        sparse_[j] = s;
+      }
+    i = slot_of(key);
+    while (sparse_[i].key != kEmpty) i = (i + 1) & (sparse_.size() - 1);
+  }
+  sparse_[i] = {key, route};
+  ++sparse_used_;
+  return route;
 }
 
 std::uint32_t RouteTable::compute(DeviceId src, DeviceId dst) {

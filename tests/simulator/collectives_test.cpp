@@ -10,6 +10,7 @@
 
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/simulator/engine.hpp"
+#include "route_table.hpp"  // private: which routes a planner looked up
 #include "test_clusters.hpp"
 
 namespace parasim::simulator {
@@ -151,6 +152,49 @@ TEST(Collectives, CachedTreePlansAreTheirSizesPlansOnePerChunkCount) {
   // Reduce-scatter has only a ring: every algorithm asked gets the same plan object.
   EXPECT_EQ(&cached.cached_plan(group, CollectiveOp::ReduceScatter, CollectiveAlgorithm::HierarchicalTree, MiB),
             &cached.cached_plan(group, CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 8 * MiB));
+}
+
+// Two data-parallel groups that a relabelling of identical nodes maps onto each other (one GPU of
+// the same local index on each of four nodes) have the same patterns up to that relabelling: the
+// second group's plans reuse the first's routes, rates and classes and equal what a fresh planner works out for it.
+TEST(Collectives, GroupsThatRelabelledNodesMapOntoEachOtherShareTheirPatternWork) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100", 8);
+  const std::vector<DeviceId> a{0, 8, 16, 24}, b{35, 43, 51, 59};  // local 0 on nodes 0-3; local 3 on 4-7
+  const std::vector<DeviceId> image{32, 40, 48, 56};               // local 0 on nodes 4-7: an image of a
+  CollectivePlanner planner(c);
+  const auto algorithms = {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
+                           CollectiveAlgorithm::HierarchicalTree};
+  const auto plan_all = [&](const std::vector<DeviceId>& group) {  // the routes it looked up
+    const std::size_t before = planner.routes().memory_bytes();
+    for (CollectiveAlgorithm algo : algorithms) planner.cached_plan(group, CollectiveOp::AllReduce, algo, 64 * MiB);
+    return planner.routes().memory_bytes() - before;
+  };
+  const std::size_t first = plan_all(a), second = plan_all(image), other = plan_all(b);
+  // The image's own lookups: each member's NIC uplink for NCCL's channels (one 4-hop route each).
+  EXPECT_EQ(second, 4 * (sizeof(RouteRef) + 4 * sizeof(hardware::DirLinkId)));
+  EXPECT_GT(first, second);
+  EXPECT_EQ(other, first);  // another local index: not an image, worked out afresh
+  for (const auto& group : {image, b})
+    for (CollectiveAlgorithm algo : algorithms) {
+      CollectivePlanner fresh(c);
+      const CollectivePlan want = fresh.plan(group, CollectiveOp::AllReduce, algo, 64 * MiB);
+      const CollectivePlan& got = planner.cached_plan(group, CollectiveOp::AllReduce, algo, 64 * MiB);
+      ASSERT_EQ(got.algorithm, want.algorithm);
+      ASSERT_EQ(got.idle.size(), want.idle.size());
+      for (std::size_t p = 0; p < got.idle.size(); ++p)
+        for (std::size_t i = 0; i < got.idle[p].size(); ++i) {
+          EXPECT_EQ(got.idle[p][i].latency, want.idle[p][i].latency);
+          EXPECT_EQ(got.idle[p][i].rate, want.idle[p][i].rate);
+        }
+      EXPECT_EQ(got.representatives, want.representatives);
+      ASSERT_EQ(got.phases.size(), want.phases.size());
+      for (std::size_t i = 0; i < got.phases.size(); ++i) {
+        EXPECT_EQ(got.phases[i].hop, want.phases[i].hop);
+        EXPECT_EQ(got.phases[i].channels, want.phases[i].channels);
+        EXPECT_EQ(got.phases[i].repeats, want.phases[i].repeats);
+      }
+      EXPECT_EQ(got.cost(64 * MiB, CollectiveCosts::Nccl).time, want.cost(64 * MiB, CollectiveCosts::Nccl).time);
+    }
 }
 
 // What the engine charges: Auto resolves to the fastest applicable algorithm (first wins a tie),

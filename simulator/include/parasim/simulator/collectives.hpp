@@ -202,13 +202,17 @@ class CollectivePlanner {
  private:
   CollectivePlan plan_fixed(const std::vector<DeviceId>& order, CollectiveOp op, CollectiveAlgorithm algo, Bytes bytes);
   void add_idle_stats(CollectivePlan& p);
+  struct PatternStats;
+  // A pattern's idle latencies and rates, representatives and hop class, memoised by its pairs.
+  const PatternStats& pattern_stats(const std::vector<DevicePair>& pattern);
+  bool route_follows_relabelling(DeviceId src, DeviceId dst);
   std::vector<DeviceId> segment_ring(const std::vector<DeviceId>& seg);
   void hierarchical_tree(CollectivePlan& p, const std::vector<std::pair<std::size_t, std::size_t>>& segs, Bytes bytes);
   const CollectivePlan& cached_tree_plan(std::span<const DeviceId> group, Bytes bytes);
   std::vector<std::uint32_t> representatives(std::span<const std::span<const hardware::DirLinkId>> flows,
                                              std::span<const double> rates) const;
   double channel_gain(const CollectivePlan& p, const std::vector<DevicePair>& pattern, std::span<const IdleFlow> idle,
-                      HopClass hop);
+                      std::span<const HopClass> own_classes, HopClass hop);
   bool nvls_capable(const std::vector<DeviceId>& order);
 
   const hardware::Cluster& cluster_;
@@ -218,6 +222,8 @@ class CollectivePlanner {
   std::unique_ptr<RingCache> ring_cache_;
   struct PlanMemo;
   std::unique_ptr<PlanMemo> memo_;
+  // Identical nodes, no built fabric: any relabelling of the nodes maps the cluster onto itself.
+  bool relabel_nodes_ = false;
 };
 
 }  // namespace parasim::simulator
