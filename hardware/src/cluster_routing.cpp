@@ -34,31 +34,30 @@ struct WorseFirst {
   }
 };
 
-}  // namespace
-
-void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
-  const auto n = static_cast<std::size_t>(num_endpoints());
+// Dijkstra by label over vertices 0..n-1 from `source`: edges(u, visit) calls visit(v, dl) for each
+// directed link dl leaving u, in link-id order (rule 4); transit(u) says whether leaving u forwards
+// traffic through a device. Writes each vertex's way in, with kTieBit where another was as good.
+template <class Cluster_, class Transit, class Edges>
+void label_search_on(const Cluster_& c, std::size_t n, std::size_t source, DirLinkId* parent, Transit transit,
+                     Edges edges) {
   std::vector<Label> best(n);
   std::vector<std::uint8_t> done(n, 0);
   std::fill(parent, parent + n, -1);
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, WorseFirst> queue;
   std::uint64_t seq = 0;
-  best[static_cast<std::size_t>(src)] = Label{0, 0, std::numeric_limits<double>::infinity()};
-  queue.push({best[static_cast<std::size_t>(src)], seq++, src});
+  best[source] = Label{0, 0, std::numeric_limits<double>::infinity()};
+  queue.push({best[source], seq++, static_cast<EndpointId>(source)});
   while (!queue.empty()) {
     const QueueEntry top = queue.top();
     queue.pop();
     const auto u = static_cast<std::size_t>(top.endpoint);
     if (done[u]) continue;
     done[u] = 1;
-    // Leaving a device other than the source means that device forwards traffic.
-    const std::int32_t transit = (top.endpoint != src && top.endpoint < num_devices()) ? 1 : 0;
-    for (auto i = adj_offsets_[u]; i < adj_offsets_[u + 1]; ++i) {
-      const DirLinkId dl = adj_[static_cast<std::size_t>(i)];
-      const auto v = static_cast<std::size_t>(dir_to(dl));
-      if (done[v]) continue;
-      const Label cand{top.label.transits + transit, top.label.hops + 1,
-                       std::min(top.label.bottleneck, dir_bandwidth(dl).value)};
+    const std::int32_t through = transit(u) ? 1 : 0;
+    edges(u, [&](std::size_t v, DirLinkId dl) {
+      if (done[v]) return;
+      const Label cand{top.label.transits + through, top.label.hops + 1,
+                       std::min(top.label.bottleneck, c.dir_bandwidth(dl).value)};
       if (cand.better_than(best[v])) {
         best[v] = cand;
         parent[v] = dl;
@@ -66,45 +65,37 @@ void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
       } else if (cand == best[v]) {
         parent[v] |= kTieBit;
       }
-    }
+    });
   }
 }
 
-// The same search as shortest_path_tree() over the window (nodes 0 and 1 and the shared
-// endpoints) alone: the window's adjacency keeps adj_'s order, so pushes, sequence numbers and
-// ties are those of the full search restricted to the window.
+}  // namespace
+
+void Cluster::shortest_path_tree(DeviceId src, DirLinkId* parent) const {
+  label_search_on(
+      *this, static_cast<std::size_t>(num_endpoints()), static_cast<std::size_t>(src), parent,
+      // Leaving a device other than the source means that device forwards traffic.
+      [&](std::size_t u) { return u != static_cast<std::size_t>(src) && u < static_cast<std::size_t>(num_devices()); },
+      [&](std::size_t u, auto&& visit) {
+        for (auto i = adj_offsets_[u]; i < adj_offsets_[u + 1]; ++i) {
+          const DirLinkId dl = adj_[static_cast<std::size_t>(i)];
+          visit(static_cast<std::size_t>(dir_to(dl)), dl);
+        }
+      });
+}
+
+// The same search over the window (nodes 0 and 1 and the shared endpoints) alone: the window's
+// adjacency keeps adj_'s order, so pushes, sequence numbers and ties are those of the full search
+// restricted to the window.
 void Cluster::window_tree(DeviceId src, DirLinkId* parent) const {
-  const std::size_t m = window_eps_.size();
-  std::vector<Label> best(m);
-  std::vector<std::uint8_t> done(m, 0);
-  std::fill(parent, parent + m, -1);
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, WorseFirst> queue;
-  std::uint64_t seq = 0;
   const auto s = static_cast<std::size_t>(window_index(src));
-  best[s] = Label{0, 0, std::numeric_limits<double>::infinity()};
-  queue.push({best[s], seq++, static_cast<EndpointId>(s)});
-  while (!queue.empty()) {
-    const QueueEntry top = queue.top();
-    queue.pop();
-    const auto u = static_cast<std::size_t>(top.endpoint);  // a window index here
-    if (done[u]) continue;
-    done[u] = 1;
-    const std::int32_t transit = (u != s && window_eps_[u] < num_devices()) ? 1 : 0;
-    for (auto i = window_adj_offsets_[u]; i < window_adj_offsets_[u + 1]; ++i) {
-      const auto v = static_cast<std::size_t>(window_adj_to_[static_cast<std::size_t>(i)]);
-      if (done[v]) continue;
-      const DirLinkId dl = window_adj_[static_cast<std::size_t>(i)];
-      const Label cand{top.label.transits + transit, top.label.hops + 1,
-                       std::min(top.label.bottleneck, dir_bandwidth(dl).value)};
-      if (cand.better_than(best[v])) {
-        best[v] = cand;
-        parent[v] = dl;
-        queue.push({cand, seq++, static_cast<EndpointId>(v)});
-      } else if (cand == best[v]) {
-        parent[v] |= kTieBit;
-      }
-    }
-  }
+  label_search_on(
+      *this, window_eps_.size(), s, parent, [&](std::size_t u) { return u != s && window_eps_[u] < num_devices(); },
+      [&](std::size_t u, auto&& visit) {
+        for (auto i = window_adj_offsets_[u]; i < window_adj_offsets_[u + 1]; ++i)
+          visit(static_cast<std::size_t>(window_adj_to_[static_cast<std::size_t>(i)]),
+                window_adj_[static_cast<std::size_t>(i)]);
+      });
 }
 
 // Computed outside the lock like tree_of(); src is a device of node 0.
