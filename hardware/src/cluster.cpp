@@ -2,6 +2,7 @@
 #include "parasim/hardware/cluster.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <mutex>
 #include <unordered_map>
@@ -33,6 +34,30 @@ constexpr EndpointKindName kEndpointKinds[] = {
 };
 
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+
+// Names seen so far, to find a duplicate: views of strings that outlive the set, in an
+// open-addressing table of their indices (a 131,072-GPU preset names about a million links; a
+// node-based set spent most of the cluster's construction allocating and freeing its nodes).
+class NameSet {
+ public:
+  explicit NameSet(std::size_t capacity) : slots_(std::bit_ceil(2 * capacity + 2), 0) { names_.reserve(capacity); }
+  /// False when `name` was inserted before.
+  bool insert(std::string_view name) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+      if (slots_[i] == 0) {
+        names_.push_back(name);
+        slots_[i] = static_cast<std::uint32_t>(names_.size());
+        return true;
+      }
+      if (names_[slots_[i] - 1] == name) return false;
+    }
+  }
+
+ private:
+  std::vector<std::string_view> names_;
+  std::vector<std::uint32_t> slots_;  // index + 1 into names_, 0 empty; at most half full
+};
 
 }  // namespace
 
@@ -89,15 +114,13 @@ void Cluster::validate_and_index() {
   if (static_cast<std::int64_t>(spec_.links.size()) > kMaxClusterLinks)
     throw InputError(where + "more than " + std::to_string(kMaxClusterLinks) + " links");
 
-  // One namespace for devices and endpoints, another for links.
-  std::unordered_map<std::string, EndpointId> names;
-  names.reserve(spec_.devices.size() + spec_.endpoints.size());
+  // One namespace for devices and endpoints, another for links (the names stay put while this runs).
+  NameSet names(spec_.devices.size() + spec_.endpoints.size());
   std::int32_t max_node = 0;
   for (std::size_t i = 0; i < spec_.devices.size(); ++i) {
     auto& dev = spec_.devices[i];
     if (dev.name.empty()) throw InputError(where + "device " + std::to_string(i) + " has an empty name");
-    if (!names.emplace(dev.name, static_cast<EndpointId>(i)).second)
-      throw InputError(where + "duplicate endpoint name " + in_quotes(dev.name));
+    if (!names.insert(dev.name)) throw InputError(where + "duplicate endpoint name " + in_quotes(dev.name));
     const DeviceSpec& ds = device_spec(dev.kind);  // InputError listing the known kinds
     dev.kind = ds.kind;
     if (dev.memory < 0) throw InputError(where + "device " + in_quotes(dev.name) + ": memory must be >= 0");
@@ -115,8 +138,7 @@ void Cluster::validate_and_index() {
     if (ep.name.empty()) throw InputError(where + "endpoint " + std::to_string(i) + " has an empty name");
     if (ep.kind == EndpointKind::Device)
       throw InputError(where + "endpoint " + in_quotes(ep.name) + ": devices belong in the device list");
-    if (!names.emplace(ep.name, static_cast<EndpointId>(spec_.devices.size() + i)).second)
-      throw InputError(where + "duplicate endpoint name " + in_quotes(ep.name));
+    if (!names.insert(ep.name)) throw InputError(where + "duplicate endpoint name " + in_quotes(ep.name));
     if (ep.node < -1 || ep.node > max_node)
       throw InputError(where + "endpoint " + in_quotes(ep.name) + ": node must be -1 (shared) or in [0, " +
                        std::to_string(max_node) + "], found " + std::to_string(ep.node));
@@ -140,20 +162,19 @@ void Cluster::validate_and_index() {
   }
 
   const auto n_endpoints = static_cast<EndpointId>(spec_.devices.size() + spec_.endpoints.size());
-  std::unordered_map<std::string, LinkId> link_names;
-  link_names.reserve(spec_.links.size());
+  NameSet link_names(spec_.links.size());
   for (std::size_t i = 0; i < spec_.links.size(); ++i) {
     auto& l = spec_.links[i];
-    const std::string lw = where + "link " + (l.name.empty() ? std::to_string(i) : in_quotes(l.name)) + ": ";
+    // The message prefix, made only for an error.
+    const auto lw = [&] { return where + "link " + (l.name.empty() ? std::to_string(i) : in_quotes(l.name)) + ": "; };
     if (l.a < 0 || l.a >= n_endpoints || l.b < 0 || l.b >= n_endpoints)
-      throw InputError(lw + "connects an unknown endpoint");
-    if (l.a == l.b) throw InputError(lw + "connects " + in_quotes(endpoint_name(l.a)) + " to itself");
+      throw InputError(lw() + "connects an unknown endpoint");
+    if (l.a == l.b) throw InputError(lw() + "connects " + in_quotes(endpoint_name(l.a)) + " to itself");
     if (!(l.bandwidth.value > 0) || !std::isfinite(l.bandwidth.value))
-      throw InputError(lw + "bandwidth must be a finite number > 0 GB/s, found " + std::to_string(l.bandwidth.value));
-    if (l.alpha < 0) throw InputError(lw + "latency must be >= 0 ns, found " + std::to_string(l.alpha));
+      throw InputError(lw() + "bandwidth must be a finite number > 0 GB/s, found " + std::to_string(l.bandwidth.value));
+    if (l.alpha < 0) throw InputError(lw() + "latency must be >= 0 ns, found " + std::to_string(l.alpha));
     if (l.name.empty()) l.name = endpoint_name(l.a) + "-" + endpoint_name(l.b);
-    if (!link_names.emplace(l.name, static_cast<LinkId>(i)).second)
-      throw InputError(where + "duplicate link name " + in_quotes(l.name));
+    if (!link_names.insert(l.name)) throw InputError(where + "duplicate link name " + in_quotes(l.name));
   }
 
   // CSR adjacency of directed links, in link-id order per endpoint (the routing tie-break).

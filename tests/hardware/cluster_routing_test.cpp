@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "parasim/common/error.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 
 namespace parasim::hardware {
@@ -177,6 +178,33 @@ TEST(ClusterRouting, RoutesOnIdenticalNodesFollowARelabellingOfTheNodes) {
   ClusterSpec spec = make_cluster_preset_spec("dgx-h100", 3);
   spec.links.back().bandwidth = GBps{25.0};
   EXPECT_FALSE(Cluster(spec).route_follows_node_symmetry(0, 9));
+}
+
+// Specs built in code skip the JSON loader's checks: the constructor's own messages.
+std::string construction_error(const ClusterSpec& spec) {
+  try {
+    Cluster c(spec);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ClusterRouting, DuplicateNamesAndBadLinksInACodedSpecAreNamed) {
+  ClusterSpec spec = make_cluster_preset_spec("dgx-h100", 2);
+  spec.links[5].name = spec.links[3].name;
+  EXPECT_EQ(construction_error(spec), "cluster \"dgx-h100\": duplicate link name \"" + spec.links[3].name + "\"");
+  spec = make_cluster_preset_spec("dgx-h100", 2);
+  spec.endpoints[0].name = spec.devices[7].name;
+  EXPECT_EQ(construction_error(spec), "cluster \"dgx-h100\": duplicate endpoint name \"n0.gpu7\"");
+  spec = make_cluster_preset_spec("dgx-h100", 2);
+  spec.links[2].alpha = -1;
+  EXPECT_EQ(construction_error(spec),
+            "cluster \"dgx-h100\": link \"" + spec.links[2].name + "\": latency must be >= 0 ns, found -1");
+  spec.links[2].alpha = 0;
+  spec.links[2].name.clear();
+  spec.links[2].b = spec.links[2].a;
+  EXPECT_EQ(construction_error(spec), "cluster \"dgx-h100\": link 2: connects \"n0.gpu2\" to itself");
 }
 
 TEST(ClusterRouting, NodesThatDifferAreNotIdentical) {
