@@ -6,7 +6,8 @@
 // outside the timing, so its route trees are built inside it (cold, as on the command line).
 //
 // Counters: step_ms (the simulated step), tasks, events, messages (collective messages simulated),
-// inferred (messages inferred from a simulated one of their class).
+// inferred (messages inferred from a simulated one of their class). BM_ClusterBuild times the
+// cluster's construction alone, which the hybrid's timing leaves out.
 //
 //   parasim_scale_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
@@ -55,7 +56,28 @@ void BM_Gpt3Hybrid(benchmark::State& state) {
   state.counters["inferred"] = static_cast<double>(r.result.collective_messages_inferred);
 }
 
+/// What `simulate` does before lowering at that size: build the dgx-h100 preset of state.range(0)
+/// GPUs (its spec, then the checks and indexes of Cluster's constructor). Counters: links.
+void BM_ClusterBuild(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  std::int64_t links = 0;
+  for (auto _ : state) {
+    const hardware::Cluster cluster = hardware::make_cluster_preset("dgx-h100", gpus / 8);
+    links = cluster.num_links();
+    benchmark::DoNotOptimize(links);
+  }
+  state.counters["links"] = static_cast<double>(links);
+}
+
 }  // namespace
+
+BENCHMARK(BM_ClusterBuild)
+    ->ArgNames({"gpus"})
+    ->Arg(1024)
+    ->Arg(16384)
+    ->Arg(131072)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_Gpt3Hybrid)
     ->ArgNames({"gpus"})
