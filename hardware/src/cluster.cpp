@@ -36,7 +36,7 @@ constexpr EndpointKindName kEndpointKinds[] = {
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 // Names seen so far, to find a duplicate: views of strings that outlive the set, in an
-// open-addressing table of their indices (a 131,072-GPU preset names about a million links; a
+// open-addressing table of their indices (a 131,072-GPU preset names 393,216 links; a
 // node-based set spent most of the cluster's construction allocating and freeing its nodes).
 class NameSet {
  public:
