@@ -1,10 +1,12 @@
 // Collective plans and their timings, expanded (link-level) and analytic (closed form).
 #include "parasim/simulator/collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -195,6 +197,59 @@ TEST(Collectives, GroupsThatRelabelledNodesMapOntoEachOtherShareTheirPatternWork
       }
       EXPECT_EQ(got.cost(64 * MiB, CollectiveCosts::Nccl).time, want.cost(64 * MiB, CollectiveCosts::Nccl).time);
     }
+}
+
+// The memo across groups, checked at random: one planner kept across many groups (images of each
+// other or not, several members per node or one) gives every plan field a fresh planner gives.
+TEST(Collectives, APlannerKeptAcrossRandomGroupsPlansLikeAFreshOne) {
+  std::mt19937 rng(7);
+  for (const char* preset : {"dgx1-v100", "dgx-h100", "pcie-hetero"}) {
+    const hardware::Cluster c = hardware::make_cluster_preset(preset, 6);
+    CollectivePlanner kept(c);
+    for (int trial = 0; trial < 40; ++trial) {
+      // Either the same local indices on random nodes (images of one another) or random devices.
+      std::vector<DeviceId> group;
+      const int per_node = c.max_devices_per_node();
+      if (trial % 2 == 0) {
+        std::vector<int> nodes(static_cast<std::size_t>(c.num_nodes()));
+        std::iota(nodes.begin(), nodes.end(), 0);
+        std::shuffle(nodes.begin(), nodes.end(), rng);
+        const int n_nodes = 2 + static_cast<int>(rng() % 3), locals = 1 + static_cast<int>(rng() % 2);
+        for (int k = 0; k < n_nodes; ++k)
+          for (int l = 0; l < locals; ++l) group.push_back(nodes[static_cast<std::size_t>(k)] * per_node + l);
+      } else {
+        std::vector<DeviceId> all(static_cast<std::size_t>(c.num_devices()));
+        std::iota(all.begin(), all.end(), 0);
+        std::shuffle(all.begin(), all.end(), rng);
+        group.assign(all.begin(), all.begin() + 2 + static_cast<std::ptrdiff_t>(rng() % 10));
+      }
+      for (CollectiveOp op :
+           {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::AllToAll, CollectiveOp::Broadcast})
+        for (CollectiveAlgorithm algo : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree,
+                                         CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::HierarchicalTree}) {
+          const Bytes bytes = Bytes{1} << (10 + rng() % 20);
+          CollectivePlanner fresh(c);
+          const CollectivePlan want = fresh.plan(group, op, algo, bytes);
+          const CollectivePlan& got = kept.cached_plan(group, op, algo, bytes);
+          ASSERT_EQ(got.algorithm, want.algorithm) << preset << " " << trial;
+          ASSERT_EQ(got.patterns.size(), want.patterns.size()) << preset << " " << trial;
+          for (std::size_t p = 0; p < got.idle.size(); ++p)
+            for (std::size_t i = 0; i < got.idle[p].size(); ++i) {
+              ASSERT_EQ(got.idle[p][i].latency, want.idle[p][i].latency) << preset << " " << trial;
+              ASSERT_EQ(got.idle[p][i].rate, want.idle[p][i].rate) << preset << " " << trial;
+            }
+          ASSERT_EQ(got.representatives, want.representatives) << preset << " " << trial;
+          ASSERT_EQ(got.phases.size(), want.phases.size()) << preset << " " << trial;
+          for (std::size_t i = 0; i < got.phases.size(); ++i) {
+            ASSERT_EQ(got.phases[i].hop, want.phases[i].hop) << preset << " " << trial;
+            ASSERT_EQ(got.phases[i].channels, want.phases[i].channels) << preset << " " << trial;
+            ASSERT_EQ(got.phases[i].repeats, want.phases[i].repeats) << preset << " " << trial;
+            ASSERT_EQ(got.phases[i].divisor, want.phases[i].divisor) << preset << " " << trial;
+          }
+          ASSERT_EQ(got.cost(bytes, CollectiveCosts::Nccl).time, want.cost(bytes, CollectiveCosts::Nccl).time);
+        }
+    }
+  }
 }
 
 // What the engine charges: Auto resolves to the fastest applicable algorithm (first wins a tie),
