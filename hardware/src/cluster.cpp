@@ -5,7 +5,6 @@
 #include <bit>
 #include <cmath>
 #include <mutex>
-#include <unordered_map>
 
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/device_spec.hpp"

@@ -37,8 +37,8 @@ struct WorseFirst {
 // Dijkstra by label over vertices 0..n-1 from `source`: edges(u, visit) calls visit(v, dl) for each
 // directed link dl leaving u, in link-id order (rule 4); transit(u) says whether leaving u forwards
 // traffic through a device. Writes each vertex's way in, with kTieBit where another was as good.
-template <class Cluster_, class Transit, class Edges>
-void label_search_on(const Cluster_& c, std::size_t n, std::size_t source, DirLinkId* parent, Transit transit,
+template <class Transit, class Edges>
+void label_search_on(const Cluster& c, std::size_t n, std::size_t source, DirLinkId* parent, Transit transit,
                      Edges edges) {
   std::vector<Label> best(n);
   std::vector<std::uint8_t> done(n, 0);

@@ -323,7 +323,7 @@ struct CollectivePlanner::PlanMemo {
     std::vector<std::unique_ptr<const CollectivePlan>> by_chunks;  // index: chunk count
   };
   std::unordered_map<Key, std::unique_ptr<TreeShape>, KeyHash, KeyEqual> trees;
-  // add_idle_stats() per pattern, keyed by the pairs' hash and compared in full.
+  // pattern_stats() per key (the pairs, or the pairs relabelled): by its hash, compared in full.
   std::unordered_multimap<std::uint64_t, std::unique_ptr<const CollectivePlanner::PatternStats>> patterns;
   // cached_choice(): per group, op, algorithm, bytes, cost model and calibration.
   struct ChoiceKey {

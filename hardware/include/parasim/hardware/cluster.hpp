@@ -21,9 +21,9 @@
 // from node 0 to node j >= 2 is the one to node 1, swapped with node j. Only node 0's devices
 // then need a shortest-path tree, searched over nodes 0 and 1 and the shared endpoints (8 small
 // trees instead of 16,384 over the whole fabric), each over an index of that window alone, so that
-// it costs what the window holds whatever the cluster's size. A route whose search met a tie (two equally good
-// ways, where rule 4 could differ after the swap), or that enters a node twice (where a way
-// through a third node could tie with it), is searched directly over the whole cluster.
+// it costs what the window holds whatever the cluster's size. A route whose search met a tie (two
+// equally good ways, where rule 4 could differ after the swap), or that enters a node twice (where
+// a way through a third node could tie with it), is searched directly over the whole cluster.
 //
 // Example:
 //   using namespace parasim::hardware;
@@ -186,8 +186,8 @@ class Cluster {
   // The tree of `src` (nodes not identical): cached when small enough, otherwise computed into
   // `scratch`.
   const DirLinkId* tree_of(DeviceId src, std::vector<DirLinkId>& scratch) const;
-  // Identical nodes: shortest_path_tree(src, .., true) over the window alone (nodes 0 and 1 and the
-  // shared endpoints), indexed by window index; src is a device of node 0. Kept per source.
+  // Identical nodes: shortest_path_tree() over the window alone (nodes 0 and 1 and the shared
+  // endpoints), indexed by window index; src is a device of node 0. Kept per source.
   void window_tree(DeviceId src, DirLinkId* parent_out) const;
   bool window_path(DeviceId src, DeviceId dst, std::vector<DirLinkId>& path, int& k, int& j) const;
   const DirLinkId* window_tree_of(DeviceId src) const;
