@@ -200,11 +200,48 @@ TEST(Collectives, GroupsThatRelabelledNodesMapOntoEachOtherShareTheirPatternWork
 }
 
 // The memo across groups, checked at random: one planner kept across many groups (images of each
-// other or not, several members per node or one) gives every plan field a fresh planner gives.
+// other or not, several members per node or one, routes that follow the node swap or meet ties)
+// gives every plan field a fresh planner gives.
+// Six identical nodes of two GPUs, each node's PCIe switch reaching two NICs, NIC 0 of every node on
+// IB switch A and NIC 1 on B, the two switches linked: a route between nodes leaves through either
+// NIC at the same label, a tie, so it does not follow the node swap and is keyed by its pairs.
+hardware::Cluster two_switch_cluster() {
+  using hardware::EndpointKind;
+  using hardware::LinkKind;
+  hardware::ClusterSpec s;
+  s.name = "two-switch";
+  constexpr int kNodes = 6;
+  for (int n = 0; n < kNodes; ++n)
+    for (int g = 0; g < 2; ++g) s.devices.push_back({"gpu" + std::to_string(2 * n + g), "A100-SXM4-80GB", n, 0});
+  const auto ep = [&](const std::string& name, EndpointKind kind, int node) {
+    s.endpoints.push_back({name, kind, node});
+    return static_cast<hardware::EndpointId>(s.devices.size() + s.endpoints.size() - 1);
+  };
+  const hardware::EndpointId a = ep("swA", EndpointKind::IbSwitch, -1), b = ep("swB", EndpointKind::IbSwitch, -1);
+  for (int n = 0; n < kNodes; ++n) {
+    const auto psw = ep("psw" + std::to_string(n), EndpointKind::PcieSwitch, n);
+    const auto nic0 = ep("nic" + std::to_string(2 * n), EndpointKind::Nic, n);
+    const auto nic1 = ep("nic" + std::to_string(2 * n + 1), EndpointKind::Nic, n);
+    s.links.push_back({"", LinkKind::NVLink, 2 * n, 2 * n + 1, 700, GBps{100}});
+    for (int g = 0; g < 2; ++g) s.links.push_back({"", LinkKind::PCIe, 2 * n + g, psw, 500, GBps{24}});
+    s.links.push_back({"", LinkKind::PCIe, psw, nic0, 500, GBps{24}});
+    s.links.push_back({"", LinkKind::PCIe, psw, nic1, 500, GBps{24}});
+    s.links.push_back({"", LinkKind::InfiniBand, nic0, a, 1500, GBps{25}});
+    s.links.push_back({"", LinkKind::InfiniBand, nic1, b, 1500, GBps{25}});
+  }
+  s.links.push_back({"", LinkKind::InfiniBand, a, b, 1000, GBps{50}});
+  return hardware::Cluster(s);
+}
+
 TEST(Collectives, APlannerKeptAcrossRandomGroupsPlansLikeAFreshOne) {
   std::mt19937 rng(7);
-  for (const char* preset : {"dgx1-v100", "dgx-h100", "pcie-hetero"}) {
-    const hardware::Cluster c = hardware::make_cluster_preset(preset, 6);
+  const hardware::Cluster ties = two_switch_cluster();
+  ASSERT_TRUE(ties.identical_nodes());
+  EXPECT_FALSE(ties.route_follows_node_symmetry(0, 2));  // a tie between the NICs
+  EXPECT_TRUE(ties.route_follows_node_symmetry(0, 1));   // the NVLink inside a node
+  for (const char* preset : {"dgx1-v100", "dgx-h100", "pcie-hetero", "two-switch"}) {
+    const hardware::Cluster c =
+        std::string_view(preset) == "two-switch" ? ties : hardware::make_cluster_preset(preset, 6);
     CollectivePlanner kept(c);
     for (int trial = 0; trial < 40; ++trial) {
       // Either the same local indices on random nodes (images of one another) or random devices.
