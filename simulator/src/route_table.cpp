@@ -16,19 +16,20 @@ RouteTable::RouteTable(const hardware::Cluster& c) : cluster_(c), devices_(c.num
   else sparse_.assign(kFirstSlots, Slot{});
 }
 
+std::size_t RouteTable::empty_slot(std::uint64_t key) const {
+  std::size_t i = slot_of(key);
+  while (sparse_[i].key != kEmpty) i = (i + 1) & (sparse_.size() - 1);
+  return i;
+}
+
 std::uint32_t RouteTable::insert(std::size_t i, std::uint64_t key, DeviceId src, DeviceId dst) {
   const std::uint32_t route = compute(src, dst);
   if (2 * (sparse_used_ + 1) > sparse_.size()) {  // grow, then probe again
     std::vector<Slot> old(2 * sparse_.size());
     old.swap(sparse_);
     for (const Slot& s : old)
-      if (s.key != kEmpty) {
-        std::size_t j = slot_of(s.key);
-        while (sparse_[j].key != kEmpty) j = (j + 1) & (sparse_.size() - 1);
-        sparse_[j] = s;
-      }
-    i = slot_of(key);
-    while (sparse_[i].key != kEmpty) i = (i + 1) & (sparse_.size() - 1);
+      if (s.key != kEmpty) sparse_[empty_slot(s.key)] = s;
+    i = empty_slot(key);
   }
   sparse_[i] = {key, route};
   ++sparse_used_;

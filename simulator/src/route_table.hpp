@@ -65,6 +65,8 @@ class RouteTable {
   std::size_t slot_of(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & (sparse_.size() - 1);
   }
+  // The first empty slot of a key's probe sequence (the key is not in the table).
+  std::size_t empty_slot(std::uint64_t key) const;
   // Computes the route of a missing key whose probe ended at empty slot i; returns its index.
   std::uint32_t insert(std::size_t i, std::uint64_t key, DeviceId src, DeviceId dst);
 
