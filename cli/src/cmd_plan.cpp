@@ -23,6 +23,7 @@
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/strategies/planner.hpp"
 #include "parasim/strategies/projection.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
 #include "enum_args.hpp"
 #include "plan_inputs.hpp"
 #include "text_table.hpp"
@@ -81,6 +82,7 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << "overheads    step overhead " << req.calibration.describe_step_overhead()
       << "; data loading: " << req.data_loading.describe() << "\n"
       << "grad. accum. " << describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype())) << "\n"
+      << "comm SMs     " << strategies::describe_collective_sms(*req.cluster, req.collective_costs) << "\n"
       << "simulation   " << to_string(plan.granularity) << " granularity, one replica / TP rank simulated, "
       << simulator::to_string(req.collectives) << " collectives\n\n";
   std::vector<std::vector<std::string>> rows{{"#", "strategy", "batch", "step", "samples/s", "MFU", "bubble",
@@ -257,6 +259,7 @@ void run_plan(const PlanOptions& o) {
     for (nlohmann::json& row : rows) {
       row["step_overhead_ms"] = req.calibration.step_overhead_ms;
       row["data_loading"] = req.data_loading.describe();
+      row["collective_sms"] = strategies::describe_collective_sms(*req.cluster, req.collective_costs);
       row["grad_accumulation"] = describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype()));
     }
     std::cout << dump_json(rows);

@@ -70,6 +70,7 @@ void print_projection(std::ostream& out, const strategies::Projection& p, const 
       << a.collectives << " collectives\n"
       << "  time to train    E(B) x ceil(dataset / B) x step time; gain = (T_dp - T_hybrid) / T_dp\n"
       << "  step overhead    " << a.step_overhead << "\n"
+      << "  comm SMs         " << a.collective_sms << "\n"
       << "  data loading     " << a.data_loading << "\n"
       << "  grad. accum.     " << a.grad_accumulation << "\n"
       << "  shortcuts        " << a.shortcuts << (a.shortcuts.rfind("extrapolated", 0) == 0 ? " (marked ~)" : "")

@@ -93,7 +93,8 @@ void print_report(std::ostream& out, const StrategyResult& r, const hardware::Cl
       << "cost source  " << r.cost_source << "\n"
       << "overheads    step overhead " << r.step_overhead_source << "; data loading: " << r.data_loading.describe()
       << (r.data_loading.enabled ? ", " + format_time(r.data_load_time) + " per step" : "") << "\n"
-      << "grad. accum. " << describe(r.grad_accumulation, r.dtype) << "\n";
+      << "grad. accum. " << describe(r.grad_accumulation, r.dtype) << "\n"
+      << "comm SMs     " << r.collective_sms << "\n";
   if (r.simulated) {
     out << "step time    " << format_time(r.step_time) << "   throughput " << fixed(r.throughput, 1)
         << " samples/s   pipeline bubble " << format_time(r.bubble_time) << " (" << percent(r.bubble_fraction)

@@ -70,8 +70,10 @@ void run_validate_runs(const ValidateRunsArgs& args) {
   const Calibration calibration = load_calibration_option(args.calibration);
   const profiler::RooflineCostModel roofline;
   const DataLoading loading = parse_data_loading(args.data_loading);
-  const std::string model = roofline.describe() + "; NCCL collective costs; calibration: " + calibration.describe() +
-                            "; step overhead " + calibration.describe_step_overhead() +
+  const std::string model = roofline.describe() +
+                            "; NCCL collective costs, running collectives holding one SM per NCCL channel from the "
+                            "compute they overlap; calibration: " +
+                            calibration.describe() + "; step overhead " + calibration.describe_step_overhead() +
                             "; data loading: " + loading.describe();
   ProgressBar bar("validate runs", runs.runs.size());
   const validation::RunsReport report = validation::evaluate_runs(

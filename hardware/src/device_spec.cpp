@@ -99,6 +99,21 @@ double DeviceSpec::peak_tflops(DType dtype) const {
   return fp32_tflops;
 }
 
+NcclChannels nccl_channels(const DeviceSpec& spec) {
+  // NCCL runs twice the channels its topology search finds (S. Jeaugey, NVIDIA/nccl#1041), and the
+  // search finds about one ring per NVLink of the GPU; the counts below are what NCCL_DEBUG=INFO
+  // logs at init on 8-GPU systems ("N coll channels, M nvls channels").
+  const bool sxm = spec.kind.find("SXM") != std::string::npos;
+  if (!sxm) return {2, 0, "NCCL over PCIe/shared memory logs 2 coll channels (NCCL_DEBUG=INFO, 2 GPUs without NVLink)"};
+  if (spec.arch == "hopper" || spec.arch == "blackwell")
+    return {24, 16,
+            "NCCL_DEBUG=INFO on 8x H100 SXM (AWS p5.48xlarge): \"24 coll channels, 16 nvls channels\"; "
+            "Blackwell borrows Hopper's (18 NVLinks per GPU on both)"};
+  if (spec.arch == "ampere") return {24, 0, "NCCL_DEBUG=INFO on 8x A100 SXM4: \"24 coll channels, 0 nvls channels\""};
+  if (spec.arch == "volta") return {12, 0, "NCCL_DEBUG=INFO on V100 SXM2/SXM3 with 6 NVLinks: \"12 coll channels\""};
+  return {8, 0, "P100 SXM2: twice its 4 NVLinks (no log found; NCCL's two channels per searched ring)"};
+}
+
 const std::vector<DeviceSpec>& device_specs() {
   static const std::vector<DeviceSpec> specs = make_specs();
   return specs;

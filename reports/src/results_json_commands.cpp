@@ -147,6 +147,7 @@ void read_projection_assumptions(const JsonField& a, ReportData& d) {
   extra("collectives", optional_string(a, "collectives"));
   extra("shortcuts", optional_string(a, "shortcuts"));
   extra("step overhead", optional_string(a, "step_overhead"));
+  extra("comm SMs", optional_string(a, "collective_sms"));
   extra("data loading", optional_string(a, "data_loading"));
 }
 
@@ -265,6 +266,7 @@ ReportData read_simulation(const JsonField& root) {
     d.assumptions.extra.emplace_back("step overhead", said->as_string());
   else if (auto overhead = optional_field(root, "step_overhead_ms"))
     d.assumptions.extra.emplace_back("step overhead", describe_value(*overhead) + " ms per step");
+  if (auto sms = optional_field(root, "collective_sms")) d.assumptions.extra.emplace_back("comm SMs", sms->as_string());
   if (auto loading = optional_field(root, "data_loading"))
     if (auto text = optional_field(*loading, "description"))
       d.assumptions.extra.emplace_back("data loading", text->as_string());

@@ -22,10 +22,12 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <span>
 #include <unordered_map>
 
 #include "parasim/common/error.hpp"
+#include "parasim/hardware/device_spec.hpp"
 #include "event_queue.hpp"
 #include "flow_network.hpp"
 #include "route_table.hpp"
@@ -211,6 +213,7 @@ class Simulation {
       algorithms_.assign(graph.size(), CollectiveAlgorithm::Auto);
     }
     for (std::size_t i = 0; i < global_of_.size(); ++i) init_device(devices_[i], global_of_[i]);
+    if (options.collectives_hold_sms) init_sm_holds();
   }
 
   StepResult run() {
@@ -345,6 +348,8 @@ class Simulation {
   void handle(const Event& e) {
     switch (e.type()) {
       case EventType::TaskEnd:
+        if (!work_.empty() && stale_end(e)) [[unlikely]]
+          return;  // a compute task's end moved since (a collective started or ended beside it)
         ++event_count_;
         complete(static_cast<TaskId>(e.id));
         break;
@@ -526,6 +531,10 @@ class Simulation {
     allocate(d, t);
     if (g_.kind(t) == TaskKind::Compute) [[likely]] {
       if (g_.phase(t) != Phase::DataLoad) ++d.compute_active;  // the host loads; the device stays idle
+      if (!work_.empty()) [[unlikely]] {
+        start_slowed(t, static_cast<std::size_t>(&d - devices_.data()));
+        return;
+      }
       events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
@@ -585,6 +594,7 @@ class Simulation {
       events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
+    if (!work_.empty()) hold_sms(lane, plan.algorithm == CollectiveAlgorithm::Nvls ? kHoldsNvls : kHoldsRing);
     if (options_.collectives == CollectiveMode::Analytic) {
       events_.push(now_ + resolved.time, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
@@ -668,6 +678,7 @@ class Simulation {
   [[gnu::noinline]] void end_collective(TaskId t) {
     const std::size_t lane = lane_of(t);
     lane_busy_[lane] += now_ - lane_start_[lane];
+    if (!work_.empty() && lane_holds_[lane] != kHoldsNone) release_sms(lane);
     for (DeviceId m : waiting(lane)) {
       DeviceState& d = dev(m);
       touch(d);
@@ -718,6 +729,94 @@ class Simulation {
         crit_pred_[static_cast<std::size_t>(s)] = t;
         ready_.push_back(s);
       }
+  }
+
+  // ------------------------------------------------------------------ SMs held by collectives
+  // EngineOptions::collectives_hold_sms. A running compute task's work is kept in ns at full rate;
+  // when the SMs its device's collectives hold change, the work done at the old rate comes off and
+  // its end is queued anew at the new rate, with the stream's version (older ends are stale).
+  static constexpr std::uint8_t kHoldsNone = 0, kHoldsRing = 1, kHoldsNvls = 2;
+  struct ComputeWork {
+    double left = 0;  // ns of work at full rate, as of `since`
+    double rate = 1;
+    TimeNs since = 0;
+    std::uint32_t version = 0;
+  };
+
+  void init_sm_holds() {
+    work_.assign(streams_.size(), ComputeWork{});
+    sms_.assign(global_of_.size(), 0.0);
+    held_.assign(global_of_.size(), 0);
+    channels_.assign(global_of_.size(), {0, 0});
+    lane_holds_.assign(waiting_.size(), kHoldsNone);
+    for (std::size_t i = 0; i < global_of_.size(); ++i) {
+      const std::optional<hardware::DeviceSpec> spec = hardware::find_device_spec(cluster_.device(global_of_[i]).kind);
+      if (!spec || spec->sm_count <= 1) continue;  // a CPU or an unknown part: never slowed
+      const hardware::NcclChannels ch = hardware::nccl_channels(*spec);
+      sms_[i] = spec->sm_count;
+      channels_[i] = {ch.ring_tree, ch.nvls > 0 ? ch.nvls : ch.ring_tree};
+    }
+  }
+  double rate_of(std::size_t local) const {
+    const double sms = sms_[local];
+    if (sms <= 0 || held_[local] == 0) return 1.0;
+    return (sms - std::min(static_cast<double>(held_[local]), sms - 1)) / sms;
+  }
+  bool stale_end(const Event& e) const {
+    const auto t = static_cast<TaskId>(e.id);
+    if (g_.kind(t) != TaskKind::Compute) return false;
+    const std::size_t s = stream_index(g_.device(t), g_.stream(t));
+    return streams_[s].running != t || (work_[s].version & kVersionMask) != e.version();
+  }
+  void queue_end(TaskId t, ComputeWork& w) {
+    ++w.version;
+    // Capped like a flow's completion: Engine::run checked that the work fits 64-bit time at full rate.
+    const double eta = std::min(w.left / w.rate, 8.0e18 - static_cast<double>(now_));
+    events_.push(now_ + std::llround(eta), static_cast<std::uint32_t>(t), EventType::TaskEnd, w.version & kVersionMask);
+  }
+  [[gnu::noinline]] void start_slowed(TaskId t, std::size_t local) {
+    ComputeWork& w = work_[local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t))];
+    w.since = now_;
+    w.rate = g_.phase(t) == Phase::DataLoad ? 1.0 : rate_of(local);
+    if (w.rate == 1.0) {  // exact: the plain end time
+      w.left = static_cast<double>(g_.duration(t));
+      ++w.version;
+      events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd, w.version & kVersionMask);
+      return;
+    }
+    w.left = static_cast<double>(g_.duration(t));
+    queue_end(t, w);
+  }
+  // The device's collectives now hold `delta` more SMs: its running compute tasks change rate.
+  void change_held(std::size_t local, int delta) {
+    const double before = rate_of(local);
+    held_[local] += delta;
+    const double rate = rate_of(local);
+    if (rate == before) return;
+    for (std::size_t s = local * streams_per_device_; s < (local + 1) * streams_per_device_; ++s) {
+      const TaskId t = streams_[s].running;
+      if (t == kNoTask || g_.kind(t) != TaskKind::Compute || g_.phase(t) == Phase::DataLoad) continue;
+      ComputeWork& w = work_[s];
+      w.left = std::max(0.0, w.left - static_cast<double>(now_ - w.since) * w.rate);
+      w.since = now_;
+      w.rate = rate;
+      queue_end(t, w);
+    }
+  }
+  [[gnu::noinline]] void hold_sms(std::size_t lane, std::uint8_t holds) {
+    lane_holds_[lane] = holds;
+    for (DeviceId m : waiting(lane)) {
+      const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(m)]);
+      change_held(local, channels_[local][holds - 1]);
+    }
+  }
+  [[gnu::noinline]] void release_sms(std::size_t lane) {
+    const std::uint8_t holds = lane_holds_[lane];
+    lane_holds_[lane] = kHoldsNone;
+    for (DeviceId m : waiting(lane)) {
+      const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(m)]);
+      change_held(local, -channels_[local][holds - 1]);
+    }
   }
 
   // ------------------------------------------------------------------ results
@@ -813,6 +912,12 @@ class Simulation {
   std::vector<std::int32_t> local_of_;                      // per device: its local index, or -1
   std::vector<DeviceId> global_of_;                         // per local index: the device
   std::unordered_map<PlanKey, CollectiveChoice, PlanKeyHash> resolved_;  // values stay put
+  // EngineOptions::collectives_hold_sms only (else empty):
+  std::vector<ComputeWork> work_;                      // per stream: its running compute task's work
+  std::vector<double> sms_;                            // per local device: its SMs (0: never slowed)
+  std::vector<std::int32_t> held_;                     // per local device: SMs its collectives hold
+  std::vector<std::array<std::int32_t, 2>> channels_;  // per local device: ring/tree, NVLS channels
+  std::vector<std::uint8_t> lane_holds_;               // per lane: what its running collective holds
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;

@@ -9,6 +9,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
+#include "parasim/strategies/simulate_strategy.hpp"
 
 namespace parasim::strategies {
 
@@ -237,6 +238,7 @@ Projection run_projection(const ProjectionRequest& req) {
   }
   a.shortcuts = projection_shortcuts(out, req.exact);
   a.step_overhead = req.calibration.describe_step_overhead();
+  a.collective_sms = describe_collective_sms(one);
   a.data_loading = req.data_loading.describe();
   a.grad_accumulation = describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype()));
   return out;

@@ -88,6 +88,7 @@ nlohmann::json projection_to_json(const Projection& p) {
                       {"collectives", a.collectives},
                       {"shortcuts", a.shortcuts},
                       {"step_overhead", a.step_overhead},
+                      {"collective_sms", a.collective_sms},
                       {"data_loading", a.data_loading},
                       {"grad_accumulation", a.grad_accumulation}};
   nlohmann::json rows = nlohmann::json::array();

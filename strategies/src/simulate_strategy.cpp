@@ -3,9 +3,11 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "gib.hpp"
 #include "parasim/common/error.hpp"
+#include "parasim/hardware/device_spec.hpp"
 
 namespace parasim::strategies {
 
@@ -50,6 +52,27 @@ bool static_memory_fits(const LoweredStep& step, const hardware::Cluster& cluste
 
 }  // namespace
 
+std::string describe_collective_sms(const hardware::Cluster& cluster, simulator::CollectiveCosts costs) {
+  if (costs != simulator::CollectiveCosts::Nccl)
+    return "none (link costs: compute runs at full rate beside collectives)";
+  std::vector<std::string> kinds;
+  for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
+    const std::string& kind = cluster.device(d).kind;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  }
+  std::string parts;
+  for (const std::string& kind : kinds) {
+    const std::optional<hardware::DeviceSpec> spec = hardware::find_device_spec(kind);
+    if (!spec || spec->sm_count <= 1) continue;
+    const hardware::NcclChannels ch = hardware::nccl_channels(*spec);
+    parts += (parts.empty() ? "" : ", ") + std::to_string(ch.ring_tree) + " of " + std::to_string(spec->sm_count) +
+             " on " + kind + (ch.nvls > 0 ? " (NVLS " + std::to_string(ch.nvls) + ")" : "");
+  }
+  if (parts.empty()) return "none (no GPU with a known SM count)";
+  return "a running collective holds one SM per NCCL channel, " + parts +
+         "; the compute it overlaps runs on the other SMs";
+}
+
 StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options) {
   StrategyResult r;
   r.lowered = lower_step(setup);
@@ -67,6 +90,7 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   r.data_loading = setup.data_loading;
   r.grad_accumulation = setup.grad_accumulation;
   r.step_overhead_source = setup.calibration.describe_step_overhead();
+  r.collective_sms = describe_collective_sms(*setup.cluster, setup.collective_costs);
   for (const std::int64_t samples : r.lowered.replica_batch)
     r.data_load_time = std::max(r.data_load_time, setup.data_loading.load_time(samples));
   const LoweredStep& step = r.lowered;
@@ -88,6 +112,8 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   engine_options.costs = setup.collective_costs;
   engine_options.intra_node_comm_scale = setup.calibration.intra_node_comm;
   engine_options.inter_node_comm_scale = setup.calibration.inter_node_comm;
+  // NCCL's kernels hold SMs while they run: the compute they overlap runs on the rest.
+  engine_options.collectives_hold_sms = setup.collective_costs == simulator::CollectiveCosts::Nccl;
   // One simulated replica: its collectives' messages by class too (the rest are inferred).
   engine_options.symmetric_collectives = step.symmetry != Symmetry::None;
   const bool async = !step.microbatch_done.empty();
@@ -171,6 +197,7 @@ nlohmann::json strategy_result_to_json(const StrategyResult& r) {
   // What the step includes besides the simulated kernels and transfers, stated even when off.
   j["step_overhead_ms"] = ns_to_ms(r.step_overhead);
   j["step_overhead"] = r.step_overhead_source;
+  j["collective_sms"] = r.collective_sms;
   j["data_loading"] = data_loading_to_json(r.data_loading);
   if (r.data_loading.enabled) j["data_loading"]["load_ms_per_step"] = ns_to_ms(r.data_load_time);
   j["grad_accumulation"] = describe(r.grad_accumulation, r.dtype);

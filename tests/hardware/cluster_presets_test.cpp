@@ -111,5 +111,22 @@ TEST(ClusterPresets, BadNamesAndNodeCountsAreInputErrors) {
             "cluster preset \"dgx-h100\": nodes must be in [1, 131072], found 131073");
 }
 
+TEST(ClusterPresets, NcclChannelsHeldPerPart) {
+  // {ring/tree, NVLS}: NCCL's logged channel counts on 8-GPU SXM systems, 2 over PCIe.
+  const auto channels = [](const char* kind) {
+    const NcclChannels c = nccl_channels(device_spec(kind));
+    EXPECT_FALSE(c.source.empty()) << kind;
+    return std::pair{c.ring_tree, c.nvls};
+  };
+  EXPECT_EQ(channels("v100"), std::pair(12, 0));
+  EXPECT_EQ(channels("p100"), std::pair(8, 0));
+  EXPECT_EQ(channels("a100"), std::pair(24, 0));
+  EXPECT_EQ(channels("h100"), std::pair(24, 16));
+  EXPECT_EQ(channels("h200"), std::pair(24, 16));
+  EXPECT_EQ(channels("b200"), std::pair(24, 16));
+  EXPECT_EQ(channels("h100pcie"), std::pair(2, 0));
+  EXPECT_EQ(channels("gtx1080"), std::pair(2, 0));
+}
+
 }  // namespace
 }  // namespace parasim::hardware

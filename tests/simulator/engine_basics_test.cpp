@@ -237,6 +237,43 @@ TEST(EngineBasics, CollectivesOfAGroupWithOnlyCollectivesStillRunOneAtATime) {
   EXPECT_EQ(r.critical_path, ids({first, second}));
 }
 
+TEST(EngineBasics, CollectivesHoldSmsFromTheComputeTheyOverlap) {
+  // A V100 (80 SMs) gives a ring collective 12 SMs (NCCL's 12 channels): compute beside it runs at
+  // 68/80 = 0.85 of its rate. The all-reduce runs 0..300 (2 steps of 1,500 B at 10 GB/s). a (200
+  // ns of work) ends at round(200 / 0.85) = 235; b then does 65 x 0.85 = 55.25 ns of its 1,000 by
+  // 300 and the rest at full rate: 300 + 944.75, rounded, 1,245. The host's loader (DataLoad) is
+  // never slowed. Moved ends are not events of their own: both runs count the same.
+  auto cluster = star_cluster(2, 0, 10);
+  std::int64_t events = -1;
+  for (const bool hold : {false, true}) {
+    TaskGraphBuilder b(2, 3);
+    const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
+    const TaskId a = b.add_compute({.device = 0, .duration = 200, .name = "a"});
+    const TaskId x = b.add_compute({.device = 0, .duration = 1'000, .name = "b"});
+    const TaskId load =
+        b.add_compute({.device = 0, .stream = 2, .duration = 700, .name = "load", .phase = Phase::DataLoad});
+    const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce,
+                                        .group = grp,
+                                        .bytes = 3'000,
+                                        .algorithm = CollectiveAlgorithm::Ring,
+                                        .name = "ar"});
+    b.add_dependency(x, a);
+    TaskGraph g = std::move(b).build();
+    StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = hold}).run(g);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 300);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, hold ? 235 : 200);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].end, hold ? 1'245 : 1'200);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(load)].end, 700);
+    EXPECT_EQ(r.step_time, hold ? 1'245 : 1'200);
+    EXPECT_EQ(r.devices[0].compute_busy, r.step_time);
+    EXPECT_EQ(r.stream_busy[0], r.step_time);
+    if (events >= 0) {
+      EXPECT_EQ(r.events, events);
+    }
+    events = r.events;
+  }
+}
+
 TEST(EngineBasics, TooManyDevicesForTheClusterIsAnInputError) {
   auto cluster = star_cluster(2, 0, 10);
   TaskGraphBuilder b(3);

@@ -97,7 +97,9 @@ TEST(Calibrate, HoldsAFactorAtItsBoundAndRecoversTheRest) {
   truth.step_overhead_ms = 2.0;
   const CalibrationFit fit =
       fit_calibration(synthetic_runs(truth), {.max_iterations = 60, .fixed = {}, .per_gpu_kind = true, .on_stage = {}});
-  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.0 / 3.0, 1e-6);
+  // Within the fit's own stopping rule (no factor moving 0.01%): the collectives' held SMs make the
+  // step less sensitive to this factor, and the last step toward the bound is under that.
+  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.0 / 3.0, 1e-4 / 3.0);
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).matrix, 1.25, 0.0125);
   EXPECT_NEAR(fit.calibration.kernel_factors(kA100).memory, 0.8, 0.01);
   EXPECT_NEAR(fit.calibration.inter_node_comm, 1.3, 0.013);

@@ -47,6 +47,17 @@ struct DeviceSpec {
   bool arch_at_least(std::string_view oldest) const;
 };
 
+/// The SMs a large NCCL collective takes from this GPU while it runs: one CTA per channel, each
+/// holding an SM's registers (so the compute kernels it overlaps run on the others). Ring and tree
+/// collectives use `ring_tree` channels, NVLink SHARP (NVLS) `nvls`; 0 where NCCL has no NVLS.
+struct NcclChannels {
+  int ring_tree = 0;
+  int nvls = 0;
+  std::string_view source;
+};
+/// By part: SXM parts by generation (NCCL's logged channel counts), PCIe and consumer cards 2.
+NcclChannels nccl_channels(const DeviceSpec& spec);
+
 /// All known devices, in a fixed order.
 const std::vector<DeviceSpec>& device_specs();
 /// Looks up by canonical kind or alias ("v100", "h200", "titanx", "gtx1080", ...).

@@ -47,6 +47,11 @@ struct EngineOptions {
   /// Exact when the step's other messages share no link with other traffic (they belong to
   /// replicas that are not simulated); false runs every message.
   bool symmetric_collectives = false;
+  /// Collectives hold SMs: while a collective runs on a GPU its NCCL kernel keeps one SM per channel
+  /// (hardware::nccl_channels), and the compute tasks it overlaps there run on the SMs left, at
+  /// (SMs - held) / SMs of their rate; their ends move as collectives start and end. Transfers and
+  /// DataLoad tasks are not affected. false: compute runs at full rate beside any communication.
+  bool collectives_hold_sms = false;
   /// Optional: a CollectivePlanner of the same cluster kept across runs, so that collective plans,
   /// ring orders and routes are worked out once for many task graphs (a planner sweeping thousands
   /// of strategies). Results are identical to a fresh planner's. One run at a time may use it; its

@@ -131,6 +131,7 @@ struct ProjectionAssumptions {
   /// Which shown rows took a shortcut and how to turn it off ("none (--exact)" when exact).
   std::string shortcuts;
   std::string step_overhead;  // Calibration::describe_step_overhead()
+  std::string collective_sms;  // describe_collective_sms()
   std::string data_loading;   // DataLoading::describe()
   std::string grad_accumulation;  // describe(GradAccumulation, dtype)
 };

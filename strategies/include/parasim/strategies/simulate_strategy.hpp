@@ -67,6 +67,7 @@ struct StrategyResult {
   CostSourceCounts cost_counts;
   TimeNs step_overhead = 0;           // the calibration's per-step overhead included in step_time (0 uncalibrated)
   std::string step_overhead_source;   // Calibration::describe_step_overhead()
+  std::string collective_sms;         // describe_collective_sms(): what collectives take from compute
   DataLoading data_loading;           // as simulated (off by default)
   TimeNs data_load_time = 0;          // the loader's time for one step of the largest replica's samples
   GradAccumulation grad_accumulation = GradAccumulation::Auto;  // as asked (describe() says what auto became)
@@ -77,6 +78,11 @@ struct StrategyResult {
 };
 
 StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options = {});
+
+/// What the running collectives take from the compute they overlap under `costs` (NCCL: SMs per GPU
+/// kind of `cluster`, EngineOptions::collectives_hold_sms), for every output to state.
+std::string describe_collective_sms(const hardware::Cluster& cluster,
+                                    simulator::CollectiveCosts costs = simulator::CollectiveCosts::Nccl);
 
 /// Deterministic JSON: step_time_ms, throughput_samples_per_s, feasible, cost_source, strategy
 /// (canonical), devices [{kind, compute_ms, comm_ms, exposed_comm_ms, idle_ms, peak_memory_bytes, ...}], ...
