@@ -33,9 +33,9 @@ set xrange [-0.7:24.7]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"
-set xtics ("dp=8" 0.0, "dp=4,mp=2,schedule=1f1b,\nmicro=4" 1.6, "dp=16" 3.2, "dp=8,mp=2,schedule=1f1b,\nmicro=4" 4.8, "dp=32" 6.4, "dp=16,mp=2,schedule=1f1b,\nmicro=4" 8.0, "dp=64" 9.6, "dp=32,mp=2,schedule=1f1b,\nmicro=4" 11.2, "dp=128" 12.8, "dp=64,mp=2,schedule=1f1b,\nmicro=4" 14.4, "dp=256" 16.0, "dp=128,mp=2,schedule=1f1b,\nmicro=4" 17.6, "dp=512" 19.2, "dp=128,mp=4,schedule=1f1b,\nmicro=8" 20.8, "dp=1024" 22.4, "dp=256,mp=4,schedule=1f1b,\nmicro=8" 24.0) rotate by 45 right font ",9"
+set xtics ("dp=8" 0.0, "dp=4,mp=2,schedule=gpipe,\nmicro=4" 1.6, "dp=16" 3.2, "dp=8,mp=2,schedule=gpipe,\nmicro=4" 4.8, "dp=32" 6.4, "dp=16,mp=2,schedule=gpipe,\nmicro=4" 8.0, "dp=64" 9.6, "dp=32,mp=2,schedule=gpipe,\nmicro=4" 11.2, "dp=128" 12.8, "dp=64,mp=2,schedule=gpipe,\nmicro=4" 14.4, "dp=256" 16.0, "dp=128,mp=2,schedule=gpipe,\nmicro=4" 17.6, "dp=512" 19.2, "dp=128,mp=4,schedule=1f1b,\nmicro=8" 20.8, "dp=1024" 22.4, "dp=256,mp=4,schedule=1f1b,\nmicro=8" 24.0) rotate by 45 right font ",9"
 set bmargin 13
-set lmargin 16
+set lmargin 17
 
 # Cumulative stacks, drawn tallest first so each shorter one covers the bottom of the previous.
 params(c) = column("params_bytes") / unit_bytes

@@ -40,7 +40,7 @@ set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
 set xrange [6.153846153846153:1331.2]
 set ylabel "time to train (hours, log scale)"
 set logscale y 10
-set yrange [0.33264572989880953:60.24241376205072]
+set yrange [0.3355943835428572:60.24241376205072]
 set ytics (0.5, 1, 2, 5, 10, 20, 50)
 
 set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"

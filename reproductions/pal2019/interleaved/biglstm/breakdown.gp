@@ -28,7 +28,7 @@ unit_ms = 1.0  # ms per ms
 set title "Where one training step's time goes"
 set ylabel "time per step (ms)"
 set xrange [-0.6:15.6]
-set yrange [0:550.69212688]
+set yrange [0:551.3489699200002]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"

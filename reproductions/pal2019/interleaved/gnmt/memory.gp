@@ -33,7 +33,7 @@ set xrange [-0.7:24.7]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"
-set xtics ("dp=8" 0.0, "dp=4,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 1.6, "dp=16" 3.2, "dp=8,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 4.8, "dp=32" 6.4, "dp=16,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 8.0, "dp=64" 9.6, "dp=32,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 11.2, "dp=128" 12.8, "dp=64,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 14.4, "dp=256" 16.0, "dp=128,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 17.6, "dp=512" 19.2, "dp=128,mp=4,\nschedule=interleaved,\nmicro=4,interleave=5" 20.8, "dp=1024" 22.4, "dp=256,mp=4,\nschedule=interleaved,\nmicro=4,interleave=5" 24.0) rotate by 45 right font ",9"
+set xtics ("dp=8" 0.0, "dp=4,mp=2,\nschedule=interleaved,\nmicro=2,interleave=6" 1.6, "dp=16" 3.2, "dp=8,mp=2,\nschedule=interleaved,\nmicro=2,interleave=6" 4.8, "dp=32" 6.4, "dp=16,mp=2,\nschedule=interleaved,\nmicro=2,interleave=6" 8.0, "dp=64" 9.6, "dp=32,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 11.2, "dp=128" 12.8, "dp=64,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 14.4, "dp=256" 16.0, "dp=128,mp=2,\nschedule=interleaved,\nmicro=2,interleave=5" 17.6, "dp=512" 19.2, "dp=128,mp=4,\nschedule=interleaved,\nmicro=4,interleave=5" 20.8, "dp=1024" 22.4, "dp=256,mp=4,\nschedule=interleaved,\nmicro=4,interleave=5" 24.0) rotate by 45 right font ",9"
 set bmargin 12
 set lmargin 14
 

@@ -28,11 +28,11 @@ unit_ms = 1.0  # ms per ms
 set title "Where one training step's time goes"
 set ylabel "time per step (ms)"
 set xrange [-0.6:15.6]
-set yrange [0:147.44216928]
+set yrange [0:149.38336784]
 set grid noxtics ytics
 set boxwidth 0.7
 set style fill solid 1.0 border lc rgb "white"
-set xtics ("dp=8" 0, "dp=4,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 1, "dp=16" 2, "dp=8,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 3, "dp=32" 4, "dp=16,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 5, "dp=64" 6, "dp=32,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 7, "dp=128" 8, "dp=64,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 9, "dp=256" 10, "dp=128,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 11, "dp=512" 12, "dp=256,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 13, "dp=1024" 14, "dp=256,mp=4,\nschedule=interleaved,\nmicro=4,interleave=3" 15) rotate by 45 right font ",9"
+set xtics ("dp=8" 0, "dp=4,mp=2,\nschedule=interleaved,\nmicro=2,interleave=3" 1, "dp=16" 2, "dp=8,mp=2,\nschedule=interleaved,\nmicro=2,interleave=3" 3, "dp=32" 4, "dp=16,mp=2,\nschedule=interleaved,\nmicro=2,interleave=3" 5, "dp=64" 6, "dp=32,mp=2,\nschedule=interleaved,\nmicro=2,interleave=3" 7, "dp=128" 8, "dp=64,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 9, "dp=256" 10, "dp=128,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 11, "dp=512" 12, "dp=256,mp=2,\nschedule=interleaved,\nmicro=4,interleave=3" 13, "dp=1024" 14, "dp=256,mp=4,\nschedule=interleaved,\nmicro=4,interleave=3" 15) rotate by 45 right font ",9"
 set bmargin 12
 set lmargin 14
 

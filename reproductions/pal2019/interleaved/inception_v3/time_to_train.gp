@@ -40,7 +40,7 @@ set xtics (8, 16, 32, 64, 128, 256, 512, 1024)
 set xrange [6.153846153846153:1331.2]
 set ylabel "time to train (hours, log scale)"
 set logscale y 10
-set yrange [0.2569977401670635:74.88623086862087]
+set yrange [0.26459553536706354:74.88623086862087]
 set ytics (0.5, 1, 2, 5, 10, 20, 50)
 
 set terminal pngcairo size 1000,600 font "sans,11" noenhanced background rgb "white"
