@@ -67,10 +67,11 @@ TaskGraph compute_chains(std::int64_t n) {
   return std::move(b).build();
 }
 
-void run_engine_on(benchmark::State& state, const TaskGraph& graph, const char* preset, CollectiveMode mode) {
+void run_engine_on(benchmark::State& state, const TaskGraph& graph, const char* preset, CollectiveMode mode,
+                   bool hold_sms = false) {
   const auto n = static_cast<std::int64_t>(graph.size());
   const hardware::Cluster cluster = hardware::make_cluster_preset(preset);
-  const Engine engine(cluster, {.collectives = mode});
+  const Engine engine(cluster, {.collectives = mode, .collectives_hold_sms = hold_sms});
   std::int64_t events = 0;
   TimeNs step = 0;
   for (auto _ : state) {
@@ -88,13 +89,15 @@ void run_engine_on(benchmark::State& state, const TaskGraph& graph, const char* 
   state.counters["sim_ms"] = ns_to_ms(step);
 }
 
-void run_engine(benchmark::State& state, const char* preset, CollectiveMode mode) {
-  run_engine_on(state, random_dag(state.range(0), 42), preset, mode);
+void run_engine(benchmark::State& state, const char* preset, CollectiveMode mode, bool hold_sms = false) {
+  run_engine_on(state, random_dag(state.range(0), 42), preset, mode, hold_sms);
 }
 
 void BM_EngineExpanded(benchmark::State& state) { run_engine(state, "dgx1-v100", CollectiveMode::Expanded); }
 void BM_EngineAnalytic(benchmark::State& state) { run_engine(state, "dgx1-v100", CollectiveMode::Analytic); }
 void BM_EngineNvswitch(benchmark::State& state) { run_engine(state, "dgx-h100", CollectiveMode::Expanded); }
+// What simulate, plan and validate run: collectives holding SMs from the compute they overlap.
+void BM_EngineHoldSms(benchmark::State& state) { run_engine(state, "dgx1-v100", CollectiveMode::Expanded, true); }
 void BM_EngineChains(benchmark::State& state) {
   run_engine_on(state, compute_chains(state.range(0)), "dgx1-v100", CollectiveMode::Expanded);
 }
@@ -112,6 +115,7 @@ BENCHMARK(BM_EngineExpanded)->Name("Engine/expanded/dgx1-v100")->RangeMultiplier
 BENCHMARK(BM_EngineAnalytic)->Name("Engine/analytic/dgx1-v100")->RangeMultiplier(10)->Range(10'000, 1'000'000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineNvswitch)->Name("Engine/expanded/dgx-h100")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EngineHoldSms)->Name("Engine/expanded-sm-holds/dgx1-v100")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineChains)->Name("Engine/compute-chains/dgx1-v100")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildGraph)->Name("TaskGraphBuilder/build")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 

@@ -65,6 +65,45 @@ TEST(DataParallel, OverlapOffIsOneExposedAllreduce) {
   EXPECT_EQ(r.devices[0].compute, 25'000);
 }
 
+TEST(DataParallel, NcclCollectivesHoldSmsFromTheBackwardTheyOverlap) {
+  // As BucketsOverlapTheRestOfBackward, priced like NCCL: fc2's bucket is all-reduced from 16,000
+  // ns on for far longer than fc1's backward, which runs beside it on the 68 of a V100's 80 SMs
+  // that NCCL's 12 channels leave: each of its two 4,000 ns tasks takes round(4,000 / 0.85) =
+  // 4,706 ns. Link costs (the test above) hold nothing, and every output says which.
+  static const models::Model model = chain_model(2);
+  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
+  static FakeCosts costs;
+  costs.update = 500;
+  StepSetup setup{.model = &model,
+                  .cluster = &cluster,
+                  .strategy = parse_strategy("dp=2,bucket_mb=1"),
+                  .global_batch = 8,
+                  .costs = &costs,
+                  .optimizer = profiler::Optimizer::Adam};
+  const StrategyResult r = simulate_strategy(setup, {.record_timeline = true});
+  const simulator::TaskGraph& g = r.lowered.graph;
+  TimeNs first_allreduce_start = -1;
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+    if (g.kind(t) == TaskKind::Collective && first_allreduce_start < 0)
+      first_allreduce_start = r.result.timeline[static_cast<std::size_t>(t)].start;
+  EXPECT_EQ(first_allreduce_start, 16'000);
+  std::vector<TimeNs> beside;  // the compute tasks that start while the first all-reduce runs
+  for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+    const simulator::TaskTiming& tt = r.result.timeline[static_cast<std::size_t>(t)];
+    if (g.kind(t) != TaskKind::Compute || g.device(t) != 0 || tt.start < 16'000 || tt.end == tt.start) continue;
+    if (tt.start < 16'000 + 2 * 4'706) beside.push_back(tt.end - tt.start);
+  }
+  EXPECT_EQ(beside, (std::vector<TimeNs>{4'706, 4'706}));
+  EXPECT_EQ(r.collective_sms,
+            "a running collective holds one SM per NCCL channel, 12 of 80 on V100-SXM2-32GB; the compute it overlaps "
+            "runs on the other SMs");
+  EXPECT_EQ(strategy_result_to_json(r)["collective_sms"], r.collective_sms);
+  EXPECT_EQ(run("dp=2,bucket_mb=1").collective_sms, "none (link costs: compute runs at full rate beside collectives)");
+  EXPECT_EQ(describe_collective_sms(hardware::make_cluster_preset("dgx-h100")),
+            "a running collective holds one SM per NCCL channel, 24 of 132 on H100-SXM5-80GB (NVLS 16); the "
+            "compute it overlaps runs on the other SMs");
+}
+
 TEST(DataParallel, SymmetricReplicaMatchesFullSimulation) {
   const StrategyResult one = run("dp=2,bucket_mb=1", Symmetry::DataAndTensor);
   const StrategyResult all = run("dp=2,bucket_mb=1", Symmetry::None);
