@@ -20,7 +20,10 @@ using namespace testing;
 using simulator::CollectiveOp;
 using simulator::TaskKind;
 
-StrategyResult run(const std::string& strategy, Symmetry symmetry = Symmetry::DataAndTensor, TimeNs update = 500) {
+// Priced on the pure link model unless `collective_costs` says otherwise.
+StrategyResult run(const std::string& strategy, Symmetry symmetry = Symmetry::DataAndTensor, TimeNs update = 500,
+                   simulator::CollectiveCosts collective_costs = simulator::CollectiveCosts::Links,
+                   const simulator::EngineOptions& options = {}) {
   static const models::Model model = chain_model(2);
   static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
   static FakeCosts costs;
@@ -32,8 +35,8 @@ StrategyResult run(const std::string& strategy, Symmetry symmetry = Symmetry::Da
                   .costs = &costs,
                   .optimizer = profiler::Optimizer::Adam,
                   .symmetry = symmetry};
-  setup.collective_costs = simulator::CollectiveCosts::Links;  // hand-computed on the pure link model
-  return simulate_strategy(setup);
+  setup.collective_costs = collective_costs;  // Links: hand-computed on the pure link model
+  return simulate_strategy(setup, options);
 }
 
 TEST(DataParallel, BucketsOverlapTheRestOfBackward) {
@@ -70,17 +73,8 @@ TEST(DataParallel, NcclCollectivesHoldSmsFromTheBackwardTheyOverlap) {
   // ns on for far longer than fc1's backward, which runs beside it on the 68 of a V100's 80 SMs
   // that NCCL's 12 channels leave: each of its two 4,000 ns tasks takes round(4,000 / 0.85) =
   // 4,706 ns. Link costs (the test above) hold nothing, and every output says which.
-  static const models::Model model = chain_model(2);
-  static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
-  static FakeCosts costs;
-  costs.update = 500;
-  StepSetup setup{.model = &model,
-                  .cluster = &cluster,
-                  .strategy = parse_strategy("dp=2,bucket_mb=1"),
-                  .global_batch = 8,
-                  .costs = &costs,
-                  .optimizer = profiler::Optimizer::Adam};
-  const StrategyResult r = simulate_strategy(setup, {.record_timeline = true});
+  const StrategyResult r = run("dp=2,bucket_mb=1", Symmetry::DataAndTensor, 500, simulator::CollectiveCosts::Nccl,
+                               {.record_timeline = true});
   const simulator::TaskGraph& g = r.lowered.graph;
   TimeNs first_allreduce_start = -1;
   for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
