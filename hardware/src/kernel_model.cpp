@@ -221,6 +221,12 @@ std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
   rows.push_back({"GEMM fill and tail", format("%g us", k.kernel_fill_ns / 1e3), "assumed"});
   rows.push_back({"kernel launch", format("%g us", k.launch_overhead_ns / 1e3),
                   "assumed: eager framework dispatch plus cudaLaunchKernel"});
+  const NcclChannels ch = nccl_channels(s);
+  rows.push_back({"SMs a running NCCL collective holds",
+                  std::to_string(ch.ring_tree) + " ring/tree" +
+                      (ch.nvls > 0 ? ", " + std::to_string(ch.nvls) + " NVLS" : "") +
+                      " (the compute it overlaps runs on the rest)",
+                  std::string(ch.source)});
   return rows;
 }
 

@@ -172,7 +172,7 @@ namespace {
 // `parasim clusters show` prints these rows: every number the model uses, each with a source.
 TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   const auto rows = kernel_model_figures(kernel_model(device_spec("a100")));
-  ASSERT_EQ(rows.size(), 12u);
+  ASSERT_EQ(rows.size(), 13u);
   EXPECT_EQ(rows[0].value, "19.5 / 156 / 312 / 312 TFLOP/s");
   EXPECT_EQ(rows[1].value, "2039 GB/s");
   EXPECT_EQ(rows[2].value, "108");
@@ -186,10 +186,14 @@ TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   EXPECT_EQ(rows[7].value, "256x128, 128x256, 128x128, 128x64 (0.9), 64x128 (0.9), 64x64 (0.75)");
   EXPECT_EQ(rows[9].value, "30% at 0 MB, 60% at 1 MB, 75% at 10 MB, 90% at 100 MB");
   EXPECT_EQ(rows[11].value, "5 us");
+  EXPECT_EQ(rows[12].quantity, "SMs a running NCCL collective holds");
+  EXPECT_EQ(rows[12].value, "24 ring/tree (the compute it overlaps runs on the rest)");
+  EXPECT_NE(rows[12].source.find("24 coll channels"), std::string::npos);
   for (const auto& r : rows) EXPECT_FALSE(r.source.empty()) << r.quantity;
   // Pascal consumer cards have no tensor cores: no tensor-core rows, and Volta's figure is not shown.
   const auto pascal = kernel_model_figures(kernel_model(device_spec("gtx1080")));
-  EXPECT_EQ(pascal.size(), 9u);
+  EXPECT_EQ(pascal.size(), 10u);
+  EXPECT_EQ(pascal[9].value, "2 ring/tree (the compute it overlaps runs on the rest)");
   EXPECT_EQ(pascal[3].quantity, "CUDA-core GEMM, large shapes");
   EXPECT_EQ(pascal[3].value, "90.0% of peak");
   // Volta's fractions are the sustained measurements they cite; Hopper's is a fastest iteration.
@@ -200,6 +204,7 @@ TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   EXPECT_NE(volta[5].source.find("V100 16GB 14 of 15.7"), std::string::npos);
   const auto hopper = kernel_model_figures(kernel_model(device_spec("h100")));
   EXPECT_EQ(hopper[3].value, "80.1% of peak");
+  EXPECT_EQ(hopper.back().value, "24 ring/tree, 16 NVLS (the compute it overlaps runs on the rest)");
   EXPECT_NE(hopper[3].source.find("fastest iteration"), std::string::npos);
 }
 
