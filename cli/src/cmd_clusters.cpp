@@ -149,7 +149,11 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
             << "  devices            " << c.num_devices() << " on " << c.num_nodes() << " node(s), up to "
             << c.max_devices_per_node() << " per node\n"
             << "  intra-node fabric  " << s.intra_node_fabric << "\n"
-            << "  inter-node fabric  " << s.inter_node_fabric << "\n\n";
+            << "  inter-node fabric  " << s.inter_node_fabric << "\n"
+            << "  NCCL channels      "
+            << (s.nccl_channels ? std::to_string(*s.nccl_channels) + " per collective (the cluster's nccl_channels)"
+                                : std::string("each part's own (the kernel model below)"))
+            << "\n\n";
 
   std::map<std::string, int> kinds;
   for (const auto& d : s.devices) ++kinds[d.kind];

@@ -129,6 +129,9 @@ void Cluster::validate_and_index() {
                        std::to_string(kMaxClusterDevices - 1) + "], found " + std::to_string(dev.node));
     max_node = std::max(max_node, dev.node);
   }
+  if (spec_.nccl_channels && (*spec_.nccl_channels < 0 || *spec_.nccl_channels > kMaxNcclChannels))
+    throw InputError(where + "nccl_channels must be in [0, " + std::to_string(kMaxNcclChannels) + "], found " +
+                     std::to_string(*spec_.nccl_channels));
   memory_prefix_max_.resize(spec_.devices.size());
   for (std::size_t i = 0; i < spec_.devices.size(); ++i)
     memory_prefix_max_[i] = std::max(i == 0 ? Bytes{0} : memory_prefix_max_[i - 1], spec_.devices[i].memory);

@@ -53,6 +53,7 @@ Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) 
   spec.description = optional_string(root, "description");
   spec.intra_node_fabric = optional_string(root, "intra_node_fabric");
   spec.inter_node_fabric = optional_string(root, "inter_node_fabric");
+  if (auto ch = root.find("nccl_channels")) spec.nccl_channels = static_cast<int>(ch->as_int(0, kMaxNcclChannels));
 
   std::unordered_map<std::string, std::pair<EndpointId, std::string>> names;  // name -> (id, JSON path)
   auto claim_name = [&](const JsonField& f, EndpointId id) {
@@ -187,6 +188,7 @@ nlohmann::json cluster_to_json(const Cluster& c) {
   j["description"] = s.description;
   j["intra_node_fabric"] = s.intra_node_fabric;
   j["inter_node_fabric"] = s.inter_node_fabric;
+  if (s.nccl_channels) j["nccl_channels"] = *s.nccl_channels;
   auto& devices = j["devices"] = nlohmann::json::array();
   for (const auto& d : s.devices)
     devices.push_back({{"name", d.name}, {"kind", d.kind}, {"node", d.node}, {"memory_bytes", d.memory}});

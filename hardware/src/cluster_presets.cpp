@@ -346,8 +346,10 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
   }
   IbGeneration ib = entry->info.default_ib;
   FabricOptions fabric;
+  std::optional<int> nccl_channels;
   if (colon != std::string::npos) {
-    // Comma-separated options: ib=edr|hdr|ndr, fabric=KIND, oversubscription=R:1, switch=MODEL, radix=N.
+    // Comma-separated options: ib=edr|hdr|ndr, fabric=KIND, oversubscription=R:1, switch=MODEL, radix=N,
+    // nccl_channels=N.
     const std::string where = "cluster preset \"" + full_name + "\": ";
     const std::string opts = full_name.substr(colon + 1);
     std::size_t start = 0;
@@ -377,10 +379,18 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
                            std::to_string(kMinSwitchRadix) + ", " + std::to_string(kMaxSwitchRadix) + "], found \"" +
                            value + "\"");
         fabric.radix = r;
+      } else if (key == "nccl_channels") {
+        int n = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc() || end != value.data() + value.size() || n < 0 || n > kMaxNcclChannels)
+          throw InputError(where + "nccl_channels: expected the channels (SMs) every collective runs on, in [0, " +
+                           std::to_string(kMaxNcclChannels) + "], found \"" + value + "\"");
+        nccl_channels = n;
       } else
         throw InputError(where + "unknown option \"" + opt +
                          "\"; expected ib=edr|hdr|ndr, fabric=single-switch|fat-tree|rail-optimized, "
-                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800 or radix=N, separated by commas");
+                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800, radix=N or nccl_channels=N, separated "
+                         "by commas");
     }
     if (fabric.kind == FabricKind::SingleSwitch &&
         (fabric.oversubscription != 1.0 || !fabric.switch_model.empty() || fabric.radix != 0))
@@ -389,6 +399,7 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
                        "add fabric=fat-tree or fabric=rail-optimized");
   }
   ClusterSpec spec = entry->make(nodes, ib, fabric);
+  spec.nccl_channels = nccl_channels;
   if (colon != std::string::npos) spec.name = full_name;
   return spec;
 }

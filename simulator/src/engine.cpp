@@ -755,6 +755,7 @@ class Simulation {
       const hardware::NcclChannels ch = hardware::nccl_channels(*spec);
       sms_[i] = spec->sm_count;
       channels_[i] = {ch.ring_tree, ch.nvls > 0 ? ch.nvls : ch.ring_tree};
+      if (const std::optional<int> pinned = cluster_.spec().nccl_channels) channels_[i] = {*pinned, *pinned};
     }
   }
   double rate_of(std::size_t local) const {

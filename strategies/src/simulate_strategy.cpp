@@ -55,6 +55,8 @@ bool static_memory_fits(const LoweredStep& step, const hardware::Cluster& cluste
 std::string describe_collective_sms(const hardware::Cluster& cluster, simulator::CollectiveCosts costs) {
   if (costs != simulator::CollectiveCosts::Nccl)
     return "none (link costs: compute runs at full rate beside collectives)";
+  const std::optional<int> pinned = cluster.spec().nccl_channels;
+  if (pinned == 0) return "none (the cluster's nccl_channels=0: compute runs at full rate beside collectives)";
   std::vector<std::string> kinds;
   for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
     const std::string& kind = cluster.device(d).kind;
@@ -65,12 +67,13 @@ std::string describe_collective_sms(const hardware::Cluster& cluster, simulator:
     const std::optional<hardware::DeviceSpec> spec = hardware::find_device_spec(kind);
     if (!spec || spec->sm_count <= 1) continue;
     const hardware::NcclChannels ch = hardware::nccl_channels(*spec);
-    parts += (parts.empty() ? "" : ", ") + std::to_string(ch.ring_tree) + " of " + std::to_string(spec->sm_count) +
-             " on " + kind + (ch.nvls > 0 ? " (NVLS " + std::to_string(ch.nvls) + ")" : "");
+    parts += (parts.empty() ? "" : ", ") + std::to_string(pinned ? *pinned : ch.ring_tree) + " of " +
+             std::to_string(spec->sm_count) + " on " + kind +
+             (!pinned && ch.nvls > 0 ? " (NVLS " + std::to_string(ch.nvls) + ")" : "");
   }
   if (parts.empty()) return "none (no GPU with a known SM count)";
   return "a running collective holds one SM per NCCL channel, " + parts +
-         "; the compute it overlaps runs on the other SMs";
+         (pinned ? " (the cluster's nccl_channels)" : "") + "; the compute it overlaps runs on the other SMs";
 }
 
 StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options) {

@@ -91,6 +91,30 @@ TEST(ClusterJson, BadBandwidthAndLatencyNameTheField) {
             "found number 2000000.0");
 }
 
+TEST(ClusterJson, NcclChannelsPinnedInTheFileOrThePresetNameRoundTrip) {
+  auto j = box();
+  EXPECT_FALSE(cluster_from_json(j, "c.json").spec().nccl_channels);  // unset: each part's own
+  EXPECT_FALSE(cluster_to_json(cluster_from_json(j, "c.json")).contains("nccl_channels"));
+  j["nccl_channels"] = 16;
+  const Cluster c = cluster_from_json(j, "c.json");
+  EXPECT_EQ(c.spec().nccl_channels, 16);
+  EXPECT_EQ(cluster_to_json(c)["nccl_channels"], 16);
+  EXPECT_EQ(cluster_from_json(cluster_to_json(c), "rt.json").spec().nccl_channels, 16);
+  j["nccl_channels"] = 65;
+  EXPECT_EQ(load_error(j), "c.json: $.nccl_channels: expected an integer in [0, 64], found number 65");
+  j["nccl_channels"] = "many";
+  EXPECT_EQ(load_error(j), "c.json: $.nccl_channels: expected an integer, found string \"many\"");
+  EXPECT_EQ(make_cluster_preset("dgx-h100:nccl_channels=0").spec().nccl_channels, 0);
+  EXPECT_EQ(make_cluster_preset("dgx-h100:fabric=fat-tree,nccl_channels=32", 2).spec().nccl_channels, 32);
+  EXPECT_FALSE(make_cluster_preset("dgx-h100").spec().nccl_channels);
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-h100:nccl_channels=-1"); }),
+            "cluster preset \"dgx-h100:nccl_channels=-1\": nccl_channels: expected the channels (SMs) every "
+            "collective runs on, in [0, 64], found \"-1\"");
+  ClusterSpec spec = make_cluster_preset_spec("dgx-a100", 1);
+  spec.nccl_channels = 100;
+  EXPECT_EQ(input_error([&] { Cluster{spec}; }), "cluster \"dgx-a100\": nccl_channels must be in [0, 64], found 100");
+}
+
 TEST(ClusterJson, StructuralErrors) {
   auto j = box();
   j["links"][0]["b"] = "gpu9";

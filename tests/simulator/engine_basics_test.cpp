@@ -274,6 +274,31 @@ TEST(EngineBasics, CollectivesHoldSmsFromTheComputeTheyOverlap) {
   }
 }
 
+TEST(EngineBasics, TheClustersNcclChannelsReplaceEachPartsOwn) {
+  // The same steps with every collective pinned to 40 channels (half a V100's 80 SMs): a does 150
+  // ns of its 200 by the all-reduce's end at 300 and ends at 350; b runs 350..1,350 alone. Pinned
+  // to 0 the collectives hold nothing.
+  for (const int channels : {40, 0}) {
+    hardware::ClusterSpec spec = star_cluster(2, 0, 10).spec();
+    spec.nccl_channels = channels;
+    const hardware::Cluster cluster(spec);
+    TaskGraphBuilder b(2);
+    const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
+    const TaskId a = b.add_compute({.device = 0, .duration = 200, .name = "a"});
+    const TaskId x = b.add_compute({.device = 0, .duration = 1'000, .name = "b"});
+    b.add_collective({.op = CollectiveOp::AllReduce,
+                      .group = grp,
+                      .bytes = 3'000,
+                      .algorithm = CollectiveAlgorithm::Ring,
+                      .name = "ar"});
+    b.add_dependency(x, a);
+    TaskGraph g = std::move(b).build();
+    StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = true}).run(g);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, channels == 40 ? 350 : 200) << channels;
+    EXPECT_EQ(r.step_time, channels == 40 ? 1'350 : 1'200) << channels;
+  }
+}
+
 TEST(EngineBasics, TooManyDevicesForTheClusterIsAnInputError) {
   auto cluster = star_cluster(2, 0, 10);
   TaskGraphBuilder b(3);

@@ -96,6 +96,12 @@ TEST(DataParallel, NcclCollectivesHoldSmsFromTheBackwardTheyOverlap) {
   EXPECT_EQ(describe_collective_sms(hardware::make_cluster_preset("dgx-h100")),
             "a running collective holds one SM per NCCL channel, 24 of 132 on H100-SXM5-80GB (NVLS 16); the "
             "compute it overlaps runs on the other SMs");
+  // A cluster that pins NCCL's channels (NCCL_MIN/MAX_NCHANNELS) says so.
+  EXPECT_EQ(describe_collective_sms(hardware::make_cluster_preset("dgx-a100:nccl_channels=8")),
+            "a running collective holds one SM per NCCL channel, 8 of 108 on A100-SXM4-80GB (the cluster's "
+            "nccl_channels); the compute it overlaps runs on the other SMs");
+  EXPECT_EQ(describe_collective_sms(hardware::make_cluster_preset("dgx-a100:nccl_channels=0")),
+            "none (the cluster's nccl_channels=0: compute runs at full rate beside collectives)");
 }
 
 TEST(DataParallel, SymmetricReplicaMatchesFullSimulation) {

@@ -99,7 +99,12 @@ struct ClusterSpec {
   std::vector<ClusterLink> links;
   /// A fat-tree or rail-optimized fabric built by build_fabric() (none: the links say it all).
   std::optional<FabricLayout> fabric;
+  /// The NCCL channels (so SMs) every collective runs on, on every GPU, as NCCL_MIN_NCHANNELS =
+  /// NCCL_MAX_NCHANNELS would pin them (0: collectives hold none); unset: each part's own
+  /// (nccl_channels(), device_spec.hpp). In [0, kMaxNcclChannels].
+  std::optional<int> nccl_channels;
 };
+inline constexpr int kMaxNcclChannels = 64;
 
 struct RouteSummary {
   int hops = 0;
