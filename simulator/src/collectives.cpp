@@ -27,6 +27,23 @@ std::optional<CollectiveMode> parse_collective_mode(std::string_view s) {
 
 std::string_view to_string(CollectiveCosts c) { return c == CollectiveCosts::Nccl ? "nccl" : "links"; }
 
+int nccl_collective_channels(int channels, int nvls_channels, Bytes bytes, CollectiveAlgorithm algorithm,
+                             CollectiveProtocol protocol, int ranks) {
+  if (algorithm == CollectiveAlgorithm::Nvls) return nvls_channels;
+  if (channels <= 0) return 0;
+  // NCCL's tree (what hierarchical_tree runs across nodes) keeps LL's threshold per thread; its
+  // ring multiplies it by the ranks.
+  const bool tree = algorithm == CollectiveAlgorithm::Tree || algorithm == CollectiveAlgorithm::HierarchicalTree;
+  std::int64_t per_channel = 0;  // threads x bytes per thread
+  switch (protocol) {
+    case CollectiveProtocol::Simple: per_channel = 512 * 64; break;
+    case CollectiveProtocol::LL128: per_channel = 640 * 8; break;
+    case CollectiveProtocol::LL: per_channel = 512 * 8 * (tree ? 1 : std::max(1, ranks)); break;
+  }
+  const std::int64_t fit = bytes / per_channel;  // the most channels that each get their share
+  return static_cast<int>(std::clamp<std::int64_t>(fit, 1, channels));
+}
+
 std::string_view to_string(CollectiveProtocol p) {
   switch (p) {
     case CollectiveProtocol::LL: return "LL";

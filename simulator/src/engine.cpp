@@ -594,7 +594,9 @@ class Simulation {
       events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
-    if (!work_.empty()) hold_sms(lane, plan.algorithm == CollectiveAlgorithm::Nvls ? kHoldsNvls : kHoldsRing);
+    if (!work_.empty())
+      hold_sms(lane, {true, plan.algorithm, resolved.protocol, bytes,
+                      static_cast<std::int32_t>(g_.group_devices(g_.group(t)).size())});
     if (options_.collectives == CollectiveMode::Analytic) {
       events_.push(now_ + resolved.time, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
@@ -678,7 +680,7 @@ class Simulation {
   [[gnu::noinline]] void end_collective(TaskId t) {
     const std::size_t lane = lane_of(t);
     lane_busy_[lane] += now_ - lane_start_[lane];
-    if (!work_.empty() && lane_holds_[lane] != kHoldsNone) release_sms(lane);
+    if (!work_.empty() && lane_holds_[lane].active) release_sms(lane);
     for (DeviceId m : waiting(lane)) {
       DeviceState& d = dev(m);
       touch(d);
@@ -735,7 +737,13 @@ class Simulation {
   // EngineOptions::collectives_hold_sms. A running compute task's work is kept in ns at full rate;
   // when the SMs its device's collectives hold change, the work done at the old rate comes off and
   // its end is queued anew at the new rate, with the stream's version (older ends are stale).
-  static constexpr std::uint8_t kHoldsNone = 0, kHoldsRing = 1, kHoldsNvls = 2;
+  struct LaneHold {  // what a lane's running collective holds: NCCL's channels for these
+    bool active = false;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+    CollectiveProtocol protocol = CollectiveProtocol::Simple;
+    Bytes bytes = 0;
+    std::int32_t ranks = 0;
+  };
   struct ComputeWork {
     double left = 0;  // ns of work at full rate, as of `since`
     double rate = 1;
@@ -748,7 +756,7 @@ class Simulation {
     sms_.assign(global_of_.size(), 0.0);
     held_.assign(global_of_.size(), 0);
     channels_.assign(global_of_.size(), {0, 0});
-    lane_holds_.assign(waiting_.size(), kHoldsNone);
+    lane_holds_.assign(waiting_.size(), LaneHold{});
     for (std::size_t i = 0; i < global_of_.size(); ++i) {
       const std::optional<hardware::DeviceSpec> spec = hardware::find_device_spec(cluster_.device(global_of_[i]).kind);
       if (!spec || spec->sm_count <= 1) continue;  // a CPU or an unknown part: never slowed
@@ -804,19 +812,24 @@ class Simulation {
       queue_end(t, w);
     }
   }
-  [[gnu::noinline]] void hold_sms(std::size_t lane, std::uint8_t holds) {
-    lane_holds_[lane] = holds;
+  // The SMs `h` holds on local device `local` (its own channel counts, the collective's size).
+  std::int32_t channels_held(const LaneHold& h, std::size_t local) const {
+    return nccl_collective_channels(channels_[local][0], channels_[local][1], h.bytes, h.algorithm, h.protocol,
+                                    h.ranks);
+  }
+  [[gnu::noinline]] void hold_sms(std::size_t lane, const LaneHold& h) {
+    lane_holds_[lane] = h;
     for (DeviceId m : waiting(lane)) {
       const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(m)]);
-      change_held(local, channels_[local][holds - 1]);
+      change_held(local, channels_held(h, local));
     }
   }
   [[gnu::noinline]] void release_sms(std::size_t lane) {
-    const std::uint8_t holds = lane_holds_[lane];
-    lane_holds_[lane] = kHoldsNone;
+    const LaneHold h = lane_holds_[lane];
+    lane_holds_[lane].active = false;
     for (DeviceId m : waiting(lane)) {
       const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(m)]);
-      change_held(local, -channels_[local][holds - 1]);
+      change_held(local, -channels_held(h, local));
     }
   }
 
@@ -918,7 +931,7 @@ class Simulation {
   std::vector<double> sms_;                            // per local device: its SMs (0: never slowed)
   std::vector<std::int32_t> held_;                     // per local device: SMs its collectives hold
   std::vector<std::array<std::int32_t, 2>> channels_;  // per local device: ring/tree, NVLS channels
-  std::vector<std::uint8_t> lane_holds_;               // per lane: what its running collective holds
+  std::vector<LaneHold> lane_holds_;                   // per lane: what its running collective holds
   TimeNs now_ = 0;
   TimeNs last_end_ = 0;
   TaskId last_task_ = kNoTask;

@@ -238,33 +238,34 @@ TEST(EngineBasics, CollectivesOfAGroupWithOnlyCollectivesStillRunOneAtATime) {
 }
 
 TEST(EngineBasics, CollectivesHoldSmsFromTheComputeTheyOverlap) {
-  // A V100 (80 SMs) gives a ring collective 12 SMs (NCCL's 12 channels): compute beside it runs at
-  // 68/80 = 0.85 of its rate. The all-reduce runs 0..300 (2 steps of 1,500 B at 10 GB/s). a (200
-  // ns of work) ends at round(200 / 0.85) = 235; b then does 65 x 0.85 = 55.25 ns of its 1,000 by
-  // 300 and the rest at full rate: 300 + 944.75, rounded, 1,245. The host's loader (DataLoad) is
-  // never slowed. Moved ends are not events of their own: both runs count the same.
+  // A V100 (80 SMs) gives a ring all-reduce of 3 MB all of NCCL's 12 channels (3e6 B is 91 of
+  // Simple's 32 KiB per channel): compute beside it runs at 68/80 = 0.85 of its rate. The
+  // all-reduce runs 0..300,000 ns (2 steps of 1.5 MB at 10 GB/s). a (200,000 ns of work) ends at
+  // round(200,000 / 0.85) = 235,294; b then does 64,706 x 0.85 = 55,000.1 ns of its 1,000,000 by
+  // 300,000 and the rest at full rate: 300,000 + 944,999.9, rounded, 1,245,000. The host's loader
+  // (DataLoad) is never slowed. Moved ends are not events of their own: both runs count the same.
   auto cluster = star_cluster(2, 0, 10);
   std::int64_t events = -1;
   for (const bool hold : {false, true}) {
     TaskGraphBuilder b(2, 3);
     const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
-    const TaskId a = b.add_compute({.device = 0, .duration = 200, .name = "a"});
-    const TaskId x = b.add_compute({.device = 0, .duration = 1'000, .name = "b"});
+    const TaskId a = b.add_compute({.device = 0, .duration = 200'000, .name = "a"});
+    const TaskId x = b.add_compute({.device = 0, .duration = 1'000'000, .name = "b"});
     const TaskId load =
-        b.add_compute({.device = 0, .stream = 2, .duration = 700, .name = "load", .phase = Phase::DataLoad});
+        b.add_compute({.device = 0, .stream = 2, .duration = 700'000, .name = "load", .phase = Phase::DataLoad});
     const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce,
                                         .group = grp,
-                                        .bytes = 3'000,
+                                        .bytes = 3'000'000,
                                         .algorithm = CollectiveAlgorithm::Ring,
                                         .name = "ar"});
     b.add_dependency(x, a);
     TaskGraph g = std::move(b).build();
     StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = hold}).run(g);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 300);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, hold ? 235 : 200);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].end, hold ? 1'245 : 1'200);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(load)].end, 700);
-    EXPECT_EQ(r.step_time, hold ? 1'245 : 1'200);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 300'000);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, hold ? 235'294 : 200'000);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].end, hold ? 1'245'000 : 1'200'000);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(load)].end, 700'000);
+    EXPECT_EQ(r.step_time, hold ? 1'245'000 : 1'200'000);
     EXPECT_EQ(r.devices[0].compute_busy, r.step_time);
     EXPECT_EQ(r.stream_busy[0], r.step_time);
     if (events >= 0) {
@@ -274,28 +275,47 @@ TEST(EngineBasics, CollectivesHoldSmsFromTheComputeTheyOverlap) {
   }
 }
 
+TEST(EngineBasics, SmallCollectivesHoldFewerSms) {
+  // 65,536 B is two of Simple's 32 KiB per channel: NCCL runs it on 2 channels, and a beside it
+  // runs at 78/80. The all-reduce takes 6,554 ns (2 steps of 32,768 B at 10 GB/s, rounded each):
+  // a does 6,554 x 0.975 = 6,390.15 ns of its 10,000 by then and ends at 6,554 + 3,609.85 -> 10,164.
+  auto cluster = star_cluster(2, 0, 10);
+  TaskGraphBuilder b(2);
+  const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
+  const TaskId a = b.add_compute({.device = 0, .duration = 10'000, .name = "a"});
+  const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce,
+                                      .group = grp,
+                                      .bytes = 65'536,
+                                      .algorithm = CollectiveAlgorithm::Ring,
+                                      .name = "ar"});
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = true}).run(g);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 6'554);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, 10'164);
+}
+
 TEST(EngineBasics, TheClustersNcclChannelsReplaceEachPartsOwn) {
-  // The same steps with every collective pinned to 40 channels (half a V100's 80 SMs): a does 150
-  // ns of its 200 by the all-reduce's end at 300 and ends at 350; b runs 350..1,350 alone. Pinned
-  // to 0 the collectives hold nothing.
+  // The first test's steps with every collective pinned to 40 channels (half a V100's 80 SMs): a
+  // does 150,000 ns of its 200,000 by the all-reduce's end at 300,000 and ends at 350,000; b runs
+  // 350,000..1,350,000 alone. Pinned to 0 the collectives hold nothing.
   for (const int channels : {40, 0}) {
     hardware::ClusterSpec spec = star_cluster(2, 0, 10).spec();
     spec.nccl_channels = channels;
     const hardware::Cluster cluster(spec);
     TaskGraphBuilder b(2);
     const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
-    const TaskId a = b.add_compute({.device = 0, .duration = 200, .name = "a"});
-    const TaskId x = b.add_compute({.device = 0, .duration = 1'000, .name = "b"});
+    const TaskId a = b.add_compute({.device = 0, .duration = 200'000, .name = "a"});
+    const TaskId x = b.add_compute({.device = 0, .duration = 1'000'000, .name = "b"});
     b.add_collective({.op = CollectiveOp::AllReduce,
                       .group = grp,
-                      .bytes = 3'000,
+                      .bytes = 3'000'000,
                       .algorithm = CollectiveAlgorithm::Ring,
                       .name = "ar"});
     b.add_dependency(x, a);
     TaskGraph g = std::move(b).build();
     StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = true}).run(g);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, channels == 40 ? 350 : 200) << channels;
-    EXPECT_EQ(r.step_time, channels == 40 ? 1'350 : 1'200) << channels;
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, channels == 40 ? 350'000 : 200'000) << channels;
+    EXPECT_EQ(r.step_time, channels == 40 ? 1'350'000 : 1'200'000) << channels;
   }
 }
 

@@ -163,5 +163,23 @@ TEST(NcclCosts, NetworkPhasesAreAccountedSeparately) {
   EXPECT_EQ(cost.scaled(1.0, 2.0), cost.time + cost.net_time);
 }
 
+TEST(NcclCosts, SmallCollectivesRunOnFewerChannels) {
+  using enum CollectiveProtocol;
+  const auto ring = CollectiveAlgorithm::Ring;
+  // Simple: 512 threads x 64 B per channel = 32 KiB; 24 channels from 768 KiB.
+  EXPECT_EQ(nccl_collective_channels(24, 16, 768 * KiB, ring, Simple, 8), 24);
+  EXPECT_EQ(nccl_collective_channels(24, 16, 768 * KiB - 1, ring, Simple, 8), 23);
+  EXPECT_EQ(nccl_collective_channels(24, 16, 100'000, ring, Simple, 8), 3);
+  EXPECT_EQ(nccl_collective_channels(24, 16, 1'000, ring, Simple, 8), 1);  // never below one
+  EXPECT_EQ(nccl_collective_channels(24, 16, 1 << 30, CollectiveAlgorithm::Hierarchical, Simple, 64), 24);
+  // LL128: 640 x 8 B = 5 KiB. LL: 512 x 8 B = 4 KiB, times the ranks on a ring.
+  EXPECT_EQ(nccl_collective_channels(24, 16, 64 * KiB, ring, LL128, 8), 12);
+  EXPECT_EQ(nccl_collective_channels(24, 16, 100'000, ring, LL, 8), 3);
+  EXPECT_EQ(nccl_collective_channels(24, 16, 100'000, CollectiveAlgorithm::Tree, LL, 8), 24);
+  // NVLS runs its own channels whatever the size; a cluster pinned to 0 holds none.
+  EXPECT_EQ(nccl_collective_channels(24, 16, 1'000, CollectiveAlgorithm::Nvls, LL, 8), 16);
+  EXPECT_EQ(nccl_collective_channels(0, 0, 1 << 30, ring, Simple, 8), 0);
+}
+
 }  // namespace
 }  // namespace parasim::simulator

@@ -153,6 +153,15 @@ struct CollectivePlan {
   bool protocol_enabled(CollectiveProtocol protocol) const;
 };
 
+/// The channels (so SMs, one CTA each) NCCL runs one collective on, given the communicator's
+/// `channels` and `nvls_channels`: NVLS always its own; ring and tree all of them for large
+/// messages and fewer for small ones, as NCCL's topoGetAlgoInfo (src/enqueue.cc) drops channels
+/// while bytes < channels x threads x bytes per thread (threads: 512 for Simple and LL, 640 for
+/// LL128; bytes per thread: 64 Simple, 8 LL128, 8 LL, times the ranks for LL on a ring). At least
+/// 1 unless `channels` is 0. A hierarchical plan counts as a ring, hierarchical_tree as a tree.
+int nccl_collective_channels(int channels, int nvls_channels, Bytes bytes, CollectiveAlgorithm algorithm,
+                             CollectiveProtocol protocol, int ranks);
+
 /// What a collective task costs the engine: its plan (Auto resolved to the applicable one with the
 /// smallest closed-form time), that time under a cost model and calibration, and the protocol.
 struct CollectiveChoice {
