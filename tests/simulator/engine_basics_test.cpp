@@ -237,34 +237,41 @@ TEST(EngineBasics, CollectivesOfAGroupWithOnlyCollectivesStillRunOneAtATime) {
   EXPECT_EQ(r.critical_path, ids({first, second}));
 }
 
+// a (200,000 ns) then b (1,000,000 ns) on device 0's stream 0 beside a 3 MB ring all-reduce of
+// devices 0 and 1 (stream 1: 0..300,000 ns on a 10 GB/s star), and the host's 700,000 ns loader
+// (DataLoad) on stream 2.
+struct BesideAnAllReduce {
+  TaskGraph graph;
+  TaskId a, b, load, ar;
+};
+BesideAnAllReduce compute_beside_an_allreduce() {
+  TaskGraphBuilder g(2, 3);
+  const GroupId grp = g.add_group(std::vector<DeviceId>{0, 1});
+  const TaskId a = g.add_compute({.device = 0, .duration = 200'000, .name = "a"});
+  const TaskId b = g.add_compute({.device = 0, .duration = 1'000'000, .name = "b"});
+  const TaskId load =
+      g.add_compute({.device = 0, .stream = 2, .duration = 700'000, .name = "load", .phase = Phase::DataLoad});
+  const TaskId ar = g.add_collective(
+      {.op = CollectiveOp::AllReduce, .group = grp, .bytes = 3'000'000, .algorithm = CollectiveAlgorithm::Ring});
+  g.add_dependency(b, a);
+  return {std::move(g).build(), a, b, load, ar};
+}
+
 TEST(EngineBasics, CollectivesHoldSmsFromTheComputeTheyOverlap) {
   // A V100 (80 SMs) gives a ring all-reduce of 3 MB all of NCCL's 12 channels (3e6 B is 91 of
-  // Simple's 32 KiB per channel): compute beside it runs at 68/80 = 0.85 of its rate. The
-  // all-reduce runs 0..300,000 ns (2 steps of 1.5 MB at 10 GB/s). a (200,000 ns of work) ends at
+  // Simple's 32 KiB per channel): compute beside it runs at 68/80 = 0.85 of its rate. a ends at
   // round(200,000 / 0.85) = 235,294; b then does 64,706 x 0.85 = 55,000.1 ns of its 1,000,000 by
   // 300,000 and the rest at full rate: 300,000 + 944,999.9, rounded, 1,245,000. The host's loader
-  // (DataLoad) is never slowed. Moved ends are not events of their own: both runs count the same.
+  // is never slowed. Moved ends are not events of their own: both runs count the same.
   auto cluster = star_cluster(2, 0, 10);
+  const BesideAnAllReduce t = compute_beside_an_allreduce();
   std::int64_t events = -1;
   for (const bool hold : {false, true}) {
-    TaskGraphBuilder b(2, 3);
-    const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
-    const TaskId a = b.add_compute({.device = 0, .duration = 200'000, .name = "a"});
-    const TaskId x = b.add_compute({.device = 0, .duration = 1'000'000, .name = "b"});
-    const TaskId load =
-        b.add_compute({.device = 0, .stream = 2, .duration = 700'000, .name = "load", .phase = Phase::DataLoad});
-    const TaskId ar = b.add_collective({.op = CollectiveOp::AllReduce,
-                                        .group = grp,
-                                        .bytes = 3'000'000,
-                                        .algorithm = CollectiveAlgorithm::Ring,
-                                        .name = "ar"});
-    b.add_dependency(x, a);
-    TaskGraph g = std::move(b).build();
-    StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = hold}).run(g);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 300'000);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, hold ? 235'294 : 200'000);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].end, hold ? 1'245'000 : 1'200'000);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(load)].end, 700'000);
+    StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = hold}).run(t.graph);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(t.ar)].end, 300'000);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(t.a)].end, hold ? 235'294 : 200'000);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(t.b)].end, hold ? 1'245'000 : 1'200'000);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(t.load)].end, 700'000);
     EXPECT_EQ(r.step_time, hold ? 1'245'000 : 1'200'000);
     EXPECT_EQ(r.devices[0].compute_busy, r.step_time);
     EXPECT_EQ(r.stream_busy[0], r.step_time);
@@ -295,26 +302,16 @@ TEST(EngineBasics, SmallCollectivesHoldFewerSms) {
 }
 
 TEST(EngineBasics, TheClustersNcclChannelsReplaceEachPartsOwn) {
-  // The first test's steps with every collective pinned to 40 channels (half a V100's 80 SMs): a
-  // does 150,000 ns of its 200,000 by the all-reduce's end at 300,000 and ends at 350,000; b runs
+  // The same steps with every collective pinned to 40 channels (half a V100's 80 SMs): a does
+  // 150,000 ns of its 200,000 by the all-reduce's end at 300,000 and ends at 350,000; b runs
   // 350,000..1,350,000 alone. Pinned to 0 the collectives hold nothing.
+  const BesideAnAllReduce t = compute_beside_an_allreduce();
   for (const int channels : {40, 0}) {
     hardware::ClusterSpec spec = star_cluster(2, 0, 10).spec();
     spec.nccl_channels = channels;
     const hardware::Cluster cluster(spec);
-    TaskGraphBuilder b(2);
-    const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
-    const TaskId a = b.add_compute({.device = 0, .duration = 200'000, .name = "a"});
-    const TaskId x = b.add_compute({.device = 0, .duration = 1'000'000, .name = "b"});
-    b.add_collective({.op = CollectiveOp::AllReduce,
-                      .group = grp,
-                      .bytes = 3'000'000,
-                      .algorithm = CollectiveAlgorithm::Ring,
-                      .name = "ar"});
-    b.add_dependency(x, a);
-    TaskGraph g = std::move(b).build();
-    StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = true}).run(g);
-    EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, channels == 40 ? 350'000 : 200'000) << channels;
+    StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = true}).run(t.graph);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(t.a)].end, channels == 40 ? 350'000 : 200'000) << channels;
     EXPECT_EQ(r.step_time, channels == 40 ? 1'350'000 : 1'200'000) << channels;
   }
 }
