@@ -786,14 +786,13 @@ class Simulation {
   [[gnu::noinline]] void start_slowed(TaskId t, std::size_t local) {
     ComputeWork& w = work_[local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t))];
     w.since = now_;
+    w.left = static_cast<double>(g_.duration(t));
     w.rate = g_.phase(t) == Phase::DataLoad ? 1.0 : rate_of(local);
     if (w.rate == 1.0) {  // exact: the plain end time
-      w.left = static_cast<double>(g_.duration(t));
       ++w.version;
       events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd, w.version & kVersionMask);
       return;
     }
-    w.left = static_cast<double>(g_.duration(t));
     queue_end(t, w);
   }
   // The device's collectives now hold `delta` more SMs: its running compute tasks change rate.
