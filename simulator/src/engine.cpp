@@ -479,6 +479,7 @@ class Simulation {
     }
     if (st.arrived_for == t) return;
     st.arrived_for = t;
+    if (!work_.empty()) hold_on_arrival(t, st.local);
     if (--remaining_[static_cast<std::size_t>(t)] > 0) return;  // other members still busy
     TaskId blocker = kNoTask;
     TimeNs blocker_end = -1;
@@ -594,9 +595,8 @@ class Simulation {
       events_.push(now_, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
     }
-    if (!work_.empty())
-      hold_sms(lane, {true, plan.algorithm, resolved.protocol, bytes,
-                      static_cast<std::int32_t>(g_.group_devices(g_.group(t)).size())});
+    // Members that arrived hold their SMs already; a lone waiting member started at once holds them now.
+    if (!work_.empty() && !lane_holds_[lane].active) hold_sms(lane, hold_of(t));
     if (options_.collectives == CollectiveMode::Analytic) {
       events_.push(now_ + resolved.time, static_cast<std::uint32_t>(t), EventType::TaskEnd);
       return;
@@ -810,6 +810,22 @@ class Simulation {
       w.rate = rate;
       queue_end(t, w);
     }
+  }
+  // What collective t holds: its plan's algorithm and protocol at its size (nothing when it moves
+  // no bytes).
+  LaneHold hold_of(TaskId t) {
+    const Bytes bytes = g_.bytes(t);
+    const CollectiveChoice& resolved = plan_for(t);
+    if (bytes == 0 || resolved.plan->phases.empty()) return {};
+    return {true, resolved.plan->algorithm, resolved.protocol, bytes,
+            static_cast<std::int32_t>(g_.group_devices(g_.group(t)).size())};
+  }
+  // A member's NCCL kernel is launched when its stream reaches the collective and holds its SMs
+  // from then on, while it waits for the other members to arrive.
+  [[gnu::noinline]] void hold_on_arrival(TaskId t, std::size_t local) {
+    LaneHold& h = lane_holds_[lane_of(t)];
+    if (!h.active) h = hold_of(t);
+    if (h.active) change_held(local, channels_held(h, local));
   }
   // The SMs `h` holds on local device `local` (its own channel counts, the collective's size).
   std::int32_t channels_held(const LaneHold& h, std::size_t local) const {

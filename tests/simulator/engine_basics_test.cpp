@@ -282,6 +282,26 @@ TEST(EngineBasics, CollectivesHoldSmsFromTheComputeTheyOverlap) {
   }
 }
 
+TEST(EngineBasics, ACollectivesKernelHoldsSmsWhileItWaitsForItsPeers) {
+  // GPU 1's comm stream is busy until 100,000 ns, so the 3 MB all-reduce runs 100,000..400,000;
+  // GPU 0 reached it at 0, and its NCCL kernel holds 12 of its 80 SMs from then on: a (200,000 ns
+  // of work on GPU 0) runs at 0.85 throughout and ends at round(200,000 / 0.85) = 235,294, where
+  // held only from the start it would end at 100,000 + 100,000 / 0.85 = 217,647.
+  auto cluster = star_cluster(2, 0, 10);
+  TaskGraphBuilder b(2);
+  const GroupId grp = b.add_group(std::vector<DeviceId>{0, 1});
+  const TaskId a = b.add_compute({.device = 0, .duration = 200'000, .name = "a"});
+  const TaskId busy = b.add_compute({.device = 1, .stream = kCommStream, .duration = 100'000, .name = "busy"});
+  const TaskId ar = b.add_collective(
+      {.op = CollectiveOp::AllReduce, .group = grp, .bytes = 3'000'000, .algorithm = CollectiveAlgorithm::Ring});
+  TaskGraph g = std::move(b).build();
+  StepResult r = Engine(cluster, {.record_timeline = true, .collectives_hold_sms = true}).run(g);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(busy)].end, 100'000);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].start, 100'000);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(ar)].end, 400'000);
+  EXPECT_EQ(r.timeline[static_cast<std::size_t>(a)].end, 235'294);
+}
+
 TEST(EngineBasics, SmallCollectivesHoldFewerSms) {
   // 65,536 B is two of Simple's 32 KiB per channel: NCCL runs it on 2 channels, and a beside it
   // runs at 78/80. The all-reduce takes 6,554 ns (2 steps of 32,768 B at 10 GB/s, rounded each):
