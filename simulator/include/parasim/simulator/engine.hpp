@@ -15,6 +15,8 @@
 //     alpha + 2 S / beta.
 //   * Collectives run as planned steps of flows (CollectiveMode::Expanded) or take the plan's
 //     closed-form idle time without loading links (CollectiveMode::Analytic).
+//   * With collectives_hold_sms, a member's collective holds NCCL's channels' SMs from when its
+//     stream reaches it to its end, and the GPU's compute runs on the other SMs meanwhile.
 //
 // Example:
 //   Cluster cluster = hardware::make_cluster_preset("dgx1-v100");
