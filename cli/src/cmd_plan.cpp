@@ -256,10 +256,11 @@ void run_plan(const PlanOptions& o) {
     std::cerr << "cost choice: " << choice.note << "\n";
     // Every row states what its step includes besides kernels and transfers.
     nlohmann::json rows = plan_rows_to_json(plan, static_cast<std::size_t>(o.top));
+    const std::string collective_sms = strategies::describe_collective_sms(*req.cluster, req.collective_costs);
     for (nlohmann::json& row : rows) {
       row["step_overhead_ms"] = req.calibration.step_overhead_ms;
       row["data_loading"] = req.data_loading.describe();
-      row["collective_sms"] = strategies::describe_collective_sms(*req.cluster, req.collective_costs);
+      row["collective_sms"] = collective_sms;
       row["grad_accumulation"] = describe(req.grad_accumulation, req.dtype.value_or(req.model->dtype()));
     }
     std::cout << dump_json(rows);

@@ -50,6 +50,8 @@
 #include <charconv>
 #include <cstdio>
 #include <functional>
+#include <optional>
+#include <string_view>
 
 #include "parasim/common/error.hpp"
 #include "parasim/hardware/device_spec.hpp"
@@ -206,6 +208,14 @@ const std::vector<PresetEntry>& preset_table() {
     return t;
   }();
   return table;
+}
+
+// The whole of `s` as an integer in [lo, hi], or nothing (a name option's value).
+std::optional<int> parse_int_in(std::string_view s, int lo, int hi) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi) return std::nullopt;
+  return v;
 }
 
 }  // namespace
@@ -371,21 +381,17 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
         fabric.oversubscription = parse_oversubscription(value, where + "oversubscription");
       else if (key == "switch") fabric.switch_model = value;
       else if (key == "radix") {
-        int r = 0;
-        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), r);
-        if (ec != std::errc() || end != value.data() + value.size() || r < kMinSwitchRadix || r > kMaxSwitchRadix ||
-            r % 2 != 0)
+        const std::optional<int> r = parse_int_in(value, kMinSwitchRadix, kMaxSwitchRadix);
+        if (!r || *r % 2 != 0)
           throw InputError(where + "radix: expected an even number of switch ports in [" +
                            std::to_string(kMinSwitchRadix) + ", " + std::to_string(kMaxSwitchRadix) + "], found \"" +
                            value + "\"");
-        fabric.radix = r;
+        fabric.radix = *r;
       } else if (key == "nccl_channels") {
-        int n = 0;
-        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-        if (ec != std::errc() || end != value.data() + value.size() || n < 0 || n > kMaxNcclChannels)
+        nccl_channels = parse_int_in(value, 0, kMaxNcclChannels);
+        if (!nccl_channels)
           throw InputError(where + "nccl_channels: expected the channels (SMs) every collective runs on, in [0, " +
                            std::to_string(kMaxNcclChannels) + "], found \"" + value + "\"");
-        nccl_channels = n;
       } else
         throw InputError(where + "unknown option \"" + opt +
                          "\"; expected ib=edr|hdr|ndr, fabric=single-switch|fat-tree|rail-optimized, "

@@ -832,20 +832,20 @@ class Simulation {
     return nccl_collective_channels(channels_[local][0], channels_[local][1], h.bytes, h.algorithm, h.protocol,
                                     h.ranks);
   }
-  [[gnu::noinline]] void hold_sms(std::size_t lane, const LaneHold& h) {
-    lane_holds_[lane] = h;
+  // Every waiting member of `lane` takes (+1) or gives back (-1) what the lane's collective holds.
+  void hold_on_members(std::size_t lane, int sign) {
     for (DeviceId m : waiting(lane)) {
       const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(m)]);
-      change_held(local, channels_held(h, local));
+      change_held(local, sign * channels_held(lane_holds_[lane], local));
     }
   }
+  [[gnu::noinline]] void hold_sms(std::size_t lane, const LaneHold& h) {
+    lane_holds_[lane] = h;
+    hold_on_members(lane, +1);
+  }
   [[gnu::noinline]] void release_sms(std::size_t lane) {
-    const LaneHold h = lane_holds_[lane];
+    hold_on_members(lane, -1);
     lane_holds_[lane].active = false;
-    for (DeviceId m : waiting(lane)) {
-      const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(m)]);
-      change_held(local, -channels_held(h, local));
-    }
   }
 
   // ------------------------------------------------------------------ results

@@ -57,13 +57,8 @@ std::string describe_collective_sms(const hardware::Cluster& cluster, simulator:
     return "none (link costs: compute runs at full rate beside collectives)";
   const std::optional<int> pinned = cluster.spec().nccl_channels;
   if (pinned == 0) return "none (the cluster's nccl_channels=0: compute runs at full rate beside collectives)";
-  std::vector<std::string> kinds;
-  for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
-    const std::string& kind = cluster.device(d).kind;
-    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
-  }
   std::string parts;
-  for (const std::string& kind : kinds) {
+  for (const std::string& kind : cluster.device_kinds()) {
     const std::optional<hardware::DeviceSpec> spec = hardware::find_device_spec(kind);
     if (!spec || spec->sm_count <= 1) continue;
     const hardware::NcclChannels ch = hardware::nccl_channels(*spec);
