@@ -94,6 +94,7 @@ struct DeviceState {
   Bytes static_bytes = 0;
   Bytes activations = 0;
   Bytes other = 0;
+  Bytes peak_activations = 0, peak_other = 0;  // live counts at the peak (allocate())
 };
 
 enum : std::uint8_t { kOwnerTransfer = 0, kOwnerCollective = 1 };
@@ -224,8 +225,26 @@ class Simulation {
     if (options_.on_progress) options_.on_progress(0, n);
     for (TimeNs t; (t = events_.next_time()) != EventQueue::kNever;) {
       now_ = t;
-      do handle(events_.pop());
-      while (events_.next_at(now_));
+      for (;;) {
+        const Event e = events_.pop();
+        if (e.type() == EventType::TaskEnd) {
+          const auto task = static_cast<TaskId>(e.id);
+          if (!work_.empty() && stale_end(e)) [[unlikely]] {
+            if (!events_.next_at(now_)) break;
+            continue;
+          }
+          ++event_count_;
+          // The instant's only event, nothing released before it: complete<true>.
+          if (ready_.empty() && !events_.next_at(now_)) {
+            complete<true>(task);
+            break;
+          }
+          complete(task);
+        } else {
+          handle(e);
+        }
+        if (!events_.next_at(now_)) break;
+      }
       if (!ready_.empty() || !dirty_.empty()) dispatch();
       settle();
       if (completed_ >= next_progress && options_.on_progress) {
@@ -404,6 +423,24 @@ class Simulation {
       for (std::size_t j = i; j > 0 && v[j] < v[j - 1]; --j) std::swap(v[j], v[j - 1]);
   }
 
+  // A ready compute task or transfer joins its stream: started at once when the stream is free with
+  // nothing queued, else queued.
+  [[gnu::always_inline]] void dispatch_on_stream(TaskId t) {
+    const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(g_.device(t))]);
+    const std::size_t s = local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t));
+    StreamState& st = streams_[s];
+    if (st.running == kNoTask && st.queue.empty()) {  // free stream, nothing queued: start now
+      st.running = t;
+      st.busy -= now_;
+      start_task(t, devices_[local]);
+    } else {
+      st.queue.push({t, now_});
+      // A running stream is marked when it frees (free_stream); an idle one with a queue
+      // holds an arrived collective at its head, which this task cannot unblock.
+      if (st.running == kNoTask) mark_dirty(s);
+    }
+  }
+
   void dispatch() {
     while (!ready_.empty()) {
       sort_small(ready_);
@@ -416,22 +453,7 @@ class Simulation {
             complete_other(t);  // may release more tasks into ready_: handled by the outer loop
             break;
           case TaskKind::Compute:
-          case TaskKind::Transfer: {
-            const auto local = static_cast<std::size_t>(local_of_[static_cast<std::size_t>(g_.device(t))]);
-            const std::size_t s = local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t));
-            StreamState& st = streams_[s];
-            if (st.running == kNoTask && st.queue.empty()) {  // free stream, nothing queued: start now
-              st.running = t;
-              st.busy -= now_;
-              start_task(t, devices_[local]);
-            } else {
-              st.queue.push({t, now_});
-              // A running stream is marked when it frees (free_stream); an idle one with a queue
-              // holds an arrived collective at its head, which this task cannot unblock.
-              if (st.running == kNoTask) mark_dirty(s);
-            }
-            break;
-          }
+          case TaskKind::Transfer: dispatch_on_stream(t); break;
           case TaskKind::Collective: {
             const auto members = waiting(lane_of(t));
             if (members.size() == 1) {  // one waiting member (the rest passive): like a compute task
@@ -512,17 +534,19 @@ class Simulation {
     d.stats.exposed_comm = d.in_state[2];
   }
 
+  // Branch-free: whether a start sets a new peak is data (random on a mixed graph), and the
+  // breakdown at the peak is rebuilt from the two live counts kept with it (finish()).
   void allocate(DeviceState& d, TaskId t) {
     const Bytes b = g_.alloc_bytes(t);
-    if (b == 0) return;
-    (g_.memory_category(t) == MemoryCategory::Activations ? d.activations : d.other) += b;
+    const Bytes act = g_.memory_category(t) == MemoryCategory::Activations ? b : 0;
+    d.activations += act;
+    d.other += b - act;
     const Bytes total = d.static_bytes + d.activations + d.other;
-    if (total > d.stats.peak_memory) {
-      d.stats.peak_memory = total;
-      d.stats.peak_time = now_;
-      d.stats.peak_breakdown = {d.fixed.params, d.fixed.grads, d.fixed.optimizer, d.activations,
-                                d.fixed.other + d.other};
-    }
+    const Bytes higher = -static_cast<Bytes>(total > d.stats.peak_memory);  // all ones or zero: selects below
+    d.stats.peak_memory ^= (d.stats.peak_memory ^ total) & higher;
+    d.stats.peak_time ^= (d.stats.peak_time ^ now_) & higher;
+    d.peak_activations ^= (d.peak_activations ^ d.activations) & higher;
+    d.peak_other ^= (d.peak_other ^ d.other) & higher;
   }
 
   void start_task(TaskId t, DeviceState& d) {
@@ -693,6 +717,11 @@ class Simulation {
   // task ends of the event loop inline it and save a call's register spills per event.
   [[gnu::noinline]] void complete_other(TaskId t) { complete(t); }
 
+  // Dispatching: t ended alone at its instant with nothing released before it, so dispatch() would
+  // take its released successors (ascending ids) in that order, before the streams marked dirty;
+  // each compute task or transfer is dispatched as it is released instead, and from the first of
+  // another kind on the rest go to ready_ for dispatch(), still in id order.
+  template <bool Dispatching = false>
   [[gnu::always_inline]] void complete(TaskId t) {
     const auto ti = static_cast<std::size_t>(t);
     if (!timeline_.empty()) timeline_[ti].end = now_;
@@ -729,6 +758,13 @@ class Simulation {
     for (TaskId s : g_.successors(t))
       if (--remaining_[static_cast<std::size_t>(s)] == 0) {
         crit_pred_[static_cast<std::size_t>(s)] = t;
+        if constexpr (Dispatching) {
+          const TaskKind k = g_.kind(s);
+          if (ready_.empty() && (k == TaskKind::Compute || k == TaskKind::Transfer)) {
+            dispatch_on_stream(s);
+            continue;
+          }
+        }
         ready_.push_back(s);
       }
   }
@@ -881,6 +917,8 @@ class Simulation {
         DeviceState& state = devices_[static_cast<std::size_t>(local)];
         touch(state);
         fold_states(state);
+        state.stats.peak_breakdown = {state.fixed.params, state.fixed.grads, state.fixed.optimizer,
+                                      state.peak_activations, state.fixed.other + state.peak_other};
         r.devices[static_cast<std::size_t>(d)] = state.stats;
       } else {
         DeviceState untouched;
