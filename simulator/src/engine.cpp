@@ -557,7 +557,19 @@ class Simulation {
     if (g_.kind(t) == TaskKind::Compute) [[likely]] {
       if (g_.phase(t) != Phase::DataLoad) ++d.compute_active;  // the host loads; the device stays idle
       if (!work_.empty()) [[unlikely]] {
-        start_slowed(t, static_cast<std::size_t>(&d - devices_.data()));
+        const auto local = static_cast<std::size_t>(&d - devices_.data());
+        if (held_[local] != 0 && g_.phase(t) != Phase::DataLoad) {
+          start_slowed(t, local);
+          return;
+        }
+        // No collective holds SMs here: the plain end, with the stream's version (start_slowed()).
+        ComputeWork& w = work_[local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t))];
+        w.since = now_;
+        w.left = static_cast<double>(g_.duration(t));
+        w.rate = 1.0;
+        ++w.version;
+        events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd,
+                     w.version & kVersionMask);
         return;
       }
       events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd);
@@ -817,7 +829,8 @@ class Simulation {
     ++w.version;
     // Capped like a flow's completion: Engine::run checked that the work fits 64-bit time at full rate.
     const double eta = std::min(w.left / w.rate, 8.0e18 - static_cast<double>(now_));
-    events_.push(now_ + std::llround(eta), static_cast<std::uint32_t>(t), EventType::TaskEnd, w.version & kVersionMask);
+    events_.push(now_ + detail::round_half_up(eta), static_cast<std::uint32_t>(t), EventType::TaskEnd,
+                 w.version & kVersionMask);
   }
   [[gnu::noinline]] void start_slowed(TaskId t, std::size_t local) {
     ComputeWork& w = work_[local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t))];

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -18,6 +19,17 @@ enum class EventType : std::uint32_t { TaskEnd = 0, FlowLatencyDone = 1, FlowDon
 
 /// Events carry the low 30 bits of a flow's version; compare versions through this mask.
 inline constexpr std::uint32_t kVersionMask = (1u << 30) - 1;
+
+namespace detail {
+/// std::llround without the libm call, for the event times the engine and the flow network divide
+/// out (work left / rate): a non-negative eta below 2^52, where x - trunc(x) is exact; anything
+/// else (NaN included) goes to llround itself.
+inline TimeNs round_half_up(double x) {
+  if (!(x >= 0 && x < 4503599627370496.0)) return std::llround(x);
+  const auto whole = static_cast<TimeNs>(x);
+  return whole + static_cast<TimeNs>(x - static_cast<double>(whole) >= 0.5);
+}
+}  // namespace detail
 
 struct Event {
   TimeNs time;

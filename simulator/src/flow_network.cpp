@@ -22,14 +22,6 @@ std::unique_ptr<FlowLinkArrays> take_arrays(std::size_t links) {
   return a;
 }
 
-// std::llround without the libm call for what settle() divides out: a non-negative eta below
-// 2^52, where x - trunc(x) is exact; anything else (NaN included) goes to llround itself.
-TimeNs round_half_up(double x) {
-  if (!(x >= 0 && x < 4503599627370496.0)) return std::llround(x);
-  const auto whole = static_cast<TimeNs>(x);
-  return whole + static_cast<TimeNs>(x - static_cast<double>(whole) >= 0.5);
-}
-
 }  // namespace
 
 inline void FlowNetwork::advance(Flow& fl, TimeNs now) {
@@ -44,7 +36,7 @@ inline void FlowNetwork::reschedule(Flow& fl, FlowId f, double rate, TimeNs now,
   // Capped: a flow squeezed to a tiny share may look centuries away until its rate rises again
   // (Engine::run has already checked that the real finish fits in 64-bit time).
   const double eta = std::min(fl.remaining / fl.rate, 8.0e18 - static_cast<double>(now));
-  events.push(now + round_half_up(eta), f, EventType::FlowDone, fl.version);
+  events.push(now + detail::round_half_up(eta), f, EventType::FlowDone, fl.version);
 }
 
 FlowNetwork::FlowNetwork(const hardware::Cluster& cluster, const RouteTable& routes, bool record_intervals)
