@@ -209,7 +209,7 @@ class Simulation {
     for (std::size_t s = 0; s < streams_.size(); ++s)
       streams_[s].local = static_cast<std::uint32_t>(s / streams_per_device_);
     devices_.resize(global_of_.size());
-    if (options.record_timeline) {
+    if (options.record_timeline || options.record_task_times) {
       timeline_.assign(graph.size(), TaskTiming{});
       algorithms_.assign(graph.size(), CollectiveAlgorithm::Auto);
     }

@@ -115,7 +115,9 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   // One simulated replica: its collectives' messages by class too (the rest are inferred).
   engine_options.symmetric_collectives = step.symmetry != Symmetry::None;
   const bool async = !step.microbatch_done.empty();
-  if (async) engine_options.record_timeline = true;  // the steady state is measured between markers
+  // The steady state is measured between markers: their end times, not the links' busy intervals
+  // (one per message, which at thousands of replicas would not fit in memory).
+  if (async) engine_options.record_task_times = true;
   r.result = simulator::Engine(cluster, engine_options).run(step.graph);
   r.simulated = true;
 

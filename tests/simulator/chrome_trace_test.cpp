@@ -37,6 +37,24 @@ TaskGraph mixed_graph() {
   return std::move(b).build();
 }
 
+// Task times alone (what an asynchronous pipeline's steady-state window needs): the same task
+// timeline as a full recording, and no link intervals, whose count grows with every message.
+TEST(ChromeTrace, TaskTimesWithoutLinkIntervals) {
+  auto cluster = hardware::make_cluster_preset("dgx1-v100");
+  const TaskGraph g = mixed_graph();
+  const StepResult full = Engine(cluster, {.record_timeline = true}).run(g);
+  const StepResult tasks = Engine(cluster, {.record_task_times = true}).run(g);
+  ASSERT_EQ(tasks.timeline.size(), g.size());
+  for (TaskId t = 0; t < static_cast<TaskId>(g.size()); ++t) {
+    EXPECT_EQ(tasks.timeline[static_cast<std::size_t>(t)].start, full.timeline[static_cast<std::size_t>(t)].start);
+    EXPECT_EQ(tasks.timeline[static_cast<std::size_t>(t)].end, full.timeline[static_cast<std::size_t>(t)].end);
+  }
+  EXPECT_FALSE(full.link_timeline.empty());
+  EXPECT_TRUE(tasks.link_timeline.empty());
+  EXPECT_EQ(tasks.step_time, full.step_time);
+  EXPECT_TRUE(Engine(cluster).run(g).timeline.empty());
+}
+
 TEST(ChromeTrace, ValidJsonOneEventPerTaskPerTrackNoOverlaps) {
   auto cluster = hardware::make_cluster_preset("dgx1-v100");
   const TaskGraph g = mixed_graph();

@@ -43,6 +43,9 @@ struct EngineOptions {
   double intra_node_comm_scale = 1.0;
   double inter_node_comm_scale = 1.0;
   bool record_timeline = false;  // per-task start/end and link busy intervals (for traces)
+  /// Per-task start/end only (StepResult::timeline, 16 bytes a task), without the link intervals,
+  /// whose count grows with every message: what a caller measuring between tasks needs.
+  bool record_task_times = false;
   /// Expanded collectives by symmetry: each step runs one message per class of equivalent ones
   /// (CollectivePlan::representatives), held to the idle share its class gets, instead of one per
   /// member - what a symmetric lowering (one simulated replica) wants; the others are inferred.

@@ -82,7 +82,8 @@ struct StepResult {
   /// class (EngineOptions::symmetric_collectives).
   std::int64_t collective_messages = 0;
   std::int64_t collective_messages_inferred = 0;
-  // Filled only with EngineOptions::record_timeline:
+  // Filled only with EngineOptions::record_timeline (timeline and algorithms also with
+  // record_task_times):
   std::vector<TaskTiming> timeline;     // indexed by task id
   std::vector<LinkInterval> link_timeline;  // maximal busy intervals per directed link
   std::vector<CollectiveAlgorithm> algorithms;  // per task: what Auto resolved to (collectives)
