@@ -133,7 +133,9 @@ StepSample extrapolate(const StepSample& a, int k1, const StepSample& b, int k2,
   for (std::size_t i = 0; i < s.devices.size() && i < a.devices.size(); ++i) {
     StepSample::Device& d = s.devices[i];
     d.compute = at(a.devices[i].compute, d.compute);
-    d.exposed = at(a.devices[i].exposed, d.exposed);
+    // Compute and exposed communication are disjoint parts of the step: continued separately they
+    // can overrun it where the samples sit at that bound (an asynchronous step's steady state).
+    d.exposed = std::min(at(a.devices[i].exposed, d.exposed), std::max<TimeNs>(0, s.step - d.compute));
     for (std::size_t j = 0; j < d.stream_busy.size(); ++j)
       d.stream_busy[j] = at(a.devices[i].stream_busy[j], d.stream_busy[j]);
     if (flight.stages > 0) {

@@ -249,7 +249,9 @@ std::unique_ptr<Prepared> prepare_step(const StepSetup& setup, PrepareFor use) {
   p.chunks = p.stages * p.chunks_per_stage;
   p.micro_batches = p.s.micro;
   p.async = p.s.asynchronous();
-  p.simulated_micro_batches = p.async ? p.micro_batches + p.stages : p.micro_batches;
+  // Asynchronous schedules: a pipeline's fill (stages micro-batches), the K measured in steady state,
+  // and as many again behind them, so that the measured ones never run in the drain (simulate_strategy).
+  p.simulated_micro_batches = p.async ? p.micro_batches + 2 * p.stages : p.micro_batches;
   p.dtype = setup.dtype.value_or(setup.model->dtype());
   p.mapping = std::make_unique<DeviceMapping>(p.s, *p.cluster);
   if (setup.cache == nullptr) p.own_cache = std::make_unique<StepCache>();

@@ -82,7 +82,7 @@ struct Prepared {
   int chunks_per_stage = 1;         // interleave for interleaved schedules, else 1
   int chunks = 1;                   // stages x chunks_per_stage
   int micro_batches = 1;            // K, per replica and step
-  int simulated_micro_batches = 1;  // K, or K + stages for asynchronous schedules (their warm-up)
+  int simulated_micro_batches = 1;  // K, or K + 2 x stages for asynchronous schedules (fill and drain)
   bool async = false;
   models::DType dtype = models::DType::F32;
   std::unique_ptr<DeviceMapping> mapping;

@@ -122,16 +122,28 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   r.simulated = true;
 
   // Asynchronous pipelines never flush: the step is micro x the steady-state time per
-  // micro-batch, measured over the last `micro` of the micro + mp simulated micro-batches, and
-  // per-device busy times are scaled to that many micro-batches.
+  // micro-batch, measured over `micro` of the micro + 2 mp simulated micro-batches: those after the
+  // pipeline's fill (mp) and before its drain (the last mp, where no forwards follow and the
+  // streams free up: with communication slower than the compute, the drain's pace is not the
+  // pipeline's). Per-device busy times are scaled to `micro` micro-batches.
   const auto k = static_cast<std::size_t>(setup.strategy.micro);
   double scale = 1.0;
+  auto scaled = [&](TimeNs t) { return static_cast<TimeNs>(static_cast<double>(t) * scale + 0.5); };
   if (async) {
     const auto& done = step.microbatch_done;
-    const std::size_t last = done.size() - 1;
-    r.step_time = r.result.timeline[static_cast<std::size_t>(done[last])].end -
-                  r.result.timeline[static_cast<std::size_t>(done[last - k])].end;
+    const auto fill = static_cast<std::size_t>(setup.strategy.mp);
+    r.step_time = r.result.timeline[static_cast<std::size_t>(done[fill - 1 + k])].end -
+                  r.result.timeline[static_cast<std::size_t>(done[fill - 1])].end;
     scale = static_cast<double>(k) / static_cast<double>(step.simulated_microbatches);
+    // Every simulated micro-batch puts the same tasks on each in-order stream, so in steady state a
+    // stream does one micro-batch's share per period: the step is at least the busiest stream's
+    // share of `micro`. A finite run can read faster between its markers: with a communication
+    // stream slower than the compute, every micro-batch's reduce-scatter queues before the first
+    // all-gather (ZeRO-1), and the markers, which wait for the all-gathers, come at their pace alone.
+    const auto streams = static_cast<std::size_t>(step.graph.streams_per_device());
+    for (hardware::DeviceId d : step.simulated_devices)
+      for (std::size_t i = 0; i < streams; ++i)
+        r.step_time = std::max(r.step_time, scaled(r.result.stream_busy[static_cast<std::size_t>(d) * streams + i]));
     // A loader slower than the pipeline sets its pace: one micro-batch per load. The window can
     // end before its backlog shows (the last micro-batches have no later forwards to wait behind).
     if (setup.data_loading.enabled)
@@ -147,7 +159,6 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   const auto overhead = static_cast<TimeNs>(std::llround(setup.calibration.step_overhead_ms * 1e6));
   r.step_time += overhead;
   r.step_overhead = overhead;
-  auto scaled = [&](TimeNs t) { return static_cast<TimeNs>(static_cast<double>(t) * scale + 0.5); };
   TimeNs busiest = 0;
   for (hardware::DeviceId d : step.simulated_devices) {
     const simulator::DeviceStats& s = r.result.devices[static_cast<std::size_t>(d)];
@@ -155,6 +166,9 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     rep.compute = scaled(s.compute_busy);
     rep.comm = scaled(s.comm_busy);
     rep.exposed_comm = scaled(s.exposed_comm);
+    // Asynchronous: the averages above include the fill and the drain, where the collectives run
+    // with no compute beside them; in steady state a period holds no more than step - compute.
+    if (async) rep.exposed_comm = std::min(rep.exposed_comm, std::max<TimeNs>(0, r.step_time - rep.compute));
     const auto streams = static_cast<std::size_t>(step.graph.streams_per_device());
     for (std::size_t i = 0; i < rep.stream_busy.size() && i < streams; ++i)
       rep.stream_busy[i] = scaled(r.result.stream_busy[static_cast<std::size_t>(d) * streams + i]);

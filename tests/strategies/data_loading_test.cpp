@@ -109,7 +109,7 @@ TEST(DataLoading, AsynchronousPipelinesWaitPerMicroBatch) {
   // One sample per micro-batch: 5,000 ns of loading > 3,000 of the bottleneck stage: 4 x 5,000.
   const StrategyResult slow = run("mp=4,schedule=pipedream,micro=4", "sample_ms=0.005,workers=1");
   EXPECT_EQ(slow.step_time, 20'000);
-  EXPECT_EQ(loader_tasks(slow), 8);  // one per simulated micro-batch (4 + 4 warm-up)
+  EXPECT_EQ(loader_tasks(slow), 12);  // one per simulated micro-batch (4 + 4 of fill + 4 of drain)
   EXPECT_EQ(run("mp=4,schedule=pipedream,micro=4", "sample_ms=0.002,workers=1").step_time, 12'000);
   EXPECT_EQ(input_error([] { run("mp=4,schedule=pipedream,micro=4", "sample_ms=0.002"); }),
             "data loading: workers=0 (loading in the training process) is not modelled for the asynchronous "

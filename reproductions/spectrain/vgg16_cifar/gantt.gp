@@ -34,7 +34,7 @@ array category_colour[5] = [blue, orange, bluish_green, vermillion, grey]
 
 set title "One simulated training step"
 set xlabel "time (ms)"
-set xrange [0.0:54.391136]
+set xrange [0.0:85.473376]
 set yrange [7.5:-0.5]  # first device at the top
 set grid xtics noytics
 set ytics scale 0 ("GPU 0 compute" 0, "GPU 0 stream 2" 1, "GPU 1 compute" 2, "GPU 1 stream 2" 3, "GPU 2 compute" 4, "GPU 2 stream 2" 5, "GPU 3 compute" 6, "GPU 3 stream 2" 7)

@@ -130,8 +130,9 @@ struct LoweredStep {
   std::vector<std::int64_t> stage_params;              // parameters held by each stage (one TP rank)
   CostSourceCounts cost_counts;
   std::string cost_source;  // "roofline" or "profile X: 412 of 430 ops measured, 18 roofline"
-  /// Asynchronous schedules (pipedream, spectrain) simulate micro + mp micro-batches without a
-  /// flush; the step is the time between the ends of markers [mp-1] and [micro+mp-1].
+  /// Asynchronous schedules (pipedream, spectrain) simulate micro + 2 mp micro-batches without a
+  /// flush; the step is the time between the ends of markers [mp-1] and [micro+mp-1] (after the
+  /// fill, before the drain), or the busiest stream's share of micro micro-batches if longer.
   std::vector<simulator::TaskId> microbatch_done;
   int simulated_microbatches = 0;
   bool sequence_parallel = false;
