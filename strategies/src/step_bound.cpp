@@ -63,13 +63,15 @@ std::optional<StepBound> bound_of(const StepSetup& setup, bool per_micro) {
   if (setup.granularity != Granularity::Stage) return std::nullopt;
   const std::unique_ptr<Prepared> pp = detail::prepare_step(setup, detail::PrepareFor::Bound);
   const Prepared& p = *pp;
-  if (p.async || !p.layered() || p.cp > 1 || p.ep > 1 || p.sim_replicas.size() != 1) return std::nullopt;
+  if (!p.layered() || p.cp > 1 || p.ep > 1 || p.sim_replicas.size() != 1) return std::nullopt;
   const int r = p.sim_replicas.front();
   const auto chunks = static_cast<std::size_t>(p.chunks);
   const auto stages = static_cast<std::size_t>(p.stages);
   std::map<std::int64_t, std::int64_t> count;  // micro-batches of each size
   for (std::int64_t size : p.micro[static_cast<std::size_t>(r)]) ++count[size];
-  if (per_micro && count.size() != 1) return std::nullopt;
+  // Asynchronous schedules (equal micro-batches): the step is at least K x a slot's compute per
+  // micro-batch, its compute stream's share in steady state (simulate_strategy); no fill or drain.
+  if ((per_micro || p.async) && count.size() != 1) return std::nullopt;
 
   constexpr TimeNs kNone = std::numeric_limits<TimeNs>::max();
   StepBound out;
@@ -96,6 +98,7 @@ std::optional<StepBound> bound_of(const StepSetup& setup, bool per_micro) {
   }
   for (std::size_t s = 0; s < stages; ++s)
     if (out.fill[s] == kNone || out.drain[s] == kNone) out.fill[s] = out.drain[s] = out.work[s] = 0;  // no chunk
+  if (p.async) std::fill(out.fill.begin(), out.fill.end(), 0), std::fill(out.drain.begin(), out.drain.end(), 0);
   return out;
 }
 

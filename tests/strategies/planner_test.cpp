@@ -717,9 +717,14 @@ TEST(StepBound, OneFOneBIsTheClassicBubbleAndBelowTheSimulatedStep) {
   EXPECT_EQ(step_time_lower_bound(setup), 27000);
   EXPECT_LE(27000, simulate_strategy(setup).step_time);
 
-  // No bound where the step is not a makespan of synchronous work, nor at op granularity.
+  // Asynchronous: K x a slot's compute per micro-batch (two layers: 6000 ns), no fill or drain.
   setup.strategy = parse_strategy("mp=2,schedule=pipedream,micro=4");
-  EXPECT_EQ(step_time_lower_bound(setup), 0);
+  EXPECT_EQ(step_time_lower_bound(setup), 24000);
+  EXPECT_LE(24000, simulate_strategy(setup).step_time);
+  setup.strategy = parse_strategy("mp=2,schedule=spectrain,micro=4");
+  EXPECT_EQ(step_time_lower_bound(setup), 24000);
+  EXPECT_LE(24000, simulate_strategy(setup).step_time);
+  // No bound at op granularity.
   setup.strategy = parse_strategy("mp=2,schedule=1f1b,micro=4");
   setup.granularity = Granularity::Op;
   EXPECT_EQ(step_time_lower_bound(setup), 0);
@@ -772,6 +777,26 @@ TEST(StepBound, IsAtMostEverySimulatedStepOfASearch) {
     }
     EXPECT_GT(checked, 300);
   }
+}
+
+TEST(StepBound, IsAtMostEverySimulatedStepOfAnAsynchronousSearch) {
+  Gpt2Search gpt2;
+  PlanRequest& req = gpt2.req;
+  req.space.schedules = {Schedule::PipeDream, Schedule::SpecTrain};
+  req.extrapolate = false;
+  const ModelFacts facts = planner_model_facts(req);
+  const Granularity granularity = planner_granularity(req);
+  StepCache cache;
+  int checked = 0;
+  for (const PlanRow& r : run_planner(req).rows) {
+    if (!r.simulated() || r.step_time == 0 || !r.strategy.asynchronous()) continue;
+    const Candidate c{r.strategy, r.global_batch};
+    const TimeNs b = candidate_step_bound(req, facts, c, granularity, cache);
+    EXPECT_LE(b, r.step_time) << to_string(r.strategy);
+    EXPECT_GT(b, r.step_time / 5) << to_string(r.strategy);
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
 }
 
 /// Per-stream busy times of a row worked out the old way: the row simulated in full with a

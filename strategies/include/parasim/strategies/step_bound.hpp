@@ -38,9 +38,10 @@ struct StepBound {
 /// nullopt where no bound is worked out (see below) or the split is uneven.
 std::optional<StepBound> step_bound_per_micro(const StepSetup& setup);
 
-/// A lower bound on simulate_strategy(setup).step_time; 0 where none is worked out (asynchronous
-/// schedules, context or expert parallelism, op granularity or branch placements). Throws the
-/// InputError lower_step() would.
+/// A lower bound on simulate_strategy(setup).step_time; 0 where none is worked out (context or
+/// expert parallelism, op granularity, branch placements, asynchronous schedules with micro-batches
+/// of several sizes). An asynchronous schedule's is K x the busiest slot's compute per micro-batch
+/// (no fill, no drain). Throws the InputError lower_step() would.
 TimeNs step_time_lower_bound(const StepSetup& setup);
 
 }  // namespace parasim::strategies
