@@ -194,7 +194,8 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
     s << " with a " << format_time(w.step_time) << " step (global batch " << w.global_batch << ")";
   s << "; its step is " << pct(share(w.compute, w.step_time)) << " compute on the busiest device, "
     << pct(w.bubble_fraction) << " pipeline bubble and " << pct(share(w.exposed_comm, w.step_time))
-    << " exposed communication, at " << pct(w.memory_ratio()) << " of device memory.";
+    << " exposed communication (on the device that exposes the most, not always the busiest), at "
+    << pct(w.memory_ratio()) << " of device memory.";
   if (w.strategy.asynchronous())
     s << " It is asynchronous (" << to_string(w.strategy.schedule)
       << "): no flush and no bubble, but stale weights, whose cost in epochs is not modelled - compare the best "
