@@ -832,16 +832,13 @@ class Simulation {
     events_.push(now_ + detail::round_half_up(eta), static_cast<std::uint32_t>(t), EventType::TaskEnd,
                  w.version & kVersionMask);
   }
+  // A compute task starting where collectives hold SMs (held_ > 0 only on a part with SMs, and at
+  // most all but one: the rate is below 1); start_task() queues the full-rate starts itself.
   [[gnu::noinline]] void start_slowed(TaskId t, std::size_t local) {
     ComputeWork& w = work_[local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t))];
     w.since = now_;
     w.left = static_cast<double>(g_.duration(t));
-    w.rate = g_.phase(t) == Phase::DataLoad ? 1.0 : rate_of(local);
-    if (w.rate == 1.0) {  // exact: the plain end time
-      ++w.version;
-      events_.push(now_ + g_.duration(t), static_cast<std::uint32_t>(t), EventType::TaskEnd, w.version & kVersionMask);
-      return;
-    }
+    w.rate = rate_of(local);
     queue_end(t, w);
   }
   // The device's collectives now hold `delta` more SMs: its running compute tasks change rate.

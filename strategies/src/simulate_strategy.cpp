@@ -127,6 +127,7 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   // streams free up: with communication slower than the compute, the drain's pace is not the
   // pipeline's). Per-device busy times are scaled to `micro` micro-batches.
   const auto k = static_cast<std::size_t>(setup.strategy.micro);
+  const auto streams = static_cast<std::size_t>(step.graph.streams_per_device());
   double scale = 1.0;
   auto scaled = [&](TimeNs t) { return static_cast<TimeNs>(static_cast<double>(t) * scale + 0.5); };
   if (async) {
@@ -140,7 +141,6 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     // share of `micro`. A finite run can read faster between its markers: with a communication
     // stream slower than the compute, every micro-batch's reduce-scatter queues before the first
     // all-gather (ZeRO-1), and the markers, which wait for the all-gathers, come at their pace alone.
-    const auto streams = static_cast<std::size_t>(step.graph.streams_per_device());
     for (hardware::DeviceId d : step.simulated_devices)
       for (std::size_t i = 0; i < streams; ++i)
         r.step_time = std::max(r.step_time, scaled(r.result.stream_busy[static_cast<std::size_t>(d) * streams + i]));
@@ -169,7 +169,6 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     // Asynchronous: the averages above include the fill and the drain, where the collectives run
     // with no compute beside them; in steady state a period holds no more than step - compute.
     if (async) rep.exposed_comm = std::min(rep.exposed_comm, std::max<TimeNs>(0, r.step_time - rep.compute));
-    const auto streams = static_cast<std::size_t>(step.graph.streams_per_device());
     for (std::size_t i = 0; i < rep.stream_busy.size() && i < streams; ++i)
       rep.stream_busy[i] = scaled(r.result.stream_busy[static_cast<std::size_t>(d) * streams + i]);
     rep.idle = async ? std::max<TimeNs>(0, r.step_time - rep.compute - rep.exposed_comm) : s.idle + overhead;

@@ -98,7 +98,10 @@ std::optional<StepBound> bound_of(const StepSetup& setup, bool per_micro) {
   }
   for (std::size_t s = 0; s < stages; ++s)
     if (out.fill[s] == kNone || out.drain[s] == kNone) out.fill[s] = out.drain[s] = out.work[s] = 0;  // no chunk
-  if (p.async) std::fill(out.fill.begin(), out.fill.end(), 0), std::fill(out.drain.begin(), out.drain.end(), 0);
+  if (p.async) {  // no fill or drain: a steady state
+    std::fill(out.fill.begin(), out.fill.end(), 0);
+    std::fill(out.drain.begin(), out.drain.end(), 0);
+  }
   return out;
 }
 
