@@ -5,7 +5,9 @@
 // Loop: pop every event at the earliest time t (task ends, flow latency phases, flow
 // completions); the tasks they release collect in `ready_`; then dispatch(): ready tasks join
 // their streams in id order and every stream that changed tries to start its head; finally the
-// flow network settles the rates of flows that joined or left at t. Repeat.
+// flow network settles the rates of flows that joined or left at t. Repeat. (An instant's only
+// task end, with nothing released before it, dispatches its successors as it releases them, in
+// the order dispatch() would: complete<true>.)
 //
 // Passive devices: a device whose every task is a collective of one group on one stream (a TP
 // rank or DP replica the symmetric lowerings do not simulate) can never hold a collective back -
@@ -229,6 +231,7 @@ class Simulation {
         const Event e = events_.pop();
         if (e.type() == EventType::TaskEnd) {
           const auto task = static_cast<TaskId>(e.id);
+          // A compute task's end that moved since (a collective started or ended beside it).
           if (!work_.empty() && stale_end(e)) [[unlikely]] {
             if (!events_.next_at(now_)) break;
             continue;
@@ -241,7 +244,7 @@ class Simulation {
           }
           complete(task);
         } else {
-          handle(e);
+          handle_flow_event(e);
         }
         if (!events_.next_at(now_)) break;
       }
@@ -364,14 +367,10 @@ class Simulation {
   }
 
   // ------------------------------------------------------------------ events
-  void handle(const Event& e) {
+  // A flow's event (task ends are handled by run()'s loop).
+  void handle_flow_event(const Event& e) {
     switch (e.type()) {
-      case EventType::TaskEnd:
-        if (!work_.empty() && stale_end(e)) [[unlikely]]
-          return;  // a compute task's end moved since (a collective started or ended beside it)
-        ++event_count_;
-        complete(static_cast<TaskId>(e.id));
-        break;
+      case EventType::TaskEnd: break;
       case EventType::FlowLatencyDone: {
         ++event_count_;
         Flow& f = network_.flow(e.id);
