@@ -293,6 +293,9 @@ class Simulation {
       case TaskKind::Transfer: state[static_cast<std::size_t>(g_.device(t))] = kActive; break;
       case TaskKind::Collective: {
         const std::size_t lane = lane_of(t);
+        // A lane seen before changes no member's state (each is this lane or active already): a
+        // data-parallel lane's thousands of members are scanned once, not once per collective.
+        if (used[lane]) break;
         used[lane] = 1;
         for (DeviceId d : g_.group_devices(g_.group(t))) {
           std::int64_t& st = state[static_cast<std::size_t>(d)];
