@@ -101,6 +101,7 @@ std::string nccl_kernel_name(CollectiveOp op, CollectiveAlgorithm algo, Bytes by
                   : algo == CollectiveAlgorithm::Hierarchical     ? "_HIERARCHICAL"
                   : algo == CollectiveAlgorithm::Nvls             ? "_NVLS"
                   : algo == CollectiveAlgorithm::HierarchicalTree ? "_HIERARCHICAL_TREE"
+                  : algo == CollectiveAlgorithm::Pat              ? "_PAT"
                                                                   : "_RING";
   // NCCL's protocol choice by size: LL for small messages, LL128 for medium, Simple for large.
   const char* proto = bytes <= 64 * KiB ? "_LL" : bytes <= 4 * MiB ? "_LL128" : "_SIMPLE";

@@ -65,6 +65,14 @@ constexpr double kHwLatUs[3][2][3] = {
     {{5.0, 8.5, 50.0}, {2.7, 4.0, 9.6}},    // network
 };
 constexpr double kNvlsLatUs = 25.0;
+// PAT (reduce-scatter and all-gather with one GPU per node, Simple protocol only; NCCL 2.23 and
+// later, src/graph/tuning.cc): base latency 8 us, log2(nodes) network steps of interLat / 3.5 -
+// interLat being the tree's Simple network latency with one rank per node, 14 us - and "still a
+// linear part" of 2.8 us per rank; its bus bandwidth is the rings' x 0.75.
+constexpr double kPatBaseLatUs = 8.0;
+constexpr double kPatStepLatUs = 14.0 / 3.5;
+constexpr double kPatPerRankUs = 2.8;
+constexpr double kPatBandwidthShare = 0.75;
 // Payload share of the link rate. NVLink, by GPU generation, is NCCL's own effective bandwidth
 // per NVLink of 25 GB/s line rate (src/graph/topo.h: SM70_NVLINK_BW 20.0, SM80_NVLINK_BW 20.0,
 // SM90_NVLINK_BW 20.6; "~20GB/s effective bandwidth with a 128B payload size", NCCL maintainer in
@@ -120,19 +128,22 @@ double nvlink_size_efficiency(Bytes total) {
 }
 
 bool CollectivePlan::protocol_enabled(CollectiveProtocol protocol) const {
-  if (nvls) return protocol == CollectiveProtocol::Simple;
+  if (nvls || algorithm == CollectiveAlgorithm::Pat) return protocol == CollectiveProtocol::Simple;
   if (protocol == CollectiveProtocol::LL128) return ll128;
   return true;
 }
 
 TimeNs CollectivePlan::base_latency(CollectiveProtocol protocol) const {
   if (nvls) return 0;
+  if (algorithm == CollectiveAlgorithm::Pat)
+    return us(kPatBaseLatUs + kPatPerRankUs * static_cast<double>(order.size()));
   const int a = algorithm == CollectiveAlgorithm::Tree ? 0 : 1;
   return us(kBaseLatUs[a][static_cast<int>(protocol)]);
 }
 
 TimeNs CollectivePlan::step_latency(const CollectivePhase& phase, CollectiveProtocol protocol) const {
   if (nvls) return us(kNvlsLatUs);
+  if (algorithm == CollectiveAlgorithm::Pat) return us(kPatStepLatUs);
   const int a = algorithm == CollectiveAlgorithm::Tree || phase.tree ? 0 : 1;
   double lat = kHwLatUs[static_cast<int>(phase.hop)][a][static_cast<int>(protocol)];
   // LL's flag polling is slower when the proxy also drives the network (tuning.cc: x1.8).
@@ -151,7 +162,8 @@ double CollectivePlan::bandwidth_factor(const CollectivePhase& phase, Collective
     proto = tree ? 1.0 / 3.8 : (multi_node || op == CollectiveOp::AllReduce ? 0.25 : 1.0 / 3.0);
   else if (protocol == CollectiveProtocol::LL128)
     proto = tree ? (multi_node ? 0.915 : 7.0 / 9.0) : 0.92;
-  return payload * proto * (tree ? 0.9 : 1.0) * phase.channels;
+  const double share = tree ? 0.9 : algorithm == CollectiveAlgorithm::Pat ? kPatBandwidthShare : 1.0;
+  return payload * proto * share * phase.channels;
 }
 
 TimeNs CollectiveCost::scaled(double intra, double inter) const {
@@ -554,7 +566,47 @@ void binomial_broadcast(CollectivePlan& p) {
   }
 }
 
+// PAT's steps (collectives.hpp): all-gather sends 2^k blocks of S/n to the rank 2^(L-1-k) ahead
+// at step k (the last step n - 2^(L-1) blocks, so that n-1 arrive in all); reduce-scatter runs
+// the same steps last to first.
+void pat_phases(CollectivePlan& p) {
+  const auto& o = p.order;
+  const std::size_t n = o.size();
+  const int levels = ceil_log2(n);
+  const auto nn = static_cast<std::int64_t>(n);
+  struct Step {
+    std::size_t distance;
+    std::int64_t blocks;
+  };
+  std::vector<Step> steps;
+  for (int k = 0; k < levels; ++k) {
+    const std::size_t last = std::size_t{1} << (levels - 1);
+    steps.push_back({std::size_t{1} << (levels - 1 - k),
+                     k + 1 < levels ? std::int64_t{1} << k : static_cast<std::int64_t>(n - last)});
+  }
+  if (p.op == CollectiveOp::ReduceScatter) std::reverse(steps.begin(), steps.end());
+  for (const Step& st : steps) {
+    std::vector<DevicePair> pattern;
+    for (std::size_t r = 0; r < n; ++r) pattern.push_back({o[r], o[(r + st.distance) % n]});
+    p.patterns.push_back(std::move(pattern));
+    CollectivePhase ph;
+    ph.pattern = static_cast<std::uint32_t>(p.patterns.size() - 1);
+    ph.repeats = 1;
+    ph.divisor = nn;
+    ph.blocks = st.blocks;
+    p.phases.push_back(ph);
+  }
+}
+
 }  // namespace
+
+// NCCL enables PAT from SM60 (CUDA atomics) on; parasim's GPU presets are all newer, CPUs have none.
+bool CollectivePlanner::pat_capable(const std::vector<DeviceId>& order) const {
+  return std::all_of(order.begin(), order.end(), [&](DeviceId d) {
+    const auto spec = hardware::find_device_spec(cluster_.device(d).kind);
+    return spec && spec->arch_at_least("pascal");
+  });
+}
 
 std::vector<DeviceId> CollectivePlanner::ring_order(std::span<const DeviceId> group) {
   std::vector<DeviceId> key(group.begin(), group.end());
@@ -712,8 +764,10 @@ void CollectivePlanner::add_idle_stats(CollectivePlan& p) {
     last_kind = &kind;
   }
   // Several rings (channels) only where NCCL builds them: ring-type phases of ring, hierarchical
-  // and hierarchical_tree plans (not binomial trees, tree phases, NVLS or all-to-all).
-  if (p.algorithm != CollectiveAlgorithm::Tree && !p.nvls && p.op != CollectiveOp::AllToAll) {
+  // and hierarchical_tree plans (not binomial trees, tree phases, NVLS or all-to-all). PAT runs
+  // with one GPU of the group per node, whose own NIC carries every channel (channel_gain() is 1).
+  if (p.algorithm != CollectiveAlgorithm::Tree && p.algorithm != CollectiveAlgorithm::Pat && !p.nvls &&
+      p.op != CollectiveOp::AllToAll) {
     std::vector<double> gains(p.patterns.size(), 0.0);
     for (auto& ph : p.phases) {
       if (ph.tree) continue;
@@ -977,6 +1031,11 @@ CollectivePlan CollectivePlanner::plan_fixed(const std::vector<DeviceId>& order,
     }
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::AllGather:
+      if (algo == CollectiveAlgorithm::Pat && node_segments(cluster_, order).size() == n && pat_capable(order)) {
+        p.algorithm = CollectiveAlgorithm::Pat;
+        pat_phases(p);
+        break;
+      }
       add_phase(p, ring_pattern(order), static_cast<std::uint32_t>(nn - 1), nn);
       break;
     case CollectiveOp::Broadcast: {
@@ -1110,8 +1169,10 @@ const CollectiveChoice& CollectivePlanner::cached_choice(std::span<const DeviceI
   } else {
     for (CollectiveAlgorithm a :
          {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::Tree,
-          CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree}) {
-      if (a == CollectiveAlgorithm::Nvls && costs != CollectiveCosts::Nccl) continue;  // NVLS is part of Nccl costs
+          CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree, CollectiveAlgorithm::Pat}) {
+      // NVLS and PAT are part of Nccl costs (their latencies and bandwidth shares are NCCL's).
+      if ((a == CollectiveAlgorithm::Nvls || a == CollectiveAlgorithm::Pat) && costs != CollectiveCosts::Nccl) continue;
+      if (a == CollectiveAlgorithm::Pat && op != CollectiveOp::ReduceScatter && op != CollectiveOp::AllGather) continue;
       // NVLS needs every member on one node (plan_fixed falls back to the ring otherwise).
       if (a == CollectiveAlgorithm::Nvls && !group.empty() && std::any_of(group.begin(), group.end(), [&](DeviceId d) {
             return cluster_.node_of(d) != cluster_.node_of(group.front());
@@ -1140,9 +1201,11 @@ const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> g
                                                      CollectiveAlgorithm algo, Bytes bytes) {
   if (op == CollectiveOp::AllReduce && algo == CollectiveAlgorithm::HierarchicalTree)
     return cached_tree_plan(group, bytes);
-  // Reduce-scatter, all-gather and all-to-all have one plan whatever the algorithm asked (plan_fixed).
+  // Reduce-scatter and all-gather have a ring and PAT, all-to-all one plan, whatever the algorithm
+  // asked (plan_fixed).
   if (algo != CollectiveAlgorithm::Auto &&
-      (op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather || op == CollectiveOp::AllToAll))
+      (op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather || op == CollectiveOp::AllToAll) &&
+      !(algo == CollectiveAlgorithm::Pat && op != CollectiveOp::AllToAll))
     algo = CollectiveAlgorithm::Ring;
   const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto;  // chunks depend on the size
   const PlanMemo::Query query{group, static_cast<int>(op), static_cast<int>(algo), sized ? bytes : 0};

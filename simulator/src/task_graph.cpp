@@ -11,8 +11,8 @@ namespace parasim::simulator {
 namespace {
 
 constexpr std::array<std::string_view, 4> kKinds{"compute", "transfer", "collective", "marker"};
-constexpr std::array<std::string_view, 6> kAlgorithms{"auto",         "ring", "tree",
-                                                      "hierarchical", "nvls", "hierarchical_tree"};
+constexpr std::array<std::string_view, 7> kAlgorithms{
+    "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree", "pat"};
 constexpr std::array<std::string_view, 2> kMemoryCategories{"activations", "other"};
 
 std::uint64_t hash_string(std::string_view s) { return std::hash<std::string_view>{}(s); }

@@ -44,7 +44,8 @@ const std::string kKindChoices = "\"compute\", \"transfer\", \"collective\", \"m
 const std::string kPhaseChoices =
     "\"forward\", \"backward_data\", \"backward_weight\", \"update\", \"recompute\", \"other\"";
 const std::string kOpChoices = "\"allreduce\", \"reduce_scatter\", \"all_gather\", \"broadcast\", \"all_to_all\"";
-const std::string kAlgoChoices = "\"auto\", \"ring\", \"tree\", \"hierarchical\", \"nvls\", \"hierarchical_tree\"";
+const std::string kAlgoChoices =
+    "\"auto\", \"ring\", \"tree\", \"hierarchical\", \"nvls\", \"hierarchical_tree\", \"pat\"";
 const std::string kMemChoices = "\"activations\", \"other\"";
 
 struct Common {

@@ -163,6 +163,120 @@ TEST(NcclCosts, NetworkPhasesAreAccountedSeparately) {
   EXPECT_EQ(cost.scaled(1.0, 2.0), cost.time + cost.net_time);
 }
 
+// One GPU on each of `nodes` DGX H100 nodes (local GPU 0): a data-parallel group beside TP = 8.
+std::vector<DeviceId> one_per_node(int nodes, int local = 0) {
+  std::vector<DeviceId> v;
+  for (int n = 0; n < nodes; ++n) v.push_back(n * 8 + local);
+  return v;
+}
+
+// PAT's steps: a Bruck all-gather with its dimensions reversed, n - 1 blocks of S/n in log2 n
+// steps; reduce-scatter the same steps last to first.
+TEST(NcclCosts, PatStepsDoubleTheBlocksAsTheDistanceHalves) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100", 5);
+  CollectivePlanner planner(c);
+  const auto group = one_per_node(5);  // 0, 8, 16, 24, 32
+  const Bytes s = 5 * MiB + 3;
+  const CollectivePlan ag = planner.plan(group, CollectiveOp::AllGather, CollectiveAlgorithm::Pat, s);
+  ASSERT_EQ(ag.algorithm, CollectiveAlgorithm::Pat);
+  ASSERT_EQ(ag.phases.size(), 3u);  // ceil(log2 5)
+  const std::size_t distance[] = {4, 2, 1};
+  const std::int64_t blocks[] = {1, 2, 1};  // the last step: 5 - 4
+  const Bytes block = (s + 4) / 5;          // ceil(S / 5) = 1'048'577
+  EXPECT_EQ(block, 1'048'577);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const CollectivePhase& ph = ag.phases[k];
+    EXPECT_EQ(ph.repeats, 1u);
+    EXPECT_EQ(ph.hop, HopClass::Net);
+    EXPECT_EQ(CollectivePlan::flow_bytes(ph, s), blocks[k] * block);
+    const auto& pattern = ag.patterns[ph.pattern];
+    ASSERT_EQ(pattern.size(), 5u);
+    for (std::size_t r = 0; r < 5; ++r) {
+      EXPECT_EQ(pattern[r].src, group[r]);
+      EXPECT_EQ(pattern[r].dst, group[(r + distance[k]) % 5]);
+    }
+  }
+  const CollectivePlan rs = planner.plan(group, CollectiveOp::ReduceScatter, CollectiveAlgorithm::Pat, s);
+  ASSERT_EQ(rs.phases.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(CollectivePlan::flow_bytes(rs.phases[k], s), blocks[2 - k] * block);
+    EXPECT_EQ(rs.patterns[rs.phases[k].pattern][0].dst, group[distance[2 - k]]);
+  }
+  // PAT needs one GPU per node (NCCL's ncclPatEnable): two per node get the ring; all-reduce has none.
+  const std::vector<DeviceId> two_per_node{0, 1, 8, 9, 16, 17};
+  EXPECT_EQ(planner.plan(two_per_node, CollectiveOp::AllGather, CollectiveAlgorithm::Pat, s).algorithm,
+            CollectiveAlgorithm::Ring);
+  EXPECT_EQ(planner.plan(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Pat, s).algorithm,
+            CollectiveAlgorithm::Ring);
+  EXPECT_EQ(&planner.cached_plan(group, CollectiveOp::AllGather, CollectiveAlgorithm::Pat, s),
+            &planner.cached_plan(group, CollectiveOp::AllGather, CollectiveAlgorithm::Pat, 64 * MiB))
+      << "a PAT plan does not depend on the size";
+}
+
+// NCCL's PAT model (tuning.cc, 2.23+): 8 us + 2.8 us per rank, 14 / 3.5 = 4 us a network step,
+// the Simple protocol only, at 0.75 of the ring's bus bandwidth. Four nodes, 64 MiB: blocks of
+// 16 MiB over each GPU's 50 GB/s NIC at the InfiniBand payload share (0.96 x 0.75 = 0.72):
+// 4 us + ceil(16'777'216 / 0.72 / 50) = 470'034 ns, then 4 us + ceil(33'554'432 / 0.72 / 50) =
+// 936'068 ns, after 8 + 4 x 2.8 = 19.2 us.
+TEST(NcclCosts, PatIsNcclsLogLatencyModelAtThreeQuartersOfTheBandwidth) {
+  const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100", 4);
+  CollectivePlanner planner(c);
+  const Bytes s = 64 * MiB;
+  const CollectivePlan p = planner.plan(one_per_node(4), CollectiveOp::AllGather, CollectiveAlgorithm::Pat, s);
+  ASSERT_EQ(p.phases.size(), 2u);
+  for (const auto& idle : p.idle)
+    for (const IdleFlow& f : idle) EXPECT_DOUBLE_EQ(f.rate, 50.0);
+  EXPECT_DOUBLE_EQ(p.phases[0].channels, 1.0);
+  EXPECT_FALSE(p.protocol_enabled(CollectiveProtocol::LL));
+  EXPECT_FALSE(p.protocol_enabled(CollectiveProtocol::LL128));
+  const CollectiveCost cost = p.cost(s, CollectiveCosts::Nccl);
+  EXPECT_EQ(cost.protocol, CollectiveProtocol::Simple);
+  EXPECT_EQ(cost.time, 19'200 + 470'034 + 936'068);
+  EXPECT_EQ(cost.net_time, 470'034 + 936'068);
+  // The engine's expanded steps agree with the closed form on an idle network.
+  TaskGraphBuilder b(c.num_devices());
+  b.add_collective({.op = CollectiveOp::AllGather,
+                    .group = b.add_group(one_per_node(4)),
+                    .bytes = s,
+                    .algorithm = CollectiveAlgorithm::Pat});
+  const TaskGraph g = std::move(b).build();
+  for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+    EXPECT_NEAR(static_cast<double>(Engine(c, {.collectives = mode, .costs = CollectiveCosts::Nccl}).run(g).step_time),
+                static_cast<double>(cost.time), 2.0)
+        << to_string(mode);
+}
+
+// Auto weighs PAT against the ring under NCCL's costs only: at 16 nodes PAT's log latency wins
+// for 1 MiB (96 us against the ring's 126 us, LL), the ring's full bandwidth from 16 MiB; at 1,024
+// nodes PAT wins at 256 MiB, where the ring pays 1,023 steps of latency.
+TEST(NcclCosts, AutoPicksPatWhereItsLatencyPaysForItsBandwidth) {
+  struct Case {
+    int nodes;
+    Bytes bytes;
+    CollectiveAlgorithm want;
+  };
+  for (const Case& k : {Case{16, MiB, CollectiveAlgorithm::Pat}, Case{16, 16 * MiB, CollectiveAlgorithm::Ring},
+                        Case{1024, 256 * MiB, CollectiveAlgorithm::Pat}}) {
+    const hardware::Cluster c = hardware::make_cluster_preset("dgx-h100", k.nodes);
+    CollectivePlanner planner(c);
+    const auto group = one_per_node(k.nodes, 3);
+    for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+      const CollectiveChoice& got =
+          planner.cached_choice(group, op, CollectiveAlgorithm::Auto, k.bytes, CollectiveCosts::Nccl, 1, 1);
+      EXPECT_EQ(got.plan->algorithm, k.want) << k.nodes << " " << k.bytes;
+      const TimeNs ring =
+          planner.plan(group, op, CollectiveAlgorithm::Ring, k.bytes).cost(k.bytes, CollectiveCosts::Nccl).time;
+      const TimeNs pat =
+          planner.plan(group, op, CollectiveAlgorithm::Pat, k.bytes).cost(k.bytes, CollectiveCosts::Nccl).time;
+      EXPECT_EQ(got.time, std::min(ring, pat));
+      // Pure alpha-beta costs (Links) carry none of NCCL's PAT latencies: the ring stays.
+      EXPECT_EQ(planner.cached_choice(group, op, CollectiveAlgorithm::Auto, k.bytes, CollectiveCosts::Links, 1, 1)
+                    .plan->algorithm,
+                CollectiveAlgorithm::Ring);
+    }
+  }
+}
+
 TEST(NcclCosts, SmallCollectivesRunOnFewerChannels) {
   using enum CollectiveProtocol;
   const auto ring = CollectiveAlgorithm::Ring;

@@ -53,6 +53,21 @@ TEST(TaskGraphJson, LoadsAndRoundTrips) {
   std::filesystem::remove(path);
 }
 
+// Every collective algorithm's name reads back as itself; a misspelt one lists them all.
+TEST(TaskGraphJson, CollectiveAlgorithmsByName) {
+  for (const char* name : {"auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree", "pat"}) {
+    auto j = small_graph();
+    j["tasks"][3]["algorithm"] = name;
+    const TaskGraph g = taskgraph_from_json(j, "t.json");
+    EXPECT_EQ(to_string(g.algorithm(3)), name);
+  }
+  auto j = small_graph();
+  j["tasks"][3]["algorithm"] = "pats";
+  EXPECT_EQ(load_error(j),
+            "t.json: $.tasks[3].algorithm: expected one of \"auto\", \"ring\", \"tree\", \"hierarchical\", \"nvls\", "
+            "\"hierarchical_tree\", \"pat\", found string \"pats\"");
+}
+
 TEST(TaskGraphJson, CycleNamesTheTasksOnIt) {
   auto j = small_graph();
   j["tasks"][0]["deps"] = {2};

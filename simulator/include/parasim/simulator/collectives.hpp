@@ -25,8 +25,15 @@
 //                       Latency grows with log2 K instead of K; every tree edge is counted busy in
 //                       every step (the pipeline's fill and drain are not trimmed).
 //   all_to_all          one step: every rank sends S/n to every other rank at once
+//   pat reduce_scatter / all_gather   (every rank on its own node, n >= 2: NCCL 2.23+'s Parallel
+//                       Aggregated Trees, Jeaugey, arXiv 2506.20252) a Bruck all-gather with its
+//                       dimensions reversed: L = ceil(log2 n) steps; step k sends 2^k blocks of S/n
+//                       (the last n - 2^(L-1)) to the rank 2^(L-1-k) ahead, so the largest messages
+//                       go to the nearest ranks; reduce_scatter runs the same steps in reverse order.
+//                       n-1 blocks in all, as a ring, in log2 n steps instead of n-1
 //   auto                the plan with the smallest idle-network time among the ones that apply
-// reduce_scatter and all_gather only have rings (as in NCCL); tree/hierarchical fall back to ring.
+//                       (pat only under Nccl costs, which carry its latencies and bandwidth share)
+// reduce_scatter and all_gather have rings and PAT (as in NCCL); tree/hierarchical fall back to ring.
 //
 // Rank order: the group's devices grouped by node (nodes in order of first appearance); within a
 // node (up to 10 devices) the ring order maximises the slowest ring hop, then minimises total
@@ -60,8 +67,9 @@ std::optional<CollectiveMode> parse_collective_mode(std::string_view s);  // nul
 ///          a per-step latency per hardware class (NVLink, PCI, network), the protocol's share of
 ///          the bandwidth (LL 1/4, LL128 120/128, Simple 1), the payload share of the link rate
 ///          (NVLink 80-82% by GPU generation, InfiniBand 96%), several rings (channels) where the
-///          links allow, the best protocol per message size, and NVLink SHARP all-reduce on Hopper
-///          NVSwitch nodes. docs/fidelity.md gives every constant's source.
+///          links allow, the best protocol per message size, NVLink SHARP all-reduce on Hopper
+///          NVSwitch nodes, and PAT reduce-scatter/all-gather with one GPU per node (NCCL 2.23+).
+///          docs/fidelity.md gives every constant's source.
 enum class CollectiveCosts : std::uint8_t { Links, Nccl };
 std::string_view to_string(CollectiveCosts c);  // "links", "nccl"
 
@@ -84,7 +92,8 @@ struct DevicePair {
   DeviceId dst = 0;
 };
 
-/// A run of `repeats` identical steps: every pair of `pattern` sends ceil(S / divisor) bytes.
+/// A run of `repeats` identical steps: every pair of `pattern` sends `blocks` x ceil(S / divisor)
+/// bytes.
 struct CollectivePhase {
   std::uint32_t pattern = 0;
   std::uint32_t repeats = 0;
@@ -95,6 +104,7 @@ struct CollectivePhase {
   /// ring of the plan, >= 1 (CollectivePlanner::channel_gain); the engine stretches the ring's
   /// messages by 1 / channels, so expanded and analytic modes agree.
   double channels = 1.0;
+  std::int64_t blocks = 1;  // blocks of S / divisor per message (PAT's steps forward several)
 };
 
 /// A collective's time under a cost model, and the protocol it used (Simple under Links).
@@ -130,7 +140,9 @@ struct CollectivePlan {
   /// the lowest over the group (collectives.cpp names the sources).
   double nvlink_payload = 0.80;
 
-  static Bytes flow_bytes(const CollectivePhase& p, Bytes total) { return (total + p.divisor - 1) / p.divisor; }
+  static Bytes flow_bytes(const CollectivePhase& p, Bytes total) {
+    return (total + p.divisor - 1) / p.divisor * p.blocks;
+  }
   std::int64_t steps() const;
   /// Closed-form time on an idle network: sum over phases of repeats x the slowest message
   /// (Links costs).
@@ -223,6 +235,7 @@ class CollectivePlanner {
   double channel_gain(const CollectivePlan& p, const std::vector<DevicePair>& pattern, std::span<const IdleFlow> idle,
                       std::span<const HopClass> own_classes, HopClass hop);
   bool nvls_capable(const std::vector<DeviceId>& order);
+  bool pat_capable(const std::vector<DeviceId>& order) const;
 
   const hardware::Cluster& cluster_;
   std::unique_ptr<RouteTable> routes_;

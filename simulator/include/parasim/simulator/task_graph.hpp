@@ -70,11 +70,11 @@ using parasim::parse_collective_op;
 using parasim::parse_phase;
 using parasim::Phase;
 using parasim::to_string;
-enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls, HierarchicalTree };
+enum class CollectiveAlgorithm : std::uint8_t { Auto, Ring, Tree, Hierarchical, Nvls, HierarchicalTree, Pat };
 enum class MemoryCategory : std::uint8_t { Activations, Other };
 
 std::string_view to_string(TaskKind k);              // "compute", "transfer", "collective", "marker"
-// "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree"
+// "auto", "ring", "tree", "hierarchical", "nvls", "hierarchical_tree", "pat"
 std::string_view to_string(CollectiveAlgorithm a);
 std::string_view to_string(MemoryCategory c);        // "activations", "other"
 // Inverses of to_string; nullopt for anything else.
