@@ -186,7 +186,9 @@ CollectiveCost CollectivePlan::cost(Bytes total, CollectiveCosts costs, Collecti
   if (costs == CollectiveCosts::Links) return {analytic_time(total), CollectiveProtocol::Simple, 0};
   if (total <= 0) return {0, protocol, 0};
   double t = stretched_base_latency(protocol, total);
-  TimeNs net = 0;
+  // The base latency rides on the first step (as the engine's expanded steps carry it), so a
+  // calibration scales it with that step's class: a PAT plan's 2.8 us per rank is network time.
+  TimeNs net = !phases.empty() && phases.front().hop == HopClass::Net ? static_cast<TimeNs>(std::llround(t)) : 0;
   for (const auto& ph : phases) {
     const double eta = size_efficiency(ph, total);
     const double b = static_cast<double>(flow_bytes(ph, total)) / bandwidth_factor(ph, protocol);

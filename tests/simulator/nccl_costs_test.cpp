@@ -232,7 +232,9 @@ TEST(NcclCosts, PatIsNcclsLogLatencyModelAtThreeQuartersOfTheBandwidth) {
   const CollectiveCost cost = p.cost(s, CollectiveCosts::Nccl);
   EXPECT_EQ(cost.protocol, CollectiveProtocol::Simple);
   EXPECT_EQ(cost.time, 19'200 + 470'034 + 936'068);
-  EXPECT_EQ(cost.net_time, 470'034 + 936'068);
+  // All of it is network time (the per-rank latency included): a calibration scales it as such.
+  EXPECT_EQ(cost.net_time, cost.time);
+  EXPECT_EQ(cost.scaled(3.0, 0.5), cost.time / 2);
   // The engine's expanded steps agree with the closed form on an idle network.
   TaskGraphBuilder b(c.num_devices());
   b.add_collective({.op = CollectiveOp::AllGather,
@@ -240,10 +242,18 @@ TEST(NcclCosts, PatIsNcclsLogLatencyModelAtThreeQuartersOfTheBandwidth) {
                     .bytes = s,
                     .algorithm = CollectiveAlgorithm::Pat});
   const TaskGraph g = std::move(b).build();
-  for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic})
+  for (CollectiveMode mode : {CollectiveMode::Expanded, CollectiveMode::Analytic}) {
     EXPECT_NEAR(static_cast<double>(Engine(c, {.collectives = mode, .costs = CollectiveCosts::Nccl}).run(g).step_time),
                 static_cast<double>(cost.time), 2.0)
         << to_string(mode);
+    // Calibrated: both modes scale the whole of it as network time.
+    const Engine calibrated(c, {.collectives = mode,
+                                .costs = CollectiveCosts::Nccl,
+                                .intra_node_comm_scale = 3.0,
+                                .inter_node_comm_scale = 0.5});
+    EXPECT_NEAR(static_cast<double>(calibrated.run(g).step_time), static_cast<double>(cost.time / 2), 2.0)
+        << to_string(mode);
+  }
 }
 
 // Auto weighs PAT against the ring under NCCL's costs only: at 16 nodes PAT's log latency wins
