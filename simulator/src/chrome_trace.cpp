@@ -103,8 +103,10 @@ std::string nccl_kernel_name(CollectiveOp op, CollectiveAlgorithm algo, Bytes by
                   : algo == CollectiveAlgorithm::HierarchicalTree ? "_HIERARCHICAL_TREE"
                   : algo == CollectiveAlgorithm::Pat              ? "_PAT"
                                                                   : "_RING";
-  // NCCL's protocol choice by size: LL for small messages, LL128 for medium, Simple for large.
-  const char* proto = bytes <= 64 * KiB ? "_LL" : bytes <= 4 * MiB ? "_LL128" : "_SIMPLE";
+  // NCCL's protocol choice by size: LL for small messages, LL128 for medium, Simple for large;
+  // NVLS and PAT have Simple only.
+  const bool simple_only = algo == CollectiveAlgorithm::Nvls || algo == CollectiveAlgorithm::Pat;
+  const char* proto = simple_only ? "_SIMPLE" : bytes <= 64 * KiB ? "_LL" : bytes <= 4 * MiB ? "_LL128" : "_SIMPLE";
   return base + a + proto;
 }
 

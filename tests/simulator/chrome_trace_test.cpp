@@ -131,6 +131,11 @@ TEST(ChromeTrace, EventsLookLikeKineto) {
   EXPECT_TRUE(saw_kernel && saw_memcpy && saw_nccl && saw_thread_name);
   EXPECT_EQ(nccl_kernel_name(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1024),
             "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  // NVLS and PAT run the Simple protocol only, whatever the size.
+  EXPECT_EQ(nccl_kernel_name(CollectiveOp::AllGather, CollectiveAlgorithm::Pat, 1024),
+            "ncclDevKernel_AllGather_PAT_SIMPLE");
+  EXPECT_EQ(nccl_kernel_name(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, MiB),
+            "ncclDevKernel_AllReduce_Sum_f32_NVLS_SIMPLE");
 }
 
 TEST(ChromeTrace, NeedsATimeline) {
