@@ -19,6 +19,7 @@
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/hardware/device_spec.hpp"
 #include "parasim/hardware/kernel_model.hpp"
+#include "parasim/simulator/collectives.hpp"
 #include "text_table.hpp"
 
 namespace parasim::cli {
@@ -179,6 +180,12 @@ void show_cluster(const std::string& name, int nodes, bool as_json) {
   if (const FabricLayout* f = c.fabric()) print_fabric(*f);
 
   print_kernel_models(kinds);
+
+  std::cout << "\ncollectives (NCCL cost model, the default; docs/fidelity.md):\n";
+  std::vector<std::vector<std::string>> coll_rows{{"quantity", "value", "source"}};
+  for (const simulator::CollectiveModelFigure& f : simulator::nccl_model_figures())
+    coll_rows.push_back({f.quantity, f.value, f.source});
+  print_table(std::cout, coll_rows, {false, false, false});
 
   if (c.num_devices() <= 16) {
     std::cout << "\nroutes (bottleneck GB/s / hops; GPUs never forward when another path exists):\n";

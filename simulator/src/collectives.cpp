@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -113,6 +114,41 @@ constexpr std::array<std::pair<double, double>, 11> kNvlinkSizeEfficiency{{{1 <<
                                                                            {1 << 30, 1.0}}};
 
 }  // namespace
+
+std::vector<CollectiveModelFigure> nccl_model_figures() {
+  const auto fmt = [](const char* f, double a, double b = 0, double c = 0, double d = 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d);
+    return std::string(buf);
+  };
+  const std::string tuning = "NCCL src/graph/tuning.cc (2.x)";
+  const auto protocols = [&](const double(&v)[3]) { return fmt("LL %g / LL128 %g / Simple %g us", v[0], v[1], v[2]); };
+  std::string shares;
+  for (std::size_t i : {std::size_t{0}, std::size_t{3}, std::size_t{7}, kNvlinkSizeEfficiency.size() - 1})
+    shares += (shares.empty() ? "" : ", ") + fmt("%.1f%% at %g MiB", 100 * kNvlinkSizeEfficiency[i].second,
+                                                 kNvlinkSizeEfficiency[i].first / (1 << 20));
+  return {
+      {"algorithms", "ring, tree, hierarchical, hierarchical_tree (all-reduce), nvls, pat; auto takes the fastest",
+       "docs/simulator.md (Collectives)"},
+      {"ring base latency", protocols(kBaseLatUs[1]), tuning},
+      {"tree base latency", protocols(kBaseLatUs[0]), tuning},
+      {"ring step latency, NVLink / PCI / network (Simple)",
+       fmt("%g / %g / %g us", kHwLatUs[0][1][2], kHwLatUs[1][1][2], kHwLatUs[2][1][2]), tuning},
+      {"NVLS all-reduce (Hopper, Blackwell NVSwitch nodes)",
+       fmt("%g us, algorithm bandwidth %.1f%% of the port", kNvlsLatUs, 100 * kNvlsAlgbwFraction),
+       "NCCL tuning.cc; nccl-tests#212 (8x H100: algbw ~275 of 450 GB/s)"},
+      {"PAT reduce-scatter / all-gather (one GPU per node)",
+       fmt("%g us + %g us per rank + %g us per log2 step, Simple only, %g of the ring's bandwidth", kPatBaseLatUs,
+           kPatPerRankUs, kPatStepLatUs, kPatBandwidthShare),
+       "NCCL 2.23+ src/graph/tuning.cc; Jeaugey, arXiv 2506.20252"},
+      {"payload share of the link rate",
+       fmt("NVLink %.1f%% (Hopper %.1f%%; A100 reductions %.1f%%), InfiniBand %.0f%%", 100 * kNvlinkPayload,
+           100 * kNvlinkPayloadHopper, 100 * kNvlinkPayload * kAmpereReductionShare, 100 * kNetPayload),
+       "NCCL topo.h (20 of 25 GB/s per NVLink); nccl-tests#149, #212, #119"},
+      {"NVLink share by message size", shares + " (linear in log size between the table's 11 points)",
+       "nccl-tests all_reduce on 8x A100 (Azure ND A100 v4, NCCL 2.18.5)"},
+  };
+}
 
 double nvlink_size_efficiency(Bytes total) {
   const double b = static_cast<double>(total);

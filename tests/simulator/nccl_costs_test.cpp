@@ -319,6 +319,20 @@ TEST(NcclCosts, PatBySymmetryMatchesEveryMessage) {
   EXPECT_LT(one.collective_messages, every.collective_messages);
 }
 
+// `parasim clusters show` prints the NCCL model's numbers, each with its source.
+TEST(NcclCosts, ModelFiguresNameTheirSources) {
+  const std::vector<CollectiveModelFigure> rows = nccl_model_figures();
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[1].value, "LL 3.6 / LL128 10 / Simple 8.4 us");
+  EXPECT_EQ(rows[3].value, "3.4 / 5.7 / 9.6 us");
+  EXPECT_EQ(rows[4].value, "25 us, algorithm bandwidth 61.1% of the port");
+  EXPECT_EQ(rows[5].value, "8 us + 2.8 us per rank + 4 us per log2 step, Simple only, 0.75 of the ring's bandwidth");
+  EXPECT_NE(rows[5].source.find("arXiv 2506.20252"), std::string::npos);
+  EXPECT_EQ(rows[6].value, "NVLink 80.0% (Hopper 82.4%; A100 reductions 76.7%), InfiniBand 96%");
+  EXPECT_EQ(rows[7].value.substr(0, 60), "83.1% at 1 MiB, 65.0% at 8 MiB, 79.9% at 128 MiB, 100.0% at ");
+  for (const CollectiveModelFigure& r : rows) EXPECT_FALSE(r.source.empty()) << r.quantity;
+}
+
 TEST(NcclCosts, SmallCollectivesRunOnFewerChannels) {
   using enum CollectiveProtocol;
   const auto ring = CollectiveAlgorithm::Ring;

@@ -49,6 +49,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -164,6 +165,15 @@ struct CollectivePlan {
   double stretched_base_latency(CollectiveProtocol protocol, Bytes total) const;
   bool protocol_enabled(CollectiveProtocol protocol) const;
 };
+
+/// One number of the NCCL cost model (CollectiveCosts::Nccl) with its source, for `parasim
+/// clusters show`: algorithms and where they apply, latencies, bandwidth shares.
+struct CollectiveModelFigure {
+  std::string quantity;
+  std::string value;
+  std::string source;
+};
+std::vector<CollectiveModelFigure> nccl_model_figures();
 
 /// The channels (so SMs, one CTA each) NCCL runs one collective on, given the communicator's
 /// `channels` and `nvls_channels`: NVLS always its own; ring and tree all of them for large
