@@ -617,11 +617,10 @@ void pat_phases(CollectivePlan& p) {
     std::int64_t blocks;
   };
   std::vector<Step> steps;
-  for (int k = 0; k < levels; ++k) {
-    const std::size_t last = std::size_t{1} << (levels - 1);
+  const std::size_t last = std::size_t{1} << (levels - 1);  // blocks before the last step
+  for (int k = 0; k < levels; ++k)
     steps.push_back({std::size_t{1} << (levels - 1 - k),
                      k + 1 < levels ? std::int64_t{1} << k : static_cast<std::int64_t>(n - last)});
-  }
   if (p.op == CollectiveOp::ReduceScatter) std::reverse(steps.begin(), steps.end());
   for (const Step& st : steps) {
     std::vector<DevicePair> pattern;
@@ -1210,7 +1209,6 @@ const CollectiveChoice& CollectivePlanner::cached_choice(std::span<const DeviceI
           CollectiveAlgorithm::Nvls, CollectiveAlgorithm::HierarchicalTree, CollectiveAlgorithm::Pat}) {
       // NVLS and PAT are part of Nccl costs (their latencies and bandwidth shares are NCCL's).
       if ((a == CollectiveAlgorithm::Nvls || a == CollectiveAlgorithm::Pat) && costs != CollectiveCosts::Nccl) continue;
-      if (a == CollectiveAlgorithm::Pat && op != CollectiveOp::ReduceScatter && op != CollectiveOp::AllGather) continue;
       // NVLS needs every member on one node (plan_fixed falls back to the ring otherwise).
       if (a == CollectiveAlgorithm::Nvls && !group.empty() && std::any_of(group.begin(), group.end(), [&](DeviceId d) {
             return cluster_.node_of(d) != cluster_.node_of(group.front());
@@ -1240,10 +1238,11 @@ const CollectivePlan& CollectivePlanner::cached_plan(std::span<const DeviceId> g
   if (op == CollectiveOp::AllReduce && algo == CollectiveAlgorithm::HierarchicalTree)
     return cached_tree_plan(group, bytes);
   // Reduce-scatter and all-gather have a ring and PAT, all-to-all one plan, whatever the algorithm
-  // asked (plan_fixed).
-  if (algo != CollectiveAlgorithm::Auto &&
-      (op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather || op == CollectiveOp::AllToAll) &&
-      !(algo == CollectiveAlgorithm::Pat && op != CollectiveOp::AllToAll))
+  // asked; PAT asked of any other op is its ring (plan_fixed): one plan object either way.
+  const bool scatter_gather = op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather;
+  if (algo == CollectiveAlgorithm::Pat
+          ? !scatter_gather
+          : algo != CollectiveAlgorithm::Auto && (scatter_gather || op == CollectiveOp::AllToAll))
     algo = CollectiveAlgorithm::Ring;
   const bool sized = op == CollectiveOp::Broadcast || algo == CollectiveAlgorithm::Auto;  // chunks depend on the size
   const PlanMemo::Query query{group, static_cast<int>(op), static_cast<int>(algo), sized ? bytes : 0};

@@ -211,6 +211,9 @@ TEST(NcclCosts, PatStepsDoubleTheBlocksAsTheDistanceHalves) {
   EXPECT_EQ(&planner.cached_plan(group, CollectiveOp::AllGather, CollectiveAlgorithm::Pat, s),
             &planner.cached_plan(group, CollectiveOp::AllGather, CollectiveAlgorithm::Pat, 64 * MiB))
       << "a PAT plan does not depend on the size";
+  EXPECT_EQ(&planner.cached_plan(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Pat, s),
+            &planner.cached_plan(group, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s))
+      << "PAT asked of an all-reduce is its ring plan";
 }
 
 // NCCL's PAT model (tuning.cc, 2.23+): 8 us + 2.8 us per rank, 14 / 3.5 = 4 us a network step,
