@@ -577,7 +577,7 @@ TEST(RooflineExperts, MixtralLayerRunsNearTheTensorCorePeak) {
   const double ns = static_cast<double>(roofline.phase_time(op, Phase::Forward, h100, Optimizer::Adam));
   const double achieved = flops / ns / 989e3;  // of the 989 TFLOP/s BF16 peak
   EXPECT_GT(achieved, 0.6);
-  EXPECT_LT(achieved, 0.801);  // never above the achievable fraction
+  EXPECT_LT(achieved, 0.748);  // never above the achievable fraction
 }
 
 }  // namespace
