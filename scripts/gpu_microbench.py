@@ -74,7 +74,8 @@ def optimizers(params_total):
     buf = torch.empty(params_total, device="cuda")
     src = torch.empty_like(buf)
     ms = timed(lambda: buf.copy_(src))
-    out["copy_gbps"] = 2 * 4 * params_total / ms / 1e6
+    out["copy_bytes"] = 2 * 4 * params_total
+    out["copy_gbps"] = out["copy_bytes"] / ms / 1e6
     del buf, src
     for name, make in (("adamw_foreach", lambda p: torch.optim.AdamW(p, lr=1e-4, weight_decay=0.1, foreach=True)),
                        ("adamw_fused", lambda p: torch.optim.AdamW(p, lr=1e-4, weight_decay=0.1, fused=True)),

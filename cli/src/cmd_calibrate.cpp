@@ -1,9 +1,11 @@
 // `parasim calibrate`: fits the calibration factors (per op class, per link class, a per-step
-// overhead) to measured runs and/or measured per-op profiles, and writes a calibration file that
-// simulate, plan, project, report and validate --runs take with --calibration FILE.
+// overhead) to measured runs, measured per-op profiles and/or a GEMM microbenchmark, and writes a
+// calibration file that simulate, plan, project, report and validate --runs take with
+// --calibration FILE.
 //
 //   parasim calibrate --runs my_runs.json -o cal.json [--fix step_overhead_ms] [--json]
 //   parasim calibrate --profiles traces/H100-SXM5-80GB/*.json [--runs my_runs.json] -o cal.json
+//   parasim calibrate --microbench mb.json [--runs my_runs.json] -o cal.json
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -19,6 +21,7 @@
 #include "parasim/hardware/device_spec.hpp"
 #include "parasim/profiler/profile.hpp"
 #include "parasim/validation/calibrate.hpp"
+#include "parasim/validation/gemm_microbench.hpp"
 #include "parasim/validation/kernel_fit.hpp"
 #include "text_table.hpp"
 
@@ -29,6 +32,7 @@ namespace {
 struct CalibrateArgs {
   std::string runs;
   std::vector<std::string> profiles;
+  std::string microbench;
   std::string output;
   std::vector<std::string> fixed;
   bool per_gpu_kind = false;
@@ -66,6 +70,30 @@ void print_kernel_fit(std::ostream& out, const validation::KernelFit& f) {
           << " at its defaults (not used)\n";
   out << "  matrix x" << fixed(f.matrix, 4) << (f.matrix_fitted ? "" : " (no phase depends on it)") << ", memory x"
       << fixed(f.memory, 4) << (f.memory_fitted ? "" : " (no phase depends on it)") << "\n";
+}
+
+void print_microbench_fit(std::ostream& out, const validation::MicrobenchFit& f) {
+  out << f.device_kind << ": kernel factors from a GEMM microbenchmark (" << f.path << ": " << f.gpu
+      << (f.software.empty() ? "" : ", " + f.software) << "), " << f.used << " of " << f.gemms.size()
+      << " GEMMs used\n\n";
+  std::vector<std::vector<std::string>> rows{
+      {"dtype", "phase", "m", "n", "k", "measured TFLOP/s", "model TFLOP/s", "measured / model", "used"}};
+  for (const validation::MicrobenchGemm& g : f.gemms) {
+    const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+    rows.push_back({g.dtype, g.phase, std::to_string(g.m), std::to_string(g.n), std::to_string(g.k),
+                    fixed(flops / g.measured_ns / 1e3, 1), g.model_ns > 0 ? fixed(flops / g.model_ns / 1e3, 1) : "-",
+                    g.model_ns > 0 ? fixed(g.measured_over_model(), 3) : "-", g.used ? "yes" : "no: " + g.why_not});
+  }
+  print_table(out, rows, {false, false, true, true, true, true, true, true, false});
+  out << "\n  matrix x" << fixed(f.matrix, 4) << " (median of measured / model time over the " << f.used
+      << " used GEMMs" << (f.matrix_at_bound ? "; at its bound" : "") << "): their |error| median "
+      << fixed(f.default_median_abs_pct, 1) << "%, max " << fixed(f.default_max_abs_pct, 1) << "% by default, "
+      << fixed(f.calibrated_median_abs_pct, 1) << "%, max " << fixed(f.calibrated_max_abs_pct, 1) << "% calibrated\n";
+  if (f.memory_fitted)
+    out << "  memory x" << fixed(f.memory, 4) << " (a copy of " << fixed(f.copy_bytes / 1e9, 2) << " GB ran "
+        << fixed(f.copy_gbps, 0) << " GB/s, the model's HBM curve gives " << fixed(f.model_copy_gbps, 0) << " GB/s"
+        << (f.memory_at_bound ? "; at its bound" : "") << ")\n";
+  else out << "  memory x1 (the benchmark has no copy: held)\n";
 }
 
 void print_fit(std::ostream& out, const validation::CalibrationFit& f, const std::string& runs) {
@@ -108,6 +136,10 @@ void register_calibrate(CLI::App& app) {
                   "Measured per-op profiles of zoo models (parasim.profile/1: parasim profile, or a torch.profiler "
                   "trace through parasim profile import --model); fits the matrix and memory factors")
       ->delimiter(',');
+  cmd->add_option("--microbench", args->microbench,
+                  "A GEMM microbenchmark of one GPU (parasim.microbench/1: scripts/gpu_microbench.py); fits that "
+                  "GPU kind's matrix factor (median of measured / model time over its large aligned GEMMs) and "
+                  "memory factor (its large copy)");
   cmd->add_option("-o,--output", args->output, "Write the calibration (parasim.calibration/2) here")->required();
   cmd->add_option("--fix", args->fixed,
                   "Hold a factor at its default: matrix, memory (every GPU kind's), intra_node_comm, inter_node_comm, "
@@ -122,16 +154,30 @@ void register_calibrate(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", args->json, "Print the calibration JSON instead of the table");
   cmd->callback([args, cmd] {
-    if (args->runs.empty() && args->profiles.empty())
+    if (args->runs.empty() && args->profiles.empty() && args->microbench.empty())
       throw InputError(
-          "calibrate: give --runs FILE (measured step times), --profiles FILES (measured op times), or both");
+          "calibrate: give --runs FILE (measured step times), --profiles FILES (measured op times), --microbench "
+          "FILE (a GEMM microbenchmark), or --runs with one of the others");
     const bool talk = ProgressBar::would_draw();
     if (args->per_gpu_kind && args->runs.empty())
       throw InputError("calibrate: --per-gpu-kind applies only with --runs (profiles fit each GPU kind apart)");
+    if (args->runs.empty())
+      for (const std::string& name : args->fixed)
+        if (name != "matrix" && name != "memory")
+          throw InputError("calibrate: --fix " + name + " applies only with --runs (the runs are what fit it)");
+    if (!args->microbench.empty() && !args->profiles.empty())
+      throw InputError("calibrate: --microbench and --profiles both measure kernel factors; give one of them");
     if (cmd->count("--max-iterations") > 0 && args->runs.empty())
       throw InputError("calibrate: --max-iterations applies only with --runs (a profile fit is closed-form)");
     // Per GPU kind: the kernel factors its profiles measured.
     std::map<std::string, validation::KernelFit> kernels;
+    std::optional<validation::MicrobenchFit> bench;
+    if (!args->microbench.empty()) {
+      for (const std::string& name : args->fixed)
+        if (name == "matrix" || name == "memory")
+          throw InputError("calibrate: --fix " + name + " with --microbench: the benchmark is what fits it; drop one");
+      bench = validation::fit_gemm_microbench(args->microbench);
+    }
     if (!args->profiles.empty()) {
       for (const std::string& name : args->fixed)
         if (name == "matrix" || name == "memory")
@@ -149,7 +195,7 @@ void register_calibrate(CLI::App& app) {
     if (!args->runs.empty()) {
       const validation::RunsFile runs = validation::load_runs_files(args->runs);
       // Profiles measure each kind's kernel factors: the runs then key them by kind too.
-      const bool per_kind = args->per_gpu_kind || !args->profiles.empty();
+      const bool per_kind = args->per_gpu_kind || !args->profiles.empty() || bench.has_value();
       validation::FitOptions options{.max_iterations = args->max_iterations,
                                      .fixed = args->fixed,
                                      .per_gpu_kind = per_kind,
@@ -159,6 +205,9 @@ void register_calibrate(CLI::App& app) {
       if (!kernels.empty()) {
         // The profiles measured the kernels: hold their factors, fit links and overhead to the runs.
         for (const auto& [kind, k] : kernels) options.start.kernels[kind] = {k.matrix, k.memory};
+      }
+      if (bench) options.start.kernels[bench->device_kind] = {bench->matrix, bench->memory};
+      if (!kernels.empty() || bench) {
         options.fixed.push_back("matrix");
         options.fixed.push_back("memory");
       }
@@ -172,9 +221,15 @@ void register_calibrate(CLI::App& app) {
         fitted.push_back("matrix[" + kind + "]");
         fitted.push_back("memory[" + kind + "]");
       }
+      if (bench) {
+        c.kernels[bench->device_kind] = {bench->matrix, bench->memory};
+        fitted.push_back("matrix[" + bench->device_kind + "]");
+        if (bench->memory_fitted) fitted.push_back("memory[" + bench->device_kind + "]");
+      }
       j = calibration_to_json(c, {{"fitted_factors", fitted}});
     }
     for (const auto& [kind, k] : kernels) j["kernel_fit"][kind] = validation::kernel_fit_to_json(k);
+    if (bench) j["microbench_fit"] = validation::microbench_fit_to_json(*bench);
     write_file_atomic(args->output, dump_json(j));
     if (args->json) {
       std::cout << dump_json(j);
@@ -184,8 +239,9 @@ void register_calibrate(CLI::App& app) {
       std::cout << kind << ": ";
       print_kernel_fit(std::cout, k);
     }
+    if (bench) print_microbench_fit(std::cout, *bench);
     if (fit) {
-      if (!kernels.empty()) std::cout << "\n";
+      if (!kernels.empty() || bench) std::cout << "\n";
       print_fit(std::cout, *fit, args->runs);
     }
     std::cout << "\nwrote " << args->output << " (use it with --calibration " << args->output << ")\n";

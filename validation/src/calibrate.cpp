@@ -316,7 +316,7 @@ Layout decide(std::vector<Param> params, const std::vector<bool>& held, const st
   for (std::size_t i = 0; i < l.params.size(); ++i) {
     const Param& q = l.params[i];
     std::string note;
-    if (held[i]) note = "held (--fix, or measured in --profiles)";
+    if (held[i]) note = "held (--fix, or measured by --profiles or --microbench)";
     else if (insensitive[i]) note = "no run depends on it";
     if (q.kernel()) {
       const auto it = runs_of_kind.find(q.kind);
