@@ -265,6 +265,22 @@ kernel_fit() {
 step "reports/validation/kernel-model-$(basename "$dir").txt" 60 kernel_fit "reports/validation/kernel-model-$(basename "$dir").txt"
 [ -s "reports/validation/kernel-model-$(basename "$dir").json" ] && written+=("reports/validation/kernel-model-$(basename "$dir").json")
 
+# The card's own GEMM rate and copy bandwidth (scripts/gpu_microbench.py on torch, about 15 s) and
+# the kernel factors they give (calibrate --microbench, docs/fidelity.md); said and skipped where
+# python3 has no torch with CUDA (the profiles above need none).
+mb="reports/validation/microbench-$(basename "$dir").json"
+microbench() { python3 scripts/gpu_microbench.py -o "$mb.tmp" > "${mb%.json}.log" 2>&1 && mv "$mb.tmp" "$mb"; }
+microbench_fit() {
+  "$parasim" calibrate --microbench "$mb" -o "${1%.txt}.json" > "$1.tmp" && mv "$1.tmp" "$1"
+}
+if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  step "$mb" 90 microbench
+  fit_txt="reports/validation/microbench-fit-$(basename "$dir").txt"
+  step "$fit_txt" 10 microbench_fit "$fit_txt"
+else
+  say "python3 has no torch with CUDA: the GEMM microbenchmark (scripts/gpu_microbench.py) is skipped"
+fi
+
 step "$dir/links.json" 120 "$parasim" profile links --max-bytes 268435456 -o "$dir/links.json" --cluster "$dir/links.cluster.json"
 [ -s "$dir/links.cluster.json" ] && written+=("$dir/links.cluster.json")
 
