@@ -169,19 +169,19 @@ void register_calibrate(CLI::App& app) {
       throw InputError("calibrate: --microbench and --profiles both measure kernel factors; give one of them");
     if (cmd->count("--max-iterations") > 0 && args->runs.empty())
       throw InputError("calibrate: --max-iterations applies only with --runs (a profile fit is closed-form)");
+    // Measured kernels (profiles or a microbenchmark) are what fits the kernel factors.
+    if (const char* measured = !args->microbench.empty() ? "--microbench"
+                               : !args->profiles.empty() ? "--profiles"
+                                                         : nullptr)
+      for (const std::string& name : args->fixed)
+        if (name == "matrix" || name == "memory")
+          throw InputError("calibrate: --fix " + name + " with " + measured + ": what it measures fits " + name +
+                           "; drop one");
     // Per GPU kind: the kernel factors its profiles measured.
     std::map<std::string, validation::KernelFit> kernels;
     std::optional<validation::MicrobenchFit> bench;
-    if (!args->microbench.empty()) {
-      for (const std::string& name : args->fixed)
-        if (name == "matrix" || name == "memory")
-          throw InputError("calibrate: --fix " + name + " with --microbench: the benchmark is what fits it; drop one");
-      bench = validation::fit_gemm_microbench(args->microbench);
-    }
+    if (!args->microbench.empty()) bench = validation::fit_gemm_microbench(args->microbench);
     if (!args->profiles.empty()) {
-      for (const std::string& name : args->fixed)
-        if (name == "matrix" || name == "memory")
-          throw InputError("calibrate: --fix " + name + " with --profiles: the profiles are what fits it; drop one");
       std::map<std::string, std::vector<validation::ProfileInput>> by_kind;
       for (const std::string& path : args->profiles) {
         profiler::Profile profile = profiler::load_profile(path);
