@@ -167,6 +167,46 @@ TEST(RecordedRuns, ReadsAGlobalBatchStatedInTokens) {
   EXPECT_EQ(f.runs[3].skip_reason, "config.global_batch is not a number of samples or of tokens");
 }
 
+// A published batch the replicas cannot split evenly is a rounded figure: the nearest multiple
+// within 5% is projected and said; a larger gap is a misread configuration and is skipped.
+TEST(RecordedRuns, RoundsAPublishedBatchToTheNearestTheReplicasSplitEvenly) {
+  // dp 2 x micro 4 = 8 per micro-batch round: 62 -> 64 (3.2%); 124 -> 120 or 128 (a tie: down).
+  nlohmann::json near = megatron_row();
+  near["id"] = "a";
+  near["config"].erase("micro_batches_per_step");
+  near["config"]["global_batch"] = 62;
+  nlohmann::json tie = megatron_row();
+  tie["id"] = "b";
+  tie["config"].erase("micro_batches_per_step");
+  tie["config"]["global_batch"] = 124;
+  nlohmann::json far = megatron_row();
+  far["id"] = "c";
+  far["config"].erase("micro_batches_per_step");
+  far["config"]["global_batch"] = 13;  // 16 or 8: 23% or 38% away
+  // Without a micro-batch size and no pipeline: the batch splits over dp alone (2M tokens over 124
+  // replicas in OPT's case); 2 x 2 x 4 = 16 GPUs as dp=4, tp=4: 127 -> 128.
+  nlohmann::json dp_only = megatron_row();
+  dp_only["id"] = "d";
+  dp_only["config"] = {
+      {"dp", 4}, {"tp", 4}, {"pp", 1}, {"global_batch", 127}, {"recompute", "full"}, {"precision", "fp16"}};
+  const RunsFile f = parse_runs(file_of({near, tie, far, dp_only}), "runs.json");
+  EXPECT_EQ(f.runs[0].skip_reason, "");
+  EXPECT_EQ(f.runs[0].global_batch, 64);
+  EXPECT_EQ(f.runs[0].strategy.micro, 8);
+  ASSERT_FALSE(f.runs[0].caveats.empty());
+  EXPECT_EQ(f.runs[0].caveats[0],
+            "global batch 62 is not a multiple of dp x micro_batch = 8: projected at 64, the "
+            "nearest (a published batch is often rounded)");
+  EXPECT_EQ(f.runs[1].global_batch, 120);
+  EXPECT_EQ(f.runs[1].strategy.micro, 15);
+  EXPECT_EQ(f.runs[2].skip_reason, "global_batch is not a multiple of dp x micro_batch (nor within 5% of one)");
+  EXPECT_EQ(f.runs[3].skip_reason, "");
+  EXPECT_EQ(f.runs[3].global_batch, 128);
+  EXPECT_EQ(f.runs[3].caveats[0],
+            "global batch 127 is not a multiple of dp = 4: projected at 128, the nearest (a "
+            "published batch is often rounded)");
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

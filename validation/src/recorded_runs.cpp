@@ -106,6 +106,24 @@ void skip(RecordedRun& r, const std::string& why) {
   if (r.skip_reason.empty()) r.skip_reason = why;
 }
 
+/// A published global batch that the replicas cannot split evenly ("2M tokens" over 124 replicas,
+/// GPT-NeoX's "1538" over 12 x 4): the batch the run must have had is a multiple of `unit`, and
+/// a figure rounded for print is within a few percent of it. The nearest multiple within 5%, said
+/// in the caveats; nullopt (the row is skipped) for a larger gap, which is a misread configuration
+/// rather than rounding.
+std::optional<std::int64_t> nearest_even_batch(RecordedRun& r, std::int64_t batch, std::int64_t unit,
+                                               const std::string& what) {
+  if (unit <= 0 || unit == INT64_MAX) return std::nullopt;
+  if (batch % unit == 0) return batch;
+  const std::int64_t below = batch / unit * unit, above = below + unit;
+  const std::int64_t nearest = below > 0 && batch - below <= above - batch ? below : above;
+  if (std::abs(static_cast<double>(nearest - batch)) > 0.05 * static_cast<double>(batch)) return std::nullopt;
+  r.caveats.push_back("global batch " + std::to_string(batch) + " is not a multiple of " + what + " = " +
+                      std::to_string(unit) + ": projected at " + std::to_string(nearest) +
+                      ", the nearest (a published batch is often rounded)");
+  return nearest;
+}
+
 /// config.padding {bin_size, mean_tokens}: samples of varying length (mean `mean_tokens`, at most
 /// seq_len), each micro-batch padded to its longest sample and drawn from one length bin of
 /// `bin_size` tokens (NVIDIA LDDL's sequence binning). A sample is then padded to the top of its
@@ -254,14 +272,20 @@ void read_config(RecordedRun& r, const JsonField& c) {
     // sizes: start from the whole replica batch and halve until it fits. With one, it trades the
     // bubble against GEMM sizes, and the run's engineers tuned it: evaluate_run projects 1, 2, 4
     // and 8 samples per micro-batch and keeps the fastest that fits (and says which).
-    if (*gb % dp != 0) return skip(r, "global_batch is not a multiple of dp");
+    const auto even = nearest_even_batch(r, *gb, dp, "dp");
+    if (!even) return skip(r, "global_batch is not a multiple of dp (nor within 5% of one)");
+    gb = *even;
+    r.global_batch = *gb;
     mb = pp == 1 ? *gb / dp : 1;
     r.micro_unknown = true;
   }
   if (!mb) return skip(r, "config.micro_batch is unknown");
   const std::int64_t replica_micro = product(dp, *mb);
   if (!k) {
-    if (*gb % replica_micro != 0) return skip(r, "global_batch is not a multiple of dp x micro_batch");
+    const auto even = nearest_even_batch(r, *gb, replica_micro, "dp x micro_batch");
+    if (!even) return skip(r, "global_batch is not a multiple of dp x micro_batch (nor within 5% of one)");
+    gb = *even;
+    r.global_batch = *gb;
     k = *gb / replica_micro;
   }
   if (product(replica_micro, *k) != *gb)
