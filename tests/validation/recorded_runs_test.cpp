@@ -207,6 +207,66 @@ TEST(RecordedRuns, RoundsAPublishedBatchToTheNearestTheReplicasSplitEvenly) {
             "published batch is often rounded)");
 }
 
+// The words other tables use: a zoo model by its published name, recomputation as yes/no,
+// Megatron-LM's distributed optimizer for ZeRO-1.
+TEST(RecordedRuns, ReadsPublishedNamesAndYesNoWords) {
+  std::vector<nlohmann::json> rows;
+  const std::vector<std::pair<std::string, std::string>> names{
+      {"ResNet-50", "resnet50"},     {"resnet_50", "resnet50"},
+      {"ResNet50 v1.5", "resnet50"}, {"bert-large-uncased", "bert_large"},
+      {"GPT-3 175B", "gpt3_175b"},   {"ResNet-101", ""}};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    nlohmann::json row = megatron_row();
+    row["id"] = "name" + std::to_string(i);
+    row["model"] = {{"zoo_name", names[i].first}};
+    rows.push_back(row);
+  }
+  const std::vector<std::pair<nlohmann::json, strategies::Recompute>> recomputes{
+      {"no", strategies::Recompute::None},
+      {false, strategies::Recompute::None},
+      {true, strategies::Recompute::Full},
+      {"activation checkpointing", strategies::Recompute::Full}};
+  for (std::size_t i = 0; i < recomputes.size(); ++i) {
+    nlohmann::json row = megatron_row();
+    row["id"] = "recompute" + std::to_string(i);
+    row["config"]["recompute"] = recomputes[i].first;
+    rows.push_back(row);
+  }
+  nlohmann::json dist = megatron_row();
+  dist["id"] = "dist";
+  dist["config"]["zero"] = "distributed optimizer";
+  nlohmann::json no_zero = megatron_row();
+  no_zero["id"] = "nozero";
+  no_zero["config"]["zero"] = "no";
+  rows.push_back(dist);
+  rows.push_back(no_zero);
+  const RunsFile f = parse_runs(file_of(rows), "runs.json");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const RecordedRun& r = f.runs[i];
+    if (names[i].second.empty()) {
+      EXPECT_EQ(r.skip_reason, "model.zoo_name \"ResNet-101\" is not a zoo model (`parasim models` lists them)");
+      continue;
+    }
+    EXPECT_EQ(r.skip_reason, "") << names[i].first;
+    EXPECT_EQ(r.zoo_model, names[i].second);
+    ASSERT_FALSE(r.caveats.empty());
+    EXPECT_EQ(r.caveats[0], "model.zoo_name \"" + names[i].first + "\" read as " + names[i].second);
+  }
+  for (std::size_t i = 0; i < recomputes.size(); ++i) {
+    const RecordedRun& r = f.runs[names.size() + i];
+    EXPECT_EQ(r.skip_reason, "") << recomputes[i].first;
+    EXPECT_EQ(r.strategy.recompute, recomputes[i].second) << recomputes[i].first;
+  }
+  const RecordedRun& d = f.runs[names.size() + recomputes.size()];
+  EXPECT_EQ(d.strategy.zero, 1);
+  EXPECT_NE(std::find(d.caveats.begin(), d.caveats.end(),
+                      "config.zero \"distributed optimizer\" read as ZeRO-1: Megatron-LM's distributed optimizer "
+                      "shards the optimizer state and master weights over the data-parallel ranks"),
+            d.caveats.end());
+  EXPECT_EQ(f.runs.back().strategy.zero, 0);
+  EXPECT_EQ(f.runs.back().skip_reason, "");
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

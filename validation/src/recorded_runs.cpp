@@ -147,12 +147,39 @@ void read_padding(RecordedRun& r, const JsonField& c) {
   r.caveats.push_back(note.str());
 }
 
+/// Lower-case letters and digits only: "ResNet-50" and "resnet_50" both read "resnet50".
+std::string alnum_lower(const std::string& s) {
+  std::string out;
+  for (const char ch : s)
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+/// The zoo model a table names in its own words ("ResNet-50", "GPT-3 175B", "Llama-3.1-405B",
+/// "bert-large-uncased"): equal to a zoo name up to case and punctuation, or a name the zoo's model
+/// is published under (its description's own words); nullopt otherwise.
+std::optional<std::string> zoo_name_of(const std::string& written) {
+  if (models::is_zoo_model(written)) return written;
+  static const std::vector<std::pair<std::string, std::string>> kPublishedAs{{"resnet50v15", "resnet50"},
+                                                                             {"bertlargeuncased", "bert_large"},
+                                                                             {"bertlargecased", "bert_large"},
+                                                                             {"gnmtv2", "gnmt"}};
+  const std::string key = alnum_lower(written);
+  for (const models::ZooEntry& e : models::zoo_entries())
+    if (alnum_lower(e.name) == key) return e.name;
+  for (const auto& [alias, name] : kPublishedAs)
+    if (alias == key) return name;
+  return std::nullopt;
+}
+
 void read_model(RecordedRun& r, const JsonField& m) {
   if (auto zoo = m.find("zoo_name"); zoo && !zoo->raw().is_null()) {
-    const std::string name = zoo->as_string();
-    if (!models::is_zoo_model(name))
-      return skip(r, "model.zoo_name \"" + name + "\" is not a zoo model (`parasim models` lists them)");
-    r.zoo_model = name;
+    const std::string written = zoo->as_string();
+    const std::optional<std::string> name = zoo_name_of(written);
+    if (!name) return skip(r, "model.zoo_name \"" + written + "\" is not a zoo model (`parasim models` lists them)");
+    if (*name != written) r.caveats.push_back("model.zoo_name \"" + written + "\" read as " + *name);
+    r.zoo_model = *name;
     if (auto s = m.find("seq_len"); s && s->raw().is_number_integer()) r.seq_len = s->as_int(1, 1 << 24);
     return;
   }
@@ -339,13 +366,18 @@ void read_config(RecordedRun& r, const JsonField& c) {
                         " (Megatron-LM's, NeMo's and DeepSpeed's default)");
   }
 
+  // Recomputation: unknown, a named kind, or yes/no ("no", false: none; true: every layer, as
+  // activation checkpointing flags mean).
   const std::string recompute = optional_text(c, "recompute");
-  if (recompute == "unknown" || recompute == "not stated") {
+  const std::optional<bool> recompute_on = yes_no(recompute);
+  if (recompute == "unknown" || contains(recompute, "not stated") || contains(recompute, "not specified") ||
+      contains(recompute, "unspecified")) {
     r.strategy.recompute = strategies::Recompute::None;  // the cheapest that fits: evaluate_run
     r.recompute_unknown = true;
-  } else if (recompute.empty() || contains(recompute, "none")) r.strategy.recompute = strategies::Recompute::None;
+  } else if (recompute.empty() || contains(recompute, "none") || recompute_on == false)
+    r.strategy.recompute = strategies::Recompute::None;
   else if (contains(recompute, "selective")) r.strategy.recompute = strategies::Recompute::Selective;
-  else if (contains(recompute, "full") || contains(recompute, "checkpoint"))
+  else if (contains(recompute, "full") || contains(recompute, "checkpoint") || recompute_on == true)
     r.strategy.recompute = strategies::Recompute::Full;
   else return skip(r, "config.recompute \"" + recompute + "\" is unknown");
 
@@ -363,13 +395,22 @@ void read_config(RecordedRun& r, const JsonField& c) {
   }
 
   // ZeRO stages; PyTorch FSDP's FULL_SHARD is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (the same sharding).
+  // Megatron-LM's distributed optimizer (--use-distributed-optimizer) shards the optimizer state
+  // over the data-parallel ranks: ZeRO-1.
   const std::string zero = optional_text(c, "zero");
-  if (zero.empty() || zero == "0" || contains(zero, "none")) r.strategy.zero = 0;
-  else if (zero[0] == '1' || contains(zero, "zero-1") || contains(zero, "zero1")) r.strategy.zero = 1;
+  const bool distributed_optimizer = contains(zero, "distributed optimizer") ||
+                                     contains(zero, "distributed-optimizer") || contains(zero, "distributed_optimizer");
+  if (zero.empty() || zero == "0" || contains(zero, "none") || yes_no(zero) == false) r.strategy.zero = 0;
+  else if (zero[0] == '1' || contains(zero, "zero-1") || contains(zero, "zero1") || distributed_optimizer)
+    r.strategy.zero = 1;
   else if (zero[0] == '2' || contains(zero, "zero-2") || contains(zero, "shard_grad_op")) r.strategy.zero = 2;
   else if (zero[0] == '3' || contains(zero, "zero-3") || contains(zero, "fsdp") || contains(zero, "full_shard"))
     r.strategy.zero = 3;
   else return skip(r, "config.zero \"" + zero + "\": expected a ZeRO stage (0-3, ZeRO-N, FSDP)");
+  if (distributed_optimizer && r.strategy.zero == 1 && !contains(zero, "zero"))
+    r.caveats.push_back("config.zero \"" + zero +
+                        "\" read as ZeRO-1: Megatron-LM's distributed optimizer shards the optimizer state and "
+                        "master weights over the data-parallel ranks");
   if (r.strategy.dp == 1) r.strategy.zero = 0;  // nothing to shard over
   // PyTorch's pipeline schedules keep an FSDP stage's parameters gathered and its gradients
   // unsynchronised until the step's last backward (set_reshard_after_backward(False),
