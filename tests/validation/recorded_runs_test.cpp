@@ -267,6 +267,44 @@ TEST(RecordedRuns, ReadsPublishedNamesAndYesNoWords) {
   EXPECT_EQ(f.runs.back().skip_reason, "");
 }
 
+// A measured figure by the names tables give it: each of these is a 0.5 s step of the megatron row
+// (64 sequences of 128 tokens on 16 GPUs).
+TEST(RecordedRuns, ReadsAMeasuredFigureByTheNamesTablesGiveIt) {
+  const std::vector<std::pair<std::string, double>> figures{{"elapsed_time_per_iteration_ms", 500},
+                                                            {"seconds_per_step", 0.5},
+                                                            {"step_s", 0.5},
+                                                            {"Iteration time (s)", 0.5},
+                                                            {"images/sec", 128},
+                                                            {"Throughput (samples/s)", 128},
+                                                            {"sequences_per_second", 128},
+                                                            {"tokens_per_sec_per_gpu", 1024},
+                                                            {"tokens/s", 16384}};
+  std::vector<nlohmann::json> rows;
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    nlohmann::json row = megatron_row();
+    row["id"] = "m" + std::to_string(i);
+    row.erase("derived_step_seconds");
+    row["measured"] = {{"metric", figures[i].first}, {"value", figures[i].second}};
+    rows.push_back(row);
+  }
+  for (const char* unknown : {"it/s", "tflops_per_gpu"}) {
+    nlohmann::json row = megatron_row();
+    row["id"] = unknown;
+    row.erase("derived_step_seconds");
+    row["measured"] = {{"metric", unknown}, {"value", 2.0}};
+    rows.push_back(row);
+  }
+  const RunsFile f = parse_runs(file_of(rows), "runs.json");
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    EXPECT_EQ(f.runs[i].skip_reason, "") << figures[i].first;
+    EXPECT_DOUBLE_EQ(f.runs[i].measured_step_s, 0.5) << figures[i].first;
+  }
+  EXPECT_EQ(f.runs[figures.size()].skip_reason,
+            "measured.it/s has no step-time conversion (give derived_step_seconds)");
+  EXPECT_EQ(f.runs[figures.size() + 1].skip_reason,
+            "measured.tflops_per_gpu has no step-time conversion (give derived_step_seconds)");
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

@@ -548,27 +548,64 @@ void read_measured(RecordedRun& r, const JsonField& row) {
   const JsonField m = row.at("measured");
   const std::string metric = m.at("metric").as_string();
   double value = m.at("value").as_double(1e-12, 1e15);
-  // A rate per GPU (vendor tables: tokens/s/GPU) is the rate of all `gpus` of the run.
-  std::string rate = metric, rate_value = "measured.value";
-  if (constexpr std::string_view suffix = "_per_gpu"; rate.ends_with(suffix)) {
-    rate.resize(rate.size() - suffix.size());
-    value *= r.gpus;
-    rate_value = "(measured.value x gpus)";
+  // Tables name the same figure many ways ("step_time_s", "elapsed_time_per_iteration_ms",
+  // "images/sec", "tokens_per_sec_per_gpu"): read as words, a time per step or a rate.
+  std::vector<std::string> words;
+  for (std::string word; const char ch : lower(metric) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += ch;
+    } else if (!word.empty()) {
+      words.push_back(word == "sec" || word == "secs" || word == "second" || word == "seconds" ? "s" : word);
+      word.clear();
+    }
   }
-  const auto one_of = [&](std::initializer_list<const char*> names) {
-    return std::any_of(names.begin(), names.end(), [&](const char* n) { return metric == n; });
+  const auto has = [&](std::initializer_list<const char*> any) {
+    return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
+      return std::any_of(any.begin(), any.end(), [&](const char* a) { return w == a; });
+    });
   };
-  if (one_of({"step_seconds", "step_s", "step_time_s", "seconds_per_step", "iteration_seconds", "iteration_time_s"})) {
-    r.measured_step_s = value;
+  // A rate per GPU (vendor tables: tokens/s/GPU) is the rate of all `gpus` of the run: "per gpu".
+  std::string rate_value = "measured.value";
+  for (std::size_t i = 0; i + 1 < words.size(); ++i)
+    if (words[i] == "per" && words[i + 1] == "gpu") {
+      words.erase(words.begin() + static_cast<std::ptrdiff_t>(i), words.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+      value *= r.gpus;
+      rate_value = "(measured.value x gpus)";
+      break;
+    }
+  // "per s", or "s" after what is counted ("images/s" reads "images s"), makes a rate; "s" or "ms"
+  // around a step's words ("step_s", "seconds_per_step", "iteration_time_ms") a time per step.
+  static const std::vector<std::string> kSamples{"sequences", "sequence", "seqs", "samples", "sample",
+                                                 "images",    "image",    "img",  "imgs",    "examples"};
+  static const std::vector<std::string> kTokens{"tokens", "token", "tok", "toks"};
+  const auto counted = [&](const std::string& w) {
+    return std::find(kSamples.begin(), kSamples.end(), w) != kSamples.end() ||
+           std::find(kTokens.begin(), kTokens.end(), w) != kTokens.end();
+  };
+  const bool per_second = [&] {
+    for (std::size_t i = 0; i + 1 < words.size(); ++i)
+      if (words[i + 1] == "s" && (words[i] == "per" || counted(words[i]))) return true;
+    return false;
+  }();
+  const bool per_step = has({"step", "iteration", "iter", "batch"});
+  const bool in_ms = !words.empty() && (words.back() == "ms" || words.front() == "ms");
+  const bool in_s = !words.empty() && (words.back() == "s" || words.front() == "s");
+  if (!per_second && per_step && (in_ms || in_s)) {
+    r.measured_step_s = in_ms ? value * 1e-3 : value;
     r.measured_from = "measured.value (" + metric + ")";
-  } else if (one_of({"step_ms", "step_time_ms", "ms_per_step", "iteration_ms", "iteration_time_ms"})) {
-    r.measured_step_s = value * 1e-3;
-    r.measured_from = "measured.value (" + metric + ")";
-  } else if ((rate == "sequences_per_s" || rate == "samples_per_s" || rate == "images_per_s") && r.global_batch > 0) {
+  } else if (per_second &&
+             std::any_of(words.begin(), words.end(),
+                         [&](const std::string& w) {
+                           return std::find(kSamples.begin(), kSamples.end(), w) != kSamples.end();
+                         }) &&
+             r.global_batch > 0) {
     r.measured_step_s = static_cast<double>(r.global_batch) / value;
     r.measured_from = "global_batch / " + rate_value + " (" + metric + ")";
-  } else if (rate == "tokens_per_s" && r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 &&
-             !variable_length(row)) {
+  } else if (per_second &&
+             std::any_of(
+                 words.begin(), words.end(),
+                 [&](const std::string& w) { return std::find(kTokens.begin(), kTokens.end(), w) != kTokens.end(); }) &&
+             r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 && !variable_length(row)) {
     // Every sample is seq_len tokens (pretraining packs them): tokens per step / tokens per second.
     r.measured_step_s = static_cast<double>(r.global_batch * r.seq_len) / value;
     r.measured_from = "global_batch x seq_len / " + rate_value + " (" + metric + ")";
