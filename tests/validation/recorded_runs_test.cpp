@@ -305,6 +305,43 @@ TEST(RecordedRuns, ReadsAMeasuredFigureByTheNamesTablesGiveIt) {
             "measured.tflops_per_gpu has no step-time conversion (give derived_step_seconds)");
 }
 
+// What a row leaves out that the rest of it says: the preset from the GPU (or the table's name
+// for the board), the GPU count from the parallel degrees, a count written as a string.
+TEST(RecordedRuns, ReadsARowThatLeavesOutThePresetOrTheGpuCount) {
+  nlohmann::json by_gpu = megatron_row();
+  by_gpu["id"] = "gpu";
+  by_gpu["hardware"] = {{"gpu", "A100 SXM4 80GB"}, {"gpus_per_node", 8}};
+  nlohmann::json pcie = megatron_row();
+  pcie["id"] = "pcie";
+  pcie["hardware"] = {{"gpu", "H100 PCIe"}};
+  nlohmann::json board = megatron_row();
+  board["id"] = "board";
+  board["hardware"]["parasim_preset"] = "HGX H100 (8 per node)";
+  nlohmann::json words = megatron_row();
+  words["id"] = "words";
+  words["hardware"]["parasim_preset"] = "DGX A100";
+  nlohmann::json no_gpus = megatron_row();
+  no_gpus["id"] = "nogpus";
+  no_gpus.erase("gpus");
+  no_gpus["config"]["tp"] = "4";
+  const RunsFile f = parse_runs(file_of({by_gpu, pcie, board, words, no_gpus}), "runs.json");
+  EXPECT_EQ(f.runs[0].skip_reason, "");
+  EXPECT_EQ(f.runs[0].preset, "dgx-a100");
+  EXPECT_EQ(f.runs[0].caveats[0],
+            "hardware.parasim_preset not given: dgx-a100, the preset of hardware.gpu \"A100 SXM4 80GB\"");
+  EXPECT_EQ(f.runs[1].skip_reason,
+            "hardware.parasim_preset not given, and hardware.gpu \"H100 PCIe\" is the GPU of "
+            "no preset (`parasim clusters` lists them)");
+  EXPECT_EQ(f.runs[2].preset, "dgx-h100");
+  EXPECT_EQ(f.runs[2].caveats[0], "hardware.parasim_preset \"HGX H100 (8 per node)\" read as dgx-h100");
+  EXPECT_EQ(f.runs[3].preset, "dgx-a100");
+  EXPECT_EQ(f.runs[4].skip_reason, "");
+  EXPECT_EQ(f.runs[4].gpus, 16);
+  EXPECT_EQ(f.runs[4].strategy.tp, 4);
+  EXPECT_NE(std::find(f.runs[4].caveats.begin(), f.runs[4].caveats.end(), "gpus not given: dp x tp x pp x cp = 16"),
+            f.runs[4].caveats.end());
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

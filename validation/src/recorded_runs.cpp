@@ -36,11 +36,21 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return lower(haystack).find(needle) != std::string::npos;
 }
 
-/// A positive integer field, or nullopt when absent or null (unknown). Anything else is an error.
+/// A positive integer field, or nullopt when absent or null (unknown). A string that is only a
+/// number ("8", "1,024") is that number; other text ("16M tokens ...") is unknown as a count.
+/// Anything else is an error.
 std::optional<std::int64_t> optional_count(const JsonField& parent, const std::string& key) {
   auto f = parent.find(key);
   if (!f || f->raw().is_null()) return std::nullopt;
-  if (f->raw().is_string()) return std::nullopt;  // free text ("16M tokens ..."): unknown as a count
+  if (f->raw().is_string()) {
+    std::string digits;
+    for (const char ch : f->as_string()) {
+      if (std::isdigit(static_cast<unsigned char>(ch))) digits += ch;
+      else if (ch != ',' && ch != ' ') return std::nullopt;
+    }
+    if (digits.empty() || digits.size() > 12 || std::stoll(digits) < 1) return std::nullopt;
+    return std::stoll(digits);
+  }
   return f->as_int(1, std::int64_t{1} << 40);
 }
 
@@ -262,6 +272,12 @@ void read_config(RecordedRun& r, const JsonField& c) {
     }
   }
   if (dp == 0 || tp == 0 || pp == 0) return skip(r, "config.dp, tp and pp must all be known");
+  if (r.gpus == 0) {
+    const std::int64_t all = product(product(product(dp, tp), pp), cp);
+    if (all > (1 << 22)) return skip(r, "gpus not given, and dp x tp x pp x cp is over 2^22");
+    r.gpus = static_cast<int>(all);
+    r.caveats.push_back("gpus not given: dp x tp x pp x cp = " + std::to_string(all));
+  }
   r.strategy.dp = static_cast<int>(dp);
   r.strategy.tp = static_cast<int>(tp);
   r.strategy.mp = static_cast<int>(pp);
@@ -614,6 +630,45 @@ void read_measured(RecordedRun& r, const JsonField& row) {
   }
 }
 
+bool is_preset(const std::string& name) {
+  try {
+    (void)hardware::make_cluster_preset_spec(name, 1);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+/// A preset named in a table's words, up to case, spaces and punctuation ("DGX A100" is dgx-a100),
+/// or by the board's other name (an HGX H100 is the DGX H100's board); "" when none.
+std::string preset_named(const std::string& written) {
+  const std::string key = alnum_lower(written.substr(0, written.find('(')));
+  for (const std::string& name : hardware::cluster_preset_names())
+    if (alnum_lower(name) == key) return name;
+  static const std::vector<std::pair<std::string, std::string>> kBoards{{"hgxa100", "dgx-a100"},
+                                                                        {"hgxh100", "dgx-h100"},
+                                                                        {"dgxh200", "hgx-h200"},
+                                                                        {"hgxb200", "dgx-b200"},
+                                                                        {"dgx1", "dgx1-v100"}};
+  for (const auto& [board, name] : kBoards)
+    if (board == key) return name;
+  return "";
+}
+
+/// The preset whose nodes hold the row's GPU (SXM parts in 8-GPU boards), from hardware.gpu's
+/// words; "" for a PCIe or NVL card, or a GPU no preset has.
+std::string preset_of_gpu(const std::string& gpu) {
+  const std::string key = alnum_lower(gpu);
+  if (key.find("pcie") != std::string::npos || key.find("nvl") != std::string::npos) return "";
+  for (const auto& [part, name] : std::initializer_list<std::pair<const char*, const char*>>{{"v100", "dgx1-v100"},
+                                                                                             {"a100", "dgx-a100"},
+                                                                                             {"h100", "dgx-h100"},
+                                                                                             {"h200", "hgx-h200"},
+                                                                                             {"b200", "dgx-b200"}})
+    if (key.find(part) != std::string::npos) return name;
+  return "";
+}
+
 }  // namespace
 
 RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
@@ -629,14 +684,28 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
       if (seen.id == r.id) row.at("id").fail("an id not used by an earlier row");
     r.source = optional_text(row, "source");
     const JsonField hw = row.at("hardware");
-    std::string preset = hw.at("parasim_preset").as_string();
-    preset = preset.substr(0, preset.find_first_of(" ("));
-    if (preset.empty()) hw.at("parasim_preset").fail("a cluster preset name");
+    const bool preset_given = hw.has("parasim_preset") && !hw.at("parasim_preset").raw().is_null();
+    const std::string written_preset = preset_given ? hw.at("parasim_preset").as_string() : "";
+    std::string preset = written_preset.substr(0, written_preset.find_first_of(" ("));
+    if (preset_given && preset.empty()) hw.at("parasim_preset").fail("a cluster preset name");
     const bool cluster_file = preset.ends_with(".json") || preset.find('/') != std::string::npos;
     r.preset = cluster_file ? preset : lower(preset);
+    if (!preset_given) {
+      r.preset = preset_of_gpu(optional_text(hw, "gpu"));
+      if (!r.preset.empty())
+        r.caveats.push_back("hardware.parasim_preset not given: " + r.preset + ", the preset of hardware.gpu \"" +
+                            optional_text(hw, "gpu") + "\"");
+    } else if (!cluster_file && !is_preset(r.preset)) {
+      // "DGX A100", "HGX H100 (8 per node)": a preset in the table's words.
+      if (const std::string named = preset_named(written_preset); !named.empty()) {
+        r.caveats.push_back("hardware.parasim_preset \"" + written_preset + "\" read as " + named);
+        r.preset = named;
+      }
+    }
     if (auto g = hw.find("gpus_per_node"); g && !g->raw().is_null())
       r.gpus_per_node = static_cast<int>(g->as_int(1, 1024));
-    r.gpus = static_cast<int>(row.at("gpus").as_int(1, 1 << 22));
+    // Absent or null: the product of the parallel degrees (read_config).
+    if (auto g = row.find("gpus"); g && !g->raw().is_null()) r.gpus = static_cast<int>(g->as_int(1, 1 << 22));
     read_model(r, row.at("model"));
     if (auto p = row.at("model").find("params"); p && !p->raw().is_null())
       r.stated_params = p->as_int(1, std::int64_t{1} << 50);
@@ -645,6 +714,9 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
       read_mlm_positions(r, row.at("model"));
     }
     read_measured(r, row);
+    if (r.skip_reason.empty() && r.preset.empty())
+      skip(r, "hardware.parasim_preset not given, and hardware.gpu \"" + optional_text(hw, "gpu") +
+                  "\" is the GPU of no preset (`parasim clusters` lists them)");
     if (r.skip_reason.empty()) {
       try {
         (void)hardware::make_cluster_preset_spec(r.preset, 1);
