@@ -342,6 +342,32 @@ TEST(RecordedRuns, ReadsARowThatLeavesOutThePresetOrTheGpuCount) {
             f.runs[4].caveats.end());
 }
 
+TEST(RecordedRuns, ReadsTheAttentionKernelByTheWordsTablesUse) {
+  const std::vector<std::tuple<std::string, profiler::AttentionKernel, bool>> words{
+      {"FlashAttention-2", profiler::AttentionKernel::Flash, false},
+      {"PyTorch SDPA", profiler::AttentionKernel::Flash, true},
+      {"cuDNN fused attention (Transformer Engine)", profiler::AttentionKernel::Flash, false},
+      {"xFormers memory-efficient", profiler::AttentionKernel::Flash, true},
+      {"eager (HF)", profiler::AttentionKernel::Unfused, false},
+      {"unfused softmax", profiler::AttentionKernel::Unfused, false}};
+  std::vector<nlohmann::json> rows;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    nlohmann::json row = megatron_row();
+    row["id"] = "a" + std::to_string(i);
+    row["config"]["attention"] = std::get<0>(words[i]);
+    rows.push_back(row);
+  }
+  const RunsFile f = parse_runs(file_of(rows), "runs.json");
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const auto& [text, kernel, said] = words[i];
+    EXPECT_TRUE(f.runs[i].attention_stated) << text;
+    EXPECT_EQ(f.runs[i].attention, kernel) << text;
+    const std::string caveat = "config.attention \"" + text + "\" read as fused (flash) attention";
+    EXPECT_EQ(std::find(f.runs[i].caveats.begin(), f.runs[i].caveats.end(), caveat) != f.runs[i].caveats.end(), said)
+        << text;
+  }
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

@@ -523,10 +523,26 @@ void read_config(RecordedRun& r, const JsonField& c) {
   r.fused_loss = contains(loss, "fused") && !contains(loss, "unfused");
 
   // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
+  // Attention kernels by the words tables use: FlashAttention and its kin (PyTorch's SDPA picks a
+  // fused kernel on the GPUs parasim models; cuDNN's, Transformer Engine's, xFormers') are fused;
+  // "eager", "naive", "math" and "standard" attention keep the score matrix in memory.
   const std::string attention = optional_text(c, "attention");
-  if (contains(attention, "flash") || contains(attention, "fused") || contains(attention, "fmha")) {
-    r.attention =
-        contains(attention, "unfused") ? profiler::AttentionKernel::Unfused : profiler::AttentionKernel::Flash;
+  const auto any_of_words = [&](std::initializer_list<const char*> words) {
+    return std::any_of(words.begin(), words.end(), [&](const char* w) { return contains(attention, w); });
+  };
+  if (any_of_words({"unfused", "not fused", "non-fused"})) {
+    r.attention = profiler::AttentionKernel::Unfused;
+    r.attention_stated = true;
+  } else if (any_of_words({"flash", "fused", "fmha"})) {
+    r.attention = profiler::AttentionKernel::Flash;
+    r.attention_stated = true;
+  } else if (any_of_words({"sdpa", "scaled_dot_product", "scaled dot product", "cudnn", "xformers", "memory-efficient",
+                           "memory efficient", "mem_efficient", "transformer engine"})) {
+    r.attention = profiler::AttentionKernel::Flash;
+    r.attention_stated = true;
+    r.caveats.push_back("config.attention \"" + attention + "\" read as fused (flash) attention");
+  } else if (any_of_words({"eager", "naive", "math", "standard", "vanilla"})) {
+    r.attention = profiler::AttentionKernel::Unfused;
     r.attention_stated = true;
   }
 
