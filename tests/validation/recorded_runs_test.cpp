@@ -368,6 +368,33 @@ TEST(RecordedRuns, ReadsTheAttentionKernelByTheWordsTablesUse) {
   }
 }
 
+// A row naming a Llama-family model gets that family's blocks where it does not state them:
+// Llama 2 7B's shape with only "Llama 2" for an arch builds its published 6,738,415,616 parameters.
+TEST(RecordedRuns, AnArchNamingTheLlamaFamilyGetsItsLayout) {
+  nlohmann::json row = megatron_row();
+  row["model"] = {{"layers", 32}, {"hidden", 4096},  {"heads", 32},      {"vocab", 32000},
+                  {"ffn", 11008}, {"seq_len", 4096}, {"arch", "Llama 2"}};
+  nlohmann::json stated = row;
+  stated["id"] = "stated";
+  stated["model"]["arch"] = "Llama 2 with LayerNorm and tied embeddings";
+  const RunsFile f = parse_runs(file_of({row, stated}), "runs.json");
+  const models::TransformerConfig& t = f.runs[0].transformer;
+  EXPECT_EQ(t.mlp, models::MlpKind::Swiglu);
+  EXPECT_EQ(t.norm, models::NormKind::RmsNorm);
+  EXPECT_EQ(t.positions, models::PositionKind::Rotary);
+  EXPECT_FALSE(t.tied_embeddings);
+  EXPECT_FALSE(t.linear_bias);
+  EXPECT_EQ(models::build_transformer(t, {.batch = 1}).total_params(), 6'738'415'616);
+  EXPECT_NE(std::find(f.runs[0].caveats.begin(), f.runs[0].caveats.end(),
+                      "model.arch \"Llama 2\" names the Llama family's layout: SwiGLU, RMSNorm, rotary positions, "
+                      "untied embeddings (what it does not state otherwise)"),
+            f.runs[0].caveats.end());
+  // What the row states wins: LayerNorm and a tied head stay.
+  EXPECT_EQ(f.runs[1].transformer.norm, models::NormKind::LayerNorm);
+  EXPECT_TRUE(f.runs[1].transformer.tied_embeddings);
+  EXPECT_EQ(f.runs[1].transformer.mlp, models::MlpKind::Swiglu);
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

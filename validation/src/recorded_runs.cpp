@@ -224,6 +224,39 @@ void read_model(RecordedRun& r, const JsonField& m) {
     t.dropout = 0.0;
     r.caveats.push_back("model.arch names Llama: no linear biases and no dropout");
   }
+  // The Llama family's layout (Llama, Mistral, Mixtral, Qwen): the blocks a row naming one does not
+  // state otherwise.
+  if (contains(arch, "llama") || contains(arch, "mistral") || contains(arch, "mixtral") || contains(arch, "qwen")) {
+    std::vector<std::string> implied;
+    if (t.mlp == models::MlpKind::Gelu && !contains(arch, "gelu") && !contains(arch, "relu")) {
+      t.mlp = models::MlpKind::Swiglu;
+      implied.push_back("SwiGLU");
+    }
+    if (t.norm != models::NormKind::RmsNorm && !contains(arch, "layernorm") && !contains(arch, "layer norm")) {
+      t.norm = models::NormKind::RmsNorm;
+      implied.push_back("RMSNorm");
+    }
+    if (t.positions == models::PositionKind::Learned && !contains(arch, "learned") && !contains(arch, "alibi")) {
+      t.positions = models::PositionKind::Rotary;
+      implied.push_back("rotary positions");
+    }
+    const bool says_tied = contains(arch, "tied") && !contains(arch, "untied");
+    if (t.tied_embeddings && !says_tied) {
+      t.tied_embeddings = false;
+      implied.push_back("untied embeddings");
+    }
+    if (!contains(arch, "llama")) {
+      t.linear_bias = false;
+      t.dropout = 0.0;
+      implied.push_back("no linear biases, no dropout");
+    }
+    if (!implied.empty()) {
+      std::string list;
+      for (const std::string& b : implied) list += (list.empty() ? "" : ", ") + b;
+      r.caveats.push_back("model.arch \"" + arch + "\" names the Llama family's layout: " + list +
+                          " (what it does not state otherwise)");
+    }
+  }
   if (auto d = m.find("dropout"); d && !d->raw().is_null()) t.dropout = d->as_double(0.0, 0.99);
   if (auto hd = m.find("head_dim"); hd && !hd->raw().is_null()) t.head_dim = hd->as_int(1, 1 << 16);
   // Mixture of experts (Mixtral, DeepSeek): the expert bank's shape, as TransformerConfig has it.
