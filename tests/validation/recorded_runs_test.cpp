@@ -395,6 +395,38 @@ TEST(RecordedRuns, AnArchNamingTheLlamaFamilyGetsItsLayout) {
   EXPECT_EQ(f.runs[1].transformer.mlp, models::MlpKind::Swiglu);
 }
 
+// Counts in words and virtual stages under Megatron-LM's name; a model the row's figures cannot
+// build is that row's skip, not the file's error.
+TEST(RecordedRuns, ReadsCountsInWordsAndVirtualStagesByOtherNames) {
+  nlohmann::json words = megatron_row();
+  words["id"] = "words";
+  words["config"].erase("micro_batches_per_step");
+  words["config"]["global_batch"] = "64 sequences (8K tokens)";
+  words["config"]["pp"] = "2 stages";
+  words["config"]["tp"] = "4-way";
+  nlohmann::json vpp = megatron_row();
+  vpp["id"] = "vpp";
+  vpp["config"].erase("interleave");
+  vpp["config"]["virtual_pipeline_stages"] = 2;
+  nlohmann::json too_long = megatron_row();
+  too_long["id"] = "long";
+  too_long["model"] = {{"zoo_name", "gpt2"}, {"seq_len", 4096}};
+  const RunsFile f = parse_runs(file_of({words, vpp, too_long}), "runs.json");
+  EXPECT_EQ(f.runs[0].skip_reason, "");
+  EXPECT_EQ(f.runs[0].global_batch, 64);
+  EXPECT_EQ(f.runs[0].strategy.mp, 2);
+  EXPECT_EQ(f.runs[0].strategy.tp, 4);
+  EXPECT_EQ(f.runs[0].caveats[0], "global batch \"64 sequences (8K tokens)\" read as 64 samples");
+  EXPECT_EQ(f.runs[1].strategy.interleave, 2);
+  EXPECT_EQ(f.runs[1].strategy.schedule, strategies::Schedule::Interleaved);
+  EXPECT_EQ(f.runs[2].skip_reason, "");
+  const RunOutcome out = evaluate_run(f.runs[2], {});
+  EXPECT_EQ(out.note,
+            "skipped: the model cannot be built as the row states it: transformer gpt2: expected seq_len at "
+            "most the 1024 learned positions, found 4096");
+  EXPECT_FALSE(out.scored);
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

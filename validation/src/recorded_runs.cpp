@@ -75,6 +75,22 @@ std::optional<bool> yes_no(const std::string& text) {
   return std::nullopt;
 }
 
+/// A text that starts with a count (digits and commas) followed by one of `units` ("16 stages",
+/// "1,536 sequences"): the count; 0 otherwise. A unit glued to the digits ("16M") is not a count.
+std::int64_t leading_count_of(const std::string& text, std::initializer_list<const char*> units) {
+  std::string digits;
+  std::size_t i = 0;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == ','); ++i)
+    if (text[i] != ',') digits += text[i];
+  if (digits.empty() || digits.size() > 12 || i >= text.size() || text[i] != ' ') return 0;
+  std::string word;
+  for (++i; i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])); ++i)
+    word += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  for (const char* u : units)
+    if (word == u) return std::stoll(digits);
+  return 0;
+}
+
 /// A global batch stated in tokens ("16M tokens (= 2048 x 8192)", "4,194,304 tokens"): the number
 /// of sequences of `seq_len` tokens, or 0 when the text is not a token count or does not divide.
 /// K/M/G read as binary multiples when only those divide by the sequence length (batch sizes in
@@ -293,9 +309,18 @@ void read_mlm_positions(RecordedRun& r, const JsonField& m) {
 void read_config(RecordedRun& r, const JsonField& c) {
   // A parallelism a row does not name it does not use (1): a data-parallel vendor table states no
   // tp or pp. Named but null or free text is unknown (0). An absent dp is what the GPUs leave.
-  auto degree = [&](const char* key) -> std::int64_t { return c.has(key) ? optional_count(c, key).value_or(0) : 1; };
+  // A degree in words is its leading number ("16 stages", "8 (NVLink)", "4-way").
+  auto stated = [&](const char* key) -> std::int64_t {
+    if (const auto n = optional_count(c, key)) return *n;
+    const std::string text = optional_text(c, key);
+    std::size_t i = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == 0 || i > 9 || (i < text.size() && text[i] != ' ' && text[i] != '(' && text[i] != '-')) return 0;
+    return std::stoll(text.substr(0, i));
+  };
+  auto degree = [&](const char* key) -> std::int64_t { return c.has(key) ? stated(key) : 1; };
   const std::int64_t tp = degree("tp"), pp = degree("pp"), cp = degree("cp"), ep = degree("ep");
-  std::int64_t dp = c.has("dp") ? optional_count(c, "dp").value_or(0) : 0;
+  std::int64_t dp = c.has("dp") ? stated("dp") : 0;
   if (cp == 0 || ep == 0) return skip(r, "config.cp or config.ep is not a number");
   if (!c.has("dp") && tp > 0 && pp > 0) {
     const std::int64_t others = product(product(tp, pp), cp);
@@ -328,6 +353,15 @@ void read_config(RecordedRun& r, const JsonField& c) {
   read_padding(r, c);
   auto k = optional_count(c, "micro_batches_per_step");
   auto gb = optional_count(c, "global_batch");
+  if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
+    // A count of what a step trains on, in words ("1,536 sequences (3.1M tokens)").
+    if (const std::int64_t n =
+            leading_count_of(text, {"sequences", "sequence", "seqs", "samples", "sample", "images", "examples"});
+        n > 0) {
+      gb = n;
+      r.caveats.push_back("global batch \"" + text + "\" read as " + std::to_string(n) + " samples");
+    }
+  }
   if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
     // A batch in tokens: sequences of the run's sequence length (config.seq_len, else the model's).
     std::int64_t seq = r.seq_len;
@@ -370,7 +404,11 @@ void read_config(RecordedRun& r, const JsonField& c) {
   r.strategy.micro = static_cast<int>(*k);
 
   const std::string schedule = optional_text(c, "schedule");
-  const std::string interleave = optional_text(c, "interleave");
+  // Virtual stages under the names Megatron-LM and NeMo give them, when `interleave` is absent.
+  const char* interleave_key = "interleave";
+  for (const char* alias : {"virtual_pipeline_stages", "virtual_pipeline_model_parallel_size", "virtual_stages", "vpp"})
+    if (!c.has("interleave") && c.has(alias)) interleave_key = alias;
+  const std::string interleave = optional_text(c, interleave_key);
   if (pp == 1) {
     r.strategy.schedule = strategies::Schedule::None;
   } else if (contains(schedule, "interleav") || contains(schedule, "virtual")) {
@@ -391,9 +429,9 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // evaluate_run settles as it does an unstated micro-batch size.
   const bool unstated = interleave == "unknown" || contains(interleave, "not stated") ||
                         contains(interleave, "not specified") || contains(interleave, "unspecified");
-  const bool counted = c.has("interleave") && c.at("interleave").raw().is_number_integer();
+  const bool counted = c.has(interleave_key) && c.at(interleave_key).raw().is_number_integer();
   if (counted) {
-    r.strategy.interleave = static_cast<int>(c.at("interleave").as_int(1, 1024));
+    r.strategy.interleave = static_cast<int>(c.at(interleave_key).as_int(1, 1024));
     if (r.strategy.interleave > 1 && r.strategy.schedule == strategies::Schedule::OneFOneB)
       r.strategy.schedule = strategies::Schedule::Interleaved;
   } else if (r.strategy.schedule != strategies::Schedule::None && !interleave.empty() &&
@@ -402,7 +440,8 @@ void read_config(RecordedRun& r, const JsonField& c) {
     r.strategy.schedule = strategies::Schedule::Interleaved;
     r.interleave_unknown = true;
   } else if (!interleave.empty() && !unstated && r.strategy.schedule != strategies::Schedule::None) {
-    return skip(r, "config.interleave \"" + interleave + "\" is not a number of virtual stages");
+    return skip(r,
+                std::string("config.") + interleave_key + " \"" + interleave + "\" is not a number of virtual stages");
   }
   if (r.strategy.schedule == strategies::Schedule::Interleaved && r.strategy.interleave < 2) {
     if (counted) return skip(r, "an interleaved schedule needs config.interleave >= 2");
@@ -838,8 +877,18 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .dtype = run.dtype,
                                 .seq_len = run.padded_seq_len > 0 ? run.padded_seq_len : run.seq_len,
                                 .mlm_positions = run.mlm_positions};
-  models::Model model =
-      run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo) : models::build_transformer(run.transformer, mo);
+  // A model the row's own figures cannot build (a zoo model asked for more tokens than it has
+  // positions) is a row parasim cannot express: listed with the reason, the others still run.
+  std::optional<models::Model> built_model;
+  try {
+    built_model.emplace(run.zoo_model ? models::build_zoo_model(*run.zoo_model, mo)
+                                      : models::build_transformer(run.transformer, mo));
+  } catch (const InputError& e) {
+    out.run.skip_reason = std::string("the model cannot be built as the row states it: ") + e.what();
+    out.note = "skipped: " + out.run.skip_reason;
+    return out;
+  }
+  models::Model& model = *built_model;
   if (run.fused_loss) models::set_fused_loss(model, true);
   if (run.stated_params > 0) {
     // A shape read wrongly (a field misnamed, an FFN width or vocabulary guessed) shows as a
