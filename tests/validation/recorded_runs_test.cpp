@@ -427,6 +427,20 @@ TEST(RecordedRuns, ReadsCountsInWordsAndVirtualStagesByOtherNames) {
   EXPECT_FALSE(out.scored);
 }
 
+TEST(RecordedRuns, SaysWhenTheRunsNodesAreNotThePresetsSize) {
+  nlohmann::json four = megatron_row();
+  four["hardware"]["gpus_per_node"] = 4;  // 16 GPUs on 4-GPU nodes, projected on dgx-a100's 8-GPU nodes
+  const RunOutcome out = evaluate_run(parse_runs(file_of({four}), "runs.json").runs[0], {});
+  EXPECT_TRUE(out.scored);
+  EXPECT_NE(std::find(out.run.caveats.begin(), out.run.caveats.end(),
+                      "hardware.gpus_per_node 4: dgx-a100 nodes hold 8 GPUs, and the run's GPUs fill them in order "
+                      "(its intra- and inter-node groups are not the measured run's)"),
+            out.run.caveats.end());
+  const RunOutcome eight = evaluate_run(parse_runs(file_of({megatron_row()}), "runs.json").runs[0], {});
+  EXPECT_TRUE(std::none_of(eight.run.caveats.begin(), eight.run.caveats.end(),
+                           [](const std::string& c) { return c.starts_with("hardware.gpus_per_node"); }));
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

@@ -906,6 +906,14 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
   const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
   out.device_kind = cluster.device_kinds().front();
+  // A run on nodes of another size than the preset's (4 A100s a node on Perlmutter or Polaris):
+  // its GPUs fill the preset's nodes in order, so groups that span its nodes span fewer here.
+  if (const int per_node = cluster.max_devices_per_node();
+      per_node != run.gpus_per_node && (run.gpus > run.gpus_per_node || run.gpus_per_node > per_node))
+    out.run.caveats.push_back("hardware.gpus_per_node " + std::to_string(run.gpus_per_node) + ": " + run.preset +
+                              " nodes hold " + std::to_string(per_node) +
+                              " GPUs, and the run's GPUs fill them in order "
+                              "(its intra- and inter-node groups are not the measured run's)");
   auto project = [&](const strategies::Strategy& strategy, profiler::AttentionKernel attention) {
     profiler::RooflineCostModel costs;
     costs.set_kernel_factors(options.calibration.kernels);
