@@ -354,20 +354,17 @@ void read_config(RecordedRun& r, const JsonField& c) {
   auto k = optional_count(c, "micro_batches_per_step");
   auto gb = optional_count(c, "global_batch");
   if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
-    // A count of what a step trains on, in words ("1,536 sequences (3.1M tokens)").
+    // A count of what a step trains on, in words ("1,536 sequences (3.1M tokens)"); else a batch
+    // in tokens: sequences of the run's sequence length (config.seq_len, else the model's).
+    std::int64_t seq = r.seq_len;
+    if (auto s = c.find("seq_len"); s && s->raw().is_number_integer()) seq = s->as_int(1, 1 << 24);
+    std::string reading;
     if (const std::int64_t n =
             leading_count_of(text, {"sequences", "sequence", "seqs", "samples", "sample", "images", "examples"});
         n > 0) {
       gb = n;
       r.caveats.push_back("global batch \"" + text + "\" read as " + std::to_string(n) + " samples");
-    }
-  }
-  if (const std::string text = optional_text(c, "global_batch"); !gb && !text.empty()) {
-    // A batch in tokens: sequences of the run's sequence length (config.seq_len, else the model's).
-    std::int64_t seq = r.seq_len;
-    if (auto s = c.find("seq_len"); s && s->raw().is_number_integer()) seq = s->as_int(1, 1 << 24);
-    std::string reading;
-    if (const std::int64_t sequences = sequences_in_tokens(text, seq, reading); sequences > 0) {
+    } else if (const std::int64_t sequences = sequences_in_tokens(text, seq, reading); sequences > 0) {
       gb = sequences;
       r.caveats.push_back("global batch \"" + text + "\" read as " + reading + " = " + std::to_string(sequences) +
                           " sequences of " + std::to_string(seq));
@@ -594,10 +591,9 @@ void read_config(RecordedRun& r, const JsonField& c) {
   const std::string loss = lower(optional_text(c, "loss"));
   r.fused_loss = contains(loss, "fused") && !contains(loss, "unfused");
 
-  // Fused attention kernels (FlashAttention, cuDNN/FMHA fused MHA) never write the score matrix.
-  // Attention kernels by the words tables use: FlashAttention and its kin (PyTorch's SDPA picks a
-  // fused kernel on the GPUs parasim models; cuDNN's, Transformer Engine's, xFormers') are fused;
-  // "eager", "naive", "math" and "standard" attention keep the score matrix in memory.
+  // Fused attention kernels never write the score matrix. By the words tables use: FlashAttention
+  // and its kin (PyTorch's SDPA picks a fused kernel on the GPUs parasim models; cuDNN's,
+  // Transformer Engine's, xFormers') are fused; "eager", "naive", "math" and "standard" are not.
   const std::string attention = optional_text(c, "attention");
   const auto any_of_words = [&](std::initializer_list<const char*> words) {
     return std::any_of(words.begin(), words.end(), [&](const char* w) { return contains(attention, w); });
@@ -663,11 +659,6 @@ void read_measured(RecordedRun& r, const JsonField& row) {
       word.clear();
     }
   }
-  const auto has = [&](std::initializer_list<const char*> any) {
-    return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
-      return std::any_of(any.begin(), any.end(), [&](const char* a) { return w == a; });
-    });
-  };
   // A rate per GPU (vendor tables: tokens/s/GPU) is the rate of all `gpus` of the run: "per gpu".
   std::string rate_value = "measured.value";
   for (std::size_t i = 0; i + 1 < words.size(); ++i)
@@ -682,34 +673,29 @@ void read_measured(RecordedRun& r, const JsonField& row) {
   static const std::vector<std::string> kSamples{"sequences", "sequence", "seqs", "samples", "sample",
                                                  "images",    "image",    "img",  "imgs",    "examples"};
   static const std::vector<std::string> kTokens{"tokens", "token", "tok", "toks"};
-  const auto counted = [&](const std::string& w) {
-    return std::find(kSamples.begin(), kSamples.end(), w) != kSamples.end() ||
-           std::find(kTokens.begin(), kTokens.end(), w) != kTokens.end();
+  static const std::vector<std::string> kStep{"step", "iteration", "iter", "batch"};
+  const auto in = [](const std::vector<std::string>& set, const std::string& w) {
+    return std::find(set.begin(), set.end(), w) != set.end();
+  };
+  const auto names_any = [&](const std::vector<std::string>& set) {
+    return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return in(set, w); });
   };
   const bool per_second = [&] {
     for (std::size_t i = 0; i + 1 < words.size(); ++i)
-      if (words[i + 1] == "s" && (words[i] == "per" || counted(words[i]))) return true;
+      if (words[i + 1] == "s" && (words[i] == "per" || in(kSamples, words[i]) || in(kTokens, words[i]))) return true;
     return false;
   }();
-  const bool per_step = has({"step", "iteration", "iter", "batch"});
+  const bool per_step = names_any(kStep);
   const bool in_ms = !words.empty() && (words.back() == "ms" || words.front() == "ms");
   const bool in_s = !words.empty() && (words.back() == "s" || words.front() == "s");
   if (!per_second && per_step && (in_ms || in_s)) {
     r.measured_step_s = in_ms ? value * 1e-3 : value;
     r.measured_from = "measured.value (" + metric + ")";
-  } else if (per_second &&
-             std::any_of(words.begin(), words.end(),
-                         [&](const std::string& w) {
-                           return std::find(kSamples.begin(), kSamples.end(), w) != kSamples.end();
-                         }) &&
-             r.global_batch > 0) {
+  } else if (per_second && names_any(kSamples) && r.global_batch > 0) {
     r.measured_step_s = static_cast<double>(r.global_batch) / value;
     r.measured_from = "global_batch / " + rate_value + " (" + metric + ")";
-  } else if (per_second &&
-             std::any_of(
-                 words.begin(), words.end(),
-                 [&](const std::string& w) { return std::find(kTokens.begin(), kTokens.end(), w) != kTokens.end(); }) &&
-             r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 && !variable_length(row)) {
+  } else if (per_second && names_any(kTokens) && r.global_batch > 0 && r.seq_len > 0 && r.padded_seq_len == 0 &&
+             !variable_length(row)) {
     // Every sample is seq_len tokens (pretraining packs them): tokens per step / tokens per second.
     r.measured_step_s = static_cast<double>(r.global_batch * r.seq_len) / value;
     r.measured_from = "global_batch x seq_len / " + rate_value + " (" + metric + ")";
