@@ -441,6 +441,37 @@ TEST(RecordedRuns, SaysWhenTheRunsNodesAreNotThePresetsSize) {
                            [](const std::string& c) { return c.starts_with("hardware.gpus_per_node"); }));
 }
 
+// A transformer's shape under Megatron-LM's argument names or a Hugging Face config's builds the
+// same model as under this schema's; missing under every name, the error names this schema's.
+TEST(RecordedRuns, ReadsAShapeUnderMegatronOrHuggingFaceNames) {
+  nlohmann::json megatron = megatron_row();
+  megatron["id"] = "megatron";
+  megatron["model"] = {
+      {"num_layers", 2},           {"hidden_size", 256},      {"num_attention_heads", 4}, {"num_query_groups", 2},
+      {"padded_vocab_size", 1000}, {"ffn_hidden_size", 1024}, {"seq_length", 128},        {"arch", "GPT"}};
+  nlohmann::json hf = megatron_row();
+  hf["id"] = "hf";
+  hf["model"] = {{"n_layer", 2},       {"n_embd", 256},   {"n_head", 4},    {"num_key_value_heads", 2},
+                 {"vocab_size", 1000}, {"n_inner", 1024}, {"seq_len", 128}, {"arch", "GPT"}};
+  nlohmann::json ours = megatron_row();
+  ours["id"] = "ours";
+  ours["model"]["kv_heads"] = 2;
+  const RunsFile f = parse_runs(file_of({megatron, hf, ours}), "runs.json");
+  for (const RecordedRun& r : f.runs) {
+    EXPECT_EQ(r.skip_reason, "") << r.id;
+    EXPECT_EQ(r.transformer.layers, 2) << r.id;
+    EXPECT_EQ(r.transformer.hidden, 256) << r.id;
+    EXPECT_EQ(r.transformer.heads, 4) << r.id;
+    EXPECT_EQ(r.transformer.kv_heads, 2) << r.id;
+    EXPECT_EQ(r.transformer.vocab, 1000) << r.id;
+    EXPECT_EQ(r.transformer.ffn, 1024) << r.id;
+    EXPECT_EQ(r.transformer.seq_len, 128) << r.id;
+  }
+  nlohmann::json none = megatron_row();
+  none["model"].erase("layers");
+  EXPECT_EQ(error_of(file_of({none})), "runs.json: $.rows[0].model: missing required field \"layers\"");
+}
+
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
   nlohmann::json unknown_micro = megatron_row();
   unknown_micro["id"] = "a";

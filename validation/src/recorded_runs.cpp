@@ -209,20 +209,38 @@ void read_model(RecordedRun& r, const JsonField& m) {
     if (auto s = m.find("seq_len"); s && s->raw().is_number_integer()) r.seq_len = s->as_int(1, 1 << 24);
     return;
   }
+  // A shape field under its name here or the names Megatron-LM's arguments and Hugging Face
+  // configs give it ("num_layers", "hidden_size", "n_head"...); absent under all, the error names
+  // this schema's field.
+  const auto field = [&](const char* key, std::initializer_list<const char*> aliases) -> JsonField {
+    if (!m.has(key))
+      for (const char* alias : aliases)
+        if (m.has(alias)) return m.at(alias);
+    return m.at(key);
+  };
+  const auto maybe = [&](const char* key, std::initializer_list<const char*> aliases) -> std::optional<JsonField> {
+    if (m.has(key)) return m.at(key);
+    for (const char* alias : aliases)
+      if (m.has(alias)) return m.at(alias);
+    return std::nullopt;
+  };
   models::TransformerConfig& t = r.transformer;
   t.name = r.id;
-  t.layers = m.at("layers").as_int(1, 100000);
-  t.hidden = m.at("hidden").as_int(1, 1 << 20);
-  t.heads = m.at("heads").as_int(1, 1 << 16);
-  if (t.hidden % t.heads != 0) m.at("heads").fail("a divisor of hidden (" + std::to_string(t.hidden) + ")");
-  t.vocab = m.at("vocab").as_int(1, std::int64_t{1} << 24);
-  t.ffn = m.has("ffn") ? m.at("ffn").as_int(1, std::int64_t{1} << 24) : 4 * t.hidden;
-  t.seq_len = m.at("seq_len").as_int(1, 1 << 24);
+  t.layers = field("layers", {"num_layers", "num_hidden_layers", "n_layer"}).as_int(1, 100000);
+  t.hidden = field("hidden", {"hidden_size", "d_model", "n_embd"}).as_int(1, 1 << 20);
+  const JsonField heads = field("heads", {"num_attention_heads", "n_head", "n_heads"});
+  t.heads = heads.as_int(1, 1 << 16);
+  if (t.hidden % t.heads != 0) heads.fail("a divisor of hidden (" + std::to_string(t.hidden) + ")");
+  t.vocab = field("vocab", {"vocab_size", "padded_vocab_size"}).as_int(1, std::int64_t{1} << 24);
+  const auto ffn = maybe("ffn", {"ffn_hidden_size", "intermediate_size", "n_inner", "d_ff"});
+  t.ffn = ffn ? ffn->as_int(1, std::int64_t{1} << 24) : 4 * t.hidden;
+  t.seq_len = field("seq_len", {"seq_length", "sequence_length"}).as_int(1, 1 << 24);
   t.max_positions = t.seq_len;
   r.seq_len = t.seq_len;
   // The blocks, from model.kv_heads and keywords of model.arch (docs/fidelity.md lists them).
   const std::string arch = optional_text(m, "arch");
-  if (auto kv = m.find("kv_heads"); kv && !kv->raw().is_null()) {
+  if (auto kv = maybe("kv_heads", {"num_key_value_heads", "num_query_groups", "n_kv_heads"});
+      kv && !kv->raw().is_null()) {
     t.kv_heads = kv->as_int(1, t.heads);
     if (t.heads % t.kv_heads != 0) kv->fail("a divisor of heads (" + std::to_string(t.heads) + ")");
   }
