@@ -67,9 +67,6 @@ Calibration to_calibration(const Layout& layout, const Params& p) {
   return c;
 }
 
-// A calibration corrects a model, it does not replace it: factors stay within [1/3, 3].
-constexpr double kMinFactor = 1.0 / 3.0, kMaxFactor = 3.0;
-
 double step(const Param& q) { return q.which == Which::Overhead ? 10.0 : 0.05; }
 
 // fn(0) .. fn(n - 1) on up to `threads` threads. Each call writes only its own slot, so results do
@@ -206,9 +203,11 @@ class Fitter {
     return d;
   }
 
-  double lower(std::size_t i) const { return layout_.params[i].which == Which::Overhead ? 0.0 : std::log(kMinFactor); }
+  double lower(std::size_t i) const {
+    return layout_.params[i].which == Which::Overhead ? 0.0 : std::log(kMinCalibrationFactor);
+  }
   double upper(std::size_t i) const {
-    return layout_.params[i].which == Which::Overhead ? 60000.0 : std::log(kMaxFactor);
+    return layout_.params[i].which == Which::Overhead ? 60000.0 : std::log(kMaxCalibrationFactor);
   }
 
   Params clamp(Params p) const {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 
+#include "parasim/common/calibration.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/median.hpp"
@@ -16,14 +17,12 @@ namespace parasim::validation {
 
 namespace {
 
-// A calibration corrects a model, it does not replace it: the bounds of the other fits.
-constexpr double kMinFactor = 1.0 / 3.0, kMaxFactor = 3.0;
 // scripts/gpu_microbench.py copies 256 Mi fp32 values (read and written) before it recorded
 // copy_bytes: what a file without the field moved.
 constexpr double kScriptCopyBytes = 2.0 * 4.0 * 256.0 * 1024 * 1024;
 
 double clamp_factor(double f, bool& at_bound) {
-  const double c = std::clamp(f, kMinFactor, kMaxFactor);
+  const double c = std::clamp(f, kMinCalibrationFactor, kMaxCalibrationFactor);
   at_bound = c != f;
   return c;
 }

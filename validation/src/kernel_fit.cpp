@@ -5,6 +5,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "parasim/common/calibration.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/models/zoo.hpp"
 #include "parasim/profiler/roofline.hpp"
@@ -13,8 +14,7 @@ namespace parasim::validation {
 
 namespace {
 
-// A calibration corrects a model, it does not replace it: the same bounds as the runs fit.
-const double kLogMin = std::log(1.0 / 3.0), kLogMax = std::log(3.0);
+const double kLogMin = std::log(kMinCalibrationFactor), kLogMax = std::log(kMaxCalibrationFactor);
 
 std::vector<PhaseSample> price_profile(const ProfileInput& in, std::size_t index, std::int64_t& unmatched) {
   const profiler::Profile& p = in.profile;

@@ -75,13 +75,20 @@ std::optional<bool> yes_no(const std::string& text) {
   return std::nullopt;
 }
 
+/// The digits of the number `text` starts with, commas aside ("1,536 ..." -> "1536"); `end` is
+/// where the number stops.
+std::string leading_digits(const std::string& text, std::size_t& end) {
+  std::string digits;
+  for (end = 0; end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == ','); ++end)
+    if (text[end] != ',') digits += text[end];
+  return digits;
+}
+
 /// A text that starts with a count (digits and commas) followed by one of `units` ("16 stages",
 /// "1,536 sequences"): the count; 0 otherwise. A unit glued to the digits ("16M") is not a count.
 std::int64_t leading_count_of(const std::string& text, std::initializer_list<const char*> units) {
-  std::string digits;
   std::size_t i = 0;
-  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == ','); ++i)
-    if (text[i] != ',') digits += text[i];
+  const std::string digits = leading_digits(text, i);
   if (digits.empty() || digits.size() > 12 || i >= text.size() || text[i] != ' ') return 0;
   std::string word;
   for (++i; i < text.size() && std::isalpha(static_cast<unsigned char>(text[i])); ++i)
@@ -97,10 +104,8 @@ std::int64_t leading_count_of(const std::string& text, std::initializer_list<con
 /// tokens are powers of two times the sequence length: Llama 3's "16M" is 2^24), else decimal.
 std::int64_t sequences_in_tokens(const std::string& text, std::int64_t seq_len, std::string& reading) {
   if (seq_len <= 0 || !contains(text, "token")) return 0;
-  std::string digits;
   std::size_t i = 0;
-  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == ','); ++i)
-    if (text[i] != ',') digits += text[i];
+  const std::string digits = leading_digits(text, i);
   if (digits.empty() || digits.size() > 12) return 0;
   const std::int64_t count = std::stoll(digits);
   int power = 0;
@@ -212,17 +217,15 @@ void read_model(RecordedRun& r, const JsonField& m) {
   // A shape field under its name here or the names Megatron-LM's arguments and Hugging Face
   // configs give it ("num_layers", "hidden_size", "n_head"...); absent under all, the error names
   // this schema's field.
-  const auto field = [&](const char* key, std::initializer_list<const char*> aliases) -> JsonField {
-    if (!m.has(key))
-      for (const char* alias : aliases)
-        if (m.has(alias)) return m.at(alias);
-    return m.at(key);
-  };
   const auto maybe = [&](const char* key, std::initializer_list<const char*> aliases) -> std::optional<JsonField> {
     if (m.has(key)) return m.at(key);
     for (const char* alias : aliases)
       if (m.has(alias)) return m.at(alias);
     return std::nullopt;
+  };
+  const auto field = [&](const char* key, std::initializer_list<const char*> aliases) -> JsonField {
+    if (auto f = maybe(key, aliases)) return *f;
+    return m.at(key);  // InputError naming this schema's field
   };
   models::TransformerConfig& t = r.transformer;
   t.name = r.id;

@@ -29,6 +29,10 @@ struct KernelFactors {
   bool operator==(const KernelFactors&) const = default;
 };
 
+/// Every fitted kernel and link factor stays within these: a calibration corrects the model, it
+/// does not replace it (parasim calibrate's runs, profile and microbenchmark fits alike).
+inline constexpr double kMinCalibrationFactor = 1.0 / 3.0, kMaxCalibrationFactor = 3.0;
+
 struct Calibration {
   /// By device kind ("A100-SXM4-80GB"). The key "*" (parasim.calibration/1 files, fitted before
   /// factors were per kind) applies to every kind without an entry of its own.
