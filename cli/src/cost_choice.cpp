@@ -78,8 +78,9 @@ CostChoice choose_cost_source(const std::string& profile, const std::string& tra
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix) {
   cmd.add_option("--attention", k.attention,
                  prefix +
-                     "GPU attention kernels: unfused (score matrix in memory, as eager frameworks) or flash "
-                     "(fused, FlashAttention-2)")
+                     "GPU attention kernels: unfused (score matrix in memory, as eager frameworks), flash "
+                     "(fused, the GPU's own: FlashAttention-3/cuDNN on Hopper+, FlashAttention-2 on Ampere) or "
+                     "flash2 (FlashAttention-2-generation kernels: FlashAttention-2, Triton, xFormers)")
       ->capture_default_str();
   cmd.add_option("--fp32-math", k.fp32_math,
                  prefix +
@@ -136,7 +137,7 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
                            models::DType dtype) {
   profiler::CostModel& costs = *choice.costs;
   const auto kernel = profiler::parse_attention_kernel(kernels.attention);
-  if (!kernel) throw InputError("--attention: expected unfused or flash, found \"" + kernels.attention + "\"");
+  if (!kernel) throw InputError("--attention: expected unfused, flash or flash2, found \"" + kernels.attention + "\"");
   const auto math = profiler::parse_fp32_math(kernels.fp32_math);
   if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + kernels.fp32_math + "\"");
   const auto layout = profiler::parse_conv_layout(kernels.conv_layout);

@@ -49,6 +49,89 @@ constexpr const char* kHopperUnalignedSource =
     "measured by parasim on an H200 (cutlass_75 s1688 align1 fallback, bf16 linear layers to 50257 outputs; "
     "reports/validation/microbench-h200-sxm-141gb.json)";
 
+// Fused attention, in TFLOP/s at head dim 128, bf16, on an H100 80GB SXM5 (peak 989), by key length
+// 512, 1k, 2k, 4k, 8k, 16k: Shah et al., "FlashAttention-3" (arXiv 2407.08608), Figures 5 and 6
+// (forward without and with a causal mask, backward without). FLOPs as flash-attention counts them
+// (causal: half). Hopper-native kernels: cuDNN's (what Transformer Engine and PyTorch's SDPA run;
+// FlashAttention-3 itself is within 1-8% of them at 2k and up); FlashAttention-2 stands for the
+// Ampere-generation kernels on Hopper.
+constexpr double kH100Peak16 = 989.0;
+constexpr double kAttentionLengths[] = {512, 1024, 2048, 4096, 8192, 16384};
+constexpr double kCudnnForward[] = {497, 574, 617, 609, 600, 595};
+constexpr double kCudnnForwardCausal[] = {315, 410, 484, 518, 529, 539};
+constexpr double kCudnnBackward[] = {305, 408, 465, 499, 518, 516};
+constexpr double kFa2H100Forward[] = {309, 350, 362, 368, 370, 370};
+constexpr double kFa2H100ForwardCausal[] = {191, 260, 298, 319, 333, 335};
+constexpr double kFa2H100Backward[] = {214, 260, 291, 310, 318, 322};
+// Head dim 64 against 128 at 2k (the same paper's head-dim-64 figures): cuDNN forward 395 / 617,
+// backward 395 / 465; FlashAttention-2 forward 318 / 362, backward 264 / 291.
+constexpr const char* kFa3PaperSource =
+    "Shah et al., FlashAttention-3 (arXiv 2407.08608), Figs. 5-6: H100 SXM5 bf16, head dim 64 and 128";
+// FlashAttention-2 on an A100: forward at 60% of peak without a mask, the middle of the 50-73% of
+// Dao, "FlashAttention-2" (arXiv 2307.08691), abstract; with a causal mask 80% of that at 1k and 85%
+// at 4k (liangan1/GPU_travel performance/flash-attn/README.md: FA2 on an A100 80GB, 143.7 / 179.1
+// and 156.3 / 184.0 TFLOP/s). The backward at 50% (assumed: the paper reports it below the
+// forward), and the length and head-dim shape of FlashAttention-2 on the H100 above (assumed).
+constexpr double kA100Fa2Forward = 0.60, kA100Fa2Backward = 0.50;
+constexpr double kA100Fa2CausalAt1k = 143.7 / 179.1, kA100Fa2CausalAt4k = 156.3 / 184.0;
+
+using Curve = std::vector<std::pair<double, double>>;
+// `tflops` over the lengths, as fractions of `peak` times `scale`.
+Curve attention_curve(const double (&tflops)[6], double peak, double scale = 1.0) {
+  Curve c;
+  for (std::size_t i = 0; i < 6; ++i) c.emplace_back(kAttentionLengths[i], tflops[i] / peak * scale);
+  return c;
+}
+double at_length(const Curve& c, double keys) {
+  if (c.empty()) return 0;
+  const double x = std::log2(std::max(keys, 1.0));
+  if (x <= std::log2(c.front().first)) return c.front().second;
+  for (std::size_t i = 1; i < c.size(); ++i) {
+    const double x1 = std::log2(c[i].first);
+    if (x <= x1) {
+      const double x0 = std::log2(c[i - 1].first);
+      return c[i - 1].second + (c[i].second - c[i - 1].second) * (x - x0) / (x1 - x0);
+    }
+  }
+  return c.back().second;
+}
+
+AttentionRates hopper_native_attention() {
+  return {attention_curve(kCudnnForward, kH100Peak16),
+          attention_curve(kCudnnForwardCausal, kH100Peak16),
+          attention_curve(kCudnnBackward, kH100Peak16),
+          395.0 / 617.0,
+          395.0 / 465.0,
+          std::string(kFa3PaperSource) + ", cuDNN"};
+}
+AttentionRates fa2_on_hopper_attention() {
+  return {attention_curve(kFa2H100Forward, kH100Peak16),
+          attention_curve(kFa2H100ForwardCausal, kH100Peak16),
+          attention_curve(kFa2H100Backward, kH100Peak16),
+          318.0 / 362.0,
+          264.0 / 291.0,
+          std::string(kFa3PaperSource) + ", FlashAttention-2"};
+}
+AttentionRates fa2_on_ampere_attention() {
+  // The H100 FlashAttention-2 curves, rescaled to the A100's rates at 2k.
+  const double forward = kA100Fa2Forward / (kFa2H100Forward[2] / kH100Peak16);
+  const double backward = kA100Fa2Backward / (kFa2H100Backward[2] / kH100Peak16);
+  const Curve noncausal = attention_curve(kFa2H100Forward, kH100Peak16, forward);
+  Curve causal;
+  for (const auto& [len, rate] : noncausal) {
+    const double x = std::clamp((std::log2(len) - 10) / 2, 0.0, 1.0);  // 1k -> 4k
+    causal.emplace_back(len, rate * (kA100Fa2CausalAt1k + (kA100Fa2CausalAt4k - kA100Fa2CausalAt1k) * x));
+  }
+  return {noncausal,
+          causal,
+          attention_curve(kFa2H100Backward, kH100Peak16, backward),
+          318.0 / 362.0,
+          264.0 / 291.0,
+          "FlashAttention-2 on an A100: forward 60% of peak (Dao, arXiv 2307.08691: 50-73%), causal 80-85% of "
+          "that (liangan1/GPU_travel, A100 80GB), backward 50% (assumed); lengths and head dims shaped as on "
+          "the H100 (assumed)"};
+}
+
 std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
   char buf[160];
   std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
@@ -75,6 +158,16 @@ double KernelModel::hbm_fraction(double bytes) const {
     }
   }
   return hbm_curve.back().second;
+}
+
+double AttentionRates::fraction(bool is_backward, double keys, double head_dim, bool causal) const {
+  const double forward_rate = at_length(forward, keys);
+  double f = is_backward ? at_length(backward, keys) : forward_rate;
+  if (causal && forward_rate > 0) f *= at_length(forward_causal, keys) / forward_rate;
+  const double at_64 = is_backward ? head_dim_64_backward : head_dim_64_forward;
+  if (head_dim <= 64) f *= at_64;
+  else if (head_dim < 128) f *= at_64 + (1 - at_64) * (head_dim - 64) / 64;
+  return f;
 }
 
 double KernelModel::memory_time_ns(double bytes) const {
@@ -175,6 +268,21 @@ KernelModel kernel_model(const DeviceSpec& spec) {
   // CTA tiles of the CUTLASS/cuBLAS kernel families; smaller tiles reuse each loaded element fewer
   // times, so they run below the best-shape rate (assumed 0.9 and 0.75).
   k.tiles = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 1.0}, {128, 64, 0.9}, {64, 128, 0.9}, {64, 64, 0.75}};
+  // Fused attention: Hopper's measured kernels on Hopper (Blackwell borrows them, said so); the
+  // A100's FlashAttention-2 on Ampere and, for want of a kernel of their own, on older GPUs.
+  if (spec.arch == "hopper" || blackwell) {
+    k.native_attention = hopper_native_attention();
+    k.ampere_attention = fa2_on_hopper_attention();
+    if (blackwell) {
+      k.native_attention.source = "assumed: Hopper's (" + k.native_attention.source + "); no Blackwell figure found";
+      k.ampere_attention.source = "assumed: Hopper's (" + k.ampere_attention.source + ")";
+    }
+  } else {
+    k.native_attention = k.ampere_attention = fa2_on_ampere_attention();
+    if (spec.arch != "ampere")
+      k.native_attention.source = k.ampere_attention.source =
+          "assumed: the A100's (FlashAttention needs Ampere or newer): " + k.ampere_attention.source;
+  }
   return k;
 }
 
@@ -223,6 +331,16 @@ std::vector<KernelModelFigure> kernel_model_figures(const KernelModel& k) {
   for (const auto& [bytes, fraction] : k.hbm_curve)
     curve += (curve.empty() ? "" : ", ") + format("%g%% at %g MB", 100 * fraction, bytes / 1e6);
   rows.push_back({"achievable HBM by bytes per kernel", curve, kCalculonHbmSource});
+  const auto attention_row = [&](const char* what, const AttentionRates& a) {
+    rows.push_back({what,
+                    format("forward %.1f%% (causal %.1f%%), backward %.1f%% of peak at 2k keys, head dim 128",
+                           100 * a.fraction(false, 2048, 128, false), 100 * a.fraction(false, 2048, 128, true),
+                           100 * a.fraction(true, 2048, 128, false)),
+                    a.source});
+  };
+  attention_row("fused attention (--attention flash)", k.native_attention);
+  if (s.arch_at_least("hopper"))
+    attention_row("FlashAttention-2-class attention (--attention flash2)", k.ampere_attention);
   rows.push_back({"GEMM fill and tail", format("%g us", k.kernel_fill_ns / 1e3), "assumed"});
   rows.push_back({"kernel launch", format("%g us", k.launch_overhead_ns / 1e3),
                   "assumed: eager framework dispatch plus cudaLaunchKernel"});

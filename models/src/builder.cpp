@@ -193,11 +193,12 @@ OpId ModelBuilder::batched_matmul(const std::string& name, OpId a, OpId b) {
 }
 
 OpId ModelBuilder::attention(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads,
-                             double dropout) {
+                             double dropout, bool causal) {
   Op op = make_op(OpKind::Attention, name);
   op.attrs.heads = heads;
   op.attrs.kv_heads = kv_heads;
   op.attrs.p = dropout;
+  op.attrs.causal = causal;
   return add_op(std::move(op), {qkv});
 }
 

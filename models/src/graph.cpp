@@ -137,7 +137,7 @@ class AttrText {
   std::string s_;
 };
 
-std::string cost_relevant_attrs(const Op& op) {
+std::string cost_relevant_attrs(const Op& op, bool mark_causal = true) {
   const OpAttrs& a = op.attrs;
   AttrText s;
   auto window = [&] {
@@ -162,6 +162,7 @@ std::string cost_relevant_attrs(const Op& op) {
     case OpKind::Attention:
       s << "heads=" << a.heads << ",additive=" << a.additive;
       if (a.kv_heads != 0) s << ",kv_heads=" << a.kv_heads;  // absent for MHA: old profiles' keys stay valid
+      if (a.causal && mark_causal) s << ",causal=1";         // fused kernels skip the masked half
       break;
     case OpKind::Experts:
       s << "experts=" << a.experts << ",top_k=" << a.top_k << ",gated=" << a.gated << ",cf=" << a.capacity_factor;
@@ -178,27 +179,31 @@ std::string cost_relevant_attrs(const Op& op) {
   return std::move(s).str();
 }
 
-}  // namespace
-
-std::string Op::signature() const {
+std::string signature_of(const Op& op, bool mark_causal) {
   std::string s;
   s.reserve(160);  // most signatures fit: one allocation
-  s += to_string(kind);
+  s += to_string(op.kind);
   s += '|';
-  s += to_string(dtype);
+  s += to_string(op.dtype);
   s += '|';
-  for (std::size_t i = 0; i < input_shapes.size(); ++i) {
+  for (std::size_t i = 0; i < op.input_shapes.size(); ++i) {
     if (i) s += ";";
-    append_shape(s, input_shapes[i]);
+    append_shape(s, op.input_shapes[i]);
   }
   s += '|';
-  append_shape(s, output_shape);
+  append_shape(s, op.output_shape);
   s += '|';
-  s += cost_relevant_attrs(*this);
+  s += cost_relevant_attrs(op, mark_causal);
   // An op fed by the model input skips its data gradient: its backward costs less.
-  if (macs_fwd > 0 && macs_bwd_data == 0) s += "|no_dgrad";
+  if (op.macs_fwd > 0 && op.macs_bwd_data == 0) s += "|no_dgrad";
   return s;
 }
+
+}  // namespace
+
+std::string Op::signature() const { return signature_of(*this, true); }
+
+std::string Op::signature_unmasked() const { return signature_of(*this, false); }
 
 // ------------------------------------------------------------------ model accessors
 

@@ -127,6 +127,7 @@ void read_bert(const Reader& r, TransformerConfig& c) {
   c.mlp = r.activation("hidden_act", "gelu", false);
   c.pre_layer_norm = false;
   c.mlm_head = true;  // BertForMaskedLM, the pre-training model
+  c.causal = false;   // a bidirectional encoder
   c.dataset = "wikipedia";
   r.number("layer_norm_eps");
 }

@@ -52,7 +52,9 @@ nlohmann::json attrs_json(const Op& op) {
     else if (key == "num_sampled") j[key] = a.num_sampled;
     else if (key == "heads") j[key] = a.heads;
     else if (key == "additive") j[key] = a.additive;
-    else if (key == "axis") j[key] = a.axis;
+    else if (key == "causal") {
+      if (a.causal) j[key] = true;  // absent when false: files written before it stay byte-identical
+    } else if (key == "axis") j[key] = a.axis;
     else if (key == "experts") j[key] = a.experts;
     else if (key == "top_k") j[key] = a.top_k;
     else if (key == "expert_width") j[key] = a.out_features;

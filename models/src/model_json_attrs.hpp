@@ -21,7 +21,7 @@ inline std::vector<std::string> json_attr_names(OpKind kind) {
     case OpKind::Concat: return {"axis"};
     case OpKind::Dropout: return {"p"};
     case OpKind::SampledSoftmax: return {"vocab", "num_sampled"};
-    case OpKind::Attention: return {"heads", "kv_heads", "additive", "p"};
+    case OpKind::Attention: return {"heads", "kv_heads", "additive", "causal", "p"};
     case OpKind::Rotary: return {"heads", "kv_heads"};
     case OpKind::Experts: return {"experts", "top_k", "expert_width", "gated", "capacity_factor"};
     case OpKind::LayerNorm: return {"bias"};

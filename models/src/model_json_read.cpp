@@ -151,6 +151,7 @@ void read_attrs(Record& r) {
       req_int("heads", 1, a.heads);
       opt_int("kv_heads", 1, a.kv_heads);
       opt_bool("additive", a.additive);
+      opt_bool("causal", a.causal);
       if (auto v = f.find("p")) {  // dropout on the attention probabilities
         a.p = v->as_double(0.0, 1.0);
         if (a.p >= 1.0) v->fail("a probability in [0, 1)");

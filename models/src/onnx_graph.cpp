@@ -621,7 +621,8 @@ class Importer {
       if (present(3)) unsupported("Attention with a mask input");
       const std::int64_t heads = attr_int("num_heads", 0);
       const OpId qkv = b_.linear(op_name(".qkv"), x, w.dims[0], w.dims[1], present(2));
-      return set_output(0, b_.attention(op_name(), qkv, heads));
+      // unidirectional = 1: causal (each token attends to those before it).
+      return set_output(0, b_.attention(op_name(), qkv, heads, 0, 0.0, attr_int("unidirectional", 0) != 0));
     }
     if (t == "MultiHeadAttention") {
       if (present(3) || present(4) || present(5)) unsupported("MultiHeadAttention with a bias, mask or past input");

@@ -94,6 +94,7 @@ std::vector<TransformerConfig> presets() {
   bert.type_vocab = 2;
   bert.pre_layer_norm = false;
   bert.mlm_head = true;
+  bert.causal = false;
   bert.dataset = "wikipedia";
   return {gpt2,
           bert,
@@ -204,7 +205,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& o) {
     OpId a = c.pre_layer_norm ? norm(p + ".ln_1", x) : x;
     a = b.linear(p + ".attn.c_attn", a, h, qkv_out, c.linear_bias || c.qkv_bias);
     if (c.positions == PositionKind::Rotary) a = b.rotary(p + ".attn.rotary", a, c.heads, kv);
-    a = b.attention(p + ".attn.core", a, c.heads, kv, c.dropout);
+    a = b.attention(p + ".attn.core", a, c.heads, kv, c.dropout, c.causal);
     a = b.linear(p + ".attn.c_proj", a, attn_out, h, c.linear_bias);
     a = dropout(p + ".attn.dropout", a);
     x = b.residual_add(p + ".add_1", {x, a});

@@ -122,7 +122,9 @@ OpCost ProfileCostModel::cost(const Op& op, const std::string& device_kind, Opti
   double scale = 1.0;
   CostSource source = profile_.source;
   if (same_device) {
-    if (auto it = by_signature_.find(op.signature()); it != by_signature_.end()) {
+    auto it = by_signature_.find(op.signature());
+    if (it == by_signature_.end()) it = by_signature_.find(op.signature_unmasked());  // profiled before `causal`
+    if (it != by_signature_.end()) {
       entry = &profile_.ops[it->second];
     } else if ((entry = scaled_match(op)) != nullptr) {
       scale = static_cast<double>(op_batch(op)) / static_cast<double>(entry->batch);

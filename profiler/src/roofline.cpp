@@ -13,7 +13,14 @@ namespace parasim::profiler {
 using models::Op;
 using models::OpKind;
 
-std::string to_string(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "unfused"; }
+std::string to_string(AttentionKernel a) {
+  switch (a) {
+    case AttentionKernel::Flash: return "flash";
+    case AttentionKernel::Flash2: return "flash2";
+    case AttentionKernel::Unfused: break;
+  }
+  return "unfused";
+}
 
 std::string to_string(Fp32Math m) {
   switch (m) {
@@ -49,6 +56,7 @@ std::optional<MixedPrecision> parse_mixed_precision(std::string_view s) {
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   if (s == "unfused") return AttentionKernel::Unfused;
   if (s == "flash") return AttentionKernel::Flash;
+  if (s == "flash2") return AttentionKernel::Flash2;
   return std::nullopt;
 }
 
@@ -454,9 +462,9 @@ std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes&
   return {};
 }
 
-// FlashAttention-2 on A100 runs its forward at 50-73% of the tensor-core peak (Dao 2023, abstract);
-// the midpoint prices the forward. The backward does 2.5x the forward's FLOPs (five matrix products
-// instead of two, S recomputed) and runs slower; 0.5 is assumed.
+// The rates of fused attention kernels per GPU are the kernel model's (hardware::AttentionRates,
+// with their sources); without one (a datasheet-less GPU) FlashAttention-2 on an A100's: forward at
+// 60% of peak (Dao 2023: 50-73%), backward at 50%.
 constexpr double kFlashForwardFraction = 0.6;
 constexpr double kFlashBackwardFraction = 0.5;
 
@@ -471,20 +479,25 @@ Bytes flash_attention_saved_bytes(const Op& op) {
   return static_cast<Bytes>(std::llround(bytes));
 }
 
-/// One fused kernel per direction: Q, K, V (and O, dO, dQ, dK, dV backward) cross HBM once.
-double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, models::DType dtype) {
+/// One fused kernel per direction: Q, K, V (and O, dO, dQ, dK, dV backward) cross HBM once. FLOPs
+/// as flash-attention counts them: a causal self-attention computes half the score matrix (the
+/// kernels skip the masked blocks; the rates are measured on that count), the backward 2.5 times
+/// the forward (five matrix products instead of two, S recomputed).
+double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, models::DType dtype,
+                          hardware::FusedAttention kernels) {
   const AttentionDims a = attention_dims(op);
   const double s = models::dtype_size(op.dtype);
-  const double fwd_flops = 2.0 * (a.batch * a.tq * a.tk * a.d + a.batch * a.tq * a.tk * a.dv);
+  const bool causal = op.attrs.causal && a.tq == a.tk;
+  const double fwd_flops = 2.0 * (a.batch * a.tq * a.tk * a.d + a.batch * a.tq * a.tk * a.dv) * (causal ? 0.5 : 1.0);
   const double qkv = a.batch * (a.tq * a.d + a.tk * a.d + a.tk * a.dv) * s, o = a.batch * a.tq * a.dv * s;
   const double peak = d.peak_flops_per_ns(dtype);
-  if (phase == Phase::Forward)
-    return std::max(fwd_flops / (peak * kFlashForwardFraction), (qkv + o) / d.spec.mem_bandwidth.value) +
-           d.launch_overhead_ns;
-  if (phase == Phase::BackwardData)
-    return std::max(2.5 * fwd_flops / (peak * kFlashBackwardFraction), 2 * (qkv + o) / d.spec.mem_bandwidth.value) +
-           d.launch_overhead_ns;
-  return 0;
+  const bool backward = phase == Phase::BackwardData;
+  if (!backward && phase != Phase::Forward) return 0;
+  const double fraction = d.kernels ? d.kernels->attention(kernels).fraction(backward, a.tk, a.d / a.heads, causal)
+                                    : (backward ? kFlashBackwardFraction : kFlashForwardFraction);
+  const double flops = backward ? 2.5 * fwd_flops : fwd_flops;
+  const double bytes = backward ? 2 * (qkv + o) : qkv + o;
+  return std::max(flops / (peak * fraction), bytes / d.spec.mem_bandwidth.value) + d.launch_overhead_ns;
 }
 
 /// FP8 scaling kernels of an FP8 GEMM op's phase (docs/models.md "FP8 matmuls"): forward, the
@@ -680,9 +693,12 @@ void add_autocast_work(const Op& op, Phase phase, std::vector<KernelWork>& work)
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
   const models::DType dtype = compute_dtype(op);
   const KernelFactors factors = kernel_factors(device);
-  if (attention_ == AttentionKernel::Flash && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
-      op_has_phase(op, phase))
-    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype) * factors.matrix));
+  if (attention_ != AttentionKernel::Unfused && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
+      op_has_phase(op, phase)) {
+    const auto kernels =
+        attention_ == AttentionKernel::Flash ? hardware::FusedAttention::Native : hardware::FusedAttention::Ampere;
+    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype, kernels) * factors.matrix));
+  }
   double t = 0;
   const bool tf32_convolutions =
       !device.is_cpu && fp32_math_ != Fp32Math::Fp32 && device.spec.tf32_tflops > device.spec.fp32_tflops;
@@ -716,7 +732,7 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
   OpCost c;
   c.source = CostSource::Roofline;
   for (Phase p : kPhases) c.at(p) = phase_time(op, p, d, opt);
-  if (attention_ == AttentionKernel::Flash && !d.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive)
+  if (attention_ != AttentionKernel::Unfused && !d.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive)
     c.saved_bytes = std::min<Bytes>(op.activation_bytes, flash_attention_saved_bytes(op));
   return c;
 }

@@ -177,7 +177,7 @@ namespace {
 // `parasim clusters show` prints these rows: every number the model uses, each with a source.
 TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   const auto rows = kernel_model_figures(kernel_model(device_spec("a100")));
-  ASSERT_EQ(rows.size(), 13u);
+  ASSERT_EQ(rows.size(), 14u);
   EXPECT_EQ(rows[0].value, "19.5 / 156 / 312 / 312 TFLOP/s");
   EXPECT_EQ(rows[1].value, "2039 GB/s");
   EXPECT_EQ(rows[2].value, "108");
@@ -190,15 +190,19 @@ TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   EXPECT_NE(rows[6].source.find("assumed"), std::string::npos);  // A100 SGEMM on CUDA cores
   EXPECT_EQ(rows[7].value, "256x128, 128x256, 128x128, 128x64 (0.9), 64x128 (0.9), 64x64 (0.75)");
   EXPECT_EQ(rows[9].value, "30% at 0 MB, 60% at 1 MB, 75% at 10 MB, 90% at 100 MB");
-  EXPECT_EQ(rows[11].value, "5 us");
-  EXPECT_EQ(rows[12].quantity, "SMs a running NCCL collective holds");
-  EXPECT_EQ(rows[12].value, "24 ring/tree (the compute it overlaps runs on the rest)");
-  EXPECT_NE(rows[12].source.find("24 coll channels"), std::string::npos);
+  EXPECT_EQ(rows[10].quantity, "fused attention (--attention flash)");
+  EXPECT_EQ(rows[10].value, "forward 60.0% (causal 49.6%), backward 50.0% of peak at 2k keys, head dim 128");
+  EXPECT_NE(rows[10].source.find("liangan1/GPU_travel"), std::string::npos);
+  EXPECT_EQ(rows[12].value, "5 us");
+  EXPECT_EQ(rows[13].quantity, "SMs a running NCCL collective holds");
+  EXPECT_EQ(rows[13].value, "24 ring/tree (the compute it overlaps runs on the rest)");
+  EXPECT_NE(rows[13].source.find("24 coll channels"), std::string::npos);
   for (const auto& r : rows) EXPECT_FALSE(r.source.empty()) << r.quantity;
   // Pascal consumer cards have no tensor cores: no tensor-core rows, and Volta's figure is not shown.
   const auto pascal = kernel_model_figures(kernel_model(device_spec("gtx1080")));
-  EXPECT_EQ(pascal.size(), 10u);
-  EXPECT_EQ(pascal[9].value, "2 ring/tree (the compute it overlaps runs on the rest)");
+  EXPECT_EQ(pascal.size(), 11u);
+  EXPECT_EQ(pascal[10].value, "2 ring/tree (the compute it overlaps runs on the rest)");
+  EXPECT_EQ(pascal[7].source.rfind("assumed: the A100's", 0), 0u);  // no FlashAttention before Ampere
   EXPECT_EQ(pascal[3].quantity, "CUDA-core GEMM, large shapes");
   EXPECT_EQ(pascal[3].value, "90.0% of peak");
   // Volta's fractions are the sustained measurements they cite; Hopper's is parasim's own.
@@ -211,6 +215,38 @@ TEST(KernelModel, FiguresNameEveryNumberWithItsSource) {
   EXPECT_EQ(hopper[3].value, "74.8% of peak");
   EXPECT_EQ(hopper.back().value, "24 ring/tree, 16 NVLS (the compute it overlaps runs on the rest)");
   EXPECT_NE(hopper[3].source.find("measured by parasim on an H200"), std::string::npos);
+  // Hopper's own attention kernels and the FlashAttention-2 generation's, from the FA3 paper.
+  EXPECT_EQ(hopper[12].value, "forward 62.4% (causal 48.9%), backward 47.0% of peak at 2k keys, head dim 128");
+  EXPECT_EQ(hopper[13].quantity, "FlashAttention-2-class attention (--attention flash2)");
+  EXPECT_EQ(hopper[13].value, "forward 36.6% (causal 30.1%), backward 29.4% of peak at 2k keys, head dim 128");
+  EXPECT_NE(hopper[13].source.find("arXiv 2407.08608"), std::string::npos);
+}
+
+// Fused attention rates: the FA3 paper's H100 figures (TFLOP/s over the 989 peak), interpolated in
+// log2 of the key length, clamped past the ends, a causal backward at the forward's causal ratio,
+// head dim 64 at its own ratio and linear in between.
+TEST(KernelModel, AttentionRatesFollowThePublishedCurves) {
+  const KernelModel h100 = kernel_model(device_spec("h100"));
+  const AttentionRates& native = h100.attention(FusedAttention::Native);
+  EXPECT_DOUBLE_EQ(native.fraction(false, 2048, 128, false), 617.0 / 989);
+  EXPECT_DOUBLE_EQ(native.fraction(false, 2048, 128, true), 484.0 / 989);
+  EXPECT_DOUBLE_EQ(native.fraction(true, 2048, 128, false), 465.0 / 989);
+  EXPECT_DOUBLE_EQ(native.fraction(true, 2048, 128, true), 465.0 / 989 * (484.0 / 617));
+  EXPECT_DOUBLE_EQ(native.fraction(false, 2048, 64, false), 395.0 / 989);
+  EXPECT_DOUBLE_EQ(native.fraction(true, 2048, 96, false), 465.0 / 989 * (0.5 * 395.0 / 465 + 0.5));
+  EXPECT_DOUBLE_EQ(native.fraction(false, 2048, 256, false), 617.0 / 989);  // head dim 128 and up: as 128
+  EXPECT_NEAR(native.fraction(false, std::exp2(10.5), 128, false), (574.0 + 617.0) / 2 / 989, 1e-12);
+  EXPECT_DOUBLE_EQ(native.fraction(false, 128, 128, false), 497.0 / 989);     // below 512: 512's
+  EXPECT_DOUBLE_EQ(native.fraction(false, 131072, 128, false), 595.0 / 989);  // past 16k: 16k's
+  const AttentionRates& fa2 = h100.attention(FusedAttention::Ampere);
+  EXPECT_DOUBLE_EQ(fa2.fraction(false, 8192, 128, true), 333.0 / 989);
+  EXPECT_DOUBLE_EQ(fa2.fraction(true, 8192, 64, false), 318.0 / 989 * (264.0 / 291));
+  // On an A100 both names are FlashAttention-2: 60% forward and 50% backward at 2k.
+  const KernelModel a100 = kernel_model(device_spec("a100"));
+  EXPECT_DOUBLE_EQ(a100.attention(FusedAttention::Native).fraction(false, 2048, 128, false), 0.6);
+  EXPECT_DOUBLE_EQ(a100.attention(FusedAttention::Ampere).fraction(true, 2048, 128, false), 0.5);
+  EXPECT_DOUBLE_EQ(a100.attention(FusedAttention::Native).fraction(false, 1024, 128, true),
+                   0.6 * 350.0 / 362 * (143.7 / 179.1));
 }
 
 // Hopper's achievable fraction is what the H200 measured: for each aligned GEMM of at least 0.1

@@ -68,6 +68,19 @@ TEST(Signature, KindDtypeShapesAndRelevantAttrs) {
   EXPECT_EQ(b.op(c1).signature(), "conv2d|fp32|[2, 3, 8, 8]|[2, 4, 8, 8]|k=3x3,s=1x1,p=1x1,d=1x1,g=1,bias=1|no_dgrad");
 }
 
+// A causal self-attention costs less with fused kernels: its own key, and the key profiles taken
+// before the mask was an attribute recorded it under (parasim's kernels compute the whole matrix).
+TEST(Signature, CausalAttentionHasItsOwnKeyAndTheUnmaskedOne) {
+  ModelBuilder b("sig", 2);
+  const OpId qkv = b.input("qkv", {2, 16, 3 * 32});
+  const OpId full = b.attention("full", qkv, 4);
+  const OpId causal = b.attention("causal", qkv, 4, 0, 0.0, /*causal=*/true);
+  EXPECT_EQ(b.op(full).signature(), "attention|fp32|[2, 16, 96]|[2, 16, 32]|heads=4,additive=0|no_dgrad");
+  EXPECT_EQ(b.op(causal).signature(), "attention|fp32|[2, 16, 96]|[2, 16, 32]|heads=4,additive=0,causal=1|no_dgrad");
+  EXPECT_EQ(b.op(causal).signature_unmasked(), b.op(full).signature());
+  EXPECT_EQ(b.op(full).signature_unmasked(), b.op(full).signature());
+}
+
 /// A model assembled by hand (no builder), so tests can make any shape of graph.
 Model hand_graph(const std::string& name, const std::vector<std::string>& ops,
                  const std::vector<std::pair<int, int>>& edges) {

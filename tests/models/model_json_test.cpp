@@ -41,6 +41,24 @@ TEST(ModelJson, EveryZooModelRoundTripsExactly) {
   }
 }
 
+// Decoders' self-attention is causal, BERT's is not; the file says so only where it is.
+TEST(ModelJson, CausalAttentionRoundTripsAndIsWrittenOnlyWhenSet) {
+  for (const auto& [name, causal] : {std::pair{"gpt2", true}, std::pair{"bert_large", false}}) {
+    const Model m = build_zoo_model(name, ModelOptions{.batch = 1});
+    const models::Op& core = m.op(*m.find_op("h.0.attn.core"));
+    EXPECT_EQ(core.attrs.causal, causal) << name;
+    for (const auto& op : model_to_json(m)["ops"]) {
+      if (op["name"] == "h.0.attn.core") {
+        EXPECT_EQ(op["attrs"].contains("causal"), causal) << name;
+      }
+    }
+  }
+  EXPECT_EQ(load_error(doc(R"([{"name": "x", "kind": "input", "output_shape": [1, 8, 12]},
+                                {"name": "a", "kind": "attention", "inputs": ["x"],
+                                 "attrs": {"heads": 2, "causal": 1}}])")),
+            "bad.json: $.ops[1].attrs.causal: expected true or false, found number 1");
+}
+
 TEST(ModelJson, GatherRoundTripsAndNeedsPositions) {
   ModelBuilder b("m", 2);
   b.cross_entropy("loss", b.gather("g", b.linear("h", b.input("x", {2, 8, 4}), 4, 4), 3));

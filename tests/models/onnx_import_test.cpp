@@ -182,6 +182,23 @@ TEST(OnnxImport, TrainingGraphWithoutARecognisedLossIsRefused) {
             "(SoftmaxCrossEntropyLoss or NegativeLogLikelihoodLoss)");
 }
 
+// onnxruntime's fused self-attention: unidirectional = 1 is a causal mask, which fused kernels
+// price at half the work; without it the attention is bidirectional.
+TEST(OnnxImport, OnnxruntimeAttentionReadsItsMask) {
+  for (const std::int64_t unidirectional : {0, 1}) {
+    OnnxGraph g;
+    g.input("x", {std::int64_t{2}, std::int64_t{16}, std::int64_t{32}});
+    g.weight("w", {32, 96});
+    auto& attention = g.node("Attention", "attn", {"x", "w"}, {"y"});
+    attention.set_domain("com.microsoft");
+    OnnxGraph::attr(attention, "num_heads", std::int64_t{4});
+    if (unidirectional) OnnxGraph::attr(attention, "unidirectional", unidirectional);
+    g.output("y");
+    const Model m = load(g, "ort_attention");
+    EXPECT_EQ(m.op(*m.find_op("attn")).attrs.causal, unidirectional == 1);
+  }
+}
+
 TEST(OnnxImport, TorchScopesBecomeBlocks) {
   OnnxGraph g;
   g.input("x", {std::int64_t{2}, std::int64_t{8}});

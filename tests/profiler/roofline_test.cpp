@@ -235,6 +235,29 @@ TEST(Roofline, FlashAttentionKeepsNoScoreMatrix) {
   EXPECT_EQ(roofline.cost(core, "cpu", Optimizer::Sgd).saved_bytes, -1);  // CPUs run the unfused decomposition
 }
 
+// A causal self-attention's fused kernels compute half the score matrix, at the rate measured on
+// that count: 8 x 2048 tokens, 16 heads of 128 (a 2048-wide packed q|k|v), bf16, on an H100.
+TEST(Roofline, FusedCausalAttentionIsHalfTheWorkAtTheCausalRate) {
+  ModelBuilder b("mha", 8, DType::BF16);
+  const auto qkv = b.linear("qkv", b.input("x", {8, 2048, 64}), 64, 3 * 2048);  // a gradient to pass back
+  b.attention("full", qkv, 16);
+  b.attention("causal", qkv, 16, 0, 0.0, /*causal=*/true);
+  const Model m = b.finish();
+  RooflineCostModel roofline;
+  roofline.set_attention_kernel(AttentionKernel::Flash);
+  const double flops = 4.0 * 8 * 2048 * 2048 * 2048;  // 4 x batch x queries x keys x (heads x head dim)
+  const double peak = 989.4e3;                        // FLOP per ns (the datasheet peak)
+  const auto ns = [&](const char* op, Phase p) {
+    return roofline.cost(op_named(m, op), "H100-SXM5-80GB", Optimizer::Adam).at(p);
+  };
+  EXPECT_EQ(ns("full", Phase::Forward), std::llround(flops / (peak * 617 / 989) + 5000));
+  EXPECT_EQ(ns("causal", Phase::Forward), std::llround(flops / 2 / (peak * 484 / 989) + 5000));
+  EXPECT_EQ(ns("causal", Phase::BackwardData), std::llround(2.5 * flops / 2 / (peak * 465 / 989 * 484 / 617) + 5000));
+  // FlashAttention-2's kernels on the same GPU: its own, slower rates.
+  roofline.set_attention_kernel(AttentionKernel::Flash2);
+  EXPECT_EQ(ns("causal", Phase::Forward), std::llround(flops / 2 / (peak * 298 / 989) + 5000));
+}
+
 // A linear layer's three GEMMs on row-major tensors: every stride is in or out, never the token
 // count; on an H200 a 768 -> 50257 head (GPT-2's vocabulary) runs all three at cuBLAS's fallback.
 TEST(Roofline, LinearStridesAreItsFeatureCounts) {

@@ -343,13 +343,19 @@ TEST(RecordedRuns, ReadsARowThatLeavesOutThePresetOrTheGpuCount) {
 }
 
 TEST(RecordedRuns, ReadsTheAttentionKernelByTheWordsTablesUse) {
-  const std::vector<std::tuple<std::string, profiler::AttentionKernel, bool>> words{
-      {"FlashAttention-2", profiler::AttentionKernel::Flash, false},
-      {"PyTorch SDPA", profiler::AttentionKernel::Flash, true},
-      {"cuDNN fused attention (Transformer Engine)", profiler::AttentionKernel::Flash, false},
-      {"xFormers memory-efficient", profiler::AttentionKernel::Flash, true},
-      {"eager (HF)", profiler::AttentionKernel::Unfused, false},
-      {"unfused softmax", profiler::AttentionKernel::Unfused, false}};
+  // The words, the kernels read, and the caveat that says so where the words leave room ("").
+  const std::string fused = "\" read as fused (flash) attention";
+  const std::string fa2 = "\" read as FlashAttention-2-generation kernels (flash2: no Hopper TMA/wgmma)";
+  const std::vector<std::tuple<std::string, profiler::AttentionKernel, std::string>> words{
+      {"FlashAttention-2", profiler::AttentionKernel::Flash2, fa2},
+      {"flash (attn_impl triton)", profiler::AttentionKernel::Flash2, fa2},
+      {"flash-attn 2.3.3", profiler::AttentionKernel::Flash2, fa2},
+      {"FlashAttention-3", profiler::AttentionKernel::Flash, ""},
+      {"PyTorch SDPA", profiler::AttentionKernel::Flash, fused},
+      {"cuDNN fused attention (Transformer Engine)", profiler::AttentionKernel::Flash, ""},
+      {"xFormers memory-efficient", profiler::AttentionKernel::Flash2, fa2},
+      {"eager (HF)", profiler::AttentionKernel::Unfused, ""},
+      {"unfused softmax", profiler::AttentionKernel::Unfused, ""}};
   std::vector<nlohmann::json> rows;
   for (std::size_t i = 0; i < words.size(); ++i) {
     nlohmann::json row = megatron_row();
@@ -362,9 +368,12 @@ TEST(RecordedRuns, ReadsTheAttentionKernelByTheWordsTablesUse) {
     const auto& [text, kernel, said] = words[i];
     EXPECT_TRUE(f.runs[i].attention_stated) << text;
     EXPECT_EQ(f.runs[i].attention, kernel) << text;
-    const std::string caveat = "config.attention \"" + text + "\" read as fused (flash) attention";
-    EXPECT_EQ(std::find(f.runs[i].caveats.begin(), f.runs[i].caveats.end(), caveat) != f.runs[i].caveats.end(), said)
-        << text;
+    for (const std::string& tail : {fused, fa2}) {
+      const std::string caveat = "config.attention \"" + text + tail;
+      EXPECT_EQ(std::find(f.runs[i].caveats.begin(), f.runs[i].caveats.end(), caveat) != f.runs[i].caveats.end(),
+                tail == said)
+          << text;
+    }
   }
 }
 

@@ -36,6 +36,7 @@ std::vector<PhaseSample> price_profile(const ProfileInput& in, std::size_t index
   for (models::OpId v = 0; v < model.num_ops(); ++v) {
     const models::Op& op = model.op(v);
     const profiler::ProfileEntry* entry = p.find(op.signature());
+    if (!entry) entry = p.find(op.signature_unmasked());  // profiled before attention's `causal`
     if (!entry) continue;
     used.insert(entry->signature);
     for (profiler::Phase phase : profiler::kPhases) {

@@ -51,6 +51,26 @@ struct GemmEstimate {
   bool memory_bound = false;
 };
 
+/// Fused attention kernels (FlashAttention and its kin) by generation: what a GPU's own generation
+/// runs (FlashAttention-3 or cuDNN's kernels on Hopper and newer, FlashAttention-2 on Ampere), or
+/// the FlashAttention-2-generation kernels (FlashAttention-2, Triton, xFormers: warp-level MMA,
+/// no Hopper TMA/wgmma) wherever they run.
+enum class FusedAttention : std::uint8_t { Native, Ampere };
+
+/// The achieved rate of one class of fused attention kernels on one GPU, as fractions of the dense
+/// 16-bit peak, on the FLOPs flash-attention's own benchmarks count: forward 4 x batch x heads x
+/// queries x keys x head_dim, halved under a causal mask; backward 2.5 times that. Head dim 128,
+/// by key length (points interpolated in log2 of the length, constant past either end).
+struct AttentionRates {
+  std::vector<std::pair<double, double>> forward, forward_causal, backward;
+  /// The rate at head dim 64 over the rate at 128 (interpolated in between; 1 from 128 up).
+  double head_dim_64_forward = 1, head_dim_64_backward = 1;
+  std::string source;
+  /// The fraction for one kernel. A causal backward takes the forward's causal/non-causal ratio
+  /// at the same length (no causal backward figure is published beside the forward ones).
+  double fraction(bool backward, double keys, double head_dim, bool causal) const;
+};
+
 struct KernelModel {
   int sm_count = 1;
   DeviceSpec spec;
@@ -67,6 +87,8 @@ struct KernelModel {
   double kernel_fill_ns = 2000;       // pipeline fill and tail of one GEMM kernel (prologue/epilogue)
   double launch_overhead_ns = 5000;   // per kernel: framework dispatch and cudaLaunchKernel
   std::vector<GemmTile> tiles;        // largest first
+  AttentionRates native_attention;    // FusedAttention::Native
+  AttentionRates ampere_attention;    // FusedAttention::Ampere
   // Where the fractions come from (printed by `parasim clusters show`; docs/fidelity.md).
   std::string tensor_core_source;
   std::string cuda_core_source;
@@ -85,6 +107,9 @@ struct KernelModel {
   double hbm_fraction(double bytes) const;
   /// Time of a bandwidth-bound kernel moving `bytes` (launch overhead not included).
   double memory_time_ns(double bytes) const;
+  const AttentionRates& attention(FusedAttention kernels) const {
+    return kernels == FusedAttention::Native ? native_attention : ampere_attention;
+  }
 };
 
 /// One number of the kernel model with its source: a row of `parasim clusters show`.

@@ -85,9 +85,10 @@ class ModelBuilder {
   OpId batched_matmul(const std::string& name, OpId a, OpId b);
   /// Self-attention core over a packed [B, T, 3D] q|k|v tensor, or with kv_heads > 0 grouped-query
   /// attention over [B, T, (heads + 2 kv_heads) * head_dim].
-  /// `dropout`: probability of the dropout on the attention probabilities (0 = none).
-  OpId attention(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads = 0,
-                 double dropout = 0.0);
+  /// `dropout`: probability of the dropout on the attention probabilities (0 = none); `causal`: each
+  /// query attends only to the keys up to its own position (a decoder's self-attention).
+  OpId attention(const std::string& name, OpId qkv, std::int64_t heads, std::int64_t kv_heads = 0, double dropout = 0.0,
+                 bool causal = false);
   /// Mixture-of-experts MLP bank with its router: `experts` experts of width `width` (gated: SwiGLU,
   /// 3 matrices; else 2), each token routed to `top_k`; capacity_factor 0 = dropless.
   OpId experts(const std::string& name, OpId x, std::int64_t experts, std::int64_t top_k, std::int64_t width,

@@ -113,6 +113,7 @@ struct OpAttrs {
   std::int64_t in_features = 0;   // linear in_features (the builder fills it in from the input)
   bool reverse = false;           // LSTM runs over the sequence backwards (2nd half of a bidirectional layer)
   bool additive = false;          // attention: Bahdanau score v.tanh(q + k + b) instead of q.k; owns v, b, g
+  bool causal = false;            // attention: each query sees only the keys before it (decoder self-attention)
   bool norm_bias = true;          // layer norm: learned shift (beta); false in bias-free models
   bool residual = false;          // add: on a transformer's residual stream (fp32 under torch.autocast)
   bool fused = false;             // cross_entropy: one fused kernel (flash-attn's xentropy): no fp32 copy
@@ -166,6 +167,10 @@ struct Op {
   /// Key that identifies ops with identical cost: kind, dtype, shapes and the attrs that matter.
   /// Two ops with the same signature take the same time on the same device.
   std::string signature() const;
+  /// signature() without a causal attention's mask: the key profiles record it under where they
+  /// were taken before the mask was an attribute. parasim's own kernels compute the whole score
+  /// matrix either way, so a profile's time holds for both.
+  std::string signature_unmasked() const;
 };
 
 /// Token slots an `experts` op runs through its experts (tokens x top_k dropless, scaled by the

@@ -53,6 +53,9 @@ struct TransformerConfig {
   /// LayerNorm after the embeddings. Same parameter count per block either way.
   bool pre_layer_norm = true;
   bool mlm_head = false;            // BERT's LM head transform (dense + gelu + LayerNorm) and output bias
+  /// Causal self-attention (a decoder LM: each token sees the ones before it); false for BERT's
+  /// bidirectional encoder. Fused attention kernels skip the masked half of the score matrix.
+  bool causal = true;
   /// Masked positions per sample the MLM head runs on (NVIDIA's BERT gathers max_predictions_per_seq
   /// of them before the transform); 0 (or seq_len) = every position. Only with mlm_head.
   std::int64_t mlm_positions = 0;

@@ -35,9 +35,12 @@ namespace parasim::profiler {
 
 /// How a GPU runs dot-product attention: Unfused materialises the score matrix (GEMM, softmax,
 /// dropout, GEMM: what eager PyTorch and 2021-era Megatron-LM run); Flash is one fused kernel per
-/// direction that never writes it (FlashAttention-2, Dao 2023), recomputing it in the backward.
-enum class AttentionKernel : std::uint8_t { Unfused, Flash };
-std::string to_string(AttentionKernel a);                              // "unfused", "flash"
+/// direction that never writes it, recomputing it in the backward, of the GPU's own generation
+/// (FlashAttention-3 or cuDNN's on Hopper and newer, FlashAttention-2 on Ampere); Flash2 is the
+/// same with FlashAttention-2-generation kernels (FlashAttention-2, Triton, xFormers) wherever they
+/// run, which on Hopper reach about half the rate (hardware::FusedAttention).
+enum class AttentionKernel : std::uint8_t { Unfused, Flash, Flash2 };
+std::string to_string(AttentionKernel a);  // "unfused", "flash", "flash2"
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s);
 
 /// How FP32 convolutions and matmuls run on GPUs with TF32 tensor cores (Ampere and newer).

@@ -6,9 +6,10 @@
 //
 // One rank's model (shard_for_context_parallel) is the model at seq / C tokens: its attention op
 // is ONE ring step (queries of seq / C against keys of seq / C), which the lowering runs C times.
-// The model counts attention as full (non-causal) work, so every step costs the same; with causal
-// masking that is what Megatron's load balancing gives (rank c holds chunks c and 2C - 1 - c of
-// 2C, so every step does half a block), which is why the sequence must split into 2C chunks.
+// Every step costs the same: with a causal mask that is what Megatron's load balancing gives (rank
+// c holds chunks c and 2C - 1 - c of 2C, so every step does half a block), which is why the
+// sequence must split into 2C chunks; the step's op keeps the mask, so fused kernels price that
+// half block (unfused kernels compute and mask the whole one).
 //
 // Example:
 //   models::Model m = models::build_zoo_model("llama3_8b", {.batch = 1, .seq_len = 8192});
