@@ -79,8 +79,9 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
   cmd.add_option("--attention", k.attention,
                  prefix +
                      "GPU attention kernels: unfused (score matrix in memory, as eager frameworks), flash "
-                     "(fused, the GPU's own: FlashAttention-3/cuDNN on Hopper+, FlashAttention-2 on Ampere) or "
-                     "flash2 (FlashAttention-2-generation kernels: FlashAttention-2, Triton, xFormers)")
+                     "(fused, the GPU's own: FlashAttention-3/cuDNN on Hopper+, FlashAttention-2 on Ampere), "
+                     "flash2 (FlashAttention-2-generation kernels: FlashAttention-2, xFormers) or triton "
+                     "(MosaicML's 2023 Triton kernel: FlashAttention-2's rates, no causal saving)")
       ->capture_default_str();
   cmd.add_option("--fp32-math", k.fp32_math,
                  prefix +
@@ -137,7 +138,8 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
                            models::DType dtype) {
   profiler::CostModel& costs = *choice.costs;
   const auto kernel = profiler::parse_attention_kernel(kernels.attention);
-  if (!kernel) throw InputError("--attention: expected unfused, flash or flash2, found \"" + kernels.attention + "\"");
+  if (!kernel)
+    throw InputError("--attention: expected unfused, flash, flash2 or triton, found \"" + kernels.attention + "\"");
   const auto math = profiler::parse_fp32_math(kernels.fp32_math);
   if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + kernels.fp32_math + "\"");
   const auto layout = profiler::parse_conv_layout(kernels.conv_layout);

@@ -17,6 +17,7 @@ std::string to_string(AttentionKernel a) {
   switch (a) {
     case AttentionKernel::Flash: return "flash";
     case AttentionKernel::Flash2: return "flash2";
+    case AttentionKernel::Triton: return "triton";
     case AttentionKernel::Unfused: break;
   }
   return "unfused";
@@ -57,6 +58,7 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   if (s == "unfused") return AttentionKernel::Unfused;
   if (s == "flash") return AttentionKernel::Flash;
   if (s == "flash2") return AttentionKernel::Flash2;
+  if (s == "triton") return AttentionKernel::Triton;
   return std::nullopt;
 }
 
@@ -484,10 +486,13 @@ Bytes flash_attention_saved_bytes(const Op& op) {
 /// kernels skip the masked blocks; the rates are measured on that count), the backward 2.5 times
 /// the forward (five matrix products instead of two, S recomputed).
 double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, models::DType dtype,
-                          hardware::FusedAttention kernels) {
+                          AttentionKernel kernel) {
+  const auto kernels =
+      kernel == AttentionKernel::Flash ? hardware::FusedAttention::Native : hardware::FusedAttention::Ampere;
   const AttentionDims a = attention_dims(op);
   const double s = models::dtype_size(op.dtype);
-  const bool causal = op.attrs.causal && a.tq == a.tk;
+  // MosaicML's Triton kernel: its tables time it as the whole matrix at FlashAttention-2's rates.
+  const bool causal = op.attrs.causal && a.tq == a.tk && kernel != AttentionKernel::Triton;
   const double fwd_flops = 2.0 * (a.batch * a.tq * a.tk * a.d + a.batch * a.tq * a.tk * a.dv) * (causal ? 0.5 : 1.0);
   const double qkv = a.batch * (a.tq * a.d + a.tk * a.d + a.tk * a.dv) * s, o = a.batch * a.tq * a.dv * s;
   const double peak = d.peak_flops_per_ns(dtype);
@@ -694,11 +699,8 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
   const models::DType dtype = compute_dtype(op);
   const KernelFactors factors = kernel_factors(device);
   if (attention_ != AttentionKernel::Unfused && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
-      op_has_phase(op, phase)) {
-    const auto kernels =
-        attention_ == AttentionKernel::Flash ? hardware::FusedAttention::Native : hardware::FusedAttention::Ampere;
-    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype, kernels) * factors.matrix));
-  }
+      op_has_phase(op, phase))
+    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype, attention_) * factors.matrix));
   double t = 0;
   const bool tf32_convolutions =
       !device.is_cpu && fp32_math_ != Fp32Math::Fp32 && device.spec.tf32_tflops > device.spec.fp32_tflops;

@@ -256,6 +256,11 @@ TEST(Roofline, FusedCausalAttentionIsHalfTheWorkAtTheCausalRate) {
   // FlashAttention-2's kernels on the same GPU: its own, slower rates.
   roofline.set_attention_kernel(AttentionKernel::Flash2);
   EXPECT_EQ(ns("causal", Phase::Forward), std::llround(flops / 2 / (peak * 298 / 989) + 5000));
+  // MosaicML's Triton kernel: FlashAttention-2's rates on the whole matrix, mask or not.
+  roofline.set_attention_kernel(AttentionKernel::Triton);
+  EXPECT_EQ(ns("causal", Phase::Forward), std::llround(flops / (peak * 362 / 989) + 5000));
+  EXPECT_EQ(ns("causal", Phase::BackwardData), ns("full", Phase::BackwardData));
+  EXPECT_EQ(ns("full", Phase::BackwardData), std::llround(2.5 * flops / (peak * 291 / 989) + 5000));
 }
 
 // A linear layer's three GEMMs on row-major tensors: every stride is in or out, never the token

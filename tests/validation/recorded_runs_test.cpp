@@ -346,9 +346,12 @@ TEST(RecordedRuns, ReadsTheAttentionKernelByTheWordsTablesUse) {
   // The words, the kernels read, and the caveat that says so where the words leave room ("").
   const std::string fused = "\" read as fused (flash) attention";
   const std::string fa2 = "\" read as FlashAttention-2-generation kernels (flash2: no Hopper TMA/wgmma)";
+  const std::string triton =
+      "\" read as MosaicML's Triton FlashAttention (triton: FlashAttention-2's rates on the whole score matrix, as "
+      "MosaicML's tables time it)";
   const std::vector<std::tuple<std::string, profiler::AttentionKernel, std::string>> words{
       {"FlashAttention-2", profiler::AttentionKernel::Flash2, fa2},
-      {"flash (attn_impl triton)", profiler::AttentionKernel::Flash2, fa2},
+      {"flash (attn_impl triton)", profiler::AttentionKernel::Triton, triton},
       {"flash-attn 2.3.3", profiler::AttentionKernel::Flash2, fa2},
       {"FlashAttention-3", profiler::AttentionKernel::Flash, ""},
       {"PyTorch SDPA", profiler::AttentionKernel::Flash, fused},
@@ -368,7 +371,7 @@ TEST(RecordedRuns, ReadsTheAttentionKernelByTheWordsTablesUse) {
     const auto& [text, kernel, said] = words[i];
     EXPECT_TRUE(f.runs[i].attention_stated) << text;
     EXPECT_EQ(f.runs[i].attention, kernel) << text;
-    for (const std::string& tail : {fused, fa2}) {
+    for (const std::string& tail : {fused, fa2, triton}) {
       const std::string caveat = "config.attention \"" + text + tail;
       EXPECT_EQ(std::find(f.runs[i].caveats.begin(), f.runs[i].caveats.end(), caveat) != f.runs[i].caveats.end(),
                 tail == said)
@@ -1149,10 +1152,19 @@ TEST(RecordedRuns, SaysWhenTheRowsShapeBuildsOtherThanTheStatedParameterCount) {
 
 TEST(RecordedRuns, TheFsdpFileStatesShapesThatBuildTheSourcesParameterCounts) {
   // The sources give each run's parameter count (MosaicML's NumParams, the Llama papers'); every row's
-  // shape must build exactly that.
-  const RunsFile f = load_runs_file(std::string(PARASIM_SOURCE_DIR) + "/validation/data/published_fsdp_runs.json");
-  ASSERT_EQ(f.runs.size(), 46u);
-  for (const RecordedRun& r : f.runs) {
+  // shape must build exactly that. The sequence sweep's learned position table grows with its length.
+  const RunsFile main = load_runs_file(std::string(PARASIM_SOURCE_DIR) + "/validation/data/published_fsdp_runs.json");
+  const RunsFile sweep =
+      load_runs_file(std::string(PARASIM_SOURCE_DIR) + "/validation/data/published_fsdp_seq_sweep.json");
+  ASSERT_EQ(main.runs.size(), 46u);
+  ASSERT_EQ(sweep.runs.size(), 8u);
+  for (const RecordedRun& r : sweep.runs) {
+    EXPECT_EQ(r.attention, profiler::AttentionKernel::Triton) << r.id;  // "flash (attn_impl triton)"
+    EXPECT_TRUE(r.transformer.causal) << r.id;
+  }
+  std::vector<RecordedRun> runs = main.runs;
+  runs.insert(runs.end(), sweep.runs.begin(), sweep.runs.end());
+  for (const RecordedRun& r : runs) {
     EXPECT_EQ(r.skip_reason, "") << r.id;
     ASSERT_GT(r.stated_params, 0) << r.id;
     const models::Model m =

@@ -37,10 +37,12 @@ namespace parasim::profiler {
 /// dropout, GEMM: what eager PyTorch and 2021-era Megatron-LM run); Flash is one fused kernel per
 /// direction that never writes it, recomputing it in the backward, of the GPU's own generation
 /// (FlashAttention-3 or cuDNN's on Hopper and newer, FlashAttention-2 on Ampere); Flash2 is the
-/// same with FlashAttention-2-generation kernels (FlashAttention-2, Triton, xFormers) wherever they
-/// run, which on Hopper reach about half the rate (hardware::FusedAttention).
-enum class AttentionKernel : std::uint8_t { Unfused, Flash, Flash2 };
-std::string to_string(AttentionKernel a);  // "unfused", "flash", "flash2"
+/// same with FlashAttention-2-generation kernels (FlashAttention-2, xFormers) wherever they run,
+/// which on Hopper reach about 60% of the rate (hardware::FusedAttention). Triton is MosaicML's
+/// 2023 Triton FlashAttention (LLM Foundry's attn_impl: triton): FlashAttention-2's rates on the
+/// whole score matrix, a causal mask saving nothing, as MosaicML's own tables time it.
+enum class AttentionKernel : std::uint8_t { Unfused, Flash, Flash2, Triton };
+std::string to_string(AttentionKernel a);  // "unfused", "flash", "flash2", "triton"
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s);
 
 /// How FP32 convolutions and matmuls run on GPUs with TF32 tensor cores (Ampere and newer).
