@@ -96,21 +96,22 @@ double at_length(const Curve& c, double keys) {
   return c.back().second;
 }
 
+// One kernel family's H100 figures: the three curves and the head-dim-64 rates at 2k (TFLOP/s).
+struct H100AttentionFigures {
+  const double (&forward)[6], (&forward_causal)[6], (&backward)[6];
+  double forward_hd64, backward_hd64;
+  const char* kernels;
+};
+AttentionRates h100_attention(const H100AttentionFigures& f) {
+  return {attention_curve(f.forward, kH100Peak16),  attention_curve(f.forward_causal, kH100Peak16),
+          attention_curve(f.backward, kH100Peak16), f.forward_hd64 / f.forward[2],
+          f.backward_hd64 / f.backward[2],          std::string(kFa3PaperSource) + ", " + f.kernels};
+}
 AttentionRates hopper_native_attention() {
-  return {attention_curve(kCudnnForward, kH100Peak16),
-          attention_curve(kCudnnForwardCausal, kH100Peak16),
-          attention_curve(kCudnnBackward, kH100Peak16),
-          395.0 / 617.0,
-          395.0 / 465.0,
-          std::string(kFa3PaperSource) + ", cuDNN"};
+  return h100_attention({kCudnnForward, kCudnnForwardCausal, kCudnnBackward, 395.0, 395.0, "cuDNN"});
 }
 AttentionRates fa2_on_hopper_attention() {
-  return {attention_curve(kFa2H100Forward, kH100Peak16),
-          attention_curve(kFa2H100ForwardCausal, kH100Peak16),
-          attention_curve(kFa2H100Backward, kH100Peak16),
-          318.0 / 362.0,
-          264.0 / 291.0,
-          std::string(kFa3PaperSource) + ", FlashAttention-2"};
+  return h100_attention({kFa2H100Forward, kFa2H100ForwardCausal, kFa2H100Backward, 318.0, 264.0, "FlashAttention-2"});
 }
 AttentionRates fa2_on_ampere_attention() {
   // The H100 FlashAttention-2 curves, rescaled to the A100's rates at 2k.

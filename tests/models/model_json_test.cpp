@@ -47,7 +47,8 @@ TEST(ModelJson, CausalAttentionRoundTripsAndIsWrittenOnlyWhenSet) {
     const Model m = build_zoo_model(name, ModelOptions{.batch = 1});
     const models::Op& core = m.op(*m.find_op("h.0.attn.core"));
     EXPECT_EQ(core.attrs.causal, causal) << name;
-    for (const auto& op : model_to_json(m)["ops"]) {
+    const nlohmann::json j = model_to_json(m);
+    for (const auto& op : j["ops"]) {
       if (op["name"] == "h.0.attn.core") {
         EXPECT_EQ(op["attrs"].contains("causal"), causal) << name;
       }
