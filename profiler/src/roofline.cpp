@@ -498,8 +498,8 @@ double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, mo
   const double peak = d.peak_flops_per_ns(dtype);
   const bool backward = phase == Phase::BackwardData;
   if (!backward && phase != Phase::Forward) return 0;
-  const double fraction = d.kernels ? d.kernels->attention(kernels).fraction(backward, a.tk, a.d / a.heads, causal)
-                                    : (backward ? kFlashBackwardFraction : kFlashForwardFraction);
+  const double modelled = d.kernels ? d.kernels->attention(kernels).fraction(backward, a.tk, a.d / a.heads, causal) : 0;
+  const double fraction = modelled > 0 ? modelled : backward ? kFlashBackwardFraction : kFlashForwardFraction;
   const double flops = backward ? 2.5 * fwd_flops : fwd_flops;
   const double bytes = backward ? 2 * (qkv + o) : qkv + o;
   return std::max(flops / (peak * fraction), bytes / d.spec.mem_bandwidth.value) + d.launch_overhead_ns;
