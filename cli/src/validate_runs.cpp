@@ -21,16 +21,18 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
   out << "parasim validate --runs " << r.path << "\n"
       << "cost model: " << cost_model << "\n\n";
   std::vector<std::vector<std::string>> rows{{"run", "GPUs", "strategy", "measured s", "projected s", "error",
-                                              "compute s", "exposed comm s", "bubble s", "MFU meas / proj"}};
+                                              "compute s", "exposed comm s", "bubble s", "MFU meas / proj",
+                                              "attention"}};
   for (const auto& o : r.outcomes) {
     if (!o.scored) continue;
     rows.push_back({o.run.id, std::to_string(o.run.gpus), strategies::to_string(o.run.strategy),
                     fixed(o.run.measured_step_s, 3), fixed(o.projected_step_s, 3), signed_percent(o.error_pct),
                     fixed(o.compute_s, 3), fixed(o.exposed_comm_s, 3), fixed(o.bubble_s, 3),
                     o.measured_mfu_pct > 0 ? fixed(o.measured_mfu_pct, 1) + "% / " + fixed(o.projected_mfu_pct, 1) + "%"
-                                           : std::string("-")});
+                                           : std::string("-"),
+                    profiler::to_string(o.run.attention)});
   }
-  print_table(out, rows, {false, true, false, true, true, true, true, true, true, true});
+  print_table(out, rows, {false, true, false, true, true, true, true, true, true, true, false});
   out << "\n" << r.scored << " of " << r.outcomes.size() << " runs scored";
   if (r.scored > 0)
     out << ": median |error| " << fixed(r.median_abs_error_pct, 1) << "%, max " << fixed(r.max_abs_error_pct, 1)
@@ -68,9 +70,8 @@ void print_report(std::ostream& out, const validation::RunsReport& r, const std:
 void run_validate_runs(const ValidateRunsArgs& args) {
   const validation::RunsFile runs = validation::load_runs_files(args.file);
   const Calibration calibration = load_calibration_option(args.calibration);
-  const profiler::RooflineCostModel roofline;
   const DataLoading loading = parse_data_loading(args.data_loading);
-  const std::string model = roofline.describe() +
+  const std::string model = profiler::RooflineCostModel::describe_per_run_kernels() +
                             "; NCCL collective costs, running collectives holding one SM per NCCL channel from the "
                             "compute they overlap; calibration: " +
                             calibration.describe() + "; step overhead " + calibration.describe_step_overhead() +

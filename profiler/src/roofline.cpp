@@ -747,14 +747,24 @@ TimeNs RooflineCostModel::memory_pass_ns(Bytes bytes, const std::string& device_
       std::llround(d.kernel_time_ns(pass, models::DType::F32, fp32_math_) * kernel_factors(d).memory));
 }
 
+namespace {
+constexpr const char* kKernelModelSummary =
+    "GPU kernel model (GEMM/conv tiles and waves at measured achievable fractions of peak, HBM by kernel size, 5 us "
+    "per kernel launch, ";
+}  // namespace
+
+std::string RooflineCostModel::describe_per_run_kernels() {
+  return std::string(kKernelModelSummary) +
+         "attention kernels, convolution layout, optimizer kernels and mixed precision as each run states them (its "
+         "caveats; the attention column); docs/fidelity.md); CPU roofline";
+}
+
 std::string RooflineCostModel::describe() const {
   const char* fp32 = fp32_math_ == Fp32Math::PyTorch ? ", FP32 convolutions on TF32 tensor cores where there are"
                      : fp32_math_ == Fp32Math::Tf32  ? ", FP32 convolutions and matmuls on TF32 tensor cores where "
                                                        "there are"
                                                      : ", FP32 math on CUDA cores";
-  return "GPU kernel model (GEMM/conv tiles and waves at measured achievable fractions of peak, HBM by kernel "
-         "size, 5 us per kernel launch, " +
-         to_string(attention_) + " attention" + fp32 +
+  return kKernelModelSummary + to_string(attention_) + " attention" + fp32 +
          (conv_layout_ == ConvLayout::Nchw ? ", NCHW convolutions transposed around tensor-core kernels"
                                            : ", NHWC convolutions") +
          (optimizer_kernels_ == OptimizerKernels::Fused ? ", fused optimizer kernels"

@@ -185,6 +185,9 @@ class RooflineCostModel final : public CostModel {
   TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
   std::string describe() const override;
+  /// describe() for runs that choose their own kernels (validate --runs: attention, convolution
+  /// layout, optimizer kernels and mixed precision come from each row).
+  static std::string describe_per_run_kernels();
 
  private:
   KernelFactors kernel_factors(const RooflineDevice& device) const;
