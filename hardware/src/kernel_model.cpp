@@ -114,23 +114,23 @@ AttentionRates fa2_on_hopper_attention() {
   return h100_attention({kFa2H100Forward, kFa2H100ForwardCausal, kFa2H100Backward, 318.0, 264.0, "FlashAttention-2"});
 }
 AttentionRates fa2_on_ampere_attention() {
-  // The H100 FlashAttention-2 curves, rescaled to the A100's rates at 2k.
-  const double forward = kA100Fa2Forward / (kFa2H100Forward[2] / kH100Peak16);
-  const double backward = kA100Fa2Backward / (kFa2H100Backward[2] / kH100Peak16);
-  const Curve noncausal = attention_curve(kFa2H100Forward, kH100Peak16, forward);
-  Curve causal;
-  for (const auto& [len, rate] : noncausal) {
-    const double x = std::clamp((std::log2(len) - 10) / 2, 0.0, 1.0);  // 1k -> 4k
-    causal.emplace_back(len, rate * (kA100Fa2CausalAt1k + (kA100Fa2CausalAt4k - kA100Fa2CausalAt1k) * x));
+  // FlashAttention-2's H100 curves and head-dim ratios, rescaled to the A100's rates at 2k; the
+  // causal curve from the A100's own causal/non-causal ratios (1k -> 4k, constant outside).
+  AttentionRates r = fa2_on_hopper_attention();
+  const double forward = kA100Fa2Forward / at_length(r.forward, 2048);
+  const double backward = kA100Fa2Backward / at_length(r.backward, 2048);
+  for (auto& point : r.forward) point.second *= forward;
+  for (auto& point : r.backward) point.second *= backward;
+  for (std::size_t i = 0; i < r.forward.size(); ++i) {
+    const double x = std::clamp((std::log2(r.forward[i].first) - 10) / 2, 0.0, 1.0);
+    r.forward_causal[i].second =
+        r.forward[i].second * (kA100Fa2CausalAt1k + (kA100Fa2CausalAt4k - kA100Fa2CausalAt1k) * x);
   }
-  return {noncausal,
-          causal,
-          attention_curve(kFa2H100Backward, kH100Peak16, backward),
-          318.0 / 362.0,
-          264.0 / 291.0,
-          "FlashAttention-2 on an A100: forward 60% of peak (Dao, arXiv 2307.08691: 50-73%), causal 80-85% of "
-          "that (liangan1/GPU_travel, A100 80GB), backward 50% (assumed); lengths and head dims shaped as on "
-          "the H100 (assumed)"};
+  r.source =
+      "FlashAttention-2 on an A100: forward 60% of peak (Dao, arXiv 2307.08691: 50-73%), causal 80-85% of that "
+      "(liangan1/GPU_travel, A100 80GB), backward 50% (assumed); lengths and head dims shaped as on the H100 "
+      "(assumed)";
+  return r;
 }
 
 std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
