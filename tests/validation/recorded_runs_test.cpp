@@ -16,8 +16,9 @@
 namespace parasim::validation {
 namespace {
 
-nlohmann::json megatron_row() {
-  return nlohmann::json::parse(R"json({
+// A two-stage, four-way tensor-parallel GPT row on 16 A100s (`id` names it).
+nlohmann::json megatron_row(const std::string& id = "gpt-small") {
+  nlohmann::json row = nlohmann::json::parse(R"json({
     "id": "gpt-small", "source": "test",
     "model": {"zoo_name": null, "layers": 2, "hidden": 256, "heads": 4, "seq_len": 128, "vocab": 1000, "ffn": 1024,
               "arch": "GPT"},
@@ -30,6 +31,8 @@ nlohmann::json megatron_row() {
     "measured": {"metric": "tflops_per_gpu", "value": 100},
     "derived_step_seconds": 0.5
   })json");
+  row["id"] = id;
+  return row;
 }
 
 nlohmann::json file_of(std::vector<nlohmann::json> rows) {
@@ -143,17 +146,13 @@ TEST(RecordedRuns, ConvertsThroughputToAStepTime) {
 
 TEST(RecordedRuns, ReadsAGlobalBatchStatedInTokens) {
   // seq_len 128: "8K tokens" is 8,192 = 64 x 128 (binary K; decimal 8,000 does not divide by 128).
-  nlohmann::json binary = megatron_row();
-  binary["id"] = "a";
+  nlohmann::json binary = megatron_row("a");
   binary["config"]["global_batch"] = "8K tokens (= 64 x 128)";
-  nlohmann::json decimal = megatron_row();
-  decimal["id"] = "b";
+  nlohmann::json decimal = megatron_row("b");
   decimal["config"]["global_batch"] = "8,192 tokens";
-  nlohmann::json uneven = megatron_row();
-  uneven["id"] = "c";
+  nlohmann::json uneven = megatron_row("c");
   uneven["config"]["global_batch"] = "1000 tokens";
-  nlohmann::json words = megatron_row();
-  words["id"] = "d";
+  nlohmann::json words = megatron_row("d");
   words["config"]["global_batch"] = "about 64 sequences";
   const RunsFile f = parse_runs(file_of({binary, decimal, uneven, words}), "runs.json");
   EXPECT_EQ(f.runs[0].global_batch, 64);
@@ -171,22 +170,18 @@ TEST(RecordedRuns, ReadsAGlobalBatchStatedInTokens) {
 // within 5% is projected and said; a larger gap is a misread configuration and is skipped.
 TEST(RecordedRuns, RoundsAPublishedBatchToTheNearestTheReplicasSplitEvenly) {
   // dp 2 x micro 4 = 8 per micro-batch round: 62 -> 64 (3.2%); 124 -> 120 or 128 (a tie: down).
-  nlohmann::json near = megatron_row();
-  near["id"] = "a";
+  nlohmann::json near = megatron_row("a");
   near["config"].erase("micro_batches_per_step");
   near["config"]["global_batch"] = 62;
-  nlohmann::json tie = megatron_row();
-  tie["id"] = "b";
+  nlohmann::json tie = megatron_row("b");
   tie["config"].erase("micro_batches_per_step");
   tie["config"]["global_batch"] = 124;
-  nlohmann::json far = megatron_row();
-  far["id"] = "c";
+  nlohmann::json far = megatron_row("c");
   far["config"].erase("micro_batches_per_step");
   far["config"]["global_batch"] = 13;  // 16 or 8: 23% or 38% away
   // Without a micro-batch size and no pipeline: the batch splits over dp alone (2M tokens over 124
   // replicas in OPT's case); 2 x 2 x 4 = 16 GPUs as dp=4, tp=4: 127 -> 128.
-  nlohmann::json dp_only = megatron_row();
-  dp_only["id"] = "d";
+  nlohmann::json dp_only = megatron_row("d");
   dp_only["config"] = {
       {"dp", 4}, {"tp", 4}, {"pp", 1}, {"global_batch", 127}, {"recompute", "full"}, {"precision", "fp16"}};
   const RunsFile f = parse_runs(file_of({near, tie, far, dp_only}), "runs.json");
@@ -232,11 +227,9 @@ TEST(RecordedRuns, ReadsPublishedNamesAndYesNoWords) {
     row["config"]["recompute"] = recomputes[i].first;
     rows.push_back(row);
   }
-  nlohmann::json dist = megatron_row();
-  dist["id"] = "dist";
+  nlohmann::json dist = megatron_row("dist");
   dist["config"]["zero"] = "distributed optimizer";
-  nlohmann::json no_zero = megatron_row();
-  no_zero["id"] = "nozero";
+  nlohmann::json no_zero = megatron_row("nozero");
   no_zero["config"]["zero"] = "no";
   rows.push_back(dist);
   rows.push_back(no_zero);
@@ -308,20 +301,15 @@ TEST(RecordedRuns, ReadsAMeasuredFigureByTheNamesTablesGiveIt) {
 // What a row leaves out that the rest of it says: the preset from the GPU (or the table's name
 // for the board), the GPU count from the parallel degrees, a count written as a string.
 TEST(RecordedRuns, ReadsARowThatLeavesOutThePresetOrTheGpuCount) {
-  nlohmann::json by_gpu = megatron_row();
-  by_gpu["id"] = "gpu";
+  nlohmann::json by_gpu = megatron_row("gpu");
   by_gpu["hardware"] = {{"gpu", "A100 SXM4 80GB"}, {"gpus_per_node", 8}};
-  nlohmann::json pcie = megatron_row();
-  pcie["id"] = "pcie";
+  nlohmann::json pcie = megatron_row("pcie");
   pcie["hardware"] = {{"gpu", "H100 PCIe"}};
-  nlohmann::json board = megatron_row();
-  board["id"] = "board";
+  nlohmann::json board = megatron_row("board");
   board["hardware"]["parasim_preset"] = "HGX H100 (8 per node)";
-  nlohmann::json words = megatron_row();
-  words["id"] = "words";
+  nlohmann::json words = megatron_row("words");
   words["hardware"]["parasim_preset"] = "DGX A100";
-  nlohmann::json no_gpus = megatron_row();
-  no_gpus["id"] = "nogpus";
+  nlohmann::json no_gpus = megatron_row("nogpus");
   no_gpus.erase("gpus");
   no_gpus["config"]["tp"] = "4";
   const RunsFile f = parse_runs(file_of({by_gpu, pcie, board, words, no_gpus}), "runs.json");
@@ -410,18 +398,15 @@ TEST(RecordedRuns, AnArchNamingTheLlamaFamilyGetsItsLayout) {
 // Counts in words and virtual stages under Megatron-LM's name; a model the row's figures cannot
 // build is that row's skip, not the file's error.
 TEST(RecordedRuns, ReadsCountsInWordsAndVirtualStagesByOtherNames) {
-  nlohmann::json words = megatron_row();
-  words["id"] = "words";
+  nlohmann::json words = megatron_row("words");
   words["config"].erase("micro_batches_per_step");
   words["config"]["global_batch"] = "64 sequences (8K tokens)";
   words["config"]["pp"] = "2 stages";
   words["config"]["tp"] = "4-way";
-  nlohmann::json vpp = megatron_row();
-  vpp["id"] = "vpp";
+  nlohmann::json vpp = megatron_row("vpp");
   vpp["config"].erase("interleave");
   vpp["config"]["virtual_pipeline_stages"] = 2;
-  nlohmann::json too_long = megatron_row();
-  too_long["id"] = "long";
+  nlohmann::json too_long = megatron_row("long");
   too_long["model"] = {{"zoo_name", "gpt2"}, {"seq_len", 4096}};
   const RunsFile f = parse_runs(file_of({words, vpp, too_long}), "runs.json");
   EXPECT_EQ(f.runs[0].skip_reason, "");
@@ -456,17 +441,14 @@ TEST(RecordedRuns, SaysWhenTheRunsNodesAreNotThePresetsSize) {
 // A transformer's shape under Megatron-LM's argument names or a Hugging Face config's builds the
 // same model as under this schema's; missing under every name, the error names this schema's.
 TEST(RecordedRuns, ReadsAShapeUnderMegatronOrHuggingFaceNames) {
-  nlohmann::json megatron = megatron_row();
-  megatron["id"] = "megatron";
+  nlohmann::json megatron = megatron_row("megatron");
   megatron["model"] = {
       {"num_layers", 2},           {"hidden_size", 256},      {"num_attention_heads", 4}, {"num_query_groups", 2},
       {"padded_vocab_size", 1000}, {"ffn_hidden_size", 1024}, {"seq_length", 128},        {"arch", "GPT"}};
-  nlohmann::json hf = megatron_row();
-  hf["id"] = "hf";
+  nlohmann::json hf = megatron_row("hf");
   hf["model"] = {{"n_layer", 2},       {"n_embd", 256},   {"n_head", 4},    {"num_key_value_heads", 2},
                  {"vocab_size", 1000}, {"n_inner", 1024}, {"seq_len", 128}, {"arch", "GPT"}};
-  nlohmann::json ours = megatron_row();
-  ours["id"] = "ours";
+  nlohmann::json ours = megatron_row("ours");
   ours["model"]["kv_heads"] = 2;
   const RunsFile f = parse_runs(file_of({megatron, hf, ours}), "runs.json");
   for (const RecordedRun& r : f.runs) {
@@ -485,18 +467,14 @@ TEST(RecordedRuns, ReadsAShapeUnderMegatronOrHuggingFaceNames) {
 }
 
 TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
-  nlohmann::json unknown_micro = megatron_row();
-  unknown_micro["id"] = "a";
+  nlohmann::json unknown_micro = megatron_row("a");
   unknown_micro["config"]["micro_batch"] = nullptr;
   unknown_micro["config"]["global_batch"] = 60;  // 60 / (dp 2 x 8 micro-batches): no whole size
-  nlohmann::json mismatch = megatron_row();
-  mismatch["id"] = "b";
+  nlohmann::json mismatch = megatron_row("b");
   mismatch["gpus"] = 32;
-  nlohmann::json zero3 = megatron_row();
-  zero3["id"] = "c";
+  nlohmann::json zero3 = megatron_row("c");
   zero3["config"]["zero"] = "custom sharding";
-  nlohmann::json tokens = megatron_row();
-  tokens["id"] = "d";
+  nlohmann::json tokens = megatron_row("d");
   tokens.erase("derived_step_seconds");
   tokens["measured"] = {{"metric", "tokens_per_s"}, {"value", 1000}};
   tokens["config"]["seq_len"] = "variable, bucketed";  // tokens per step depend on the data
@@ -514,8 +492,7 @@ TEST(RecordedRuns, SkipsWhatItCannotExpressAndSaysWhy) {
 // Rows from tables parasim did not write: what they leave out, and the words they use for it.
 TEST(RecordedRuns, ReadsTheWaysOtherTablesStateARun) {
   // No tp, pp or dp: a data-parallel vendor table; dp is what the GPUs leave (16 / (1 x 1)).
-  nlohmann::json dp_only = megatron_row();
-  dp_only["id"] = "dp-only";
+  nlohmann::json dp_only = megatron_row("dp-only");
   for (const char* key : {"dp", "tp", "pp", "micro_batches_per_step", "schedule", "interleave"})
     dp_only["config"].erase(key);
   dp_only["config"]["micro_batch"] = 4;
@@ -523,22 +500,18 @@ TEST(RecordedRuns, ReadsTheWaysOtherTablesStateARun) {
   dp_only.erase("derived_step_seconds");
   dp_only["measured"] = {{"metric", "tokens_per_s_per_gpu"}, {"value", 64}};
   // A pipeline without a named schedule runs 1F1B; "yes" and "bfloat16" are words, not booleans.
-  nlohmann::json words = megatron_row();
-  words["id"] = "words";
+  nlohmann::json words = megatron_row("words");
   words["config"].erase("schedule");
   words["config"]["sequence_parallel"] = "yes (--sequence-parallel)";
   words["config"]["precision"] = "bfloat16 mixed";
   words["hardware"]["parasim_preset"] = "DGX-A100 (Selene)";
-  nlohmann::json vpp = megatron_row();
-  vpp["id"] = "vpp";
+  nlohmann::json vpp = megatron_row("vpp");
   vpp["config"]["schedule"] = "virtual pipeline";
   vpp["config"]["interleave"] = 2;
   // What parasim lacks is listed, not fatal to the file.
-  nlohmann::json no_preset = megatron_row();
-  no_preset["id"] = "b200";
+  nlohmann::json no_preset = megatron_row("b200");
   no_preset["hardware"]["parasim_preset"] = "dgx-z9000";
-  nlohmann::json no_zoo = megatron_row();
-  no_zoo["id"] = "no-zoo";
+  nlohmann::json no_zoo = megatron_row("no-zoo");
   no_zoo["model"] = {{"zoo_name", "llama2_7b"}};
   const RunsFile f = parse_runs(file_of({dp_only, words, vpp, no_preset, no_zoo}), "runs.json");
   const RecordedRun& d = f.runs[0];
@@ -568,20 +541,16 @@ TEST(RecordedRuns, ReadsTheWaysOtherTablesStateARun) {
 }
 
 TEST(RecordedRuns, ReadsZeroStagesContextParallelismAndTokenRates) {
-  nlohmann::json fsdp = megatron_row();
-  fsdp["id"] = "fsdp";
+  nlohmann::json fsdp = megatron_row("fsdp");
   fsdp["config"]["zero"] = "FSDP (FULL_SHARD)";
   fsdp["gpus"] = 8;
   fsdp["config"]["pp"] = 1;  // under a pipeline FSDP is ZeRO-1 (TunesAnUnstatedPipeline...)
-  nlohmann::json stage2 = megatron_row();
-  stage2["id"] = "z2";
+  nlohmann::json stage2 = megatron_row("z2");
   stage2["config"]["zero"] = "ZeRO-2";
-  nlohmann::json ring = megatron_row();
-  ring["id"] = "cp";
+  nlohmann::json ring = megatron_row("cp");
   ring["gpus"] = 32;
   ring["config"]["cp"] = 2;
-  nlohmann::json rate = megatron_row();
-  rate["id"] = "tok";
+  nlohmann::json rate = megatron_row("tok");
   rate.erase("derived_step_seconds");
   rate["measured"] = {{"metric", "tokens_per_s"}, {"value", 16384}};  // 64 x 128 tokens per step
   const RunsFile f = parse_runs(file_of({fsdp, stage2, ring, rate}), "runs.json");
@@ -703,8 +672,7 @@ TEST(RecordedRuns, PricesBinnedVariableLengthSamplesAtTheirPaddedLength) {
   // Mean 50 of at most 128 tokens, bins of 16: padded to the bin's top, 50 + 8 = 58 tokens.
   nlohmann::json binned = megatron_row();
   binned["config"]["padding"] = {{"bin_size", 16}, {"mean_tokens", 50}};
-  nlohmann::json capped = megatron_row();
-  capped["id"] = "capped";
+  nlohmann::json capped = megatron_row("capped");
   capped["config"]["padding"] = {{"bin_size", 64}, {"mean_tokens", 120}};  // 152 > 128: the full length
   const RunsFile f = parse_runs(file_of({binned, capped}), "runs.json");
   EXPECT_EQ(f.runs[0].seq_len, 128);
@@ -877,8 +845,7 @@ TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
 }
 
 TEST(RecordedRuns, ReadsTheAllToAllOverlapOfAPipelinedMoeRow) {
-  nlohmann::json moe = megatron_row();
-  moe["id"] = "moe-pipelined";
+  nlohmann::json moe = megatron_row("moe-pipelined");
   moe["model"]["experts"] = 4;
   moe["model"]["top_k"] = 2;
   moe["model"]["moe_ffn"] = 512;
@@ -981,8 +948,7 @@ TEST(RecordedRuns, ProjectsAnExpressibleRunAndScoresIt) {
 TEST(RecordedRuns, PutsTheProjectedPeakMemoryNextToAMeasuredOne) {
   nlohmann::json row = megatron_row();
   row["measured"]["peak_allocated_gib"] = 2.5;
-  nlohmann::json unmeasured = megatron_row();
-  unmeasured["id"] = "gpt-small-unmeasured";
+  nlohmann::json unmeasured = megatron_row("gpt-small-unmeasured");
   const RunsFile f = parse_runs(file_of({row, unmeasured}), "runs.json");
   EXPECT_DOUBLE_EQ(f.runs[0].measured_peak_gib, 2.5);
   EXPECT_DOUBLE_EQ(f.runs[1].measured_peak_gib, 0);
@@ -1014,8 +980,7 @@ TEST(RecordedRuns, ReadsAFusedLossFromTheConfig) {
   unfused["config"]["loss"] = "unfused, torch.nn.CrossEntropyLoss";
   const RunsFile f = parse_runs(file_of({row, unfused,
                                          [] {
-                                           nlohmann::json plain = megatron_row();
-                                           plain["id"] = "gpt-small-plain";
+                                           nlohmann::json plain = megatron_row("gpt-small-plain");
                                            return plain;
                                          }()}),
                                 "runs.json");
