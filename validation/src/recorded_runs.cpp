@@ -622,9 +622,8 @@ void read_config(RecordedRun& r, const JsonField& c) {
   const auto any_of_words = [&](std::initializer_list<const char*> words) {
     return std::any_of(words.begin(), words.end(), [&](const char* w) { return contains(attention, w); });
   };
-  std::string letters;  // "FlashAttention-2", "flash_attn 2", "FA2" -> "flashattention2", "flashattn2", "fa2"
-  for (char ch : lower(attention))
-    if (std::isalnum(static_cast<unsigned char>(ch))) letters += ch;
+  // "FlashAttention-2", "flash_attn 2", "FA2" -> "flashattention2", "flashattn2", "fa2"
+  const std::string letters = alnum_lower(attention);
   const bool fa2_generation = contains(letters, "flashattention2") || contains(letters, "flashattn2") ||
                               contains(letters, "fa2") || any_of_words({"xformers"});
   if (any_of_words({"unfused", "not fused", "non-fused"})) {
