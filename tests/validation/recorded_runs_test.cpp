@@ -438,6 +438,37 @@ TEST(RecordedRuns, SaysWhenTheRunsNodesAreNotThePresetsSize) {
                            [](const std::string& c) { return c.starts_with("hardware.gpus_per_node"); }));
 }
 
+// hardware.gpu naming another memory variant of the preset's GPU runs the preset with that GPU:
+// an A100 40GB moves memory-bound kernels at 1,555 GB/s, not the 80GB card's 2,039.
+TEST(RecordedRuns, HardwareGpuNamesTheVariantOfThePresetsGpu) {
+  auto kind_of = [](const std::string& gpu, const std::string& preset) {
+    nlohmann::json row = megatron_row();
+    row["hardware"]["gpu"] = gpu;
+    row["hardware"]["parasim_preset"] = preset;
+    return parse_runs(file_of({row}), "runs.json").runs[0].device_kind;
+  };
+  EXPECT_EQ(kind_of("A100-SXM4-40GB", "dgx-a100"), "A100-SXM4-40GB");
+  EXPECT_EQ(kind_of("NVIDIA A100 40 GB", "dgx-a100"), "A100-SXM4-40GB");
+  EXPECT_EQ(kind_of("V100-SXM2-16GB", "dgx1-v100"), "V100-SXM2-16GB");
+  EXPECT_EQ(kind_of("A100-SXM4-80GB", "dgx-a100"), "");  // the preset's own
+  EXPECT_EQ(kind_of("H100 80GB HBM3, 700W", "dgx-h100"), "");
+  EXPECT_EQ(kind_of("H200-SXM-141GB", "hgx-h200"), "");
+  EXPECT_EQ(kind_of("A100", "dgx-a100"), "");
+
+  nlohmann::json forty = megatron_row();
+  forty["hardware"]["gpu"] = "A100 40GB";
+  const RecordedRun run = parse_runs(file_of({forty}), "runs.json").runs[0];
+  EXPECT_NE(std::find(run.caveats.begin(), run.caveats.end(),
+                      "hardware.gpu \"A100 40GB\": the preset's A100-SXM4-80GB devices run as A100-SXM4-40GB (its "
+                      "memory and HBM bandwidth)"),
+            run.caveats.end());
+  const RunOutcome slower = evaluate_run(run, {});
+  const RunOutcome eighty = evaluate_run(parse_runs(file_of({megatron_row()}), "runs.json").runs[0], {});
+  EXPECT_EQ(slower.device_kind, "A100-SXM4-40GB");
+  EXPECT_EQ(eighty.device_kind, "A100-SXM4-80GB");
+  EXPECT_GT(slower.projected_step_s, eighty.projected_step_s);
+}
+
 // A transformer's shape under Megatron-LM's argument names or a Hugging Face config's builds the
 // same model as under this schema's; missing under every name, the error names this schema's.
 TEST(RecordedRuns, ReadsAShapeUnderMegatronOrHuggingFaceNames) {

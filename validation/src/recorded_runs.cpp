@@ -782,6 +782,36 @@ std::string preset_of_gpu(const std::string& gpu) {
   return "";
 }
 
+// The variant of the preset's GPU that hardware.gpu names: the same part (kind up to its memory
+// tag: "A100-SXM4") with the memory the text names ("A100 40GB" -> A100-SXM4-40GB). A100 40GB and
+// 80GB differ in HBM bandwidth (1,555 against 2,039 GB/s), which memory-bound kernels run at.
+// Empty when the text names the preset's own kind or no other variant.
+std::string gpu_variant(const std::string& gpu, const std::string& preset_kind) {
+  const std::size_t dash = preset_kind.rfind('-');
+  if (gpu.empty() || dash == std::string::npos) return "";
+  // The text's words, lower case, a size's number joined to its unit: "A100 40 GB" -> a100 40gb.
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : gpu + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      continue;
+    }
+    if (word.empty()) continue;
+    if (word == "gb" && !words.empty() && std::isdigit(static_cast<unsigned char>(words.back().back())) != 0)
+      words.back() += word;
+    else words.push_back(word);
+    word.clear();
+  }
+  const std::string part = preset_kind.substr(0, dash + 1);
+  for (const hardware::DeviceSpec& s : hardware::device_specs()) {
+    if (s.kind == preset_kind || !s.kind.starts_with(part)) continue;
+    const std::string memory = alnum_lower(s.kind.substr(dash + 1));  // "40gb"
+    if (std::find(words.begin(), words.end(), memory) != words.end()) return s.kind;
+  }
+  return "";
+}
+
 }  // namespace
 
 RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
@@ -832,7 +862,12 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
                   "\" is the GPU of no preset (`parasim clusters` lists them)");
     if (r.skip_reason.empty()) {
       try {
-        (void)hardware::make_cluster_preset_spec(r.preset, 1);
+        const hardware::ClusterSpec spec = hardware::make_cluster_preset_spec(r.preset, 1);
+        const std::string& preset_kind = spec.devices.front().kind;
+        r.device_kind = gpu_variant(optional_text(hw, "gpu"), preset_kind);
+        if (!r.device_kind.empty())
+          r.caveats.push_back("hardware.gpu \"" + optional_text(hw, "gpu") + "\": the preset's " + preset_kind +
+                              " devices run as " + r.device_kind + " (its memory and HBM bandwidth)");
       } catch (const InputError& e) {
         // A preset parasim lacks is a row it cannot express (listed, not scored); a cluster file
         // that does not load is bad input.
@@ -929,7 +964,17 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     }
   }
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
-  const hardware::Cluster cluster = hardware::make_cluster_preset(run.preset, nodes);
+  hardware::ClusterSpec cluster_spec = hardware::make_cluster_preset_spec(run.preset, nodes);
+  if (!run.device_kind.empty()) {
+    const hardware::DeviceSpec& variant = hardware::device_spec(run.device_kind);
+    const std::string preset_kind = cluster_spec.devices.front().kind;
+    for (hardware::ClusterDevice& d : cluster_spec.devices) {
+      if (d.kind != preset_kind) continue;
+      d.kind = variant.kind;
+      d.memory = variant.memory;
+    }
+  }
+  const hardware::Cluster cluster(std::move(cluster_spec));
   out.device_kind = cluster.device_kinds().front();
   // A run on nodes of another size than the preset's (4 A100s a node on Perlmutter or Polaris):
   // its GPUs fill the preset's nodes in order, so groups that span its nodes span fewer here.
