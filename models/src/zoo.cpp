@@ -40,6 +40,9 @@ const std::vector<Registered>& registry() {
     std::vector<Registered> v;
     v.push_back({image("resnet50", "ResNet-50 v1.5 (torchvision), 224x224", "imagenet-1k"), zoo::resnet50});
     v.push_back(
+        {image("resnext101_32x4d", "ResNeXt-101 32x4d (NVIDIA DeepLearningExamples, timm), 224x224", "imagenet-1k"),
+         zoo::resnext101_32x4d});
+    v.push_back(
         {image("vgg16", "VGG-16 (torchvision), 224x224, classifier 4096-4096-1000", "imagenet-1k"), zoo::vgg16});
     v.push_back({image("vgg16_cifar", "VGG-16 with BatchNorm for CIFAR-10 (kuangliu/pytorch-cifar), 32x32", "cifar-10"),
                  zoo::vgg16_cifar});

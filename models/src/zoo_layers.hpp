@@ -29,6 +29,7 @@ inline std::int64_t seq_len_or(const ModelOptions& o, std::int64_t default_len) 
 
 // One builder per model file.
 Model resnet50(const ModelOptions& o);
+Model resnext101_32x4d(const ModelOptions& o);
 Model vgg16(const ModelOptions& o);
 Model vgg16_cifar(const ModelOptions& o);
 Model inception_v3(const ModelOptions& o, bool aux_default);

@@ -17,7 +17,11 @@ struct ExactParams {
 
 // torchvision / Hugging Face reference counts, and hand-derived counts for models without one.
 const ExactParams kExactParams[] = {
-    {"resnet50", 25'557'032},            // torchvision.models.resnet50
+    {"resnet50", 25'557'032},  // torchvision.models.resnet50
+    // stem 9,408 + 128; per bottleneck in*w + w*(w/32)*9 + w*out + BN 2(2w + out), the first of a
+    // stage + in*out + 2 out; widths 128..1024, out 256..2048, blocks 3-4-23-3; fc 2,049,000
+    // (timm resnext101_32x4d: 44.18 M).
+    {"resnext101_32x4d", 44'177'704},
     {"vgg16", 138'357'544},              // torchvision.models.vgg16
     {"inception_v3", 27'161'264},        // torchvision inception_v3(aux_logits=True)
     {"inception_v3_noaux", 23'834'568},  // torchvision inception_v3(aux_logits=False)
@@ -56,8 +60,8 @@ const ExactParams kExactParams[] = {
     {"llama3_70b", 70'553'706'496},
     {"llama31_405b", 405'853'388'800},
     {"mixtral_8x7b", 46'702'792'704},
-    {"tiny_cnn", 25'578},                // 3*16*9+16 + 16*32*9+32 + 2048*10+10
-    {"tiny_lstm", 424'424},              // 1000*64 + (4*128*192+1024) + (4*128*256+1024) + 128*1000+1000
+    {"tiny_cnn", 25'578},    // 3*16*9+16 + 16*32*9+32 + 2048*10+10
+    {"tiny_lstm", 424'424},  // 1000*64 + (4*128*192+1024) + (4*128*256+1024) + 128*1000+1000
 };
 
 TEST(Zoo, ExactParameterCounts) {
@@ -219,11 +223,12 @@ TEST(Zoo, ErrorsNameWhatIsWrong) {
     (void)build_zoo_model("resnet51");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "unknown model \"resnet51\"; known models: resnet50, vgg16, vgg16_cifar, inception_v3, "
-                 "inception_v3_noaux, googlenet, googlenet_cifar, gnmt, biglstm, gpt2, bert_large, megatron_22b, "
-                 "gpt3_175b, turing_530b, megatron_1t, llama3_8b, llama3_70b, llama31_405b, mixtral_8x7b, tiny_cnn, "
-                 "tiny_lstm");
+    EXPECT_STREQ(
+        e.what(),
+        "unknown model \"resnet51\"; known models: resnet50, resnext101_32x4d, vgg16, vgg16_cifar, inception_v3, "
+        "inception_v3_noaux, googlenet, googlenet_cifar, gnmt, biglstm, gpt2, bert_large, megatron_22b, "
+        "gpt3_175b, turing_530b, megatron_1t, llama3_8b, llama3_70b, llama31_405b, mixtral_8x7b, tiny_cnn, "
+        "tiny_lstm");
   }
   EXPECT_THROW((void)build_zoo_model("resnet50", ModelOptions{.batch = 0}), InputError);
   EXPECT_THROW((void)build_zoo_model("gpt2", ModelOptions{.image_size = 224}), InputError);
