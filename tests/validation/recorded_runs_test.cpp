@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -653,8 +654,9 @@ TEST(RecordedRuns, TunesAnUnstatedPipelineMicroBatchAndVirtualStagesToTheFastest
   ASSERT_TRUE(o.scored) << o.note;
 
   // Every candidate stated outright: the inferred run is the fastest of them.
-  double fastest = 1e30;
+  double fastest = 1e30, slowest = 0;
   int best_micro = 0, best_interleave = 0;
+  std::map<std::pair<int, int>, double> stated_steps;  // (micro-batches, virtual stages) -> step
   for (int size : {1, 2, 4, 8})
     for (int v : {2, 4}) {
       nlohmann::json stated = megatron_row();
@@ -666,6 +668,8 @@ TEST(RecordedRuns, TunesAnUnstatedPipelineMicroBatchAndVirtualStagesToTheFastest
       const RunOutcome so = evaluate_run(parse_runs(file_of({stated}), "runs.json").runs[0], {});
       ASSERT_TRUE(so.scored) << so.note;
       if (so.projected_step_s < fastest) fastest = so.projected_step_s, best_micro = 32 / size, best_interleave = v;
+      slowest = std::max(slowest, so.projected_step_s);
+      stated_steps[{32 / size, v}] = so.projected_step_s;
     }
   EXPECT_EQ(o.projected_step_s, fastest);
   EXPECT_EQ(o.run.strategy.micro, best_micro);
@@ -679,6 +683,28 @@ TEST(RecordedRuns, TunesAnUnstatedPipelineMicroBatchAndVirtualStagesToTheFastest
                       "virtual stages not stated: interleave=" + std::to_string(best_interleave) +
                           ", the fastest that fits of 2 and 4"),
             o.run.caveats.end());
+  // Each open choice is reported with its step, fastest first, as the stated rows project them.
+  ASSERT_EQ(o.open_counts.size(), stated_steps.size());
+  for (std::size_t i = 0; i < o.open_counts.size(); ++i) {
+    const OpenCount& c = o.open_counts[i];
+    EXPECT_EQ(c.projected_step_s, (stated_steps.at({c.micro, c.interleave})));
+    if (i > 0) {
+      EXPECT_LE(o.open_counts[i - 1].projected_step_s, c.projected_step_s);
+    }
+  }
+  EXPECT_EQ(o.open_counts.front().projected_step_s, fastest);
+  EXPECT_EQ(o.open_counts.back().projected_step_s, slowest);
+  char tail[96];
+  std::snprintf(tail, sizeof tail, ": the slowest is %+.1f%% on the chosen, an error of %+.1f%%",
+                100.0 * (slowest - fastest) / fastest, 100.0 * (slowest - 0.5) / 0.5);
+  EXPECT_NE(std::find_if(o.run.caveats.begin(), o.run.caveats.end(),
+                         [&](const std::string& c) {
+                           return c.starts_with("the counts the row leaves open, each projected: ") &&
+                                  c.ends_with(tail);
+                         }),
+            o.run.caveats.end());
+  // A row that states its counts has none open.
+  EXPECT_TRUE(evaluate_run(parse_runs(file_of({megatron_row()}), "runs.json").runs[0], {}).open_counts.empty());
 
   // FSDP under a pipeline is ZeRO-1's traffic and memory (without one, ZeRO-3: ReadsZeroStages...).
   nlohmann::json fsdp = megatron_row();

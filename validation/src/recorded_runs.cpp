@@ -1059,6 +1059,12 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     if (interleaves.empty()) interleaves.push_back(2);
   }
   const bool pick_fastest = pipelined && (run.micro_unknown || run.interleave_unknown);
+  // Every count the row leaves open that was projected, with its step: what the choice of the
+  // fastest is worth, said beside it (a user reads the spread, not only the best case).
+  std::vector<OpenCount> open_counts;
+  auto note_open = [&](const strategies::Strategy& s, const strategies::StrategyResult& c) {
+    if (pick_fastest) open_counts.push_back({s.micro, s.interleave, static_cast<double>(c.step_time) * 1e-9});
+  };
   const bool may_fuse =
       !run.attention_stated && run.attention == profiler::AttentionKernel::Unfused && has_fused_attention(cluster);
   strategies::StrategyResult r;
@@ -1089,6 +1095,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
         // multiples of the stages).
         if (!candidate.simulated && pick_fastest) continue;
         if (candidate.simulated && !candidate.feasible) continue;
+        note_open(s, candidate);
         if (found && candidate.step_time >= r.step_time) continue;
         found = true;
         out.run.strategy = s;
@@ -1120,7 +1127,9 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
         s.micro = micro;
         s.interleave = interleave;
         strategies::StrategyResult candidate = project(s, attention);
-        if (!candidate.simulated || (have && candidate.step_time >= r.step_time)) continue;
+        if (!candidate.simulated) continue;
+        note_open(s, candidate);
+        if (have && candidate.step_time >= r.step_time) continue;
         have = true;
         out.run.strategy = s;
         out.run.attention = attention;
@@ -1164,6 +1173,24 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   out.scored = true;
   out.projected_step_s = static_cast<double>(r.step_time) * 1e-9;
   out.error_pct = 100.0 * (out.projected_step_s - run.measured_step_s) / run.measured_step_s;
+  if (open_counts.size() > 1) {
+    std::stable_sort(open_counts.begin(), open_counts.end(),
+                     [](const OpenCount& a, const OpenCount& b) { return a.projected_step_s < b.projected_step_s; });
+    out.open_counts = open_counts;
+    const double slowest = open_counts.back().projected_step_s;
+    std::string each;
+    for (const OpenCount& c : open_counts) {
+      char line[96];
+      std::snprintf(line, sizeof line, "%s%.3f s at micro=%d,interleave=%d", each.empty() ? "" : "; ",
+                    c.projected_step_s, c.micro, c.interleave);
+      each += line;
+    }
+    char tail[96];
+    std::snprintf(tail, sizeof tail, ": the slowest is %+.1f%% on the chosen, an error of %+.1f%%",
+                  100.0 * (slowest - out.projected_step_s) / out.projected_step_s,
+                  100.0 * (slowest - run.measured_step_s) / run.measured_step_s);
+    out.run.caveats.push_back("the counts the row leaves open, each projected: " + each + tail);
+  }
   TimeNs compute = 0, exposed = 0;
   for (const auto& d : r.devices)
     if (d.compute + d.exposed_comm > compute + exposed) compute = d.compute, exposed = d.exposed_comm;
@@ -1271,6 +1298,12 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
       j["projected_mfu_pct"] = o.projected_mfu_pct;
       j["cost_source"] = o.cost_source;
       j["projected_peak_gib"] = o.projected_peak_gib;
+      if (!o.open_counts.empty()) {
+        nlohmann::json open = nlohmann::json::array();
+        for (const OpenCount& c : o.open_counts)
+          open.push_back({{"micro", c.micro}, {"interleave", c.interleave}, {"projected_step_s", c.projected_step_s}});
+        j["open_counts"] = std::move(open);
+      }
       if (o.run.measured_peak_gib > 0) {
         j["measured_peak_gib"] = o.run.measured_peak_gib;
         j["memory_error_pct"] = o.memory_error_pct;

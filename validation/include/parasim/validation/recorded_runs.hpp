@@ -98,6 +98,14 @@ RunsFile load_runs_file(const std::string& path);
 RunsFile load_runs_files(const std::string& paths);
 RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin);
 
+/// One choice of the pipeline counts a row leaves open (micro-batches per step, virtual stages)
+/// and its projected step.
+struct OpenCount {
+  int micro = 0;
+  int interleave = 0;
+  double projected_step_s = 0;
+};
+
 /// What parasim projects for one run.
 struct RunOutcome {
   RecordedRun run;
@@ -119,6 +127,9 @@ struct RunOutcome {
   double memory_error_pct = 0;  // 100 (projected - measured) / measured; 0 without a measured peak
   std::string cost_source;
   std::string note;
+  /// When the row leaves its pipeline's counts open and the fastest is projected: every choice
+  /// projected (two or more), fastest first; empty otherwise.
+  std::vector<OpenCount> open_counts;
 };
 
 struct RunsReport {
