@@ -342,6 +342,33 @@ std::vector<std::string> cluster_preset_names() {
   return names;
 }
 
+namespace {
+
+// gpu=KIND: the preset's GPUs as another memory variant of the same part (A100-SXM4-40GB in a
+// dgx-a100, V100-SXM2-16GB in a dgx1-v100): its memory and HBM bandwidth, the same links. A
+// different part would need another node design, so it is refused.
+void use_gpu_variant(ClusterSpec& spec, const std::string& gpu, const std::string& where) {
+  const std::string preset_kind = spec.devices.front().kind;
+  const std::string part = preset_kind.substr(0, preset_kind.rfind('-') + 1);  // "A100-SXM4-"
+  std::string variants;
+  for (const DeviceSpec& d : device_specs())
+    if (d.kind.starts_with(part)) variants += (variants.empty() ? "" : ", ") + d.kind;
+  const std::optional<DeviceSpec> variant = find_device_spec(gpu);
+  if (!variant || !variant->kind.starts_with(part))
+    throw InputError(where + "expected a variant of the preset's " + preset_kind + " (" + variants + "), found \"" +
+                     gpu + "\"");
+  for (ClusterDevice& d : spec.devices) {
+    if (d.kind != preset_kind) continue;
+    d.kind = variant->kind;
+    d.memory = variant->memory;
+  }
+  for (std::size_t at = spec.description.find(preset_kind); at != std::string::npos;
+       at = spec.description.find(preset_kind, at + variant->kind.size()))
+    spec.description.replace(at, preset_kind.size(), variant->kind);
+}
+
+}  // namespace
+
 ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
   const auto colon = full_name.find(':');
   const std::string base = full_name.substr(0, colon);
@@ -357,9 +384,10 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
   IbGeneration ib = entry->info.default_ib;
   FabricOptions fabric;
   std::optional<int> nccl_channels;
+  std::string gpu;  // gpu=KIND: a memory variant of the preset's GPU
   if (colon != std::string::npos) {
     // Comma-separated options: ib=edr|hdr|ndr, fabric=KIND, oversubscription=R:1, switch=MODEL, radix=N,
-    // nccl_channels=N.
+    // nccl_channels=N, gpu=KIND.
     const std::string where = "cluster preset \"" + full_name + "\": ";
     const std::string opts = full_name.substr(colon + 1);
     std::size_t start = 0;
@@ -392,11 +420,13 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
         if (!nccl_channels)
           throw InputError(where + "nccl_channels: expected the channels (SMs) every collective runs on, in [0, " +
                            std::to_string(kMaxNcclChannels) + "], found \"" + value + "\"");
+      } else if (key == "gpu") {
+        gpu = value;
       } else
         throw InputError(where + "unknown option \"" + opt +
                          "\"; expected ib=edr|hdr|ndr, fabric=single-switch|fat-tree|rail-optimized, "
-                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800, radix=N or nccl_channels=N, separated "
-                         "by commas");
+                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800, radix=N, nccl_channels=N or gpu=KIND, "
+                         "separated by commas");
     }
     if (fabric.kind == FabricKind::SingleSwitch &&
         (fabric.oversubscription != 1.0 || !fabric.switch_model.empty() || fabric.radix != 0))
@@ -406,6 +436,7 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
   }
   ClusterSpec spec = entry->make(nodes, ib, fabric);
   spec.nccl_channels = nccl_channels;
+  if (!gpu.empty()) use_gpu_variant(spec, gpu, "cluster preset \"" + full_name + "\": gpu: ");
   if (colon != std::string::npos) spec.name = full_name;
   return spec;
 }

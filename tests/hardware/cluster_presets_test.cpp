@@ -111,6 +111,26 @@ TEST(ClusterPresets, BadNamesAndNodeCountsAreInputErrors) {
             "cluster preset \"dgx-h100\": nodes must be in [1, 131072], found 131073");
 }
 
+// gpu=KIND: the preset's GPUs as another memory variant of their part, links unchanged.
+TEST(ClusterPresets, GpuOptionRunsAMemoryVariantOfThePresetsPart) {
+  const Cluster forty = make_cluster_preset("dgx-a100:gpu=A100-SXM4-40GB", 2);
+  const Cluster eighty = make_cluster_preset("dgx-a100", 2);
+  ASSERT_EQ(forty.device_kinds(), std::vector<std::string>{"A100-SXM4-40GB"});
+  EXPECT_EQ(forty.device(0).memory, 40 * GiB);
+  EXPECT_EQ(forty.spec().description, "2 x 8x A100-SXM4-40GB, NVSwitch gen2, 300 GB/s per GPU");
+  EXPECT_EQ(forty.spec().links.size(), eighty.spec().links.size());
+  EXPECT_EQ(make_cluster_preset("dgx1-v100:ib=hdr,gpu=v10016gb").device_kinds(),
+            std::vector<std::string>{"V100-SXM2-16GB"});
+  EXPECT_EQ(make_cluster_preset("dgx-a100:gpu=A100-SXM4-80GB").spec().description,
+            "1 x 8x A100-SXM4-80GB, NVSwitch gen2, 300 GB/s per GPU");
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-a100:gpu=H100-SXM5-80GB"); }),
+            "cluster preset \"dgx-a100:gpu=H100-SXM5-80GB\": gpu: expected a variant of the preset's A100-SXM4-80GB "
+            "(A100-SXM4-40GB, A100-SXM4-80GB), found \"H100-SXM5-80GB\"");
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-a100:gpu=A100-40"); }),
+            "cluster preset \"dgx-a100:gpu=A100-40\": gpu: expected a variant of the preset's A100-SXM4-80GB "
+            "(A100-SXM4-40GB, A100-SXM4-80GB), found \"A100-40\"");
+}
+
 TEST(ClusterPresets, NcclChannelsHeldPerPart) {
   // {ring/tree, NVLS}: NCCL's logged channel counts on 8-GPU SXM systems, 2 over PCIe.
   const auto channels = [](const char* kind) {

@@ -964,17 +964,12 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     }
   }
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
-  hardware::ClusterSpec cluster_spec = hardware::make_cluster_preset_spec(run.preset, nodes);
-  if (!run.device_kind.empty()) {
-    const hardware::DeviceSpec& variant = hardware::device_spec(run.device_kind);
-    const std::string preset_kind = cluster_spec.devices.front().kind;
-    for (hardware::ClusterDevice& d : cluster_spec.devices) {
-      if (d.kind != preset_kind) continue;
-      d.kind = variant.kind;
-      d.memory = variant.memory;
-    }
-  }
-  const hardware::Cluster cluster(std::move(cluster_spec));
+  // hardware.gpu's variant of the preset's GPU as the preset's own option (dgx-a100:gpu=A100-SXM4-40GB).
+  const std::string preset =
+      run.device_kind.empty()
+          ? run.preset
+          : run.preset + (run.preset.find(':') == std::string::npos ? ":" : ",") + "gpu=" + run.device_kind;
+  const hardware::Cluster cluster = hardware::make_cluster_preset(preset, nodes);
   out.device_kind = cluster.device_kinds().front();
   // A run on nodes of another size than the preset's (4 A100s a node on Perlmutter or Polaris):
   // its GPUs fill the preset's nodes in order, so groups that span its nodes span fewer here.

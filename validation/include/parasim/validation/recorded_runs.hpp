@@ -46,8 +46,8 @@ struct RecordedRun {
   /// parasim's build of the row's shape differs from it.
   std::int64_t stated_params = 0;
   std::string preset;                          // cluster preset (first word of parasim_preset)
-  /// hardware.gpu's variant of the preset's GPU ("A100 40GB" on dgx-a100): the kind the preset's
-  /// devices are replaced by (its memory and HBM bandwidth); empty: the preset's own.
+  /// hardware.gpu's variant of the preset's GPU ("A100 40GB" on dgx-a100): the kind the preset runs
+  /// its devices as (the preset option gpu=KIND: memory and HBM bandwidth); empty: the preset's own.
   std::string device_kind;
   int gpus = 0;
   int gpus_per_node = 8;
