@@ -349,14 +349,14 @@ namespace {
 // different part would need another node design, so it is refused.
 void use_gpu_variant(ClusterSpec& spec, const std::string& gpu, const std::string& where) {
   const std::string preset_kind = spec.devices.front().kind;
-  const std::string part = preset_kind.substr(0, preset_kind.rfind('-') + 1);  // "A100-SXM4-"
-  std::string variants;
-  for (const DeviceSpec& d : device_specs())
-    if (d.kind.starts_with(part)) variants += (variants.empty() ? "" : ", ") + d.kind;
+  const std::vector<std::string> kinds = memory_variants(preset_kind);
   const std::optional<DeviceSpec> variant = find_device_spec(gpu);
-  if (!variant || !variant->kind.starts_with(part))
+  if (!variant || std::find(kinds.begin(), kinds.end(), variant->kind) == kinds.end()) {
+    std::string variants;
+    for (const std::string& k : kinds) variants += (variants.empty() ? "" : ", ") + k;
     throw InputError(where + "expected a variant of the preset's " + preset_kind + " (" + variants + "), found \"" +
                      gpu + "\"");
+  }
   for (ClusterDevice& d : spec.devices) {
     if (d.kind != preset_kind) continue;
     d.kind = variant->kind;

@@ -120,6 +120,27 @@ const std::vector<DeviceSpec>& device_specs() {
 }
 
 namespace {
+// "A100-SXM4-80GB" -> "A100-SXM4-", the part before its memory tag ("80GB"); "" for a kind without
+// one (GTX-1080, TITAN-X-Pascal).
+std::string part_of(const std::string& kind) {
+  const std::size_t dash = kind.rfind('-');
+  if (dash == std::string::npos) return "";
+  const std::string tag = kind.substr(dash + 1);
+  const bool memory_tag = tag.size() > 2 && tag.ends_with("GB") &&
+                          std::all_of(tag.begin(), tag.end() - 2, [](char c) { return c >= '0' && c <= '9'; });
+  return memory_tag ? kind.substr(0, dash + 1) : "";
+}
+}  // namespace
+
+std::vector<std::string> memory_variants(const std::string& kind) {
+  const std::string part = part_of(kind);
+  std::vector<std::string> kinds;
+  for (const DeviceSpec& s : device_specs())
+    if (s.kind == kind || (!part.empty() && part_of(s.kind) == part)) kinds.push_back(s.kind);
+  return kinds;
+}
+
+namespace {
 
 /// The table's entry for a kind or alias: the exact kind first (what presets and clusters name, once
 /// per device: 5,128 lookups for a 641-node cluster), then any spelling of a kind or an alias.

@@ -126,6 +126,12 @@ TEST(ClusterPresets, GpuOptionRunsAMemoryVariantOfThePresetsPart) {
   EXPECT_EQ(input_error([] { make_cluster_preset("dgx-a100:gpu=H100-SXM5-80GB"); }),
             "cluster preset \"dgx-a100:gpu=H100-SXM5-80GB\": gpu: expected a variant of the preset's A100-SXM4-80GB "
             "(A100-SXM4-40GB, A100-SXM4-80GB), found \"H100-SXM5-80GB\"");
+  using Kinds = std::vector<std::string>;
+  EXPECT_EQ(memory_variants("A100-SXM4-80GB"), (Kinds{"A100-SXM4-40GB", "A100-SXM4-80GB"}));
+  EXPECT_EQ(memory_variants("V100-SXM2-32GB"), (Kinds{"V100-SXM2-16GB", "V100-SXM2-32GB"}));
+  EXPECT_EQ(memory_variants("H100-SXM5-80GB"), (Kinds{"H100-SXM5-80GB"}));
+  EXPECT_EQ(memory_variants("TITAN-X-Pascal"), (Kinds{"TITAN-X-Pascal"}));
+  EXPECT_EQ(memory_variants("GTX-1080"), (Kinds{"GTX-1080"}));  // the 1080 Ti is another part
   EXPECT_EQ(input_error([] { make_cluster_preset("dgx-a100:gpu=A100-40"); }),
             "cluster preset \"dgx-a100:gpu=A100-40\": gpu: expected a variant of the preset's A100-SXM4-80GB "
             "(A100-SXM4-40GB, A100-SXM4-80GB), found \"A100-40\"");

@@ -787,8 +787,7 @@ std::string preset_of_gpu(const std::string& gpu) {
 // 80GB differ in HBM bandwidth (1,555 against 2,039 GB/s), which memory-bound kernels run at.
 // Empty when the text names the preset's own kind or no other variant.
 std::string gpu_variant(const std::string& gpu, const std::string& preset_kind) {
-  const std::size_t dash = preset_kind.rfind('-');
-  if (gpu.empty() || dash == std::string::npos) return "";
+  if (gpu.empty()) return "";
   // The text's words, lower case, a size's number joined to its unit: "A100 40 GB" -> a100 40gb.
   std::vector<std::string> words;
   std::string word;
@@ -803,11 +802,9 @@ std::string gpu_variant(const std::string& gpu, const std::string& preset_kind) 
     else words.push_back(word);
     word.clear();
   }
-  const std::string part = preset_kind.substr(0, dash + 1);
-  for (const hardware::DeviceSpec& s : hardware::device_specs()) {
-    if (s.kind == preset_kind || !s.kind.starts_with(part)) continue;
-    const std::string memory = alnum_lower(s.kind.substr(dash + 1));  // "40gb"
-    if (std::find(words.begin(), words.end(), memory) != words.end()) return s.kind;
+  for (const std::string& kind : hardware::memory_variants(preset_kind)) {
+    const std::string memory = alnum_lower(kind.substr(kind.rfind('-') + 1));  // "40gb"
+    if (kind != preset_kind && std::find(words.begin(), words.end(), memory) != words.end()) return kind;
   }
   return "";
 }

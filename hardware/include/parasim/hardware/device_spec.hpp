@@ -60,6 +60,9 @@ NcclChannels nccl_channels(const DeviceSpec& spec);
 
 /// All known devices, in a fixed order.
 const std::vector<DeviceSpec>& device_specs();
+/// The memory variants of `kind`'s part: the known kinds that share its name up to the memory tag
+/// (A100-SXM4-80GB -> A100-SXM4-40GB, A100-SXM4-80GB), in table order, `kind` among them.
+std::vector<std::string> memory_variants(const std::string& kind);
 /// Looks up by canonical kind or alias ("v100", "h200", "titanx", "gtx1080", ...).
 /// Throws InputError listing the known kinds when unknown.
 const DeviceSpec& device_spec(const std::string& kind_or_alias);
