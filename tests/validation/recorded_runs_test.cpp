@@ -455,6 +455,25 @@ TEST(RecordedRuns, HardwareGpuNamesTheVariantOfThePresetsGpu) {
   EXPECT_EQ(kind_of("H100 80GB HBM3, 700W", "dgx-h100"), "");
   EXPECT_EQ(kind_of("H200-SXM-141GB", "hgx-h200"), "");
   EXPECT_EQ(kind_of("A100", "dgx-a100"), "");
+  // Without a variant in hardware.gpu, the system's or the preset note's words decide; a field that
+  // names the preset's own kind ends the search.
+  auto kind_with = [](const nlohmann::json& hardware) {
+    nlohmann::json row = megatron_row();
+    row["hardware"] = hardware;
+    return parse_runs(file_of({row}), "runs.json").runs[0];
+  };
+  const RecordedRun system =
+      kind_with({{"gpu", "A100"}, {"system", "NVIDIA DGX A100 (8x A100 40GB)"}, {"parasim_preset", "dgx-a100"}});
+  EXPECT_EQ(system.device_kind, "A100-SXM4-40GB");
+  EXPECT_NE(std::find(system.caveats.begin(), system.caveats.end(),
+                      "hardware.system \"NVIDIA DGX A100 (8x A100 40GB)\": the preset's A100-SXM4-80GB devices run as "
+                      "A100-SXM4-40GB (its memory and HBM bandwidth)"),
+            system.caveats.end());
+  EXPECT_EQ(kind_with({{"parasim_preset", "dgx1-v100 (16GB variant)"}}).device_kind, "V100-SXM2-16GB");
+  EXPECT_EQ(
+      kind_with({{"gpu", "A100-SXM4-80GB"}, {"system", "DGX A100 40GB"}, {"parasim_preset", "dgx-a100"}}).device_kind,
+      "");
+  EXPECT_EQ(kind_with({{"system", "DGX A100 320GB"}, {"parasim_preset", "dgx-a100"}}).device_kind, "");
 
   nlohmann::json forty = megatron_row();
   forty["hardware"]["gpu"] = "A100 40GB";

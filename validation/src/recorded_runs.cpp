@@ -782,11 +782,11 @@ std::string preset_of_gpu(const std::string& gpu) {
   return "";
 }
 
-// The variant of the preset's GPU that hardware.gpu names: the same part (kind up to its memory
-// tag: "A100-SXM4") with the memory the text names ("A100 40GB" -> A100-SXM4-40GB). A100 40GB and
-// 80GB differ in HBM bandwidth (1,555 against 2,039 GB/s), which memory-bound kernels run at.
-// Empty when the text names the preset's own kind or no other variant.
-std::string gpu_variant(const std::string& gpu, const std::string& preset_kind) {
+// The memory variant of the preset's GPU a text names: the same part (kind up to its memory tag:
+// "A100-SXM4") with the memory the text names ("A100 40GB" -> A100-SXM4-40GB; the preset's own kind
+// too). A100 40GB and 80GB differ in HBM bandwidth (1,555 against 2,039 GB/s), which memory-bound
+// kernels run at. Empty when the text names no variant.
+std::string named_variant(const std::string& gpu, const std::string& preset_kind) {
   if (gpu.empty()) return "";
   // The text's words, lower case, a size's number joined to its unit: "A100 40 GB" -> a100 40gb.
   std::vector<std::string> words;
@@ -804,7 +804,7 @@ std::string gpu_variant(const std::string& gpu, const std::string& preset_kind) 
   }
   for (const std::string& kind : hardware::memory_variants(preset_kind)) {
     const std::string memory = alnum_lower(kind.substr(kind.rfind('-') + 1));  // "40gb"
-    if (kind != preset_kind && std::find(words.begin(), words.end(), memory) != words.end()) return kind;
+    if (std::find(words.begin(), words.end(), memory) != words.end()) return kind;
   }
   return "";
 }
@@ -861,10 +861,19 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
       try {
         const hardware::ClusterSpec spec = hardware::make_cluster_preset_spec(r.preset, 1);
         const std::string& preset_kind = spec.devices.front().kind;
-        r.device_kind = gpu_variant(optional_text(hw, "gpu"), preset_kind);
-        if (!r.device_kind.empty())
-          r.caveats.push_back("hardware.gpu \"" + optional_text(hw, "gpu") + "\": the preset's " + preset_kind +
-                              " devices run as " + r.device_kind + " (its memory and HBM bandwidth)");
+        // The GPU's memory variant: as hardware.gpu names it, else as the system or the preset's note
+        // does ("NVIDIA DGX A100 (8x A100 40GB)"); the first that names one decides.
+        for (const char* field : {"gpu", "system", "parasim_preset"}) {
+          const std::string text = optional_text(hw, field);
+          const std::string named = named_variant(text, preset_kind);
+          if (named.empty()) continue;
+          if (named != preset_kind) {
+            r.device_kind = named;
+            r.caveats.push_back("hardware." + std::string(field) + " \"" + text + "\": the preset's " + preset_kind +
+                                " devices run as " + named + " (its memory and HBM bandwidth)");
+          }
+          break;
+        }
       } catch (const InputError& e) {
         // A preset parasim lacks is a row it cannot express (listed, not scored); a cluster file
         // that does not load is bad input.
