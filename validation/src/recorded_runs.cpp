@@ -187,6 +187,21 @@ std::string alnum_lower(const std::string& s) {
   return out;
 }
 
+// The text's runs of letters and digits, lower case: "images/sec" -> images, sec.
+std::vector<std::string> lower_words(const std::string& s) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char ch : s + " ") {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!word.empty()) {
+      words.push_back(word);
+      word.clear();
+    }
+  }
+  return words;
+}
+
 /// The zoo model a table names in its own words ("ResNet-50", "GPT-3 175B", "Llama-3.1-405B",
 /// "bert-large-uncased"): equal to a zoo name up to case and punctuation, or a name the zoo's model
 /// is published under (its description's own words); nullopt otherwise.
@@ -689,15 +704,10 @@ void read_measured(RecordedRun& r, const JsonField& row) {
   double value = m.at("value").as_double(1e-12, 1e15);
   // Tables name the same figure many ways ("step_time_s", "elapsed_time_per_iteration_ms",
   // "images/sec", "tokens_per_sec_per_gpu"): read as words, a time per step or a rate.
-  std::vector<std::string> words;
-  for (std::string word; const char ch : lower(metric) + " ") {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      word += ch;
-    } else if (!word.empty()) {
-      words.push_back(word == "sec" || word == "secs" || word == "second" || word == "seconds" ? "s" : word);
-      word.clear();
-    }
-  }
+  std::vector<std::string> words = lower_words(metric);
+  // (assign(1, 's'), not = "s": GCC 12's -Wstringop-overflow misfires on the inlined copy here.)
+  for (std::string& word : words)
+    if (word == "sec" || word == "secs" || word == "second" || word == "seconds") word.assign(1, 's');
   // A rate per GPU (vendor tables: tokens/s/GPU) is the rate of all `gpus` of the run: "per gpu".
   std::string rate_value = "measured.value";
   for (std::size_t i = 0; i + 1 < words.size(); ++i)
@@ -788,19 +798,12 @@ std::string preset_of_gpu(const std::string& gpu) {
 // kernels run at. Empty when the text names no variant.
 std::string named_variant(const std::string& gpu, const std::string& preset_kind) {
   if (gpu.empty()) return "";
-  // The text's words, lower case, a size's number joined to its unit: "A100 40 GB" -> a100 40gb.
+  // The text's words, a size's number joined to its unit: "A100 40 GB" -> a100 40gb.
   std::vector<std::string> words;
-  std::string word;
-  for (const char c : gpu + " ") {
-    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      continue;
-    }
-    if (word.empty()) continue;
+  for (std::string& word : lower_words(gpu)) {
     if (word == "gb" && !words.empty() && std::isdigit(static_cast<unsigned char>(words.back().back())) != 0)
       words.back() += word;
-    else words.push_back(word);
-    word.clear();
+    else words.push_back(std::move(word));
   }
   for (const std::string& kind : hardware::memory_variants(preset_kind)) {
     const std::string memory = alnum_lower(kind.substr(kind.rfind('-') + 1));  // "40gb"
