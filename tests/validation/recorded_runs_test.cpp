@@ -975,6 +975,67 @@ TEST(RecordedRuns, MlmPositionsGatherTheMaskedTokensOfAZooBert) {
   EXPECT_LT(report.outcomes[1].projected_step_s, report.outcomes[0].projected_step_s);
 }
 
+TEST(RecordedRuns, InfersWhatNvidiasBertScriptDidFromItsContainerOn) {
+  // NVIDIA's BERT run_pretraining.py (its allreduce_post_accumulation flag) from the pytorch:21.11
+  // release on: phase 2 binned by 64 tokens (mean 256 + 32 = 288 priced), the head on 15% of the
+  // 256 mean tokens (38, under max_predictions_per_seq 80), fp16 gradients added in place.
+  nlohmann::json phase2 = bert_row();
+  phase2["id"] = "phase2";
+  phase2["source"] = "NVIDIA DeepLearningExamples BERT README (pytorch:21.11 container)";
+  phase2["model"]["seq_len"] = 512;
+  phase2["config"]["seq_len"] = 512;
+  phase2["config"]["allreduce"] = "once after accumulation (allreduce_post_accumulation, fp16)";
+  nlohmann::json phase1 = phase2;  // 128 tokens: nearly every sample full, no padding inferred
+  phase1["id"] = "phase1";
+  phase1["model"]["seq_len"] = 128;
+  phase1["config"]["seq_len"] = 128;
+  nlohmann::json older = phase2;  // before LDDL and the masked-position head
+  older["id"] = "older";
+  older["source"] = "NVIDIA DeepLearningExamples BERT README (pytorch:20.06 container)";
+  nlohmann::json stated = phase2;  // stated facts win
+  stated["id"] = "stated";
+  stated["config"]["padding"] = {{"bin_size", 32}, {"mean_tokens", 300}};
+  stated["model"]["mlm_positions"] = 60;
+  stated["config"]["grad_accumulation"] = "fp32-buffer";
+  nlohmann::json other = phase2;  // no allreduce_post_accumulation: another script
+  other["id"] = "other";
+  other["config"].erase("allreduce");
+  const RunsFile f = parse_runs(file_of({phase2, phase1, older, stated, other}), "runs.json");
+  ASSERT_EQ(f.runs.size(), 5u);
+  EXPECT_EQ(f.runs[0].padded_seq_len, 288);
+  EXPECT_EQ(f.runs[0].mlm_positions, 38);
+  EXPECT_EQ(f.runs[0].grad_accumulation, GradAccumulation::InPlace);
+  ASSERT_EQ(f.runs[0].caveats.size(), 4u);
+  EXPECT_EQ(f.runs[0].caveats[1],
+            "padding not stated: NVIDIA's BERT (pytorch:21.11 on) bins phase-2 samples by 64 tokens with LDDL and "
+            "pads each micro-batch to its longest; Wikipedia samples of up to 512 tokens average at most 256 (Krell "
+            "et al. 2021): priced at 288 tokens per sample (config.padding {bin_size: 64, mean_tokens: 256})");
+  EXPECT_EQ(f.runs[0].caveats[2],
+            "mlm_positions not stated: NVIDIA's BERT (pytorch:21.11 on) runs the masked-LM head on the masked "
+            "positions only, 15% of a sample's 256 tokens (at most max_predictions_per_seq 80): 38 per sample");
+  EXPECT_EQ(f.runs[1].padded_seq_len, 0);
+  EXPECT_EQ(f.runs[1].mlm_positions, 19);  // 15% of 128, under max_predictions_per_seq 20
+  EXPECT_EQ(f.runs[2].padded_seq_len, 0);
+  EXPECT_EQ(f.runs[2].mlm_positions, 0);
+  EXPECT_EQ(f.runs[2].grad_accumulation, GradAccumulation::Auto);
+  EXPECT_EQ(f.runs[2].caveats.back(),
+            "config.allreduce names NVIDIA's BERT run_pretraining.py, but no NGC container from pytorch:21.11 on "
+            "(its sequence binning and masked-position head): every sample priced at its full length, the "
+            "masked-LM head on every position");
+  EXPECT_EQ(f.runs[3].padded_seq_len, 316);  // 300 + 16
+  EXPECT_EQ(f.runs[3].mlm_positions, 60);
+  EXPECT_EQ(f.runs[3].grad_accumulation, GradAccumulation::Fp32Buffer);
+  EXPECT_EQ(f.runs[4].padded_seq_len, 0);
+  EXPECT_EQ(f.runs[4].mlm_positions, 0);
+  // The inferred facts price the row as if it had stated them.
+  nlohmann::json as_stated = phase2;
+  as_stated["config"]["padding"] = {{"bin_size", 64}, {"mean_tokens", 256}};
+  as_stated["model"]["mlm_positions"] = 38;
+  as_stated["config"]["grad_accumulation"] = "in-place";
+  EXPECT_DOUBLE_EQ(evaluate_run(f.runs[0], {}).projected_step_s,
+                   evaluate_run(parse_runs(file_of({as_stated}), "runs.json").runs[0], {}).projected_step_s);
+}
+
 TEST(RecordedRuns, MlmPositionsRejectedNamingTheField) {
   nlohmann::json zero = bert_row();
   zero["model"]["mlm_positions"] = 0;
@@ -1169,6 +1230,28 @@ TEST(RecordedRuns, InfersFusedAttentionOnlyWhenUnfusedCannotHaveFit) {
   const RunsReport small = evaluate_runs(parse_runs(file_of({megatron_row()}), "runs.json"), {});
   EXPECT_EQ(small.outcomes[0].run.attention, profiler::AttentionKernel::Unfused);
   EXPECT_TRUE(small.outcomes[0].run.caveats.empty());
+}
+
+TEST(RecordedRuns, AttentionNotStatedIsFusedOnHopper) {
+  nlohmann::json row = megatron_row();
+  row["hardware"]["parasim_preset"] = "dgx-h100";
+  const RunOutcome hopper = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {}).outcomes[0];
+  ASSERT_TRUE(hopper.scored) << hopper.note;
+  EXPECT_EQ(hopper.run.attention, profiler::AttentionKernel::Flash);
+  ASSERT_EQ(hopper.run.caveats.size(), 1u);
+  EXPECT_EQ(hopper.run.caveats[0],
+            "attention not stated: fused (flash), as frameworks run it on Hopper GPUs (Transformer Engine's cuDNN "
+            "attention, PyTorch's scaled_dot_product_attention)");
+  // The same run with its kernel named unfused is slower: the score matrix goes through memory.
+  row["config"]["attention"] = "unfused";
+  const RunOutcome unfused = evaluate_runs(parse_runs(file_of({row}), "runs.json"), {}).outcomes[0];
+  EXPECT_EQ(unfused.run.attention, profiler::AttentionKernel::Unfused);
+  EXPECT_TRUE(unfused.run.caveats.empty());
+  EXPECT_GT(unfused.projected_step_s, hopper.projected_step_s);
+  // A model without attention says nothing about it.
+  const RunOutcome cnn =
+      evaluate_runs(parse_runs(file_of({tiny_cnn_row("cnn", "dgx-h100")}), "runs.json"), {}).outcomes[0];
+  for (const std::string& caveat : cnn.run.caveats) EXPECT_EQ(caveat.find("attention"), std::string::npos) << caveat;
 }
 
 TEST(RecordedRuns, SaysWhenTheRowsShapeBuildsOtherThanTheStatedParameterCount) {

@@ -342,6 +342,75 @@ void read_mlm_positions(RecordedRun& r, const JsonField& m) {
   r.mlm_positions = p;
 }
 
+/// The NGC PyTorch container a source names ("pytorch:21.11 container"), as year * 100 + month,
+/// or 0 where it names none.
+int pytorch_container(const std::string& text) {
+  const std::string t = lower(text);
+  const std::size_t at = t.find("pytorch:");
+  if (at == std::string::npos) return 0;
+  int year = 0, month = 0;
+  if (std::sscanf(t.c_str() + at + 8, "%2d.%2d", &year, &month) != 2 || month < 1 || month > 12) return 0;
+  return year * 100 + month;
+}
+
+/// What NVIDIA's BERT pretraining script (DeepLearningExamples PyTorch/LanguageModeling/BERT
+/// run_pretraining.py; config.allreduce names its allreduce_post_accumulation flag) did by default,
+/// for the facts a row leaves out. From the January 2022 release (NGC pytorch:21.11) on:
+///  - phase 2 (512 tokens) draws every micro-batch from one 64-token length bin of LDDL and pads it
+///    to its longest sample (README changelog; run_pretraining.sh BIN_SIZE=64). Wikipedia samples
+///    of up to 512 tokens are over 50% padding (Krell et al. 2021, arXiv 2107.02027): mean 256.
+///  - the masked-LM head runs on the masked positions only (dense_seq_output): 15% of a sample's
+///    tokens (LDDL masked_lm_ratio), at most max_predictions_per_seq (20 at 128 tokens, 80 at 512).
+///  - allreduce_post_accumulation_fp16 trains a model.half() under DDP no_sync: autograd adds each
+///    micro-batch's fp16 gradients into .grad in place.
+/// Earlier releases padded every sample to the sequence length and ran the head on all of them:
+/// nothing is inferred for a row that names an earlier container or none. Each inference is a caveat.
+void infer_nvidia_bert_recipe(RecordedRun& r, const JsonField& row) {
+  const JsonField c = row.at("config");
+  const std::string allreduce = lower(optional_text(c, "allreduce"));
+  if (!contains(allreduce, "allreduce_post_accumulation") || !r.zoo_model ||
+      !models::zoo_entry(*r.zoo_model).takes_mlm_positions)
+    return;
+  const int container = std::max(pytorch_container(r.source), pytorch_container(optional_text(row, "notes")));
+  if (container < 2111) {
+    r.caveats.push_back(
+        "config.allreduce names NVIDIA's BERT run_pretraining.py, but no NGC container from pytorch:21.11 on (its "
+        "sequence binning and masked-position head): every sample priced at its full length, the masked-LM head "
+        "on every position");
+    return;
+  }
+  const std::int64_t seq = r.seq_len > 0 ? r.seq_len : models::transformer_preset(*r.zoo_model).seq_len;
+  double mean_tokens = static_cast<double>(seq);
+  constexpr std::int64_t kBin = 64, kMeanTokens = 256, kPadded = kMeanTokens + kBin / 2;
+  // (A stated head wider than the binned sample says the row's samples are not LDDL's.)
+  if (seq == 512 && !(c.has("padding") && !c.at("padding").raw().is_null()) && r.mlm_positions <= kPadded) {
+    mean_tokens = kMeanTokens;
+    r.padded_seq_len = kPadded;
+    r.caveats.push_back(
+        "padding not stated: NVIDIA's BERT (pytorch:21.11 on) bins phase-2 samples by 64 tokens with LDDL and pads "
+        "each micro-batch to its longest; Wikipedia samples of up to 512 tokens average at most 256 (Krell et al. "
+        "2021): priced at " +
+        std::to_string(r.padded_seq_len) + " tokens per sample (config.padding {bin_size: 64, mean_tokens: 256})");
+  } else if (r.padded_seq_len > 0) {
+    mean_tokens = c.at("padding").at("mean_tokens").as_double(1.0, static_cast<double>(seq));
+  }
+  if (!row.at("model").has("mlm_positions") || row.at("model").at("mlm_positions").raw().is_null()) {
+    const std::int64_t max_predictions = seq <= 128 ? 20 : 80;
+    r.mlm_positions = std::min<std::int64_t>(max_predictions, std::llround(0.15 * mean_tokens));
+    r.caveats.push_back(
+        "mlm_positions not stated: NVIDIA's BERT (pytorch:21.11 on) runs the masked-LM head on the "
+        "masked positions only, 15% of a sample's " +
+        std::to_string(std::llround(mean_tokens)) + " tokens (at most max_predictions_per_seq " +
+        std::to_string(max_predictions) + "): " + std::to_string(r.mlm_positions) + " per sample");
+  }
+  if (contains(allreduce, "fp16") && !(c.has("grad_accumulation") && !c.at("grad_accumulation").raw().is_null())) {
+    r.grad_accumulation = GradAccumulation::InPlace;
+    r.caveats.push_back(
+        "gradient accumulation not stated: NVIDIA's BERT with allreduce_post_accumulation_fp16 trains a "
+        "model.half() under DDP no_sync, adding each micro-batch's gradients into .grad (in-place)");
+  }
+}
+
 void read_config(RecordedRun& r, const JsonField& c) {
   // A parallelism a row does not name it does not use (1): a data-parallel vendor table states no
   // tp or pp. Named but null or free text is unknown (0). An absent dp is what the GPUs leave.
@@ -855,6 +924,7 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
     if (r.skip_reason.empty()) {  // a model parasim lacks leaves nothing to check the rest against
       read_config(r, row.at("config"));
       read_mlm_positions(r, row.at("model"));
+      if (r.skip_reason.empty()) infer_nvidia_bert_recipe(r, row);
     }
     read_measured(r, row);
     if (r.skip_reason.empty() && r.preset.empty())
@@ -933,6 +1003,14 @@ bool has_fused_attention(const hardware::Cluster& cluster) {
   return cluster.num_devices() > 0;
 }
 
+/// Every device of the cluster is a Hopper or later GPU.
+bool hopper_or_later(const hardware::Cluster& cluster) {
+  for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
+    const auto spec = hardware::find_device_spec(cluster.device(d).kind);
+    if (!spec || !spec->arch_at_least("hopper")) return false;
+  }
+  return cluster.num_devices() > 0;
+}
 }  // namespace
 
 RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) {
@@ -1069,8 +1147,20 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   auto note_open = [&](const strategies::Strategy& s, const strategies::StrategyResult& c) {
     if (pick_fastest) open_counts.push_back({s.micro, s.interleave, static_cast<double>(c.step_time) * 1e-9});
   };
+  // Attention the row does not name: fused on Hopper and later, where every framework that runs
+  // on them does (Transformer Engine's cuDNN attention, PyTorch's SDPA from 2.0, FlashAttention);
+  // unfused on older GPUs, whose published runs largely predate fused kernels (Megatron-LM to 2022).
+  profiler::AttentionKernel base_attention = run.attention;
+  bool has_attention = false;
+  for (models::OpId v = 0; v < model.num_ops(); ++v) has_attention |= model.op(v).kind == models::OpKind::Attention;
+  if (!run.attention_stated && has_attention && hopper_or_later(cluster)) {
+    base_attention = profiler::AttentionKernel::Flash;
+    out.run.caveats.push_back(
+        "attention not stated: fused (flash), as frameworks run it on Hopper GPUs (Transformer Engine's cuDNN "
+        "attention, PyTorch's scaled_dot_product_attention)");
+  }
   const bool may_fuse =
-      !run.attention_stated && run.attention == profiler::AttentionKernel::Unfused && has_fused_attention(cluster);
+      !run.attention_stated && base_attention == profiler::AttentionKernel::Unfused && has_fused_attention(cluster);
   strategies::StrategyResult r;
   strategies::StrategyResult first;
   std::string unfused_reason;  // why the chosen configuration did not fit with unfused attention
@@ -1082,7 +1172,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
         s.recompute = recomputes[ri];
         s.micro = micros[mi];
         s.interleave = interleaves[vi];
-        profiler::AttentionKernel attention = run.attention;
+        profiler::AttentionKernel attention = base_attention;
         strategies::StrategyResult candidate = project(s, attention);
         std::string reason;
         if (candidate.simulated && !candidate.feasible && may_fuse) {
@@ -1109,7 +1199,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
       }
     }
   }
-  if (found && out.run.attention != run.attention)
+  if (found && out.run.attention != base_attention)
     out.run.caveats.push_back("attention: with unfused attention the run " + unfused_reason +
                               "; the measured run fit, so it is projected with fused (flash) attention");
   if (!found) {
@@ -1122,7 +1212,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     if (run.recompute_unknown) tight.recompute = strategies::Recompute::Full;
     const bool shard_sequence = run.sp_unknown && !tight.sequence_parallel();
     if (shard_sequence) tight.sp = strategies::SeqParallel::On;
-    const profiler::AttentionKernel attention = may_fuse ? profiler::AttentionKernel::Flash : run.attention;
+    const profiler::AttentionKernel attention = may_fuse ? profiler::AttentionKernel::Flash : base_attention;
     bool have = false;
     for (int micro : micros)
       for (int interleave : interleaves) {
