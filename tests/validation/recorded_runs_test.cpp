@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "parasim/common/error.hpp"
+#include "parasim/hardware/cluster_json.hpp"
+#include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/models/transformer.hpp"
 
 namespace parasim::validation {
@@ -896,6 +898,34 @@ TEST(RecordedRuns, SeveralFilesJoinInOrderWithUniqueIds) {
   EXPECT_EQ(error(a + "," + c), c + ": row id \"r2\" is also a row of an earlier file of \"" + a + "," + c +
                                     "\"; ids must be unique across the files");
   EXPECT_EQ(error(a + ","), "runs files \"" + a + ",\": expected file names separated by commas");
+}
+
+TEST(RecordedRuns, ParasimPresetMayNameAClusterFileBesideTheRunsFile) {
+  // The preset's own two nodes saved as a file: the row projects as on the preset. A relative path
+  // is the runs file's neighbour, wherever the command runs.
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "runs_cluster_file";
+  std::filesystem::create_directories(dir);
+  hardware::save_cluster_file(hardware::make_cluster_preset("dgx-a100", 2), dir / "two_dgx.json");
+  nlohmann::json row = megatron_row();
+  row["hardware"]["parasim_preset"] = "two_dgx.json (our cluster)";
+  const RunsFile f = parse_runs(file_of({row, megatron_row("on-preset")}), (dir / "runs.json").string());
+  ASSERT_EQ(f.runs.size(), 2u);
+  EXPECT_TRUE(f.runs[0].cluster_file);
+  EXPECT_EQ(f.runs[0].preset, (dir / "two_dgx.json").string());
+  EXPECT_EQ(f.runs[0].skip_reason, "");
+  EXPECT_DOUBLE_EQ(evaluate_run(f.runs[0], {}).projected_step_s, evaluate_run(f.runs[1], {}).projected_step_s);
+  // A file with fewer GPUs than the row is bad input, named.
+  hardware::save_cluster_file(hardware::make_cluster_preset("dgx-a100", 1), dir / "one_dgx.json");
+  row["hardware"]["parasim_preset"] = "one_dgx.json";
+  try {
+    (void)parse_runs(file_of({row}), (dir / "runs.json").string());
+    ADD_FAILURE() << "a cluster smaller than the row was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "runs.json").string() +
+                                         ": $.rows[0].hardware.parasim_preset: expected a cluster of at least the "
+                                         "row's 16 GPUs (" +
+                                         (dir / "one_dgx.json").string() + " has 8), found string \"one_dgx.json\"");
+  }
 }
 
 TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {

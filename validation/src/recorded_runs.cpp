@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "parasim/common/error.hpp"
 #include "parasim/common/json_io.hpp"
 #include "parasim/common/median.hpp"
+#include "parasim/hardware/cluster_json.hpp"
 #include "parasim/hardware/cluster_presets.hpp"
 #include "parasim/hardware/device_spec.hpp"
 #include "parasim/hardware/kernel_model.hpp"
@@ -930,7 +932,24 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
     if (r.skip_reason.empty() && r.preset.empty())
       skip(r, "hardware.parasim_preset not given, and hardware.gpu \"" + optional_text(hw, "gpu") +
                   "\" is the GPU of no preset (`parasim clusters` lists them)");
-    if (r.skip_reason.empty()) {
+    if (r.skip_reason.empty() && cluster_file) {
+      // The user's own cluster: loaded now, so a file that does not load is bad input at its field.
+      std::filesystem::path path = r.preset;
+      if (path.is_relative() && std::filesystem::path(origin).has_parent_path())
+        path = std::filesystem::path(origin).parent_path() / path;
+      r.preset = path.string();
+      r.cluster_file = true;
+      int devices = 0;
+      try {
+        devices = hardware::load_cluster_file(path).num_devices();
+      } catch (const InputError& e) {
+        hw.at("parasim_preset").fail(std::string("a cluster preset or a parasim.cluster/1 file (") + e.what() + ")");
+      }
+      if (r.gpus > devices)
+        hw.at("parasim_preset")
+            .fail("a cluster of at least the row's " + std::to_string(r.gpus) + " GPUs (" + r.preset + " has " +
+                  std::to_string(devices) + ")");
+    } else if (r.skip_reason.empty()) {
       try {
         const hardware::ClusterSpec spec = hardware::make_cluster_preset_spec(r.preset, 1);
         const std::string& preset_kind = spec.devices.front().kind;
@@ -948,9 +967,7 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
           break;
         }
       } catch (const InputError& e) {
-        // A preset parasim lacks is a row it cannot express (listed, not scored); a cluster file
-        // that does not load is bad input.
-        if (cluster_file) hw.at("parasim_preset").fail(std::string("a cluster preset (") + e.what() + ")");
+        // A preset parasim lacks is a row it cannot express (listed, not scored).
         skip(r, std::string("hardware.parasim_preset: ") + e.what());
       }
     }
@@ -1056,7 +1073,8 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
       run.device_kind.empty()
           ? run.preset
           : run.preset + (run.preset.find(':') == std::string::npos ? ":" : ",") + "gpu=" + run.device_kind;
-  const hardware::Cluster cluster = hardware::make_cluster_preset(preset, nodes);
+  const hardware::Cluster cluster =
+      run.cluster_file ? hardware::load_cluster_file(run.preset) : hardware::make_cluster_preset(preset, nodes);
   out.device_kind = cluster.device_kinds().front();
   // A run on nodes of another size than the preset's (4 A100s a node on Perlmutter or Polaris):
   // its GPUs fill the preset's nodes in order, so groups that span its nodes span fewer here.

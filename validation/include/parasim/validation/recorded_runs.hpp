@@ -46,6 +46,9 @@ struct RecordedRun {
   /// parasim's build of the row's shape differs from it.
   std::int64_t stated_params = 0;
   std::string preset;                          // cluster preset (first word of parasim_preset)
+  /// parasim_preset names a parasim.cluster/1 file: `preset` is its path (relative ones resolved
+  /// against the runs file's folder), loaded as it is, whatever the row's node count.
+  bool cluster_file = false;
   /// hardware.gpu's variant of the preset's GPU ("A100 40GB" on dgx-a100): the kind the preset runs
   /// its devices as (the preset option gpu=KIND: memory and HBM bandwidth); empty: the preset's own.
   std::string device_kind;
