@@ -1022,6 +1022,9 @@ TEST(RecordedRuns, InfersWhatNvidiasBertScriptDidFromItsContainerOn) {
   nlohmann::json older = phase2;  // before LDDL and the masked-position head
   older["id"] = "older";
   older["source"] = "NVIDIA DeepLearningExamples BERT README (pytorch:20.06 container)";
+  nlohmann::json words = phase2;  // the container in other words
+  words["id"] = "words";
+  words["source"] = "NVIDIA DeepLearningExamples BERT README, PyTorch 22.09-py3 NGC container";
   nlohmann::json stated = phase2;  // stated facts win
   stated["id"] = "stated";
   stated["config"]["padding"] = {{"bin_size", 32}, {"mean_tokens", 300}};
@@ -1030,8 +1033,9 @@ TEST(RecordedRuns, InfersWhatNvidiasBertScriptDidFromItsContainerOn) {
   nlohmann::json other = phase2;  // no allreduce_post_accumulation: another script
   other["id"] = "other";
   other["config"].erase("allreduce");
-  const RunsFile f = parse_runs(file_of({phase2, phase1, older, stated, other}), "runs.json");
-  ASSERT_EQ(f.runs.size(), 5u);
+  const RunsFile f = parse_runs(file_of({phase2, phase1, older, stated, other, words}), "runs.json");
+  ASSERT_EQ(f.runs.size(), 6u);
+  EXPECT_EQ(f.runs[5].padded_seq_len, 288);
   EXPECT_EQ(f.runs[0].padded_seq_len, 288);
   EXPECT_EQ(f.runs[0].mlm_positions, 38);
   EXPECT_EQ(f.runs[0].grad_accumulation, GradAccumulation::InPlace);

@@ -344,15 +344,20 @@ void read_mlm_positions(RecordedRun& r, const JsonField& m) {
   r.mlm_positions = p;
 }
 
-/// The NGC PyTorch container a source names ("pytorch:21.11 container"), as year * 100 + month,
-/// or 0 where it names none.
+/// The NGC PyTorch container a source names ("pytorch:21.11 container", "PyTorch 21.11-py3", "NGC
+/// 21.11"), as year * 100 + month (the latest named), or 0 where it names none.
 int pytorch_container(const std::string& text) {
   const std::string t = lower(text);
-  const std::size_t at = t.find("pytorch:");
-  if (at == std::string::npos) return 0;
-  int year = 0, month = 0;
-  if (std::sscanf(t.c_str() + at + 8, "%2d.%2d", &year, &month) != 2 || month < 1 || month > 12) return 0;
-  return year * 100 + month;
+  int latest = 0;
+  for (const char* word : {"pytorch", "ngc"})
+    for (std::size_t at = t.find(word); at != std::string::npos; at = t.find(word, at + 1)) {
+      std::size_t i = at + std::string_view(word).size();
+      for (int skipped = 0; i < t.size() && skipped < 2 && (t[i] == ':' || t[i] == ' ' || t[i] == '-'); ++skipped) ++i;
+      int year = 0, month = 0, used = 0;
+      if (std::sscanf(t.c_str() + i, "%2d.%2d%n", &year, &month, &used) == 2 && used == 5 && month >= 1 && month <= 12)
+        latest = std::max(latest, year * 100 + month);
+    }
+  return latest;
 }
 
 /// What NVIDIA's BERT pretraining script (DeepLearningExamples PyTorch/LanguageModeling/BERT
