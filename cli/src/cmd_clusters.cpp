@@ -68,7 +68,8 @@ void list_clusters(int nodes, bool as_json, const FabricArgs& fabric) {
   }
   print_table(std::cout, rows, {false, true, true, false, false, false});
   std::cout << "\nChoose the InfiniBand generation with a suffix, e.g. dgx1-v100:ib=hdr (edr, hdr, ndr), the GPU's\n"
-               "memory variant with gpu=KIND (dgx-a100:gpu=A100-SXM4-40GB), options separated by commas, and the\n"
+               "memory variant with gpu=KIND (dgx-a100:gpu=A100-SXM4-40GB), fewer NICs per NVSwitch node with\n"
+               "nics=N (dgx-a100:ib=edr,nics=4), options separated by commas, and the\n"
                "fabric with --fabric fat-tree|rail-optimized [--oversubscription 2:1].\n"
                "`parasim clusters show NAME [--nodes K]` prints one; --json gives a parasim.cluster/1 file.\n";
 }

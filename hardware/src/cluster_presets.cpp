@@ -163,10 +163,29 @@ ClusterSpec nvswitch_node_spec(const std::string& name, const std::string& kind,
     for (int g = 0; g < 8; ++g)
       b.link(node_prefix(n) + "nvswitch.gpu" + std::to_string(g), LinkKind::NVSwitch, n * 8 + g,
              switches[static_cast<std::size_t>(n)], kNvswitchHopAlphaNs, nvswitch_bw);
-  // One NIC per GPU on the GPU's own PCIe switch (GPUDirect RDMA): modelled as a direct link.
+  const int nics = fabric.nics_per_node == 0 ? 8 : fabric.nics_per_node;
+  if (nics == 8) {
+    // One NIC per GPU on the GPU's own PCIe switch (GPUDirect RDMA): modelled as a direct link.
+    add_infiniband(
+        b, spec, nodes, 8, ib, [](int node, int nic) { return node * 8 + nic; }, LinkKind::PCIe, pcie_bw,
+        kGpuNicAlphaNs, fabric);
+    return spec;
+  }
+  // Fewer NICs (nics=N): each on a PCIe switch shared by 8 / N GPUs, whose traffic off the node
+  // goes through it.
+  const int per_nic = 8 / nics;
+  std::vector<EndpointId> pcie_switches;
+  for (int n = 0; n < nodes; ++n)
+    for (int i = 0; i < nics; ++i)
+      pcie_switches.push_back(b.endpoint(node_prefix(n) + "pcie" + std::to_string(i), EndpointKind::PcieSwitch, n));
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < 8; ++g)
+      b.link(node_prefix(n) + "pcie.gpu" + std::to_string(g), LinkKind::PCIe, n * 8 + g,
+             pcie_switches[static_cast<std::size_t>(n * nics + g / per_nic)], kPcieHopAlphaNs, pcie_bw);
   add_infiniband(
-      b, spec, nodes, 8, ib, [](int node, int nic) { return node * 8 + nic; }, LinkKind::PCIe, pcie_bw, kGpuNicAlphaNs,
-      fabric);
+      b, spec, nodes, nics, ib,
+      [&](int node, int nic) { return pcie_switches[static_cast<std::size_t>(node * nics + nic)]; }, LinkKind::PCIe,
+      pcie_bw, kPcieHopAlphaNs, fabric);
   return spec;
 }
 
@@ -387,7 +406,7 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
   std::string gpu;  // gpu=KIND: a memory variant of the preset's GPU
   if (colon != std::string::npos) {
     // Comma-separated options: ib=edr|hdr|ndr, fabric=KIND, oversubscription=R:1, switch=MODEL, radix=N,
-    // nccl_channels=N, gpu=KIND.
+    // nccl_channels=N, nics=N, gpu=KIND.
     const std::string where = "cluster preset \"" + full_name + "\": ";
     const std::string opts = full_name.substr(colon + 1);
     std::size_t start = 0;
@@ -422,11 +441,21 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
                            std::to_string(kMaxNcclChannels) + "], found \"" + value + "\"");
       } else if (key == "gpu") {
         gpu = value;
+      } else if (key == "nics") {
+        const std::optional<int> n = parse_int_in(value, 1, 8);
+        if (!n || 8 % *n != 0)
+          throw InputError(where + "nics: expected the NICs per node, 1, 2, 4 or 8, found \"" + value + "\"");
+        if (entry->info.devices_per_node != 8 || entry->info.intra_node_fabric.find("NVSwitch") == std::string::npos)
+          throw InputError(where +
+                           "nics applies to the 8-GPU NVSwitch presets (dgx-a100, dgx-h100, hgx-h200, "
+                           "dgx-b200); " +
+                           base + " has its own NICs");
+        fabric.nics_per_node = *n;
       } else
         throw InputError(where + "unknown option \"" + opt +
                          "\"; expected ib=edr|hdr|ndr, fabric=single-switch|fat-tree|rail-optimized, "
-                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800, radix=N, nccl_channels=N or gpu=KIND, "
-                         "separated by commas");
+                         "oversubscription=R:1, switch=qm9700|qm8700|sb7800, radix=N, nccl_channels=N, nics=N or "
+                         "gpu=KIND, separated by commas");
     }
     if (fabric.kind == FabricKind::SingleSwitch &&
         (fabric.oversubscription != 1.0 || !fabric.switch_model.empty() || fabric.radix != 0))

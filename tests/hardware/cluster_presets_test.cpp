@@ -137,6 +137,35 @@ TEST(ClusterPresets, GpuOptionRunsAMemoryVariantOfThePresetsPart) {
             "(A100-SXM4-40GB, A100-SXM4-80GB), found \"A100-40\"");
 }
 
+TEST(ClusterPresets, NicsOptionSharesFewerNicsBetweenTheGpus) {
+  // Jean Zay's 4 Omni-Path links per node: a NIC per pair of GPUs, at EDR's 12.5 GB/s.
+  const Cluster c = make_cluster_preset("dgx-a100:ib=edr,nics=4", 2);
+  EXPECT_EQ(c.spec().inter_node_fabric, "InfiniBand EDR, 4 NICs per node (12.5 GB/s each), non-blocking switch");
+  // GPU 0 -> its pair's PCIe switch -> NIC 0 -> IB switch -> NIC 4 -> PCIe switch -> GPU 8.
+  EXPECT_EQ(c.route_summary(0, 8).hops, 6);
+  EXPECT_EQ(c.route_summary(0, 8).bottleneck.value, 12.5);
+  EXPECT_EQ(c.route_summary(0, 8).latency, 4 * kPcieHopAlphaNs + 2 * kIbHopAlphaNs);
+  // GPUs 0 and 1 leave the node through the same NIC, GPU 2 through the next.
+  auto nic_of = [&](DeviceId d) {
+    for (DirLinkId l : c.route(d, 8))
+      if (c.link(Cluster::link_of(l)).kind == LinkKind::InfiniBand) return c.link(Cluster::link_of(l)).name;
+    return std::string();
+  };
+  EXPECT_EQ(nic_of(0), "n0.ib.nic0");
+  EXPECT_EQ(nic_of(1), "n0.ib.nic0");
+  EXPECT_EQ(nic_of(2), "n0.ib.nic1");
+  // Inside a node nothing changes: NVSwitch.
+  EXPECT_EQ(c.route_summary(0, 7).bottleneck.value, 300.0);
+  // nics=8 is the preset itself.
+  EXPECT_EQ(make_cluster_preset("dgx-h100:nics=8", 2).spec().links.size(),
+            make_cluster_preset("dgx-h100", 2).spec().links.size());
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx-a100:nics=3"); }),
+            "cluster preset \"dgx-a100:nics=3\": nics: expected the NICs per node, 1, 2, 4 or 8, found \"3\"");
+  EXPECT_EQ(input_error([] { make_cluster_preset("dgx1-v100:nics=2"); }),
+            "cluster preset \"dgx1-v100:nics=2\": nics applies to the 8-GPU NVSwitch presets (dgx-a100, dgx-h100, "
+            "hgx-h200, dgx-b200); dgx1-v100 has its own NICs");
+}
+
 TEST(ClusterPresets, NcclChannelsHeldPerPart) {
   // {ring/tree, NVLS}: NCCL's logged channel counts on 8-GPU SXM systems, 2 over PCIe.
   const auto channels = [](const char* kind) {

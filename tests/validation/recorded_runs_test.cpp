@@ -427,6 +427,34 @@ TEST(RecordedRuns, ReadsCountsInWordsAndVirtualStagesByOtherNames) {
   EXPECT_FALSE(out.scored);
 }
 
+TEST(RecordedRuns, HardwareInterNodeGivesThePresetsNodesTheirNics) {
+  auto nics = [](const std::string& preset, const std::string& inter_node) {
+    nlohmann::json row = megatron_row();
+    row["hardware"]["parasim_preset"] = preset;
+    row["hardware"]["inter_node"] = inter_node;
+    return parse_runs(file_of({row}), "runs.json").runs[0];
+  };
+  const RecordedRun opa = nics("dgx-a100 (note)", "4 Omni-Path links per node");
+  EXPECT_EQ(opa.nic_options, "ib=edr,nics=4");
+  ASSERT_EQ(opa.caveats.size(), 1u);
+  EXPECT_EQ(opa.caveats[0],
+            "hardware.inter_node \"4 Omni-Path links per node\": the preset's nodes get 4 NICs of 100 Gb/s "
+            "(dgx-a100:ib=edr,nics=4; a link of another kind at the InfiniBand rate it matches)");
+  EXPECT_EQ(nics("dgx-a100", "8x 400 Gb/s IB").nic_options, "ib=ndr,nics=8");
+  EXPECT_EQ(nics("dgx-a100", "2 HDR HCAs per node").nic_options, "nics=2");
+  // What the preset has already, or says nothing countable, leaves it as it is.
+  EXPECT_EQ(nics("dgx-a100", "1600 Gb/s RoCE per node").nic_options, "");
+  EXPECT_EQ(nics("dgx-h100", "RoCE, 400 Gb/s per GPU, 3-layer Clos").nic_options, "");
+  EXPECT_EQ(nics("dgx-h100", "8x 400 Gb/s IB").nic_options, "");
+  EXPECT_EQ(nics("dgx-a100", "InfiniBand (Selene; NIC count not stated in this source)").nic_options, "");
+  EXPECT_EQ(nics("dgx-a100", "3 links of 100 Gb/s").nic_options, "");    // 3 does not divide a node's 8 GPUs
+  EXPECT_EQ(nics("dgx1-v100", "2 EDR links per node").nic_options, "");  // not an NVSwitch node
+  // The row runs on the preset with those NICs: a quarter of the bandwidth off each node.
+  const RunOutcome slow = evaluate_run(opa, {});
+  ASSERT_TRUE(slow.scored) << slow.note;
+  EXPECT_GT(slow.projected_step_s, evaluate_run(nics("dgx-a100", "not stated"), {}).projected_step_s);
+}
+
 TEST(RecordedRuns, SaysWhenTheRunsNodesAreNotThePresetsSize) {
   nlohmann::json four = megatron_row();
   four["hardware"]["gpus_per_node"] = 4;  // 16 GPUs on 4-GPU nodes, projected on dgx-a100's 8-GPU nodes

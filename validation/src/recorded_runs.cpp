@@ -418,6 +418,71 @@ void infer_nvidia_bert_recipe(RecordedRun& r, const JsonField& row) {
   }
 }
 
+/// hardware.inter_node's NICs per node and their rate, where the text states them: "4 Omni-Path
+/// links per node", "8x 400 Gb/s IB", "1600 Gb/s RoCE per node", "400 Gb/s per GPU". On an 8-GPU
+/// NVSwitch preset whose NICs differ, the preset's nodes get those (the options ib= and nics=, with
+/// Omni-Path and RoCE at the InfiniBand generation of their rate), said as a caveat. A rate that is
+/// no InfiniBand generation's, or a count that does not divide 8, leaves the preset as it is.
+void read_inter_node(RecordedRun& r, const JsonField& hw) {
+  const std::string text = optional_text(hw, "inter_node");
+  if (text.empty() || r.preset.find(':') != std::string::npos) return;  // options stated: the preset's
+  const hardware::ClusterPresetInfo* info = nullptr;
+  for (const auto& p : hardware::cluster_presets())
+    if (p.name == r.preset) info = &p;
+  if (!info || info->devices_per_node != 8 || info->intra_node_fabric.find("NVSwitch") == std::string::npos) return;
+  const std::vector<std::string> words = lower_words(text);
+  auto number = [](const std::string& w) {
+    return !w.empty() &&
+                   std::all_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })
+               ? std::stoi(w.substr(0, 6))
+               : -1;
+  };
+  int nics = -1, gbps = -1, per_node_gbps = -1;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const int n = number(words[i]);
+    if (n < 0) {
+      // "8x": a count written against its multiplier.
+      if (words[i].size() > 1 && words[i].back() == 'x' && number(words[i].substr(0, words[i].size() - 1)) > 0)
+        nics = number(words[i].substr(0, words[i].size() - 1));
+      continue;
+    }
+    const std::string next = i + 1 < words.size() ? words[i + 1] : "";
+    if (next == "gb" && i + 2 < words.size() && words[i + 2] == "s") {
+      if (nics < 0 && contains(lower(text), "per node")) per_node_gbps = n;
+      else gbps = n;
+    } else if (next == "x" || next == "omni" || next == "opa" || next == "edr" || next == "hdr" || next == "ndr" ||
+               next == "infiniband" || next == "ib" || next == "roce" || next == "links" || next == "nics" ||
+               next == "hcas") {
+      nics = n;
+    }
+  }
+  const std::string lowered = lower(text);
+  if (gbps < 0 && per_node_gbps < 0) {  // the rate of the named link
+    if (contains(lowered, "omni-path") || contains(lowered, "omnipath") || contains(lowered, "opa") ||
+        contains(lowered, "edr"))
+      gbps = 100;
+    else if (contains(lowered, "hdr")) gbps = 200;
+    else if (contains(lowered, "ndr")) gbps = 400;
+  }
+  if (per_node_gbps > 0) {  // a node's total: one NIC per GPU unless a count is given
+    if (nics < 0) nics = 8;
+    gbps = per_node_gbps / nics;
+  }
+  if (nics < 0 && contains(lowered, "per gpu")) nics = 8;
+  if (nics < 1 || nics > 8 || 8 % nics != 0 || gbps < 0) return;
+  std::string ib;
+  if (gbps == 100) ib = "edr";
+  else if (gbps == 200) ib = "hdr";
+  else if (gbps == 400) ib = "ndr";
+  else return;
+  const std::string own = lower(hardware::to_string(info->default_ib));
+  if (nics == 8 && ib == own) return;
+  r.nic_options = (ib == own ? "" : "ib=" + ib + ",") + "nics=" + std::to_string(nics);
+  r.caveats.push_back("hardware.inter_node \"" + text + "\": the preset's nodes get " + std::to_string(nics) + " NIC" +
+                      (nics > 1 ? "s" : "") + " of " + std::to_string(gbps) + " Gb/s (" + r.preset + ":" +
+                      r.nic_options + "; a link of another kind at the InfiniBand rate it matches)");
+}
+
 void read_config(RecordedRun& r, const JsonField& c) {
   // A parallelism a row does not name it does not use (1): a data-parallel vendor table states no
   // tp or pp. Named but null or free text is unknown (0). An absent dp is what the GPUs leave.
@@ -971,6 +1036,7 @@ RunsFile parse_runs(const nlohmann::json& doc, const std::string& origin) {
           }
           break;
         }
+        read_inter_node(r, hw);
       } catch (const InputError& e) {
         // A preset parasim lacks is a row it cannot express (listed, not scored).
         skip(r, std::string("hardware.parasim_preset: ") + e.what());
@@ -1074,10 +1140,9 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   }
   const int nodes = (run.gpus + run.gpus_per_node - 1) / run.gpus_per_node;
   // hardware.gpu's variant of the preset's GPU as the preset's own option (dgx-a100:gpu=A100-SXM4-40GB).
-  const std::string preset =
-      run.device_kind.empty()
-          ? run.preset
-          : run.preset + (run.preset.find(':') == std::string::npos ? ":" : ",") + "gpu=" + run.device_kind;
+  std::string preset = run.preset;
+  for (const std::string& option : {run.device_kind.empty() ? "" : "gpu=" + run.device_kind, run.nic_options})
+    if (!option.empty()) preset += (preset.find(':') == std::string::npos ? ":" : ",") + option;
   const hardware::Cluster cluster =
       run.cluster_file ? hardware::load_cluster_file(run.preset) : hardware::make_cluster_preset(preset, nodes);
   out.device_kind = cluster.device_kinds().front();

@@ -58,6 +58,9 @@ struct FabricOptions {
   double oversubscription = 1.0;  // leaf down:up bandwidth, >= 1 ("2:1" is 2)
   std::string switch_model;       // empty: the one matching the NICs' generation
   int radix = 0;                  // 0: the switch model's
+  /// NICs per node on an 8-GPU NVSwitch node (1, 2, 4 or 8); 0: the preset's own (one per GPU).
+  /// Fewer NICs are each shared by the GPUs of one PCIe switch (Jean Zay's 4 Omni-Path links).
+  int nics_per_node = 0;
   bool operator==(const FabricOptions&) const = default;
 };
 

@@ -52,6 +52,9 @@ struct RecordedRun {
   /// hardware.gpu's variant of the preset's GPU ("A100 40GB" on dgx-a100): the kind the preset runs
   /// its devices as (the preset option gpu=KIND: memory and HBM bandwidth); empty: the preset's own.
   std::string device_kind;
+  /// hardware.inter_node's NICs where they differ from the preset's ("4 Omni-Path links per node"):
+  /// the preset options that give its nodes those NICs ("ib=edr,nics=4"); empty: the preset's own.
+  std::string nic_options;
   int gpus = 0;
   int gpus_per_node = 8;
   strategies::Strategy strategy;
