@@ -442,6 +442,8 @@ TEST(RecordedRuns, HardwareInterNodeGivesThePresetsNodesTheirNics) {
             "(dgx-a100:ib=edr,nics=4; a link of another kind at the InfiniBand rate it matches)");
   EXPECT_EQ(nics("dgx-a100", "8x 400 Gb/s IB").nic_options, "ib=ndr,nics=8");
   EXPECT_EQ(nics("dgx-a100", "2 HDR HCAs per node").nic_options, "nics=2");
+  EXPECT_EQ(nics("dgx-a100", "4x 100Gb/s EDR").nic_options, "ib=edr,nics=4");  // a count and its unit together
+  EXPECT_EQ(nics("dgx-h100", "4 x HDR").nic_options, "ib=hdr,nics=4");
   // What the preset has already, or says nothing countable, leaves it as it is.
   EXPECT_EQ(nics("dgx-a100", "1600 Gb/s RoCE per node").nic_options, "");
   EXPECT_EQ(nics("dgx-h100", "RoCE, 400 Gb/s per GPU, 3-layer Clos").nic_options, "");

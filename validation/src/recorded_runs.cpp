@@ -431,38 +431,30 @@ void read_inter_node(RecordedRun& r, const JsonField& hw) {
     if (p.name == r.preset) info = &p;
   if (!info || info->devices_per_node != 8 || info->intra_node_fabric.find("NVSwitch") == std::string::npos) return;
   const std::vector<std::string> words = lower_words(text);
-  auto number = [](const std::string& w) {
-    return !w.empty() &&
-                   std::all_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })
-               ? std::stoi(w.substr(0, 6))
-               : -1;
-  };
   int nics = -1, gbps = -1, per_node_gbps = -1;
   for (std::size_t i = 0; i < words.size(); ++i) {
-    const int n = number(words[i]);
-    if (n < 0) {
-      // "8x": a count written against its multiplier.
-      if (words[i].size() > 1 && words[i].back() == 'x' && number(words[i].substr(0, words[i].size() - 1)) > 0)
-        nics = number(words[i].substr(0, words[i].size() - 1));
-      continue;
-    }
-    const std::string next = i + 1 < words.size() ? words[i + 1] : "";
-    if (next == "gb" && i + 2 < words.size() && words[i + 2] == "s") {
+    // A count and what it counts, written apart ("400 Gb/s", "4 links") or together ("8x", "200Gb/s").
+    const std::string& w = words[i];
+    std::size_t digits = 0;
+    while (digits < w.size() && digits < 6 && std::isdigit(static_cast<unsigned char>(w[digits]))) ++digits;
+    if (digits == 0 || (digits < w.size() && std::isdigit(static_cast<unsigned char>(w[digits])))) continue;
+    const int n = std::stoi(w.substr(0, digits));
+    const std::string unit = digits < w.size() ? w.substr(digits) : (i + 1 < words.size() ? words[i + 1] : "");
+    if (unit == "gb" || unit == "gbps" || unit == "gbit" || unit == "g") {
       if (nics < 0 && contains(lower(text), "per node")) per_node_gbps = n;
       else gbps = n;
-    } else if (next == "x" || next == "omni" || next == "opa" || next == "edr" || next == "hdr" || next == "ndr" ||
-               next == "infiniband" || next == "ib" || next == "roce" || next == "links" || next == "nics" ||
-               next == "hcas") {
+    } else if (unit == "x" || unit == "omni" || unit == "opa" || unit == "edr" || unit == "hdr" || unit == "ndr" ||
+               unit == "infiniband" || unit == "ib" || unit == "roce" || unit == "links" || unit == "nics" ||
+               unit == "hcas") {
       nics = n;
     }
   }
   const std::string lowered = lower(text);
+  auto names = [&](const char* word) { return std::find(words.begin(), words.end(), word) != words.end(); };
   if (gbps < 0 && per_node_gbps < 0) {  // the rate of the named link
-    if (contains(lowered, "omni-path") || contains(lowered, "omnipath") || contains(lowered, "opa") ||
-        contains(lowered, "edr"))
-      gbps = 100;
-    else if (contains(lowered, "hdr")) gbps = 200;
-    else if (contains(lowered, "ndr")) gbps = 400;
+    if (contains(lowered, "omni-path") || names("omnipath") || names("opa") || names("edr")) gbps = 100;
+    else if (names("hdr")) gbps = 200;
+    else if (names("ndr")) gbps = 400;
   }
   if (per_node_gbps > 0) {  // a node's total: one NIC per GPU unless a count is given
     if (nics < 0) nics = 8;
