@@ -458,6 +458,11 @@ std::vector<KernelWork> memory_op_work(const Op& op, Phase phase, const OpBytes&
   const double extra = normalization ? b.in : 0.0;
   if (phase == Phase::Forward) return {mem(b.rw + extra)};
   if (phase == Phase::BackwardData) {
+    // A layer or RMS norm's backward is two kernels in PyTorch, apex and Transformer Engine alike:
+    // the input gradient (reads dY and X, writes dX) and the weight gradient, a column reduction
+    // reading dY and X again (PyTorch's GammaBetaBackward, measured on the H200 beside it).
+    if (op.params > 0 && (op.kind == OpKind::LayerNorm || op.kind == OpKind::RmsNorm))
+      return {mem(b.rw + b.saved), mem(b.out + b.in)};
     const std::int64_t kernels = op.kind == OpKind::Mul ? 2 : 1;  // dA = dY*B and dB = dY*A
     return {mem((b.rw + b.saved + extra) / static_cast<double>(kernels), kernels)};
   }

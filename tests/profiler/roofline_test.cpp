@@ -197,6 +197,27 @@ TEST(Roofline, GatherCopiesTheSelectedRowsAndScattersBack) {
   EXPECT_EQ(c.bwd_weight, 0);
 }
 
+TEST(Roofline, LayerNormBackwardIsTheInputGradientThenTheWeightGradient) {
+  // [2, 8, 16] fp32 through a layer norm (weight and bias): forward reads X twice (statistics,
+  // then normalizing) and writes Y; backward one kernel reads dY and X and writes dX, a second
+  // reads dY and X again for dgamma and dbeta (PyTorch's GammaBetaBackward).
+  ModelBuilder b("ln", 2, DType::F32);
+  b.layer_norm("ln", b.linear("h", b.input("x", {2, 8, 16}), 16, 16));
+  const Model m = b.finish();
+  const models::Op& ln = op_named(m, "ln");
+  const double t = 2 * 8 * 16 * 4;  // one tensor's bytes
+  const auto bwd = phase_work(ln, Phase::BackwardData, Optimizer::Sgd);
+  ASSERT_EQ(bwd.size(), 2u);
+  EXPECT_DOUBLE_EQ(bwd[0].bytes, 3 * t + 2 * 16 * 4);  // dY, X, dX; the weights read with them
+  EXPECT_DOUBLE_EQ(bwd[1].bytes, 2 * t);               // dY and X (its dgamma and dbeta are a row each)
+  EXPECT_TRUE(phase_work(ln, Phase::BackwardWeight, Optimizer::Sgd).empty());
+  const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("a100"));
+  RooflineCostModel costs;
+  const OpCost c = costs.cost(ln, "A100-SXM4-80GB", Optimizer::Sgd);
+  EXPECT_EQ(c.bwd_data,
+            std::llround((km.memory_time_ns(bwd[0].bytes) + 5000) + (km.memory_time_ns(bwd[1].bytes) + 5000)));
+}
+
 TEST(Roofline, MemoryPassIsOneBandwidthBoundLaunchScaledByTheMemoryFactor) {
   // 1 GB on an A100 80GB: 2,039 GB/s at the HBM curve's 0.9 (above 100 MB) plus one 5 us launch.
   RooflineCostModel costs;
