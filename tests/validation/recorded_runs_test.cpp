@@ -451,6 +451,7 @@ TEST(RecordedRuns, HardwareInterNodeGivesThePresetsNodesTheirNics) {
   EXPECT_EQ(nics("dgx-a100", "InfiniBand (Selene; NIC count not stated in this source)").nic_options, "");
   EXPECT_EQ(nics("dgx-a100", "3 links of 100 Gb/s").nic_options, "");    // 3 does not divide a node's 8 GPUs
   EXPECT_EQ(nics("dgx1-v100", "2 EDR links per node").nic_options, "");  // not an NVSwitch node
+  EXPECT_EQ(nics("dgx-a100", "1600 Gb/s per node over 0 NICs").nic_options, "");  // nothing to divide by
   // The row runs on the preset with those NICs: a quarter of the bandwidth off each node.
   const RunOutcome slow = evaluate_run(opa, {});
   ASSERT_TRUE(slow.scored) << slow.note;

@@ -458,6 +458,7 @@ void read_inter_node(RecordedRun& r, const JsonField& hw) {
   }
   if (per_node_gbps > 0) {  // a node's total: one NIC per GPU unless a count is given
     if (nics < 0) nics = 8;
+    if (nics == 0) return;
     gbps = per_node_gbps / nics;
   }
   if (nics < 0 && contains(lowered, "per gpu")) nics = 8;
