@@ -1075,20 +1075,11 @@ double peak_flops_per_s(const std::string& kind, models::DType dtype, profiler::
   return 1e12 * spec->peak_tflops(dtype);
 }
 
-/// FlashAttention-2 runs on Ampere and newer GPUs (Dao 2023: sm80+).
-bool has_fused_attention(const hardware::Cluster& cluster) {
+/// Every device of the cluster is a GPU of architecture `oldest` or later.
+bool every_gpu_at_least(const hardware::Cluster& cluster, std::string_view oldest) {
   for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
     const auto spec = hardware::find_device_spec(cluster.device(d).kind);
-    if (!spec || !spec->arch_at_least("ampere")) return false;
-  }
-  return cluster.num_devices() > 0;
-}
-
-/// Every device of the cluster is a Hopper or later GPU.
-bool hopper_or_later(const hardware::Cluster& cluster) {
-  for (hardware::DeviceId d = 0; d < cluster.num_devices(); ++d) {
-    const auto spec = hardware::find_device_spec(cluster.device(d).kind);
-    if (!spec || !spec->arch_at_least("hopper")) return false;
+    if (!spec || !spec->arch_at_least(oldest)) return false;
   }
   return cluster.num_devices() > 0;
 }
@@ -1234,14 +1225,14 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   profiler::AttentionKernel base_attention = run.attention;
   bool has_attention = false;
   for (models::OpId v = 0; v < model.num_ops(); ++v) has_attention |= model.op(v).kind == models::OpKind::Attention;
-  if (!run.attention_stated && has_attention && hopper_or_later(cluster)) {
+  if (!run.attention_stated && has_attention && every_gpu_at_least(cluster, "hopper")) {
     base_attention = profiler::AttentionKernel::Flash;
     out.run.caveats.push_back(
         "attention not stated: fused (flash), as frameworks run it on Hopper GPUs (Transformer Engine's cuDNN "
         "attention, PyTorch's scaled_dot_product_attention)");
   }
-  const bool may_fuse =
-      !run.attention_stated && base_attention == profiler::AttentionKernel::Unfused && has_fused_attention(cluster);
+  const bool may_fuse = !run.attention_stated && base_attention == profiler::AttentionKernel::Unfused &&
+                        every_gpu_at_least(cluster, "ampere");  // FlashAttention-2 runs on sm80+ (Dao 2023)
   strategies::StrategyResult r;
   strategies::StrategyResult first;
   std::string unfused_reason;  // why the chosen configuration did not fit with unfused attention
