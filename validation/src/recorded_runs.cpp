@@ -431,6 +431,8 @@ void read_inter_node(RecordedRun& r, const JsonField& hw) {
     if (p.name == r.preset) info = &p;
   if (!info || info->devices_per_node != 8 || info->intra_node_fabric.find("NVSwitch") == std::string::npos) return;
   const std::vector<std::string> words = lower_words(text);
+  const std::string lowered = lower(text);
+  const bool per_node = contains(lowered, "per node");
   int nics = -1, gbps = -1, per_node_gbps = -1;
   for (std::size_t i = 0; i < words.size(); ++i) {
     // A count and what it counts, written apart ("400 Gb/s", "4 links") or together ("8x", "200Gb/s").
@@ -441,7 +443,7 @@ void read_inter_node(RecordedRun& r, const JsonField& hw) {
     const int n = std::stoi(w.substr(0, digits));
     const std::string unit = digits < w.size() ? w.substr(digits) : (i + 1 < words.size() ? words[i + 1] : "");
     if (unit == "gb" || unit == "gbps" || unit == "gbit" || unit == "g") {
-      if (nics < 0 && contains(lower(text), "per node")) per_node_gbps = n;
+      if (nics < 0 && per_node) per_node_gbps = n;
       else gbps = n;
     } else if (unit == "x" || unit == "omni" || unit == "opa" || unit == "edr" || unit == "hdr" || unit == "ndr" ||
                unit == "infiniband" || unit == "ib" || unit == "roce" || unit == "links" || unit == "nics" ||
@@ -449,7 +451,6 @@ void read_inter_node(RecordedRun& r, const JsonField& hw) {
       nics = n;
     }
   }
-  const std::string lowered = lower(text);
   auto names = [&](const char* word) { return std::find(words.begin(), words.end(), word) != words.end(); };
   if (gbps < 0 && per_node_gbps < 0) {  // the rate of the named link
     if (contains(lowered, "omni-path") || names("omnipath") || names("opa") || names("edr")) gbps = 100;
