@@ -445,7 +445,7 @@ ClusterSpec make_cluster_preset_spec(const std::string& full_name, int nodes) {
         const std::optional<int> n = parse_int_in(value, 1, 8);
         if (!n || 8 % *n != 0)
           throw InputError(where + "nics: expected the NICs per node, 1, 2, 4 or 8, found \"" + value + "\"");
-        if (entry->info.devices_per_node != 8 || entry->info.intra_node_fabric.find("NVSwitch") == std::string::npos)
+        if (!entry->info.takes_nics_option())
           throw InputError(where +
                            "nics applies to the 8-GPU NVSwitch presets (dgx-a100, dgx-h100, hgx-h200, "
                            "dgx-b200); " +

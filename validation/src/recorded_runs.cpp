@@ -429,7 +429,7 @@ void read_inter_node(RecordedRun& r, const JsonField& hw) {
   const hardware::ClusterPresetInfo* info = nullptr;
   for (const auto& p : hardware::cluster_presets())
     if (p.name == r.preset) info = &p;
-  if (!info || info->devices_per_node != 8 || info->intra_node_fabric.find("NVSwitch") == std::string::npos) return;
+  if (!info || !info->takes_nics_option()) return;
   const std::vector<std::string> words = lower_words(text);
   const std::string lowered = lower(text);
   const bool per_node = contains(lowered, "per node");

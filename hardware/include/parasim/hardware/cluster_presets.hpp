@@ -40,6 +40,10 @@ struct ClusterPresetInfo {
   std::string intra_node_fabric;
   IbGeneration default_ib = IbGeneration::HDR;
   std::string description;
+  /// Whether the name option nics=N applies: an 8-GPU node on NVSwitch, one NIC per GPU by default.
+  bool takes_nics_option() const {
+    return devices_per_node == 8 && intra_node_fabric.find("NVSwitch") != std::string::npos;
+  }
 };
 
 const std::vector<ClusterPresetInfo>& cluster_presets();
