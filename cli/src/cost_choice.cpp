@@ -78,7 +78,9 @@ CostChoice choose_cost_source(const std::string& profile, const std::string& tra
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix) {
   cmd.add_option("--attention", k.attention,
                  prefix +
-                     "GPU attention kernels: unfused (score matrix in memory, as eager frameworks), flash "
+                     "GPU attention kernels: auto (flash for a 16- or 8-bit model when every GPU is Ampere or "
+                     "newer, else unfused), "
+                     "unfused (score matrix in memory, as eager frameworks), flash "
                      "(fused, the GPU's own: FlashAttention-3/cuDNN on Hopper+, FlashAttention-2 on Ampere), "
                      "flash2 (FlashAttention-2-generation kernels: FlashAttention-2, xFormers) or triton "
                      "(MosaicML's 2023 Triton kernel: FlashAttention-2's rates, no causal saving)")
@@ -126,6 +128,7 @@ void apply_loss_choice(models::Model& model, const KernelChoice& k) {
 
 const char* first_changed_pricing_option(const KernelChoice& k) {
   const KernelChoice defaults;
+  if (k.attention != defaults.attention) return "--attention";
   if (k.fp32_math != defaults.fp32_math) return "--fp32-math";
   if (k.conv_layout != defaults.conv_layout) return "--conv-layout";
   if (k.optimizer_kernels != defaults.optimizer_kernels) return "--optimizer-kernels";
@@ -134,12 +137,41 @@ const char* first_changed_pricing_option(const KernelChoice& k) {
   return nullptr;
 }
 
+profiler::AttentionKernel auto_attention_kernel(const std::vector<std::string>& device_kinds, models::DType dtype,
+                                                std::string& why) {
+  if (dtype == models::DType::F32) {
+    why = "fp32 attention, which FlashAttention's 16-bit kernels do not run";
+    return profiler::AttentionKernel::Unfused;
+  }
+  for (const std::string& kind : device_kinds) {
+    const auto spec = hardware::find_device_spec(kind);
+    if (!spec || spec->sm_count <= 1) {  // a CPU or a part parasim does not know: eager attention
+      why = kind + " is not a GPU with fused attention kernels";
+      return profiler::AttentionKernel::Unfused;
+    }
+    if (!spec->arch_at_least("ampere")) {
+      why = "FlashAttention needs Ampere or newer, " + kind + " is " + spec->arch;
+      return profiler::AttentionKernel::Unfused;
+    }
+  }
+  if (device_kinds.empty()) {
+    why = "no devices";
+    return profiler::AttentionKernel::Unfused;
+  }
+  why = "every GPU is Ampere or newer, where frameworks run fused attention";
+  return profiler::AttentionKernel::Flash;
+}
+
 void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration,
-                           models::DType dtype) {
+                           const models::Model& model, const std::vector<std::string>& device_kinds) {
+  const models::DType dtype = model.dtype();
   profiler::CostModel& costs = *choice.costs;
-  const auto kernel = profiler::parse_attention_kernel(kernels.attention);
+  std::string why;
+  const auto kernel = kernels.attention == "auto" ? std::optional(auto_attention_kernel(device_kinds, dtype, why))
+                                                  : profiler::parse_attention_kernel(kernels.attention);
   if (!kernel)
-    throw InputError("--attention: expected unfused, flash, flash2 or triton, found \"" + kernels.attention + "\"");
+    throw InputError("--attention: expected auto, unfused, flash, flash2 or triton, found \"" + kernels.attention +
+                     "\"");
   const auto math = profiler::parse_fp32_math(kernels.fp32_math);
   if (!math) throw InputError("--fp32-math: expected pytorch, tf32 or fp32, found \"" + kernels.fp32_math + "\"");
   const auto layout = profiler::parse_conv_layout(kernels.conv_layout);
@@ -155,21 +187,28 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
         "--mixed-precision autocast: needs --dtype fp16 or bf16 (autocast runs fp32 modules in 16 bits), "
         "found " +
         models::to_string(dtype));
-  auto* model = dynamic_cast<profiler::RooflineCostModel*>(&costs);
-  if (model) {
-    model->set_kernel_factors(calibration.kernels);
-    model->set_attention_kernel(*kernel);
-    model->set_fp32_math(*math);
-    model->set_conv_layout(*layout);
-    model->set_optimizer_kernels(*optimizer);
-    model->set_mixed_precision(*precision);
+  auto* priced = dynamic_cast<profiler::RooflineCostModel*>(&costs);
+  if (priced) {
+    priced->set_kernel_factors(calibration.kernels);
+    priced->set_attention_kernel(*kernel);
+    priced->set_fp32_math(*math);
+    priced->set_conv_layout(*layout);
+    priced->set_optimizer_kernels(*optimizer);
+    priced->set_mixed_precision(*precision);
   }
+  bool has_attention = false;
+  for (models::OpId v = 0; v < model.num_ops() && !has_attention; ++v)
+    has_attention = model.op(v).kind == models::OpKind::Attention;
+  if (has_attention && priced)
+    choice.note += "; attention: " + profiler::to_string(*kernel) +
+                   (kernels.attention == "auto" ? " (--attention auto: " + why + ")" : " (--attention)");
   if (*optimizer == profiler::OptimizerKernels::Foreach)
-    choice.note += model ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
-                         : "; --optimizer-kernels foreach: measured update phases keep their measured time";
+    choice.note += priced ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
+                          : "; --optimizer-kernels foreach: measured update phases keep their measured time";
   if (*precision == profiler::MixedPrecision::Autocast)
-    choice.note += model ? "; mixed precision: torch.autocast (fp32 norms, residual stream and loss, casts around them)"
-                         : "; --mixed-precision autocast: measured ops keep their measured time";
+    choice.note += priced
+                       ? "; mixed precision: torch.autocast (fp32 norms, residual stream and loss, casts around them)"
+                       : "; --mixed-precision autocast: measured ops keep their measured time";
 }
 
 const char* const kGradAccumulationHelp =

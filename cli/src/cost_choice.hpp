@@ -14,6 +14,7 @@
 #include "parasim/common/grad_accumulation.hpp"
 #include "parasim/models/graph.hpp"
 #include "parasim/profiler/cost_model.hpp"
+#include "parasim/profiler/roofline.hpp"
 
 namespace CLI {
 class App;
@@ -21,11 +22,11 @@ class App;
 
 namespace parasim::cli {
 
-/// The GPU kernels the framework runs, as the command line names them: --attention (unfused or
-/// flash), --fp32-math (pytorch, tf32 or fp32) and --conv-layout (nchw or nhwc). Parsed, and
-/// refused with the option named, by configure_model_costs().
+/// The GPU kernels the framework runs, as the command line names them: --attention (auto,
+/// unfused, flash, flash2 or triton), --fp32-math (pytorch, tf32 or fp32) and --conv-layout (nchw
+/// or nhwc). Parsed, and refused with the option named, by configure_model_costs().
 struct KernelChoice {
-  std::string attention = "unfused";
+  std::string attention = "auto";
   std::string fp32_math = "pytorch";
   std::string conv_layout = "nchw";
   std::string optimizer_kernels = "fused";
@@ -36,8 +37,9 @@ struct KernelChoice {
 /// Registers the options of `k` on `cmd`, each help text starting with `prefix` (simulate
 /// says "Model mode: ").
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix);
-/// The first of --fp32-math, --conv-layout, --optimizer-kernels, --mixed-precision and --loss set to other
-/// than its default, or nullptr: what a task graph, which carries its own durations, cannot use.
+/// The first of --attention, --fp32-math, --conv-layout, --optimizer-kernels, --mixed-precision and --loss
+/// set to other than its default, or nullptr: what a task graph, which carries its own durations,
+/// cannot use.
 const char* first_changed_pricing_option(const KernelChoice& k);
 
 /// --loss: whether the model's cross-entropy runs as one fused kernel (true) or in fp32 from a copy
@@ -58,12 +60,20 @@ inline constexpr const char* kDefaultTracesDir = "traces";
 CostChoice choose_costs(const std::string& profile, const std::string& traces_dir, bool traces_given,
                         const models::Model& model, const std::vector<std::string>& device_kinds);
 
+/// --attention auto: fused (flash) for a 16- or 8-bit model when every device of the cluster is a
+/// GPU of the Ampere generation or newer, where every current framework runs fused attention
+/// (FlashAttention-2 on sm80+, cuDNN's and FlashAttention-3's kernels on Hopper); unfused otherwise
+/// (fp32 models; V100 and older, CPUs: no FlashAttention kernels). `why` gets the reason in a few words.
+profiler::AttentionKernel auto_attention_kernel(const std::vector<std::string>& device_kinds, models::DType dtype,
+                                                std::string& why);
+
 /// Model-priced costs (the roofline / GPU kernel model) get the kernel choice and a calibration's
-/// kernel factors; measured profiles are left as measured. A foreach optimizer or autocast is added
+/// kernel factors; measured profiles are left as measured. The attention kernel (for a model with
+/// attention; --attention auto resolved on `device_kinds`), a foreach optimizer or autocast is added
 /// to the choice's note. InputError naming the option for an unknown value, or for autocast with a
 /// `dtype` (the training dtype) other than fp16/bf16.
 void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, const Calibration& calibration,
-                           models::DType dtype);
+                           const models::Model& model, const std::vector<std::string>& device_kinds);
 
 /// --grad-accumulation's help text, and its value parsed (InputError naming the option otherwise).
 extern const char* const kGradAccumulationHelp;

@@ -138,7 +138,7 @@ GradAccumulation planning_grad_accumulation(const PlanningInputs& in) {
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model) {
   const std::vector<std::string> kinds = hardware::resolve_cluster(in.cluster, 1).device_kinds();
   CostChoice choice = choose_costs(in.profile, in.traces, in.traces_given, model, kinds);
-  configure_model_costs(choice, in.kernels, planning_calibration(in), model.dtype());
+  configure_model_costs(choice, in.kernels, planning_calibration(in), model, kinds);
   return choice;
 }
 

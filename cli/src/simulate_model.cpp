@@ -173,7 +173,7 @@ void run_simulate_model(const SimulateModelOptions& o, const SimulateCommonOptio
 
   const Calibration calibration = load_calibration_option(o.calibration);
   CostChoice choice = choose_costs(o.profile, o.traces, o.traces_given, model, cluster.device_kinds());
-  configure_model_costs(choice, o.kernels, calibration, model.dtype());
+  configure_model_costs(choice, o.kernels, calibration, model, cluster.device_kinds());
   std::unique_ptr<profiler::CostModel> costs = std::move(choice.costs);
   strategies::StepSetup setup{
       .model = &model,
