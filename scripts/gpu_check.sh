@@ -273,12 +273,18 @@ microbench() { python3 scripts/gpu_microbench.py -o "$mb.tmp" > "${mb%.json}.log
 microbench_fit() {
   "$parasim" calibrate --microbench "$mb" -o "${1%.txt}.json" > "$1.tmp" && mv "$1.tmp" "$1"
 }
+# The same card's GEMM rate in a burst, sustained at its power limit and at a step's duty cycles
+# (scripts/gpu_gemm_clocks.py, about 60 s): whether parasim's burst-measured Hopper fraction holds
+# for a training step (docs/fidelity.md, "Not done yet").
+clocks="reports/validation/gemm-clocks-$(basename "$dir").json"
+gemm_clocks() { python3 scripts/gpu_gemm_clocks.py -o "$clocks.tmp" > "${clocks%.json}.log" 2>&1 && mv "$clocks.tmp" "$clocks"; }
 if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   step "$mb" 90 microbench
   fit_txt="reports/validation/microbench-fit-$(basename "$dir").txt"
   step "$fit_txt" 10 microbench_fit "$fit_txt"
+  step "$clocks" 90 gemm_clocks
 else
-  say "python3 has no torch with CUDA: the GEMM microbenchmark (scripts/gpu_microbench.py) is skipped"
+  say "python3 has no torch with CUDA: the GEMM microbenchmarks (scripts/gpu_microbench.py, gpu_gemm_clocks.py) are skipped"
 fi
 
 step "$dir/links.json" 120 "$parasim" profile links --max-bytes 268435456 -o "$dir/links.json" --cluster "$dir/links.cluster.json"
