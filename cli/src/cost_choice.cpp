@@ -202,6 +202,8 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
   if (has_attention && priced)
     choice.note += "; attention: " + profiler::to_string(*kernel) +
                    (kernels.attention == "auto" ? " (--attention auto: " + why + ")" : " (--attention)");
+  else if (has_attention && kernels.attention != "auto")
+    choice.note += "; --attention " + kernels.attention + ": measured attention ops keep their measured time";
   if (*optimizer == profiler::OptimizerKernels::Foreach)
     choice.note += priced ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
                           : "; --optimizer-kernels foreach: measured update phases keep their measured time";
