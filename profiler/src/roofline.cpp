@@ -545,8 +545,9 @@ double matmul_flops_per_sample(const models::Model& model) {
 }
 
 std::string fp8_overheads_note() {
-  return "fp8: FP8 GEMMs (E4M3 forward, E5M2 gradients) in the transformer layers' linear and expert ops at the "
-         "FP8 tensor-core peak, bf16 tensors between ops, LM head, attention and elementwise ops in bf16; modelled "
+  return "fp8: FP8 GEMMs (E4M3 forward, E5M2 gradients) in the transformer layers' linear and expert ops on the "
+         "FP8 tensor cores (at the FP8 path's achievable share of its peak: `parasim clusters show`), bf16 tensors "
+         "between ops, LM head, attention and elementwise ops in bf16; modelled "
          "overheads: cast-transpose of each GEMM input (X, W forward; dY backward: read bf16, write fp8 and its "
          "transpose, amax in the same pass), the delayed-scaling amax history update (" +
          std::to_string(kFp8AmaxHistory) +

@@ -114,6 +114,27 @@ TEST(KernelModel, HopperUnalignedStridesRunAtTheMeasuredFallbackRates) {
   EXPECT_NEAR(core_ns(a100, a_out, 2) / core_ns(a100, a_al, 2), 2.0, 1e-9);
 }
 
+// FP8 GEMMs run at the FP8 peak times the 16-bit fraction scaled by the FP8 path's share of its peak
+// over the BF16 path's, both from the same MAMF tables: H200 1453.4/1979 against 794.5/989; B200
+// 3432.5/4500 against 1745.0/2250. Same tiles and waves as BF16: only the rate differs.
+TEST(KernelModel, Fp8GemmsRunAtTheFp8PathsShareOfItsPeak) {
+  const KernelModel km = kernel_model(device_spec("h100"));
+  const double scale = (1453.4 / 1979.0) / (794.5 / 989.0);
+  EXPECT_NEAR(km.fp8_fraction_scale, scale, 1e-12);
+  EXPECT_NEAR(scale, 0.91420, 1e-5);
+  const GemmShape shape{.m = 8192, .n = 8192, .k = 8192};
+  const GemmEstimate bf16 = km.gemm(shape, DType::BF16, 0), fp8 = km.gemm(shape, DType::FP8, 0);
+  EXPECT_EQ(fp8.tiles, bf16.tiles);
+  EXPECT_EQ(fp8.waves, bf16.waves);
+  // The wave store of C is priced at dtype_size(fp8), 2 bytes (FP8 GEMMs write bf16 outputs).
+  const double bytes = static_cast<double>(dtype_size(DType::FP8));
+  EXPECT_NEAR(core_ns(km, fp8, bytes) / core_ns(km, bf16, 2), (989.4 / 1979.0) / scale, 1e-9);
+  EXPECT_NE(km.fp8_source.find("H200 SXM 73.4% FP8"), std::string::npos);
+  const KernelModel b200 = kernel_model(device_spec("b200"));
+  EXPECT_NEAR(b200.fp8_fraction_scale, (3432.5 / 4500.0) / (1745.0 / 2250.0), 1e-12);
+  EXPECT_EQ(kernel_model(device_spec("a100")).fp8_fraction_scale, 1.0);  // no FP8 tensor cores
+}
+
 TEST(KernelModel, Fp32UsesCudaCoresAndBf16NeedsAmpere) {
   const KernelModel v100 = kernel_model(device_spec("v100"));
   EXPECT_FALSE(v100.uses_tensor_cores(DType::F32));

@@ -536,7 +536,7 @@ TEST(RooflineFp8, CastKernelsBeforeEachFp8Gemm) {
             std::llround(gemm + h100_memory_kernel_ns(16777216.0) + h100_memory_kernel_ns(67108864.0)));
 }
 
-TEST(RooflineFp8, GemmAtTheFp8PeakOthersAsBf16) {
+TEST(RooflineFp8, GemmOnFp8TensorCoresOthersAsBf16) {
   const models::Model fp8 = fp8_linears(models::DType::FP8);
   const models::Model bf16 = fp8_linears(models::DType::BF16);
   const RooflineCostModel roofline;
@@ -545,12 +545,13 @@ TEST(RooflineFp8, GemmAtTheFp8PeakOthersAsBf16) {
   };
   EXPECT_EQ(fwd(fp8, "head"), fwd(bf16, "head"));
   EXPECT_EQ(fwd(fp8, "relu"), fwd(bf16, "relu"));
-  // A large compute-bound GEMM: 1979 vs 989.4 TFLOP/s dense at the same achievable fraction.
+  // A large compute-bound GEMM: 1979 vs 989.4 TFLOP/s dense, the FP8 path at 91.4% of the 16-bit
+  // achievable fraction (MAMF tables): 0.5 / 0.914 = 0.547 of the BF16 time, plus stores and fill.
   const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("h100"));
   const hardware::GemmShape big{.m = 16384, .n = 16384, .k = 16384};
   const double ratio = km.gemm_time_ns(big, models::DType::FP8) / km.gemm_time_ns(big, models::DType::BF16);
-  EXPECT_GT(ratio, 0.49);
-  EXPECT_LT(ratio, 0.52);
+  EXPECT_GT(ratio, 0.54);
+  EXPECT_LT(ratio, 0.57);
 }
 
 TEST(RooflineFp8, NeedsHopper) {

@@ -75,6 +75,9 @@ struct KernelModel {
   int sm_count = 1;
   DeviceSpec spec;
   double tensor_core_fraction = 0.8;  // achievable fraction of the tensor-core peak, best shape
+  /// FP8 GEMMs reach this share of tensor_core_fraction (of the FP8 peak): the FP8 path's
+  /// achievable share of its peak over the 16-bit path's, measured the same way on the same part.
+  double fp8_fraction_scale = 1.0;
   /// Tensor-core GEMMs with a row stride off 16 bytes, as fractions of the peak: cuBLAS runs
   /// kernels that load element by element (an input's stride) or also store so (C's stride).
   /// Convolutions run at half the aligned rate instead (NVIDIA's guide).
@@ -91,6 +94,7 @@ struct KernelModel {
   AttentionRates ampere_attention;    // FusedAttention::Ampere
   // Where the fractions come from (printed by `parasim clusters show`; docs/fidelity.md).
   std::string tensor_core_source;
+  std::string fp8_source;
   std::string cuda_core_source;
   std::string unaligned_source;
 
