@@ -98,12 +98,16 @@ ReportData simulate_winner(const strategies::ProjectionSide& side, const strateg
 ReportData project_for_report(const ReportArgs& a) {
   using namespace strategies;
   const models::Model model = load_planning_model(a.in);
-  const auto costs = make_cost_model(a.in, model);
+  CostChoice choice = choose_planning_costs(a.in, model);
+  const auto costs = std::move(choice.costs);
   const Dataset data = planning_dataset(a.in, model);
   const Projection p = run_planning_projection(a.in, model, *costs, data, a.gpus, a.per_device_batch,
                                                a.max_model_parallel);
 
   ReportData d = results_from_json(projection_to_json(p), "projection");
+  // What `project` prints as its cost choice: the profile or model, and the kernels it assumed
+  // (attention, optimizer, mixed precision), which the projection's JSON does not carry.
+  d.assumptions.extra.emplace_back("cost choice", choice.note);
   // The re-simulated winners carry every device's memory with its breakdown: better than the
   // projection's fullest device alone.
   d.memory.clear();
