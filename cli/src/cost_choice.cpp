@@ -188,13 +188,16 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
         "found " +
         models::to_string(dtype));
   auto* priced = dynamic_cast<profiler::RooflineCostModel*>(&costs);
-  if (priced) {
-    priced->set_kernel_factors(calibration.kernels);
-    priced->set_attention_kernel(*kernel);
-    priced->set_fp32_math(*math);
-    priced->set_conv_layout(*layout);
-    priced->set_optimizer_kernels(*optimizer);
-    priced->set_mixed_precision(*precision);
+  // A measured profile keeps its times; what it does not time is priced by its own kernel model,
+  // which takes the same choice.
+  auto* measured = dynamic_cast<profiler::ProfileCostModel*>(&costs);
+  if (profiler::RooflineCostModel* m = priced != nullptr ? priced : measured ? &measured->fallback() : nullptr) {
+    m->set_kernel_factors(calibration.kernels);
+    m->set_attention_kernel(*kernel);
+    m->set_fp32_math(*math);
+    m->set_conv_layout(*layout);
+    m->set_optimizer_kernels(*optimizer);
+    m->set_mixed_precision(*precision);
   }
   bool has_attention = false;
   for (models::OpId v = 0; v < model.num_ops() && !has_attention; ++v)
@@ -203,7 +206,8 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
     choice.note += "; attention: " + profiler::to_string(*kernel) +
                    (kernels.attention == "auto" ? " (--attention auto: " + why + ")" : " (--attention)");
   else if (has_attention && kernels.attention != "auto")
-    choice.note += "; --attention " + kernels.attention + ": measured attention ops keep their measured time";
+    choice.note += "; --attention " + kernels.attention +
+                   ": measured attention ops keep their measured time, the kernel model prices the others so";
   if (*optimizer == profiler::OptimizerKernels::Foreach)
     choice.note += priced ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
                           : "; --optimizer-kernels foreach: measured update phases keep their measured time";

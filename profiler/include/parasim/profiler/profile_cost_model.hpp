@@ -62,6 +62,9 @@ class ProfileCostModel final : public CostModel {
   std::string coverage_summary() const;
 
   const Profile& profile() const { return profile_; }
+  /// The kernel model that prices what the profile does not time (other devices, ops it lacks):
+  /// configured with the same kernel choice as a model-priced run (attention, optimizer, ...).
+  RooflineCostModel& fallback() { return roofline_; }
 
  private:
   bool device_matches(const std::string& device_kind) const;  // cached compare_device
