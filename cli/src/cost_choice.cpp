@@ -199,9 +199,7 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
     m->set_optimizer_kernels(*optimizer);
     m->set_mixed_precision(*precision);
   }
-  bool has_attention = false;
-  for (models::OpId v = 0; v < model.num_ops() && !has_attention; ++v)
-    has_attention = model.op(v).kind == models::OpKind::Attention;
+  const bool has_attention = models::has_dot_product_attention(model);
   if (has_attention && priced)
     choice.note += "; attention: " + profiler::to_string(*kernel) +
                    (kernels.attention == "auto" ? " (--attention auto: " + why + ")" : " (--attention)");

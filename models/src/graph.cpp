@@ -294,6 +294,12 @@ std::int64_t Model::total_activation_bytes() const {
   return sum_over_ops(*this, [](const Op& op) { return op.activation_bytes; }, "activation bytes");
 }
 
+bool has_dot_product_attention(const Model& m) {
+  for (OpId v = 0; v < m.num_ops(); ++v)
+    if (m.op(v).kind == OpKind::Attention && !m.op(v).attrs.additive) return true;
+  return false;
+}
+
 std::int64_t Model::num_weighted_layers() const {
   std::int64_t n = 0;
   for (OpId v = 0; v < num_ops(); ++v) {

@@ -143,6 +143,16 @@ TEST(Zoo, Datasets) {
   EXPECT_EQ(build_zoo_model("tiny_cnn").dataset(), "");
 }
 
+// What --attention's fused kernels replace: the transformers' dot-product cores, not GNMT's
+// additive attention, and nothing in a CNN.
+TEST(Zoo, DotProductAttentionIsTheTransformers) {
+  EXPECT_TRUE(has_dot_product_attention(build_zoo_model("gpt2")));
+  EXPECT_TRUE(has_dot_product_attention(build_zoo_model("bert_large")));
+  EXPECT_TRUE(has_dot_product_attention(build_zoo_model("llama3_8b")));
+  EXPECT_FALSE(has_dot_product_attention(build_zoo_model("gnmt")));
+  EXPECT_FALSE(has_dot_product_attention(build_zoo_model("resnet50")));
+}
+
 TEST(Zoo, ImageSizeAndSequenceLength) {
   const Model half = build_zoo_model("resnet50", ModelOptions{.image_size = 112});
   EXPECT_EQ(half.op(0).output_shape, (Shape{1, 3, 112, 112}));

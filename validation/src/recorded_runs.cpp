@@ -1224,8 +1224,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   // on them does (Transformer Engine's cuDNN attention, PyTorch's SDPA from 2.0, FlashAttention);
   // unfused on older GPUs, whose published runs largely predate fused kernels (Megatron-LM to 2022).
   profiler::AttentionKernel base_attention = run.attention;
-  bool has_attention = false;
-  for (models::OpId v = 0; v < model.num_ops(); ++v) has_attention |= model.op(v).kind == models::OpKind::Attention;
+  const bool has_attention = models::has_dot_product_attention(model);
   if (!run.attention_stated && has_attention && every_gpu_at_least(cluster, "hopper")) {
     base_attention = profiler::AttentionKernel::Flash;
     out.run.caveats.push_back(

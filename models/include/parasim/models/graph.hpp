@@ -274,6 +274,9 @@ class Model {
 /// flash-attn's xentropy (LLM Foundry's default loss) or Megatron-Core's cross-entropy fusion keep
 /// the 16-bit logits and a log-sum-exp per row, with no fp32 copy (op_costs.cpp). Memory only.
 void set_fused_loss(Model& m, bool fused);
+/// Whether `m` has a dot-product attention core: what fused attention kernels (--attention flash)
+/// replace. Additive attention (GNMT's) runs as it is whatever the choice.
+bool has_dot_product_attention(const Model& m);
 
 template <class WeightFn>
 std::vector<OpId> Model::longest_path(WeightFn weight) const {
