@@ -142,10 +142,6 @@ CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& 
   return choice;
 }
 
-std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model) {
-  return choose_planning_costs(in, model).costs;
-}
-
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model) {
   if (!in.dataset.empty()) return strategies::dataset(in.dataset);
   if (has_training_defaults(model.name()))

@@ -7,7 +7,7 @@
 //   add_planning_options(cmd, *in);
 //   ...
 //   const models::Model model = load_planning_model(*in);
-//   const auto costs = make_cost_model(*in, model);
+//   const CostChoice costs = choose_planning_costs(*in, model);  // .costs, and .note to print
 //   const strategies::Dataset data = planning_dataset(*in, model);
 #pragma once
 
@@ -70,11 +70,9 @@ Calibration planning_calibration(const PlanningInputs& in);
 DataLoading planning_data_loading(const PlanningInputs& in);
 GradAccumulation planning_grad_accumulation(const PlanningInputs& in);
 /// The cost model (cost_choice.hpp: --profile, a matching profile in --traces for the cluster's
-/// device kinds, or the labelled roofline, which gets --attention and the calibration's kernel
-/// factors) and the line saying which.
+/// device kinds, or the labelled roofline; whatever the kernel model prices gets --attention and
+/// the calibration's kernel factors) and the line saying which.
 CostChoice choose_planning_costs(const PlanningInputs& in, const models::Model& model);
-/// choose_planning_costs(...).costs.
-std::unique_ptr<profiler::CostModel> make_cost_model(const PlanningInputs& in, const models::Model& model);
 /// --dataset, else the model's default training dataset.
 strategies::Dataset planning_dataset(const PlanningInputs& in, const models::Model& model);
 strategies::StatisticalEfficiency planning_efficiency(const PlanningInputs& in, const models::Model& model,
