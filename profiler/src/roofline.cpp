@@ -511,19 +511,47 @@ double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, mo
 }
 
 /// FP8 scaling kernels of an FP8 GEMM op's phase (docs/models.md "FP8 matmuls"): forward, the
-/// cast-transposes of its input X and its weights W; backward-data, that of the output gradient
-/// dY (E5M2); each reads bf16 and writes fp8 and its transpose, and writes the tensor's amax in the
-/// same pass (delayed scaling: no separate amax pass). Update: the amax history and scales of its
-/// 3 FP8 tensors (X, W, dY: kFp8AmaxHistory fp32 each, read and written) - one fused kernel per
-/// step in Transformer Engine, so no launch of its own.
+/// cast-transpose of its input X; backward-data, that of the output gradient dY (E5M2); each reads
+/// bf16 and writes fp8 and its transpose, and writes the tensor's amax in the same pass (delayed
+/// scaling: no separate amax pass). The weights W are cast once per step, not per micro-batch:
+/// Transformer Engine caches their fp8 copy from the step's first micro-batch on
+/// (`is_first_microbatch`, which Megatron-Core sets), and with `fp8_params` the optimizer step
+/// writes it; so it is priced with the update (a ZeRO rank casts its shard). Update also: the amax
+/// history and scales of its 3 FP8 tensors (X, W, dY: kFp8AmaxHistory fp32 each, read and
+/// written) - one fused kernel per step in Transformer Engine, so no launch of its own.
+/// An experts op multiplies in FP8 twice per expert, on its dispatched slots: forward the casts of
+/// fc1's input (slots x D) and fc2's (slots x F); backward-data those of fc2's output gradient
+/// (slots x D) and fc1's (slots x 2F gated); once per step its experts' weights (the router
+/// multiplies in bf16). Each local expert's fc1 and fc2 keep their own amax histories.
+std::vector<KernelWork> expert_fp8_scaling_work(const Op& op, Phase phase) {
+  const models::OpAttrs& a = op.attrs;
+  const auto slots = static_cast<double>(models::expert_slots(op));
+  const auto d = static_cast<double>(op.input_shapes[0].back()), f = static_cast<double>(a.out_features);
+  const double width = a.gated ? 2 * f : f;
+  const double expert_weights = static_cast<double>(op.params) - static_cast<double>(a.experts) * d;
+  switch (phase) {
+    case Phase::Forward: return {mem(kFp8CastBytesPerElement * slots * d), mem(kFp8CastBytesPerElement * slots * f)};
+    case Phase::BackwardData:
+      return {mem(kFp8CastBytesPerElement * slots * d), mem(kFp8CastBytesPerElement * slots * width)};
+    case Phase::Update: {  // the scaling state of fc1 and fc2 of every local expert
+      const auto gemms = static_cast<double>(2 * (a.experts / a.expert_shards));
+      return {mem(kFp8CastBytesPerElement * expert_weights),
+              {KernelClass::Memory, 0, 0.0, gemms * 3.0 * kFp8AmaxHistory * 4 * 2}};
+    }
+    default: return {};
+  }
+}
+
 std::vector<KernelWork> fp8_scaling_work(const Op& op, Phase phase) {
+  if (op.kind == OpKind::Experts) return expert_fp8_scaling_work(op, phase);
   const double x = op.input_shapes.empty() ? 0.0 : static_cast<double>(models::num_elements(op.input_shapes[0]));
   const double y = static_cast<double>(models::num_elements(op.output_shape));
   switch (phase) {
-    case Phase::Forward:
-      return {mem(kFp8CastBytesPerElement * x), mem(kFp8CastBytesPerElement * static_cast<double>(op.params))};
+    case Phase::Forward: return {mem(kFp8CastBytesPerElement * x)};
     case Phase::BackwardData: return {mem(kFp8CastBytesPerElement * y)};
-    case Phase::Update: return {{KernelClass::Memory, 0, 0.0, 3.0 * kFp8AmaxHistory * 4 * 2}};
+    case Phase::Update:
+      return {mem(kFp8CastBytesPerElement * static_cast<double>(op.params)),
+              {KernelClass::Memory, 0, 0.0, 3.0 * kFp8AmaxHistory * 4 * 2}};
     default: return {};
   }
 }
@@ -548,7 +576,8 @@ std::string fp8_overheads_note() {
   return "fp8: FP8 GEMMs (E4M3 forward, E5M2 gradients) in the transformer layers' linear and expert ops on the "
          "FP8 tensor cores (at the FP8 path's achievable share of its peak: `parasim clusters show`), bf16 tensors "
          "between ops, LM head, attention and elementwise ops in bf16; modelled "
-         "overheads: cast-transpose of each GEMM input (X, W forward; dY backward: read bf16, write fp8 and its "
+         "overheads: cast-transpose of each GEMM input (X forward, dY backward, each expert GEMM's on its routed "
+         "slots; W once per step, as Transformer Engine caches it across micro-batches: read bf16, write fp8 and its "
          "transpose, amax in the same pass), the delayed-scaling amax history update (" +
          std::to_string(kFp8AmaxHistory) +
          " entries), an fp8 copy and transpose of every weight (2 B/param); not modelled: the amax all-reduce "
@@ -716,11 +745,11 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
   const bool transposed = tensor_core_convs && conv_layout_ == ConvLayout::Nchw;
   std::vector<KernelWork> work = phase_work(op, phase, opt, tf32_convolutions, transposed);
   // torch.optim's foreach steps: the same launch (a multi-tensor kernel spans many ops' tensors),
-  // one pass per elementwise step. FP8's amax-history work (count 0) stays as it is.
-  if (phase == Phase::Update && optimizer_kernels_ == OptimizerKernels::Foreach && !device.is_cpu)
-    for (KernelWork& k : work)
-      if (k.count > 0)
-        k.bytes = static_cast<double>(op.params) * static_cast<double>(foreach_optimizer_traffic_bytes_per_param(opt));
+  // one pass per elementwise step. The optimizer's kernel comes first; FP8's weight cast and
+  // amax-history work after it stay as they are.
+  if (phase == Phase::Update && optimizer_kernels_ == OptimizerKernels::Foreach && !device.is_cpu && !work.empty())
+    work.front().bytes =
+        static_cast<double>(op.params) * static_cast<double>(foreach_optimizer_traffic_bytes_per_param(opt));
   const bool sixteen_bit = op.dtype == models::DType::F16 || op.dtype == models::DType::BF16;
   if (mixed_precision_ == MixedPrecision::Autocast && !device.is_cpu && sixteen_bit && !work.empty())
     add_autocast_work(op, phase, work);

@@ -512,28 +512,65 @@ TEST(RooflineFp8, CastKernelsBeforeEachFp8Gemm) {
   EXPECT_FALSE(fp8_gemm(head));  // the LM head stays in bf16
   EXPECT_EQ(compute_dtype(fc), models::DType::FP8);
   EXPECT_EQ(compute_dtype(head), models::DType::BF16);
-  // Forward: the GEMM, then cast-transposes of X (4,194,304 elements) and W (16,777,216): 4 B each.
+  // Forward: the GEMM, then the cast-transpose of X (4,194,304 elements, 4 B each).
   const std::vector<KernelWork> fwd = phase_work(fc, Phase::Forward, Optimizer::Adam);
-  ASSERT_EQ(fwd.size(), 3u);
+  ASSERT_EQ(fwd.size(), 2u);
   EXPECT_EQ(fwd[0].cls, KernelClass::Gemm);
   EXPECT_EQ(fwd[1].bytes, 4.0 * 4194304);
-  EXPECT_EQ(fwd[2].bytes, 4.0 * 16777216);
   // Backward-data: the cast-transpose of dY; backward-weight reuses the transposed copies.
   const std::vector<KernelWork> bd = phase_work(fc, Phase::BackwardData, Optimizer::Adam);
   ASSERT_EQ(bd.size(), 2u);
   EXPECT_EQ(bd[1].bytes, 4.0 * 4194304);
   EXPECT_EQ(phase_work(fc, Phase::BackwardWeight, Optimizer::Adam).size(), 1u);
+  // W (16,777,216 elements) is cast once per step, with the update (Transformer Engine caches
+  // it from the first micro-batch on): after the optimizer's kernel, before the amax history.
+  const std::vector<KernelWork> up = phase_work(fc, Phase::Update, Optimizer::Adam);
+  ASSERT_EQ(up.size(), 3u);
+  EXPECT_EQ(up[1].bytes, 4.0 * 16777216);
+  EXPECT_EQ(up[1].count, 1);
+  EXPECT_EQ(up[2].count, 0);  // the amax history: no launch of its own
   // Exact times on H100: 16,777,216 B in 6,578.4 + 5,000 ns; 67,108,864 B in 23,702.0 + 5,000 ns.
   const RooflineCostModel roofline;
   const RooflineDevice& h100 = roofline.device("H100-SXM5-80GB");
   EXPECT_NEAR(h100.kernel_time_ns(fwd[1], models::DType::FP8), h100_memory_kernel_ns(16777216.0), 1e-6);
-  EXPECT_NEAR(h100.kernel_time_ns(fwd[2], models::DType::FP8), h100_memory_kernel_ns(67108864.0), 1e-6);
+  EXPECT_NEAR(h100.kernel_time_ns(up[1], models::DType::FP8), h100_memory_kernel_ns(67108864.0), 1e-6);
   EXPECT_NEAR(h100_memory_kernel_ns(16777216.0), 11578.4, 0.1);
-  // The op's forward: the FP8 GEMM plus both casts.
+  // The op's forward: the FP8 GEMM plus the cast of X.
   const hardware::KernelModel km = hardware::kernel_model(hardware::device_spec("h100"));
   const double gemm = km.gemm_time_ns({.m = 1024, .n = 4096, .k = 4096}, models::DType::FP8, fwd[0].bytes) + 5000;
   EXPECT_EQ(roofline.cost(fc, "H100-SXM5-80GB", Optimizer::Adam).fwd,
-            std::llround(gemm + h100_memory_kernel_ns(16777216.0) + h100_memory_kernel_ns(67108864.0)));
+            std::llround(gemm + h100_memory_kernel_ns(16777216.0)));
+}
+
+TEST(RooflineFp8, ExpertGemmsCastTheirRoutedSlots) {
+  // 1,024 tokens of width 4096, top-2 of 8 SwiGLU experts of width 1024: 2,048 slots. Each
+  // expert GEMM casts its own input: fc1 the dispatched slots (2,048 x 4,096), fc2 the activation
+  // (2,048 x 1,024); backward fc2's output gradient (2,048 x 4,096) and fc1's (2,048 x 2,048).
+  models::ModelBuilder b("moe", 1, models::DType::FP8);
+  const auto x = b.relu("h", b.input("x", {1, 1024, 4096}));
+  models::OpId e = 0;
+  {
+    auto scope = b.block("h.0");
+    e = b.experts("moe", x, 8, 2, 1024, /*gated=*/true);
+  }
+  const models::Op& op = b.op(e);
+  ASSERT_TRUE(fp8_gemm(op));
+  const std::vector<KernelWork> fwd = phase_work(op, Phase::Forward, Optimizer::Adam);
+  ASSERT_EQ(fwd.size(), 8u);  // the six kernels of the bank, then the two casts
+  EXPECT_EQ(fwd[6].bytes, 4.0 * 2048 * 4096);
+  EXPECT_EQ(fwd[7].bytes, 4.0 * 2048 * 1024);
+  const std::vector<KernelWork> bd = phase_work(op, Phase::BackwardData, Optimizer::Adam);
+  ASSERT_EQ(bd.size(), 8u);
+  EXPECT_EQ(bd[6].bytes, 4.0 * 2048 * 4096);
+  EXPECT_EQ(bd[7].bytes, 4.0 * 2048 * 2048);
+  // Once per step: the experts' 8 x 3 x 1024 x 4096 weights (not the router's 8 x 4096), and the
+  // amax histories of 16 FP8 GEMMs (fc1 and fc2 of each expert; 3 tensors, 1024 fp32, read and written).
+  ASSERT_EQ(op.params, 8 * 4096 + 8 * 3 * 1024 * 4096);
+  const std::vector<KernelWork> up = phase_work(op, Phase::Update, Optimizer::Adam);
+  ASSERT_EQ(up.size(), 3u);
+  EXPECT_EQ(up[1].bytes, 4.0 * 8 * 3 * 1024 * 4096);
+  EXPECT_EQ(up[2].bytes, 16.0 * 3 * 1024 * 4 * 2);
+  EXPECT_EQ(up[2].count, 0);
 }
 
 TEST(RooflineFp8, GemmOnFp8TensorCoresOthersAsBf16) {
