@@ -114,6 +114,13 @@ void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string
                      "(one kernel keeping the logits and a log-sum-exp per row: flash-attn's xentropy, LLM Foundry's "
                      "default; Megatron-Core's --cross-entropy-loss-fusion)")
       ->capture_default_str();
+  cmd.add_option("--moe-kernels", k.moe_kernels,
+                 prefix +
+                     "The kernels around a mixture-of-experts layer's GEMMs (router, token permutation): eager "
+                     "(Megatron-Core's defaults, an op per kernel: about 29 forward and 20 backward a layer), fused "
+                     "(Transformer Engine's fused router and permute kernels: --moe-router-fusion "
+                     "--moe-permute-fusion), fused-router or fused-permute (one of the two)")
+      ->capture_default_str();
 }
 
 bool fused_loss_arg(const KernelChoice& k) {
@@ -134,6 +141,7 @@ const char* first_changed_pricing_option(const KernelChoice& k) {
   if (k.optimizer_kernels != defaults.optimizer_kernels) return "--optimizer-kernels";
   if (k.mixed_precision != defaults.mixed_precision) return "--mixed-precision";
   if (k.loss != defaults.loss) return "--loss";
+  if (k.moe_kernels != defaults.moe_kernels) return "--moe-kernels";
   return nullptr;
 }
 
@@ -187,6 +195,10 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
         "--mixed-precision autocast: needs --dtype fp16 or bf16 (autocast runs fp32 modules in 16 bits), "
         "found " +
         models::to_string(dtype));
+  const auto moe = profiler::parse_moe_kernels(kernels.moe_kernels);
+  if (!moe)
+    throw InputError("--moe-kernels: expected eager, fused, fused-router or fused-permute, found \"" +
+                     kernels.moe_kernels + "\"");
   auto* priced = dynamic_cast<profiler::RooflineCostModel*>(&costs);
   // A measured profile keeps its times; what it does not time is priced by its own kernel model,
   // which takes the same choice.
@@ -198,6 +210,7 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
     m->set_conv_layout(*layout);
     m->set_optimizer_kernels(*optimizer);
     m->set_mixed_precision(*precision);
+    m->set_moe_kernels(*moe);
   }
   const bool has_attention = models::has_dot_product_attention(model);
   if (has_attention && priced)
@@ -206,6 +219,16 @@ void configure_model_costs(CostChoice& choice, const KernelChoice& kernels, cons
   else if (has_attention && kernels.attention != "auto")
     choice.note += "; --attention " + kernels.attention +
                    ": measured attention ops keep their measured time, the kernel model prices the others so";
+  const bool has_experts = models::has_experts(model);
+  if (has_experts && priced)
+    choice.note +=
+        "; MoE routing kernels: " + profiler::to_string(*moe) +
+        (*moe == profiler::MoeKernels{}
+             ? " (Megatron-Core's eager router and permutation; --moe-kernels fused for Transformer Engine's)"
+             : " (--moe-kernels)");
+  else if (has_experts && kernels.moe_kernels != "eager")
+    choice.note += "; --moe-kernels " + kernels.moe_kernels +
+                   ": measured experts ops keep their measured time, the kernel model prices the others so";
   if (*optimizer == profiler::OptimizerKernels::Foreach)
     choice.note += priced ? "; optimizer: torch.optim foreach (a pass per elementwise step over fp32 tensors)"
                           : "; --optimizer-kernels foreach: measured update phases keep their measured time";

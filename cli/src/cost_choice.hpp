@@ -32,14 +32,15 @@ struct KernelChoice {
   std::string optimizer_kernels = "fused";
   std::string mixed_precision = "native";
   std::string loss = "unfused";
+  std::string moe_kernels = "eager";
 };
 
 /// Registers the options of `k` on `cmd`, each help text starting with `prefix` (simulate
 /// says "Model mode: ").
 void add_kernel_choice_options(CLI::App& cmd, KernelChoice& k, const std::string& prefix);
-/// The first of --attention, --fp32-math, --conv-layout, --optimizer-kernels, --mixed-precision and --loss
-/// set to other than its default, or nullptr: what a task graph, which carries its own durations,
-/// cannot use.
+/// The first of --attention, --fp32-math, --conv-layout, --optimizer-kernels, --mixed-precision, --loss
+/// and --moe-kernels set to other than its default, or nullptr: what a task graph, which carries its
+/// own durations, cannot use.
 const char* first_changed_pricing_option(const KernelChoice& k);
 
 /// --loss: whether the model's cross-entropy runs as one fused kernel (true) or in fp32 from a copy

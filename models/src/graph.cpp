@@ -300,6 +300,12 @@ bool has_dot_product_attention(const Model& m) {
   return false;
 }
 
+bool has_experts(const Model& m) {
+  for (OpId v = 0; v < m.num_ops(); ++v)
+    if (m.op(v).kind == OpKind::Experts) return true;
+  return false;
+}
+
 std::int64_t Model::num_weighted_layers() const {
   std::int64_t n = 0;
   for (OpId v = 0; v < num_ops(); ++v) {

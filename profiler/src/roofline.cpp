@@ -54,6 +54,21 @@ std::optional<MixedPrecision> parse_mixed_precision(std::string_view s) {
   return std::nullopt;
 }
 
+std::string to_string(MoeKernels m) {
+  if (m.fused_router && m.fused_permute) return "fused";
+  if (m.fused_router) return "fused-router";
+  if (m.fused_permute) return "fused-permute";
+  return "eager";
+}
+
+std::optional<MoeKernels> parse_moe_kernels(std::string_view s) {
+  if (s == "eager") return MoeKernels{};
+  if (s == "fused") return MoeKernels{true, true};
+  if (s == "fused-router") return MoeKernels{true, false};
+  if (s == "fused-permute") return MoeKernels{false, true};
+  return std::nullopt;
+}
+
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view s) {
   if (s == "unfused") return AttentionKernel::Unfused;
   if (s == "flash") return AttentionKernel::Flash;
@@ -207,13 +222,85 @@ std::vector<KernelWork> linear_work(const Op& op, Phase phase, const OpBytes& b)
   return {};
 }
 
+/// The kernels Megatron-Core launches around a mixture-of-experts bank's GEMMs on the rank that
+/// routes T tokens (core_r0.9.0, PyTorch eager: TopKRouter with the auxiliary load-balancing loss,
+/// MoEAlltoAllTokenDispatcher; docs/models.md, "Mixture of experts"). Dropless, the dispatch sorts
+/// its T x k token-expert pairs and gathers them; with a capacity factor it pads every expert to C
+/// slots (E x C = `slots`) and index-selects them. Counted per kernel, with the bytes each moves.
+struct RoutingKernels {
+  std::vector<KernelWork> router, dispatch, combine;  // forward
+  std::vector<KernelWork> combine_back, dispatch_back, router_back;
+};
+
+RoutingKernels routing_kernels(const Op& op, double tokens, double slots, double s, MoeKernels moe) {
+  const models::OpAttrs& a = op.attrs;
+  const double h = static_cast<double>(op.input_shapes[0].back()), e = static_cast<double>(a.experts),
+               k = static_cast<double>(a.top_k), tk = tokens * k, te = tokens * e, th = tokens * h * s,
+               slot_h = slots * h * s;
+  const bool dropless = a.capacity_factor <= 0.0;
+  RoutingKernels r;
+  if (moe.fused_router) {
+    // Transformer Engine's fused top-k with its score function (reads the logits, writes the
+    // probabilities and the routing map), the auxiliary loss's scores and the loss, and the
+    // tokens per expert; backward: the two fused kernels' backwards and the loss scaler's.
+    r.router = {mem(te * (s + 4 + 1)), mem(te * (s + 4)), mem(4 * te), mem(tk)};
+    r.router_back = {mem(3 * th), mem(te * (s + 4), 2), mem(0)};
+  } else {
+    // Router (router.py, moe_utils.py topk_softmax_with_capacity and the auxiliary loss): top-k
+    // (select and sort), softmax of the k scores in fp32 and back, the softmax over all experts
+    // for the loss (a cast and the softmax), the probability mass per expert, and five scalar ops.
+    r.router = {mem((te * s + tk * (s + 8)) / 2, 2), mem(12 * tk / 3, 3), mem((te * (s + 4) + 8 * te) / 2, 2),
+                mem(4 * te), mem(0, 5)};
+    if (dropless) {
+      r.router.push_back(mem(8 * tk / 2, 2));  // histc: tokens per expert
+    } else {
+      // The capacity mask: three zeros + copy + scatter, top-C per expert over the tokens, two
+      // transposed copies and the padded counts.
+      r.router.push_back(mem(3 * te * s / 3, 9));
+      r.router.push_back(mem(te * s));
+      r.router.push_back(mem(slots * (s + 8) / 2, 2));
+      r.router.push_back(mem(te * s));
+    }
+    // The router's input gradient added into the token gradient, the loss scaler's backward (ones
+    // and a scale), the auxiliary loss chain back to the logits (two scalings, a contiguous copy,
+    // the softmax backward, a cast) and the top-k probabilities' path (cast, softmax backward, cast,
+    // zeros + scatter, the add into the logits' gradient); with capacity also the top-C selection's
+    // and the capacity scatter's backward.
+    r.router_back = {mem(3 * th), mem(0, 2), mem(4 * te, 5), mem(4 * te, 6)};
+    if (!dropless) r.router_back.push_back(mem(4 * te, 3));
+  }
+  if (moe.fused_permute) {
+    // Transformer Engine's permute (a row-id map from the routing map, then the gather) and
+    // un-permute (the probability-weighted sum over each token's experts in one pass); their
+    // backwards are each other's movement.
+    r.dispatch = {mem(8 * tk), mem(2 * slot_h)};
+    r.combine = {mem(slot_h + th)};
+    r.combine_back = {mem(slot_h + th)};
+    r.dispatch_back = {mem(slot_h + th)};
+  } else if (dropless) {
+    // token_dispatcher.py: histc and four count sums (their D2H copies wait at one stream sync),
+    // a contiguous slice, the stable argsort of the T x k pairs, //k, and the gather of the tokens.
+    r.dispatch = {mem(8 * tk / 2, 2), mem(0, 4), mem(0), mem(2 * 8 * tk), mem(16 * tk), mem(2 * slot_h)};
+    // unpermute: zeros, scatter_add of the expert outputs, the probability weighting, the sum over k.
+    r.combine = {mem(slot_h), mem(2 * slot_h), mem(2 * slot_h), mem(slot_h + th)};
+    r.combine_back = {mem(2 * slot_h), mem(2 * slot_h, 2), mem(2 * slot_h)};
+    r.dispatch_back = {mem(th), mem(2 * slot_h)};  // the gather's backward: zeros + scatter_add
+  } else {
+    r.dispatch = {mem(8 * tokens / 2, 2), mem(2 * slot_h)};                 // histc (unused), index_select
+    r.combine = {mem(2 * slot_h), mem(th), mem(2 * th), mem(slot_h + th)};  // weight, zeros, copy, scatter
+    r.combine_back = {mem(2 * slot_h), mem(2 * slot_h), mem(2 * slot_h, 2)};
+    r.dispatch_back = {mem(th), mem(2 * slot_h)};  // index_select's backward: zeros + index_add
+  }
+  return r;
+}
+
 /// A mixture-of-experts bank as grouped-GEMM MoE layers run it (Megatron-LM's GroupedMLP): the
 /// router GEMM over every token the rank routes (1/expert_tp of them when the experts are split
-/// over the TP ranks), the routed tokens permuted to their experts, fc1 (gate and up
+/// over the TP ranks) and the routing kernels around it (routing_kernels), fc1 (gate and up
 /// when gated) and fc2 of each local expert as one grouped GEMM over its share of the slots, the
 /// activation between them, and the weighted un-permute back to the tokens. The backward runs the
-/// same products transposed and the permutations and activation at their forward bytes.
-std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b) {
+/// same products transposed and the routing kernels' backwards.
+std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b, MoeKernels moe) {
   const models::OpAttrs& a = op.attrs;
   const std::int64_t d = op.input_shapes[0].back();
   const std::int64_t local = a.experts / a.expert_shards;
@@ -225,28 +312,39 @@ std::vector<KernelWork> experts_work(const Op& op, Phase phase, const OpBytes& b
   const double sd = x(slots, d), sf = x(slots, f), sw = x(slots, width);
   // Split over the TP ranks (expert_tp), a rank routes and permutes only its own tokens.
   const std::int64_t routed = models::expert_router_tokens(op);
-  const double td = x(routed, d), te = x(routed, a.experts), sd_routed = sd / static_cast<double>(a.expert_tp);
+  const double td = x(routed, d), te = x(routed, a.experts);
   const double router_w = x(a.experts, d), fc1_w = x(local, width) * static_cast<double>(d),
                fc2_w = x(local, f) * static_cast<double>(d);
   const double router_macs = td * static_cast<double>(a.experts), fc1_macs = sw * static_cast<double>(d),
                fc2_macs = sf * static_cast<double>(d);
-  const KernelWork permute = mem(2 * sd_routed * b.s);           // gather the routed tokens
-  const KernelWork unpermute = mem((sd_routed + 2 * td) * b.s);  // weighted sum back into the tokens
+  // The slots this rank dispatches: its own tokens' k experts each, or E x C with a capacity.
+  const double own_pairs = x(routed, a.top_k);
+  const double own_slots =
+      a.capacity_factor > 0.0
+          ? static_cast<double>(a.experts) * std::ceil(a.capacity_factor * own_pairs / static_cast<double>(a.experts))
+          : own_pairs;
+  const RoutingKernels routing = routing_kernels(op, static_cast<double>(routed), own_slots, b.s, moe);
+  std::vector<KernelWork> work;
+  const auto append = [&work](const std::vector<KernelWork>& ks) { work.insert(work.end(), ks.begin(), ks.end()); };
   switch (phase) {
     case Phase::Forward:
-      return {shaped(gemm(router_macs, (td + router_w + te) * b.s), routed, a.experts, d),  // router
-              permute,
-              shaped(gemm(fc1_macs, (sd + fc1_w + sw) * b.s), per_expert, width, d, local),  // fc1
-              mem((sw + sf) * b.s),  // the activation: reads gate (and up), writes its output
-              shaped(gemm(fc2_macs, (sf + fc2_w + sd) * b.s), per_expert, d, f, local),  // fc2
-              unpermute};
+      work.push_back(shaped(gemm(router_macs, (td + router_w + te) * b.s), routed, a.experts, d));  // router
+      append(routing.router);
+      append(routing.dispatch);
+      work.push_back(shaped(gemm(fc1_macs, (sd + fc1_w + sw) * b.s), per_expert, width, d, local));  // fc1
+      work.push_back(mem((sw + sf) * b.s));  // the activation: reads gate (and up), writes its output
+      work.push_back(shaped(gemm(fc2_macs, (sf + fc2_w + sd) * b.s), per_expert, d, f, local));  // fc2
+      append(routing.combine);
+      return work;
     case Phase::BackwardData:
-      return {unpermute,
-              shaped(gemm(fc2_macs, (sd + fc2_w + sf) * b.s), per_expert, f, d, local),
-              mem((2 * sw + sf) * b.s),  // reads the saved pre-activations and dY, writes their gradient
-              shaped(gemm(fc1_macs, (sw + fc1_w + sd) * b.s), per_expert, d, width, local),
-              permute,
-              shaped(gemm(router_macs, (te + router_w + td) * b.s), routed, d, a.experts)};
+      append(routing.combine_back);
+      work.push_back(shaped(gemm(fc2_macs, (sd + fc2_w + sf) * b.s), per_expert, f, d, local));
+      work.push_back(mem((2 * sw + sf) * b.s));  // reads the saved pre-activations and dY, writes their gradient
+      work.push_back(shaped(gemm(fc1_macs, (sw + fc1_w + sd) * b.s), per_expert, d, width, local));
+      append(routing.dispatch_back);
+      work.push_back(shaped(gemm(router_macs, (te + router_w + td) * b.s), routed, d, a.experts));
+      append(routing.router_back);
+      return work;
     case Phase::BackwardWeight:
       return {shaped(gemm(fc1_macs, (sd + sw + fc1_w) * b.s), width, d, per_expert, local),
               shaped(gemm(fc2_macs, (sf + sd + fc2_w) * b.s), d, f, per_expert, local),
@@ -585,12 +683,12 @@ std::string fp8_overheads_note() {
 }
 
 std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, bool tf32_convolutions,
-                                   bool transposed_convolutions) {
+                                   bool transposed_convolutions, MoeKernels moe) {
   if (!op_has_phase(op, phase)) return {};
   if (fp8_gemm(op)) {
     Op bf16 = op;
     bf16.dtype = models::DType::BF16;
-    std::vector<KernelWork> work = phase_work(bf16, phase, opt, tf32_convolutions, transposed_convolutions);
+    std::vector<KernelWork> work = phase_work(bf16, phase, opt, tf32_convolutions, transposed_convolutions, moe);
     for (const KernelWork& k : fp8_scaling_work(op, phase)) work.push_back(k);
     return work;
   }
@@ -604,7 +702,7 @@ std::vector<KernelWork> phase_work(const Op& op, Phase phase, Optimizer opt, boo
   switch (op.kind) {
     case OpKind::Conv2d: return conv_work(op, phase, b, tf32_convolutions, transposed_convolutions);
     case OpKind::Linear: return linear_work(op, phase, b);
-    case OpKind::Experts: return experts_work(op, phase, b);
+    case OpKind::Experts: return experts_work(op, phase, b, moe);
     case OpKind::Matmul:
     case OpKind::BatchedMatmul: return matmul_work(op, phase, b);
     case OpKind::Attention: return attention_work(op, phase, b);
@@ -697,6 +795,8 @@ void RooflineCostModel::set_conv_layout(ConvLayout layout) { conv_layout_ = layo
 
 void RooflineCostModel::set_optimizer_kernels(OptimizerKernels kernels) { optimizer_kernels_ = kernels; }
 
+void RooflineCostModel::set_moe_kernels(MoeKernels kernels) { moe_kernels_ = kernels; }
+
 void RooflineCostModel::set_mixed_precision(MixedPrecision precision) { mixed_precision_ = precision; }
 
 namespace {
@@ -743,7 +843,7 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
   const bool tensor_core_convs =
       device.kernels && (dtype == models::DType::F32 ? tf32_convolutions : device.kernels->uses_tensor_cores(dtype));
   const bool transposed = tensor_core_convs && conv_layout_ == ConvLayout::Nchw;
-  std::vector<KernelWork> work = phase_work(op, phase, opt, tf32_convolutions, transposed);
+  std::vector<KernelWork> work = phase_work(op, phase, opt, tf32_convolutions, transposed, moe_kernels_);
   // torch.optim's foreach steps: the same launch (a multi-tensor kernel spans many ops' tensors),
   // one pass per elementwise step. The optimizer's kernel comes first; FP8's weight cast and
   // amax-history work after it stay as they are.
@@ -790,8 +890,9 @@ constexpr const char* kKernelModelSummary =
 
 std::string RooflineCostModel::describe_per_run_kernels() {
   return std::string(kKernelModelSummary) +
-         "attention kernels, convolution layout, optimizer kernels and mixed precision as each run states them (its "
-         "caveats; the attention column); docs/fidelity.md); CPU roofline";
+         "attention kernels, convolution layout, optimizer kernels, mixed precision and MoE routing kernels as each "
+         "run "
+         "states them (its caveats; the attention column); docs/fidelity.md); CPU roofline";
 }
 
 std::string RooflineCostModel::describe() const {
@@ -807,6 +908,7 @@ std::string RooflineCostModel::describe() const {
          (mixed_precision_ == MixedPrecision::Native
               ? ""
               : ", torch.autocast (fp32 norms, residual stream and loss, casts)") +
+         (moe_kernels_ == MoeKernels{} ? "" : ", MoE routing kernels " + to_string(moe_kernels_)) +
          "; docs/fidelity.md); CPU roofline";
 }
 

@@ -1009,6 +1009,33 @@ TEST(RecordedRuns, ReadsTheAllToAllOverlapOfAPipelinedMoeRow) {
             "\"sometimes\"");
 }
 
+TEST(RecordedRuns, ReadsMegatronCoresMoeKernelFusionFlags) {
+  nlohmann::json moe = megatron_row("moe-fused");
+  moe["model"]["experts"] = 4;
+  moe["model"]["top_k"] = 2;
+  moe["model"]["moe_ffn"] = 512;
+  moe["config"]["ep"] = 2;
+  moe["config"]["moe_router_fusion"] = true;
+  moe["config"]["moe_permute_fusion"] = "on";
+  nlohmann::json permute_only = moe;
+  permute_only["id"] = "moe-permute-fused";
+  permute_only["config"]["moe_router_fusion"] = false;
+  nlohmann::json eager = moe;  // not stated: Megatron-Core's defaults
+  eager["id"] = "moe-eager";
+  eager["config"].erase("moe_router_fusion");
+  eager["config"].erase("moe_permute_fusion");
+  const RunsFile f = parse_runs(file_of({moe, permute_only, eager}), "runs.json");
+  ASSERT_EQ(f.runs.size(), 3u);
+  EXPECT_EQ(profiler::to_string(f.runs[0].moe_kernels), "fused");
+  EXPECT_EQ(profiler::to_string(f.runs[1].moe_kernels), "fused-permute");
+  EXPECT_EQ(profiler::to_string(f.runs[2].moe_kernels), "eager");
+  nlohmann::json bad = moe;
+  bad["config"]["moe_permute_fusion"] = "partly";
+  EXPECT_EQ(error_of(file_of({bad})),
+            "runs.json: $.rows[0].config.moe_permute_fusion: expected true or false (or on/off), found string "
+            "\"partly\"");
+}
+
 nlohmann::json bert_row() {
   return nlohmann::json::parse(R"json({
     "id": "bert-small", "source": "test",

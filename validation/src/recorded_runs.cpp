@@ -757,6 +757,16 @@ void read_config(RecordedRun& r, const JsonField& c) {
                           "steady-state forward with a backward of another micro-batch)");
   }
 
+  // Transformer Engine's fused MoE router and permutation kernels (Megatron-Core's
+  // --moe-router-fusion, --moe-permute-fusion); Megatron-Core's eager ones when not stated.
+  for (const char* key : {"moe_router_fusion", "moe_permute_fusion"}) {
+    auto f = c.find(key);
+    if (!f || f->raw().is_null()) continue;
+    const std::optional<bool> on = yes_no(optional_text(c, key));
+    if (!on) f->fail("true or false (or on/off)");
+    (std::string_view(key) == "moe_router_fusion" ? r.moe_kernels.fused_router : r.moe_kernels.fused_permute) = *on;
+  }
+
   // The loss as one fused kernel (flash-attn's xentropy: LLM Foundry's default loss_fn; Megatron-Core's
   // cross-entropy fusion) keeps the 16-bit logits, not an fp32 copy of them.
   const std::string loss = lower(optional_text(c, "loss"));
@@ -1147,6 +1157,7 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
     costs.set_conv_layout(run.conv_layout);
     costs.set_optimizer_kernels(run.optimizer_kernels);
     costs.set_mixed_precision(run.mixed_precision);
+    costs.set_moe_kernels(run.moe_kernels);
     strategies::StepSetup setup{.model = &model,
                                 .cluster = &cluster,
                                 .strategy = strategy,
@@ -1453,6 +1464,8 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
                      {"loss", o.run.fused_loss ? "fused" : "unfused"},
                      {"grad_accumulation", describe(o.run.grad_accumulation, o.run.dtype)}};
     if (o.run.dtype == models::DType::F32) j["fp32_math"] = profiler::to_string(o.run.fp32_math);
+    if (o.run.transformer.experts > 0 || o.run.moe_kernels != profiler::MoeKernels{})
+      j["moe_kernels"] = profiler::to_string(o.run.moe_kernels);
     if (o.scored) {
       j["projected_step_s"] = o.projected_step_s;
       j["error_pct"] = o.error_pct;

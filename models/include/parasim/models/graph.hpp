@@ -277,6 +277,8 @@ void set_fused_loss(Model& m, bool fused);
 /// Whether `m` has a dot-product attention core: what fused attention kernels (--attention flash)
 /// replace. Additive attention (GNMT's) runs as it is whatever the choice.
 bool has_dot_product_attention(const Model& m);
+/// Whether `m` has a mixture-of-experts bank (an `experts` op), whose routing kernels --moe-kernels chooses.
+bool has_experts(const Model& m);
 
 template <class WeightFn>
 std::vector<OpId> Model::longest_path(WeightFn weight) const {

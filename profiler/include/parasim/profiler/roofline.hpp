@@ -70,6 +70,19 @@ enum class MixedPrecision : std::uint8_t { Native, Autocast };
 std::string to_string(MixedPrecision m);  // "native", "autocast"
 std::optional<MixedPrecision> parse_mixed_precision(std::string_view s);
 
+/// The kernels a mixture-of-experts layer launches around its expert GEMMs (routing, token
+/// permutation and un-permutation), as Megatron-Core runs them. Eager: its PyTorch defaults, an op
+/// per kernel (core_r0.9.0: about 29 kernels forward and 20 backward per layer dropless; docs/models.md).
+/// Fused router / fused permutation: Transformer Engine's fused top-k and auxiliary-loss kernels
+/// (--moe-router-fusion) and its permute and un-permute kernels (--moe-permute-fusion).
+struct MoeKernels {
+  bool fused_router = false;
+  bool fused_permute = false;
+  bool operator==(const MoeKernels&) const = default;
+};
+std::string to_string(MoeKernels m);  // "eager", "fused", "fused-router", "fused-permute"
+std::optional<MoeKernels> parse_moe_kernels(std::string_view s);
+
 /// What bounds a kernel's time.
 enum class KernelClass : std::uint8_t {
   Conv,    // convolution: compute-bound at eff_conv
@@ -91,8 +104,9 @@ struct KernelWork {
 /// `tf32_convolutions`: FP32 convolutions run on TF32 tensor cores (implicit GEMM, no Winograd).
 /// `transposed_convolutions`: a convolution's tensor-core kernel is wrapped in NCHW<->NHWC
 /// transposes of its activations (two bandwidth-bound kernels per phase).
+/// `moe`: the kernels around an experts op's GEMMs.
 std::vector<KernelWork> phase_work(const models::Op& op, Phase phase, Optimizer opt, bool tf32_convolutions = false,
-                                   bool transposed_convolutions = false);
+                                   bool transposed_convolutions = false, MoeKernels moe = {});
 
 /// The matrix-product FLOPs (GEMMs, convolutions, attention's batched products) of one sample's
 /// forward, backward-data and backward-weight passes through `model`: the numerator of model FLOPs
@@ -180,6 +194,8 @@ class RooflineCostModel final : public CostModel {
   void set_optimizer_kernels(OptimizerKernels kernels);
   /// How 16-bit training keeps its activations and weights on GPUs (default: native).
   void set_mixed_precision(MixedPrecision precision);
+  /// The kernels around a mixture-of-experts layer's GEMMs (default: Megatron-Core's eager ones).
+  void set_moe_kernels(MoeKernels kernels);
   OpCost cost(const models::Op& op, const std::string& device_kind, Optimizer opt) const override;
   /// The HBM curve (or the CPU's bandwidth) with one launch, times the calibration's memory factor.
   TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
@@ -197,6 +213,7 @@ class RooflineCostModel final : public CostModel {
   ConvLayout conv_layout_ = ConvLayout::Nchw;
   OptimizerKernels optimizer_kernels_ = OptimizerKernels::Fused;
   MixedPrecision mixed_precision_ = MixedPrecision::Native;
+  MoeKernels moe_kernels_;
   mutable std::mutex mu_;
   // By the kind string asked for (aliases included). Node-based, so references stay valid.
   mutable std::unordered_map<std::string, RooflineDevice> devices_;

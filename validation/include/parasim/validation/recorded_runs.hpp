@@ -68,6 +68,7 @@ struct RecordedRun {
   profiler::ConvLayout conv_layout = profiler::ConvLayout::Nchw;             // config.memory_format
   profiler::OptimizerKernels optimizer_kernels = profiler::OptimizerKernels::Fused;  // config.optimizer "foreach"
   profiler::MixedPrecision mixed_precision = profiler::MixedPrecision::Native;       // config.precision (autocast)
+  profiler::MoeKernels moe_kernels;  // config.moe_router_fusion / moe_permute_fusion (Megatron-Core's flags)
   /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: buffer in fp16
   /// training, fp32-buffer otherwise; PyTorch DDP: in-place), else auto.
   GradAccumulation grad_accumulation = GradAccumulation::Auto;
