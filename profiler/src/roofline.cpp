@@ -243,20 +243,20 @@ RoutingKernels routing_kernels(const Op& op, double tokens, double slots, double
     // Transformer Engine's fused top-k with its score function (reads the logits, writes the
     // probabilities and the routing map), the auxiliary loss's scores and the loss, and the
     // tokens per expert; backward: the two fused kernels' backwards and the loss scaler's.
-    r.router = {mem(te * (s + 4 + 1)), mem(te * (s + 4)), mem(4 * te), mem(tk)};
+    r.router = {mem(te * (s + 4 + 1)), mem(te * (s + 4)), mem(4 * te), mem(te)};
     r.router_back = {mem(3 * th), mem(te * (s + 4), 2), mem(0)};
   } else {
     // Router (router.py, moe_utils.py topk_softmax_with_capacity and the auxiliary loss): top-k
     // (select and sort), softmax of the k scores in fp32 and back, the softmax over all experts
     // for the loss (a cast and the softmax), the probability mass per expert, and five scalar ops.
-    r.router = {mem((te * s + tk * (s + 8)) / 2, 2), mem(12 * tk / 3, 3), mem((te * (s + 4) + 8 * te) / 2, 2),
-                mem(4 * te), mem(0, 5)};
+    r.router = {mem((te * s + tk * (s + 8)) / 2, 2), mem((2 * (s + 4) + 8) * tk / 3, 3),
+                mem((te * (s + 4) + 8 * te) / 2, 2), mem(4 * te), mem(0, 5)};
     if (dropless) {
       r.router.push_back(mem(8 * tk / 2, 2));  // histc: tokens per expert
     } else {
-      // The capacity mask: three zeros + copy + scatter, top-C per expert over the tokens, two
-      // transposed copies and the padded counts.
-      r.router.push_back(mem(3 * te * s / 3, 9));
+      // The capacity mask: zeros, a copy and a scatter three times (9 kernels of about T x E
+      // each), top-C per expert over the tokens, two transposed copies and the padded counts.
+      r.router.push_back(mem(te * s, 9));
       r.router.push_back(mem(te * s));
       r.router.push_back(mem(slots * (s + 8) / 2, 2));
       r.router.push_back(mem(te * s));

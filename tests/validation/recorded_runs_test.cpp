@@ -1029,6 +1029,11 @@ TEST(RecordedRuns, ReadsMegatronCoresMoeKernelFusionFlags) {
   EXPECT_EQ(profiler::to_string(f.runs[0].moe_kernels), "fused");
   EXPECT_EQ(profiler::to_string(f.runs[1].moe_kernels), "fused-permute");
   EXPECT_EQ(profiler::to_string(f.runs[2].moe_kernels), "eager");
+  const std::string unstated =
+      "MoE kernels not stated: Megatron-Core's eager router and permutation, its defaults (config.moe_router_fusion "
+      "and config.moe_permute_fusion for Transformer Engine's fused kernels)";
+  EXPECT_EQ(std::count(f.runs[2].caveats.begin(), f.runs[2].caveats.end(), unstated), 1);
+  EXPECT_EQ(std::count(f.runs[1].caveats.begin(), f.runs[1].caveats.end(), unstated), 0);
   nlohmann::json bad = moe;
   bad["config"]["moe_permute_fusion"] = "partly";
   EXPECT_EQ(error_of(file_of({bad})),

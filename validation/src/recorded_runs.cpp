@@ -759,13 +759,19 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   // Transformer Engine's fused MoE router and permutation kernels (Megatron-Core's
   // --moe-router-fusion, --moe-permute-fusion); Megatron-Core's eager ones when not stated.
+  bool moe_kernels_stated = false;
   for (const char* key : {"moe_router_fusion", "moe_permute_fusion"}) {
     auto f = c.find(key);
     if (!f || f->raw().is_null()) continue;
     const std::optional<bool> on = yes_no(optional_text(c, key));
     if (!on) f->fail("true or false (or on/off)");
     (std::string_view(key) == "moe_router_fusion" ? r.moe_kernels.fused_router : r.moe_kernels.fused_permute) = *on;
+    moe_kernels_stated = true;
   }
+  if (!moe_kernels_stated && r.transformer.experts > 0)
+    r.caveats.push_back(
+        "MoE kernels not stated: Megatron-Core's eager router and permutation, its defaults (config.moe_router_fusion "
+        "and config.moe_permute_fusion for Transformer Engine's fused kernels)");
 
   // The loss as one fused kernel (flash-attn's xentropy: LLM Foundry's default loss_fn; Megatron-Core's
   // cross-entropy fusion) keeps the 16-bit logits, not an fp32 copy of them.
