@@ -567,28 +567,27 @@ TEST(RooflineFp8, ForeachOptimizerLeavesTheWeightCastAlone) {
                          h100.kernel_time_ns(cast, models::DType::FP8) + amax));
 }
 
-TEST(RooflineFp8, ExpertGemmsCastTheirRoutedSlots) {
-  // 1,024 tokens of width 4096, top-2 of 8 SwiGLU experts of width 1024: 2,048 slots. Each
-  // expert GEMM casts its own input: fc1 the dispatched slots (2,048 x 4,096), fc2 the activation
-  // (2,048 x 1,024); backward fc2's output gradient (2,048 x 4,096) and fc1's (2,048 x 2,048).
-  models::ModelBuilder b("moe", 1, models::DType::FP8);
+/// An expert bank in a transformer block: 1,024 tokens of width 4096, top-2 of 8 SwiGLU experts of
+/// width 1024 (2,048 slots), after a relu so that its backward-data phase exists.
+models::Model expert_bank(models::DType dtype) {
+  models::ModelBuilder b("moe", 1, dtype);
   const auto x = b.relu("h", b.input("x", {1, 1024, 4096}));
-  models::OpId e = 0;
   {
     auto scope = b.block("h.0");
-    e = b.experts("moe", x, 8, 2, 1024, /*gated=*/true);
+    b.experts("moe", x, 8, 2, 1024, /*gated=*/true);
   }
-  const models::Op& op = b.op(e);
+  return b.finish();
+}
+
+TEST(RooflineFp8, ExpertGemmsCastTheirRoutedSlots) {
+  // Each expert GEMM casts its own input: fc1 the dispatched slots (2,048 x 4,096), fc2 the
+  // activation (2,048 x 1,024); backward fc2's output gradient (2,048 x 4,096) and fc1's (2,048 x 2,048).
+  const models::Model fp8 = expert_bank(models::DType::FP8);
+  const models::Op& op = fp8.op(*fp8.find_op("moe"));
   ASSERT_TRUE(fp8_gemm(op));
   // The bank's kernels as in bf16 (the same op in a bf16 model), then the two casts.
-  models::ModelBuilder b16("moe", 1, models::DType::BF16);
-  const auto x16 = b16.relu("h", b16.input("x", {1, 1024, 4096}));
-  models::OpId e16 = 0;
-  {
-    auto scope = b16.block("h.0");
-    e16 = b16.experts("moe", x16, 8, 2, 1024, /*gated=*/true);
-  }
-  const models::Op& bf16_op = b16.op(e16);
+  const models::Model bf16 = expert_bank(models::DType::BF16);
+  const models::Op& bf16_op = bf16.op(*bf16.find_op("moe"));
   const std::size_t bank_fwd = phase_work(bf16_op, Phase::Forward, Optimizer::Adam).size();
   const std::size_t bank_bd = phase_work(bf16_op, Phase::BackwardData, Optimizer::Adam).size();
   const std::vector<KernelWork> fwd = phase_work(op, Phase::Forward, Optimizer::Adam);

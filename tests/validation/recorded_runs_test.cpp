@@ -981,12 +981,18 @@ TEST(RecordedRuns, RejectsMalformedFilesNamingTheField) {
             std::string::npos);
 }
 
-TEST(RecordedRuns, ReadsTheAllToAllOverlapOfAPipelinedMoeRow) {
-  nlohmann::json moe = megatron_row("moe-pipelined");
+/// megatron_row() with a mixture of experts (4 experts, top-2, width 512) over ep=2.
+nlohmann::json moe_row(const std::string& id) {
+  nlohmann::json moe = megatron_row(id);
   moe["model"]["experts"] = 4;
   moe["model"]["top_k"] = 2;
   moe["model"]["moe_ffn"] = 512;
   moe["config"]["ep"] = 2;
+  return moe;
+}
+
+TEST(RecordedRuns, ReadsTheAllToAllOverlapOfAPipelinedMoeRow) {
+  nlohmann::json moe = moe_row("moe-pipelined");
   moe["config"]["moe_a2a_overlap"] = true;
   nlohmann::json flat = moe;  // no pipeline: nothing to merge, said in a caveat
   flat["id"] = "moe-flat";
@@ -1010,11 +1016,7 @@ TEST(RecordedRuns, ReadsTheAllToAllOverlapOfAPipelinedMoeRow) {
 }
 
 TEST(RecordedRuns, ReadsMegatronCoresMoeKernelFusionFlags) {
-  nlohmann::json moe = megatron_row("moe-fused");
-  moe["model"]["experts"] = 4;
-  moe["model"]["top_k"] = 2;
-  moe["model"]["moe_ffn"] = 512;
-  moe["config"]["ep"] = 2;
+  nlohmann::json moe = moe_row("moe-fused");
   moe["config"]["moe_router_fusion"] = true;
   moe["config"]["moe_permute_fusion"] = "on";
   nlohmann::json permute_only = moe;
