@@ -831,12 +831,23 @@ void add_autocast_work(const Op& op, Phase phase, std::vector<KernelWork>& work)
 }  // namespace
 
 TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const {
+  TimeNs launch = 0;
+  return phase_time(op, phase, device, opt, launch);
+}
+
+TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDevice& device, Optimizer opt,
+                                     TimeNs& launch) const {
   const models::DType dtype = compute_dtype(op);
   const KernelFactors factors = kernel_factors(device);
+  launch = 0;
   if (attention_ != AttentionKernel::Unfused && !device.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive &&
-      op_has_phase(op, phase))
-    return static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype, attention_) * factors.matrix));
-  double t = 0;
+      op_has_phase(op, phase)) {
+    const TimeNs t =
+        static_cast<TimeNs>(std::llround(flash_attention_ns(op, phase, device, dtype, attention_) * factors.matrix));
+    launch = std::min(t, static_cast<TimeNs>(std::llround(device.launch_overhead_ns * factors.matrix)));
+    return t;
+  }
+  double t = 0, launches = 0;
   const bool tf32_convolutions =
       !device.is_cpu && fp32_math_ != Fp32Math::Fp32 && device.spec.tf32_tflops > device.spec.fp32_tflops;
   // Tensor-core convolutions on NCHW activations pay cuDNN's layout transposes.
@@ -858,9 +869,13 @@ TimeNs RooflineCostModel::phase_time(const Op& op, Phase phase, const RooflineDe
     const double one = k.count == 0 && device.kernels
                            ? device.kernels->memory_time_ns(k.bytes)
                            : static_cast<double>(k.count) * device.kernel_time_ns(k, dtype, fp32_math_);
-    t += one * (k.cls == KernelClass::Memory ? factors.memory : factors.matrix);
+    const double factor = k.cls == KernelClass::Memory ? factors.memory : factors.matrix;
+    t += one * factor;
+    launches += static_cast<double>(k.count) * device.launch_overhead_ns * factor;  // count 0: no launch
   }
-  return static_cast<TimeNs>(std::llround(t));
+  const auto total = static_cast<TimeNs>(std::llround(t));
+  launch = std::min(total, static_cast<TimeNs>(std::llround(launches)));
+  return total;
 }
 
 OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Optimizer opt) const {
@@ -868,7 +883,13 @@ OpCost RooflineCostModel::cost(const Op& op, const std::string& device_kind, Opt
   if (op.dtype == models::DType::FP8) hardware::require_dtype_support(d.spec.kind, op.dtype);
   OpCost c;
   c.source = CostSource::Roofline;
-  for (Phase p : kPhases) c.at(p) = phase_time(op, p, d, opt);
+  for (Phase p : kPhases) {
+    TimeNs launch = 0;
+    c.at(p) = phase_time(op, p, d, opt, launch);
+    if (p == Phase::Forward) c.launch_fwd = launch;
+    if (p == Phase::BackwardData) c.launch_bwd_data = launch;
+    if (p == Phase::BackwardWeight) c.launch_bwd_weight = launch;
+  }
   if (attention_ != AttentionKernel::Unfused && !d.is_cpu && op.kind == OpKind::Attention && !op.attrs.additive)
     c.saved_bytes = std::min<Bytes>(op.activation_bytes, flash_attention_saved_bytes(op));
   return c;

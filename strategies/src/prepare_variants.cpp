@@ -62,9 +62,14 @@ Variant make_variant(const Prepared& p, std::int64_t micro) {
       if (p.sp && p.tp->in_tp_block[op] && p.tp->role[op] == TpRole::Replicated && !split_experts) {
         // Sequence parallelism: LayerNorm, dropout and residual adds run on 1/T of the sequence (an
         // experts op split over the TP ranks runs every token of the group on 1/T of each FFN).
-        t.fwd = ceil_div(t.fwd, p.tp_ranks);
-        t.bwd_data = ceil_div(t.bwd_data, p.tp_ranks);
-        t.bwd_weight = ceil_div(t.bwd_weight, p.tp_ranks);
+        // Each rank still launches every kernel: the launches are not divided.
+        const auto shard = [&](TimeNs time, TimeNs launch) {
+          launch = std::clamp<TimeNs>(launch, 0, time);
+          return ceil_div(time - launch, p.tp_ranks) + launch;
+        };
+        t.fwd = shard(t.fwd, c.launch_fwd);
+        t.bwd_data = shard(t.bwd_data, c.launch_bwd_data);
+        t.bwd_weight = shard(t.bwd_weight, c.launch_bwd_weight);
       }
       // Each DP x CP rank updates its shard; an expert's optimizer state is sharded over the DP x CP
       // ranks holding the same experts, D C / E (the router's small share is counted with them).

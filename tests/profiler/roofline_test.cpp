@@ -730,6 +730,22 @@ TEST(RooflineExperts, MegatronCoreEagerRoutingKernels) {
   EXPECT_EQ(launches(phase_work(padded, Phase::BackwardData, Optimizer::Adam)), 4 + 3 + 2 + 1 + 17);
 }
 
+TEST(RooflineExperts, LaunchesAreTheCountTimesTheOverhead) {
+  // The eager bank's 33 forward and 24 backward-data launches at the H100's 5 us each (the
+  // weight-gradient phase: three GEMMs); a calibration's factors scale them with their class.
+  models::ModelBuilder b("moe", 1, DType::BF16);
+  const auto h = b.relu("h", b.input("x", {1, 64, 32}));
+  const models::Op& op = b.op(b.experts("moe", h, 4, 2, 16, /*gated=*/true));
+  RooflineCostModel roofline;
+  OpCost c = roofline.cost(op, "H100-SXM5-80GB", Optimizer::Adam);
+  EXPECT_EQ(c.launch_fwd, 33 * 5000);
+  EXPECT_EQ(c.launch_bwd_data, 24 * 5000);
+  EXPECT_EQ(c.launch_bwd_weight, 3 * 5000);
+  roofline.set_kernel_scales(2.0, 3.0);  // matrix x2: the router, fc1, fc2; memory x3: the other 30
+  c = roofline.cost(op, "H100-SXM5-80GB", Optimizer::Adam);
+  EXPECT_EQ(c.launch_fwd, 3 * 2 * 5000 + 30 * 3 * 5000);
+}
+
 TEST(RooflineExperts, MoeKernelNamesRoundTrip) {
   for (const char* name : {"eager", "fused", "fused-router", "fused-permute"}) {
     const auto k = profiler::parse_moe_kernels(name);

@@ -202,6 +202,24 @@ TEST(TensorParallel, SequenceParallelWithoutSelectiveRecompute) {
   EXPECT_GT(collectives(off, CollectiveOp::AllReduce, Phase::Forward), 0);
 }
 
+// Under sequence parallelism a rank runs a LayerNorm on 1/T of the sequence but still launches
+// its kernel: the kernel model's 5 us launch is not divided, the rest is.
+TEST(TensorParallel, SequenceParallelDividesWorkButNotLaunches) {
+  const models::Model m = tiny_gpt();
+  auto ln_forward = [&](const char* strategy) {
+    const LoweredStep s = lower(m, strategy);
+    const auto& g = s.graph;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+      if (g.kind(t) == TaskKind::Compute && g.phase(t) == Phase::Forward && g.name(t) == "h.0.ln_1")
+        return g.duration(t);
+    ADD_FAILURE() << "no forward h.0.ln_1 in " << strategy;
+    return TimeNs{0};
+  };
+  const TimeNs whole = ln_forward("tp=4,sp=off"), shard = ln_forward("tp=4,sp=on");
+  ASSERT_GT(whole, 5000);
+  EXPECT_EQ(shard, (whole - 5000 + 3) / 4 + 5000);
+}
+
 // Sequence parallelism keeps every activation of a layer at 1/T, the column-parallel linears'
 // inputs included (Megatron-LM saves them before the all-gather and gathers again for the
 // backward): sbh (10 + 24/T) without it, 34 sbh / T with it (Korthikanti et al. 2022, in fp16).

@@ -56,6 +56,12 @@ struct OpCost {
   /// Bytes the kernel keeps from forward to backward when that differs from the op's own
   /// activation_bytes (a fused attention kernel keeps no score matrix); -1: the op's own.
   Bytes saved_bytes = -1;
+  /// The share of fwd, bwd_data and bwd_weight that is per-kernel launch overhead (the kernel
+  /// model's; 0 for measured phases): what does not shrink when sequence parallelism gives a rank
+  /// 1/T of a replicated op's tokens, since the rank still launches every kernel.
+  TimeNs launch_fwd = 0;
+  TimeNs launch_bwd_data = 0;
+  TimeNs launch_bwd_weight = 0;
   TimeNs bwd() const { return bwd_data + bwd_weight; }
   TimeNs total() const { return fwd + bwd_data + bwd_weight + update; }
   TimeNs& at(Phase p);

@@ -200,6 +200,10 @@ class RooflineCostModel final : public CostModel {
   /// The HBM curve (or the CPU's bandwidth) with one launch, times the calibration's memory factor.
   TimeNs memory_pass_ns(Bytes bytes, const std::string& device_kind) const override;
   TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt) const;
+  /// phase_time(), and in `launch` the part of it that is kernel launches (their count times the
+  /// device's launch overhead, times the calibration factor of their class).
+  TimeNs phase_time(const models::Op& op, Phase phase, const RooflineDevice& device, Optimizer opt,
+                    TimeNs& launch) const;
   std::string describe() const override;
   /// describe() for runs that choose their own kernels (validate --runs: attention, convolution
   /// layout, optimizer kernels and mixed precision come from each row).
