@@ -614,7 +614,8 @@ double flash_attention_ns(const Op& op, Phase phase, const RooflineDevice& d, mo
 /// scaling: no separate amax pass). The weights W are cast once per step, not per micro-batch:
 /// Transformer Engine caches their fp8 copy from the step's first micro-batch on
 /// (`is_first_microbatch`, which Megatron-Core sets), and with `fp8_params` the optimizer step
-/// writes it; so it is priced with the update (a ZeRO rank casts its shard). Update also: the amax
+/// writes it; so it is priced with the update (divided over ZeRO's ranks: right with fp8_params,
+/// where each casts its shard, an underestimate without). Update also: the amax
 /// history and scales of its 3 FP8 tensors (X, W, dY: kFp8AmaxHistory fp32 each, read and
 /// written) - one fused kernel per step in Transformer Engine, so no launch of its own.
 /// An experts op multiplies in FP8 twice per expert, on its dispatched slots: forward the casts of
