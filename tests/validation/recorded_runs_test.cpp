@@ -1031,11 +1031,23 @@ TEST(RecordedRuns, ReadsMegatronCoresMoeKernelFusionFlags) {
   EXPECT_EQ(profiler::to_string(f.runs[0].moe_kernels), "fused");
   EXPECT_EQ(profiler::to_string(f.runs[1].moe_kernels), "fused-permute");
   EXPECT_EQ(profiler::to_string(f.runs[2].moe_kernels), "eager");
+  // Said of the built model, so a zoo mixture of experts (whose row gives no expert count) is too.
   const std::string unstated =
       "MoE kernels not stated: Megatron-Core's eager router and permutation, its defaults (config.moe_router_fusion "
       "and config.moe_permute_fusion for Transformer Engine's fused kernels)";
-  EXPECT_EQ(std::count(f.runs[2].caveats.begin(), f.runs[2].caveats.end(), unstated), 1);
-  EXPECT_EQ(std::count(f.runs[1].caveats.begin(), f.runs[1].caveats.end(), unstated), 0);
+  auto said = [&](const RecordedRun& r) {
+    const RunOutcome o = evaluate_run(r, {});
+    EXPECT_TRUE(o.experts) << r.id;
+    return std::count(o.run.caveats.begin(), o.run.caveats.end(), unstated);
+  };
+  EXPECT_EQ(said(f.runs[2]), 1);
+  EXPECT_EQ(said(f.runs[1]), 0);
+  nlohmann::json zoo = megatron_row("zoo-moe");
+  zoo["model"] = {{"zoo_name", "mixtral_8x7b"}, {"seq_len", 128}};
+  const RunsFile z = parse_runs(file_of({zoo}), "runs.json");
+  ASSERT_EQ(z.runs.size(), 1u);
+  EXPECT_EQ(said(z.runs[0]), 1);
+  EXPECT_FALSE(evaluate_run(parse_runs(file_of({megatron_row()}), "runs.json").runs[0], {}).experts);
   nlohmann::json bad = moe;
   bad["config"]["moe_permute_fusion"] = "partly";
   EXPECT_EQ(error_of(file_of({bad})),

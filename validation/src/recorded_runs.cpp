@@ -759,19 +759,14 @@ void read_config(RecordedRun& r, const JsonField& c) {
 
   // Transformer Engine's fused MoE router and permutation kernels (Megatron-Core's
   // --moe-router-fusion, --moe-permute-fusion); Megatron-Core's eager ones when not stated.
-  bool moe_kernels_stated = false;
   for (const char* key : {"moe_router_fusion", "moe_permute_fusion"}) {
     auto f = c.find(key);
     if (!f || f->raw().is_null()) continue;
     const std::optional<bool> on = yes_no(optional_text(c, key));
     if (!on) f->fail("true or false (or on/off)");
     (std::string_view(key) == "moe_router_fusion" ? r.moe_kernels.fused_router : r.moe_kernels.fused_permute) = *on;
-    moe_kernels_stated = true;
+    r.moe_kernels_stated = true;
   }
-  if (!moe_kernels_stated && r.transformer.experts > 0)
-    r.caveats.push_back(
-        "MoE kernels not stated: Megatron-Core's eager router and permutation, its defaults (config.moe_router_fusion "
-        "and config.moe_permute_fusion for Transformer Engine's fused kernels)");
 
   // The loss as one fused kernel (flash-attn's xentropy: LLM Foundry's default loss_fn; Megatron-Core's
   // cross-entropy fusion) keeps the 16-bit logits, not an fp32 copy of them.
@@ -1126,6 +1121,11 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   }
   models::Model& model = *built_model;
   if (run.fused_loss) models::set_fused_loss(model, true);
+  out.experts = models::has_experts(model);  // a zoo model's too, which the row's fields do not show
+  if (out.experts && !run.moe_kernels_stated)
+    out.run.caveats.push_back(
+        "MoE kernels not stated: Megatron-Core's eager router and permutation, its defaults (config.moe_router_fusion "
+        "and config.moe_permute_fusion for Transformer Engine's fused kernels)");
   if (run.stated_params > 0) {
     // A shape read wrongly (a field misnamed, an FFN width or vocabulary guessed) shows as a
     // parameter count other than the source's; rounding of the source's own figure stays under 0.1%.
@@ -1470,8 +1470,7 @@ nlohmann::json runs_report_to_json(const RunsReport& report) {
                      {"loss", o.run.fused_loss ? "fused" : "unfused"},
                      {"grad_accumulation", describe(o.run.grad_accumulation, o.run.dtype)}};
     if (o.run.dtype == models::DType::F32) j["fp32_math"] = profiler::to_string(o.run.fp32_math);
-    if (o.run.transformer.experts > 0 || o.run.moe_kernels != profiler::MoeKernels{})
-      j["moe_kernels"] = profiler::to_string(o.run.moe_kernels);
+    if (o.experts) j["moe_kernels"] = profiler::to_string(o.run.moe_kernels);
     if (o.scored) {
       j["projected_step_s"] = o.projected_step_s;
       j["error_pct"] = o.error_pct;

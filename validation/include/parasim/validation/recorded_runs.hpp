@@ -69,6 +69,7 @@ struct RecordedRun {
   profiler::OptimizerKernels optimizer_kernels = profiler::OptimizerKernels::Fused;  // config.optimizer "foreach"
   profiler::MixedPrecision mixed_precision = profiler::MixedPrecision::Native;       // config.precision (autocast)
   profiler::MoeKernels moe_kernels;  // config.moe_router_fusion / moe_permute_fusion (Megatron-Core's flags)
+  bool moe_kernels_stated = false;   // either flag given
   /// config.grad_accumulation, else from config.ddp_impl (Megatron-LM's local DDP: buffer in fp16
   /// training, fp32-buffer otherwise; PyTorch DDP: in-place), else auto.
   GradAccumulation grad_accumulation = GradAccumulation::Auto;
@@ -133,6 +134,7 @@ struct RunOutcome {
   double projected_peak_gib = 0;
   double memory_error_pct = 0;  // 100 (projected - measured) / measured; 0 without a measured peak
   std::string cost_source;
+  bool experts = false;  // the built model has a mixture-of-experts bank (its moe_kernels apply)
   std::string note;
   /// When the row leaves its pipeline's counts open and the fastest is projected: every choice
   /// projected (two or more), fastest first; empty otherwise.
