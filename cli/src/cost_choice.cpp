@@ -242,13 +242,16 @@ const char* const kGradAccumulationHelp =
     "How each micro-batch's weight gradients are added up: auto (fp32-buffer for 16/8-bit training, in-place for "
     "fp32), in-place (.grad += g from the second micro-batch on), fp32-buffer (every micro-batch into an fp32 buffer: "
     "Megatron-LM, DeepSpeed bf16), buffer (every micro-batch into a buffer of the gradient's dtype: Megatron-LM's fp16 "
-    "main_grad) or fused (inside the weight-gradient GEMM)";
+    "main_grad), fused (inside the weight-gradient GEMM, into an fp32 buffer: Megatron-LM's "
+    "--gradient-accumulation-fusion) or fused-buffer (the same into a buffer of the gradient's dtype: Megatron-Core's "
+    "grad_reduce_in_fp32=False). The data-parallel reduction moves the buffer's dtype";
 
 GradAccumulation grad_accumulation_arg(const std::string& value) {
   const auto a = parse_grad_accumulation(value);
   if (!a)
-    throw InputError("--grad-accumulation: expected auto, in-place, fp32-buffer, buffer or fused, found \"" + value +
-                     "\"");
+    throw InputError(
+        "--grad-accumulation: expected auto, in-place, fp32-buffer, buffer, fused or fused-buffer, found \"" + value +
+        "\"");
   return *a;
 }
 

@@ -5,8 +5,8 @@
 namespace parasim {
 
 namespace {
-constexpr std::array kAll{GradAccumulation::Auto, GradAccumulation::InPlace, GradAccumulation::Fp32Buffer,
-                          GradAccumulation::Buffer, GradAccumulation::Fused};
+constexpr std::array kAll{GradAccumulation::Auto,   GradAccumulation::InPlace, GradAccumulation::Fp32Buffer,
+                          GradAccumulation::Buffer, GradAccumulation::Fused,   GradAccumulation::FusedBuffer};
 
 /// FP8 GEMMs write their weight gradients in bf16.
 Bytes gradient_size(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
@@ -19,6 +19,7 @@ std::string to_string(GradAccumulation a) {
     case GradAccumulation::Fp32Buffer: return "fp32-buffer";
     case GradAccumulation::Buffer: return "buffer";
     case GradAccumulation::Fused: return "fused";
+    case GradAccumulation::FusedBuffer: return "fused-buffer";
   }
   return "?";
 }
@@ -37,6 +38,10 @@ GradAccumulation resolve(GradAccumulation a, DType dtype) {
 bool holds_fp32_gradients(GradAccumulation a, DType dtype) {
   const GradAccumulation r = resolve(a, dtype);
   return r == GradAccumulation::Fp32Buffer || r == GradAccumulation::Fused;
+}
+
+Bytes gradient_bytes_per_param(GradAccumulation a, DType dtype) {
+  return holds_fp32_gradients(a, dtype) ? 4 : gradient_size(dtype);
 }
 
 Bytes grad_accumulation_bytes_per_param(GradAccumulation a, DType dtype) {
@@ -68,7 +73,9 @@ std::string describe(GradAccumulation a, DType dtype) {
     case GradAccumulation::Fp32Buffer: return s + ": each micro-batch adds its gradients into an fp32 buffer, " + bytes;
     case GradAccumulation::Buffer:
       return s + ": each micro-batch adds its gradients into a buffer of their own dtype, " + bytes;
-    default: return s + ": the weight-gradient GEMMs accumulate, no pass of their own";
+    case GradAccumulation::Fused:
+      return s + ": the weight-gradient GEMMs accumulate into an fp32 buffer, no pass of their own";
+    default: return s + ": the weight-gradient GEMMs accumulate into a buffer of their own dtype, no pass of their own";
   }
 }
 

@@ -242,6 +242,12 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
   for (int t = 0; t < copies; ++t) b_.set_memory(task.id + t, alloc, free);
 }
 
+Bytes GradientSync::gathered_bytes(Bytes gradient_bytes) const {
+  // The buckets count gradient bytes; ZeRO gathers the updated weights, in the weights' dtype.
+  return gradient_bytes / gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype) *
+         models::dtype_size(p_.dtype);
+}
+
 bool GradientSync::reduces(Bytes bytes) const {
   // ZeRO-3 reduce-scatters each layer's gradients right after its backward (the lowerings emit it).
   return p_.grad_ranks() > 1 && bytes > 0 && !p_.zero3();
@@ -305,7 +311,7 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
     auto [it, fresh] = gather_.try_emplace(key);
     if (fresh) {
       const std::string name = "params.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
-      it->second = e_.dp_collective(slot, CollectiveOp::AllGather, bytes, name, -1, mb, Phase::Update);
+      it->second = e_.dp_collective(slot, CollectiveOp::AllGather, gathered_bytes(bytes), name, -1, mb, Phase::Update);
     }
     e_.after(it->second, updated);
     done.push_back(it->second);
@@ -314,7 +320,8 @@ Refs GradientSync::sync(int replica, int slot, int bucket, int mb, const Refs& r
     auto [it, fresh] = expert_gather_.try_emplace(expert_key);
     if (fresh) {
       const std::string name = "expert_params.stage" + std::to_string(slot) + ".bucket" + std::to_string(bucket);
-      it->second = e_.edp_collective(replica, slot, CollectiveOp::AllGather, expert_bytes, name, mb, Phase::Update);
+      it->second = e_.edp_collective(replica, slot, CollectiveOp::AllGather, gathered_bytes(expert_bytes), name, mb,
+                                     Phase::Update);
     }
     e_.after(it->second, updated);
     done.push_back(it->second);

@@ -164,6 +164,7 @@ class GradientSync {
               bool accumulating = true);
 
  private:
+  Bytes gathered_bytes(Bytes gradient_bytes) const;  // ZeRO's weight all-gather of a bucket
   bool reduces(Bytes bytes) const;                 // a DP reduction of the bucket
   bool reduces_experts(Bytes expert_bytes) const;  // an expert-DP reduction of its expert part
   const Prepared& p_;

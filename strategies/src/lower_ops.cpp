@@ -338,7 +338,10 @@ class OpLowering : LoweringBase {
         // ZeRO-3: each micro-batch's gradients of a unit are reduce-scattered into the rank's shard
         // once its last op's backward is done.
         if (v == p_.unit_last_backward[u]) {
-          const Ref rs = e_.dp_collective(slot, CollectiveOp::ReduceScatter, p_.unit_bytes[u], "zero3_reduce_scatter",
+          // unit_bytes counts the unit's weights; its gradients are reduced at the buffer's width.
+          const Bytes rs_bytes = p_.unit_bytes[u] / models::dtype_size(p_.dtype) *
+                                 gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype);
+          const Ref rs = e_.dp_collective(slot, CollectiveOp::ReduceScatter, rs_bytes, "zero3_reduce_scatter",
                                           static_cast<int>(v), mb, Phase::BackwardWeight);
           e_.after(rs, unit_done[u]);
           for (OpId w : unit_ops[u]) grad_all_[w].push_back(rs);
@@ -392,6 +395,7 @@ class OpLowering : LoweringBase {
   Refs reduce_and_update(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     const Bytes per_param = models::dtype_size(p_.dtype);
+    const Bytes grad_per_param = gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype);
     Refs done_all;
     for (int slot = 0; slot < p_.stages; ++slot) {
       const auto& buckets = p_.slot_buckets[static_cast<std::size_t>(slot)];
@@ -411,7 +415,7 @@ class OpLowering : LoweringBase {
               continue;
             }
             // The tied op's contribution to the shared weight's gradient comes over.
-            const Ref x = e_.transfer(r, p_.op_slot[tie.op], slot, p_.params[v] * per_param, "tied_weight_grads",
+            const Ref x = e_.transfer(r, p_.op_slot[tie.op], slot, p_.params[v] * grad_per_param, "tied_weight_grads",
                                       static_cast<int>(v), mb, Phase::BackwardWeight);
             e_.after(x, grad_all_[tie.op]);
             ready.push_back(x);

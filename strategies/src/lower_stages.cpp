@@ -348,7 +348,8 @@ class StageLowering : LoweringBase {
       if (p_.zero3() && p_.chunk_layers[static_cast<std::size_t>(c)] > 0) {
         // ZeRO-3: the micro-batch's gradients are reduce-scattered into the rank's shard.
         const Ref rs = e_.dp_collective(slot(c), CollectiveOp::ReduceScatter,
-                                        chunk_params_[static_cast<std::size_t>(c)] * models::dtype_size(p_.dtype),
+                                        chunk_params_[static_cast<std::size_t>(c)] *
+                                            gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype),
                                         "zero3_reduce_scatter", -1, mb, Phase::BackwardWeight);
         e_.after(rs, joined(last, rest_gather));
         backward_all_[static_cast<std::size_t>(c)].push_back(rs);
@@ -363,6 +364,7 @@ class StageLowering : LoweringBase {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
     const Bytes per_param = models::dtype_size(p_.dtype);
+    const Bytes grad_per_param = gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype);
     Refs done_all;
     for (int c = 0; c < p_.chunks; ++c) {
       const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];
@@ -379,7 +381,7 @@ class StageLowering : LoweringBase {
             append(ready, tied_done);
             continue;
           }
-          const Ref x = e_.transfer(r, slot(from), slot(c), p_.params[tie.owner] * per_param, "tied_weight_grads",
+          const Ref x = e_.transfer(r, slot(from), slot(c), p_.params[tie.owner] * grad_per_param, "tied_weight_grads",
                                     static_cast<int>(tie.owner), mb, Phase::BackwardWeight);
           e_.after(x, tied_done);
           ready.push_back(x);

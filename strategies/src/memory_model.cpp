@@ -7,7 +7,7 @@ ParamBytes param_bytes_per_param(models::DType dtype, profiler::Optimizer optimi
   const Bytes master = dtype == models::DType::F32 ? 0 : 4;
   // fp8: the bf16 weights plus their fp8 copy and its transpose (Transformer Engine keeps both).
   const Bytes fp8_copies = dtype == models::DType::FP8 ? 2 : 0;
-  const Bytes grads = holds_fp32_gradients(accumulation, dtype) ? 4 : size;
+  const Bytes grads = gradient_bytes_per_param(accumulation, dtype);
   return {size + fp8_copies, grads, master + profiler::optimizer_state_bytes_per_param(optimizer)};
 }
 

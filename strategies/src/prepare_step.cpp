@@ -129,11 +129,12 @@ void choose_symmetry(Prepared& p) {
 }
 
 /// DDP-style buckets: gradients in the order backward produces them (reverse op order), a
-/// bucket closes once it holds >= the cap (PyTorch's rule); overlap=off means one bucket.
+/// bucket closes once it holds >= the cap (PyTorch's rule); overlap=off means one bucket. Bytes are
+/// the gradient buffer's (4 a parameter from an fp32 buffer), which is what DDP reduces.
 std::vector<Bucket> make_buckets(const Prepared& p, const std::vector<OpId>& ops_in_order, Bytes cap) {
   std::vector<Bucket> out;
   Bucket open;
-  const Bytes per_param = models::dtype_size(p.dtype);
+  const Bytes per_param = gradient_bytes_per_param(p.setup->grad_accumulation, p.dtype);
   for (auto it = ops_in_order.rbegin(); it != ops_in_order.rend(); ++it) {
     const OpId v = *it;
     open.piece.push_back(v);
@@ -174,7 +175,7 @@ void form_buckets(Prepared& p) {
     for (int c = 0; c < p.chunks; ++c) {
       const auto& ops = p.chunk_ops[static_cast<std::size_t>(c)];
       Bytes total = 0;
-      for (OpId v : ops) total += p.params[v] * per_param;
+      for (OpId v : ops) total += p.params[v] * gradient_bytes_per_param(p.setup->grad_accumulation, p.dtype);
       p.chunk_buckets[static_cast<std::size_t>(c)] =
           make_buckets(p, ops, std::max(cap, (total + kMaxStageBuckets - 1) / kMaxStageBuckets));
     }

@@ -7,7 +7,7 @@ namespace {
 
 TEST(GradAccumulation, NamesRoundTripAndUnknownIsRefused) {
   for (GradAccumulation a : {GradAccumulation::Auto, GradAccumulation::InPlace, GradAccumulation::Fp32Buffer,
-                             GradAccumulation::Buffer, GradAccumulation::Fused})
+                             GradAccumulation::Buffer, GradAccumulation::Fused, GradAccumulation::FusedBuffer})
     EXPECT_EQ(parse_grad_accumulation(to_string(a)), a);
   EXPECT_FALSE(parse_grad_accumulation("inplace").has_value());
   EXPECT_FALSE(parse_grad_accumulation("").has_value());
@@ -34,6 +34,26 @@ TEST(GradAccumulation, BytesPerParameterOfOnePass) {
   // A buffer of the gradient's own dtype (Megatron-LM's fp16 main_grad): read both, write one.
   EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Buffer, DType::F16), 6);
   EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::Buffer, DType::F32), 12);
+}
+
+TEST(GradAccumulation, GradientBytesAreTheBuffersWidth) {
+  // What the optimizer reads and DP reduces: an fp32 buffer's 4 B, else the gradient's own size,
+  // which is bf16 for FP8 training (its GEMMs write bf16 weight gradients).
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::Auto, DType::BF16), 4);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::Fused, DType::BF16), 4);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::FusedBuffer, DType::BF16), 2);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::FusedBuffer, DType::FP8), 2);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::InPlace, DType::FP8), 2);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::Buffer, DType::F16), 2);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::Auto, DType::F32), 4);
+  EXPECT_EQ(gradient_bytes_per_param(GradAccumulation::FusedBuffer, DType::F32), 4);
+  // Fused into the gradient's own dtype: no pass of its own, and not an fp32 buffer.
+  EXPECT_EQ(grad_accumulation_bytes_per_param(GradAccumulation::FusedBuffer, DType::BF16), 0);
+  EXPECT_EQ(grad_accumulation_passes_per_micro_batch(GradAccumulation::FusedBuffer, DType::BF16, 8), 0.0);
+  EXPECT_FALSE(holds_fp32_gradients(GradAccumulation::FusedBuffer, DType::BF16));
+  EXPECT_EQ(
+      describe(GradAccumulation::FusedBuffer, DType::BF16),
+      "fused-buffer: the weight-gradient GEMMs accumulate into a buffer of their own dtype, no pass of their own");
 }
 
 TEST(GradAccumulation, Fp32BufferAndFusedHoldFp32Gradients) {
@@ -65,7 +85,7 @@ TEST(GradAccumulation, DescribeSaysWhatAutoBecame) {
   EXPECT_EQ(describe(GradAccumulation::Buffer, DType::F16),
             "buffer: each micro-batch adds its gradients into a buffer of their own dtype, 6 B/param");
   EXPECT_EQ(describe(GradAccumulation::Fused, DType::F16),
-            "fused: the weight-gradient GEMMs accumulate, no pass of their own");
+            "fused: the weight-gradient GEMMs accumulate into an fp32 buffer, no pass of their own");
 }
 
 }  // namespace

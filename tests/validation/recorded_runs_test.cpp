@@ -112,10 +112,10 @@ TEST(RecordedRuns, GradientAccumulationIsStatedOrFollowsTheNamedDdp) {
 
   nlohmann::json bad = megatron_row();
   bad["config"]["grad_accumulation"] = "sometimes";
-  EXPECT_EQ(
-      error_of(file_of({bad})),
-      "runs.json: $.rows[0].config.grad_accumulation: expected auto, in-place, fp32-buffer, buffer or fused, found "
-      "string \"sometimes\"");
+  EXPECT_EQ(error_of(file_of({bad})),
+            "runs.json: $.rows[0].config.grad_accumulation: expected auto, in-place, fp32-buffer, buffer, fused or "
+            "fused-buffer, found "
+            "string \"sometimes\"");
 }
 
 TEST(RecordedRuns, SequenceParallelIsTakenAsTheRunStatesIt) {

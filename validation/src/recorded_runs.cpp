@@ -712,7 +712,7 @@ void read_config(RecordedRun& r, const JsonField& c) {
   // How micro-batch gradients are added up: stated, or what the named DDP does.
   if (auto f = c.find("grad_accumulation"); f && !f->raw().is_null()) {
     const auto a = parse_grad_accumulation(lower(optional_text(c, "grad_accumulation")));
-    if (!a) f->fail("auto, in-place, fp32-buffer, buffer or fused");
+    if (!a) f->fail("auto, in-place, fp32-buffer, buffer, fused or fused-buffer");
     r.grad_accumulation = *a;
   } else if (contains(ddp, "local")) {
     // Megatron-LM's main_grad is fp32 with --accumulate-allreduce-grads-in-fp32, which bf16

@@ -9,10 +9,14 @@
 //   buffer       every micro-batch adds its gradient into a buffer of the gradient's own dtype
 //                (Megatron-LM's main_grad in fp16 training without --accumulate-allreduce-grads-in-fp32):
 //                read both, write one, 3 x g bytes per parameter.
-//   fused        the weight-gradient GEMM accumulates into the buffer itself (Megatron-LM's
-//                --gradient-accumulation-fusion): no pass of its own.
+//   fused        the weight-gradient GEMM accumulates into an fp32 buffer itself (Megatron-LM's
+//                --gradient-accumulation-fusion with its fp32 main_grad): no pass of its own.
+//   fused-buffer the weight-gradient GEMM accumulates into a buffer of the gradient's own dtype
+//                (Megatron-Core's grad_reduce_in_fp32=False, NeMo's grad_sync_dtype: bf16): no pass.
 //   auto         fp32-buffer for 16-bit and 8-bit training, in-place for fp32.
 // g is the gradient's size: 4 for fp32 training, 2 otherwise (FP8 GEMMs write bf16 gradients).
+// The data-parallel reduction moves the buffer's dtype: 4 B a parameter from an fp32 buffer (Megatron's
+// main_grad, DDP under autocast), g otherwise.
 //
 // Example:
 //   GradAccumulation a = resolve(parse_grad_accumulation("auto").value(), DType::BF16);  // Fp32Buffer
@@ -30,9 +34,9 @@
 
 namespace parasim {
 
-enum class GradAccumulation : std::uint8_t { Auto, InPlace, Fp32Buffer, Buffer, Fused };
+enum class GradAccumulation : std::uint8_t { Auto, InPlace, Fp32Buffer, Buffer, Fused, FusedBuffer };
 
-/// "auto", "in-place", "fp32-buffer", "buffer", "fused".
+/// "auto", "in-place", "fp32-buffer", "buffer", "fused", "fused-buffer".
 std::string to_string(GradAccumulation a);
 std::optional<GradAccumulation> parse_grad_accumulation(std::string_view s);
 /// Auto made concrete for training in `dtype`; the others unchanged.
@@ -40,10 +44,13 @@ GradAccumulation resolve(GradAccumulation a, DType dtype);
 /// Whether the gradients live in an fp32 buffer (fp32-buffer, and fused, which accumulates into
 /// one), 4 bytes per parameter whatever the weights' dtype. Auto is resolved first.
 bool holds_fp32_gradients(GradAccumulation a, DType dtype);
+/// Bytes of gradient per parameter that the optimizer reads and the data-parallel reduction moves:
+/// 4 from an fp32 buffer, else the gradient's own size (fp32 4; 16-bit and fp8 training 2).
+Bytes gradient_bytes_per_param(GradAccumulation a, DType dtype);
 /// Bytes one accumulation pass moves per parameter (0 for fused). Auto is resolved first.
 Bytes grad_accumulation_bytes_per_param(GradAccumulation a, DType dtype);
 /// Passes per micro-batch, averaged over a step of `micro_batches` K (below 1 counts as 1):
-/// in-place skips the first micro-batch, so (K - 1) / K; fp32-buffer and buffer 1; fused 0. Auto is
+/// in-place skips the first micro-batch, so (K - 1) / K; fp32-buffer and buffer 1; fused and fused-buffer 0. Auto is
 /// resolved first.
 double grad_accumulation_passes_per_micro_batch(GradAccumulation a, DType dtype, std::int64_t micro_batches);
 /// One line for outputs: "fp32-buffer (each micro-batch adds its gradients into an fp32 buffer,
