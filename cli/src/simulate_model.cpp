@@ -121,10 +121,10 @@ void add_simulate_model_options(CLI::App& cmd, SimulateModelOptions& o) {
   cmd.add_option("--model", o.model,
                  "Model mode: a zoo model (`parasim models`), a parasim.model/1 file, a Hugging Face config.json or an "
                  ".onnx graph");
-  cmd.add_option(
-         "--strategy", o.strategy,
-         "Model mode: dp=,mp=,tp=,cp=,ep=,etp=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,sp=,"
-         "zero=,bucket_mb=,split=,overlap=,tp_overlap=,ep_overlap=,mapping= (or a parasim.strategy/1 file)")
+  cmd.add_option("--strategy", o.strategy,
+                 "Model mode: dp=,mp=,tp=,cp=,ep=,etp=,imbalance=,schedule=,micro=,interleave=,placement=,recompute=,"
+                 "recompute_layers=,sp=,zero=,bucket_mb=,split=,overlap=,tp_overlap=,ep_overlap=,mapping= (or a "
+                 "parasim.strategy/1 file)")
       ->capture_default_str();
   cmd.add_option("--batch", o.batch, "Model mode: global batch (samples per optimizer step, all replicas)");
   cmd.add_option("--seq-len", o.seq_len,

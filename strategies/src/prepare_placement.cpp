@@ -225,20 +225,38 @@ void find_recompute_segments(Prepared& p) {
   p.segment.assign(p.n, -1);
   p.segments.clear();
   if (p.s.recompute != Recompute::Full) return;
+  // Frameworks checkpoint transformer layers only (Megatron-LM's TransformerBlock, DeepSpeed's,
+  // FSDP's and torchtitan's per-block wrappers): a model with them keeps its embeddings' and
+  // head's activations and does not rerun them. Other models recompute every top-level block.
+  const bool transformer = p.tp->blocks > 0;
+  int most_layers = 0;
   for (const auto& ops : p.chunk_ops) {
     std::string_view open;
+    int layers = 0;  // recomputable blocks of this chunk so far
+    bool recomputing = false;
     for (OpId v : ops) {
       const std::string_view b = top_level(p.structure->op(v).block);
-      if (b.empty()) {
+      if (b.empty() || (transformer && !p.tp->in_tp_block[v])) {
         open = {};
         continue;
       }
-      if (b != open) p.segments.emplace_back();
-      open = b;
+      if (b != open) {
+        open = b;
+        // recompute_layers=N (Megatron-LM's --recompute-method block): the first N of each chunk.
+        recomputing = p.s.recompute_layers == 0 || layers < p.s.recompute_layers;
+        ++layers;
+        if (recomputing) p.segments.emplace_back();
+      }
+      if (!recomputing) continue;
       p.segment[v] = static_cast<int>(p.segments.size()) - 1;
       p.segments.back().push_back(v);
     }
+    most_layers = std::max(most_layers, layers);
   }
+  if (p.s.recompute_layers > most_layers)
+    throw InputError(to_string(p.s) + ": the " + (p.chunks > 1 ? "largest pipeline chunk" : "model") + " has " +
+                     std::to_string(most_layers) + (transformer ? " transformer layers" : " blocks") +
+                     " to recompute, fewer than recompute_layers=" + std::to_string(p.s.recompute_layers));
 }
 
 }  // namespace parasim::strategies::detail

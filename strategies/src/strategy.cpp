@@ -83,6 +83,10 @@ bool parse_on_off(const std::string& key, const std::string& value, const std::s
 }
 
 void validate(const Strategy& s, const std::string& origin) {
+  if (s.recompute_layers > 0 && s.recompute != Recompute::Full)
+    throw InputError(origin + ": recompute_layers=" + std::to_string(s.recompute_layers) +
+                     " needs recompute=full (it recomputes the first N transformer layers of each pipeline chunk in "
+                     "full)");
   if (s.interleave > 1 && s.schedule != Schedule::Interleaved)
     throw InputError(origin + ": interleave=" + std::to_string(s.interleave) + " needs schedule=interleaved");
   if (s.schedule == Schedule::Interleaved && s.mp < 2)
@@ -172,6 +176,7 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
       throw InputError(origin + ": placement=: expected layers, branches or a path to an op->device JSON map");
     }
   } else if (key == "recompute") s.recompute = parse_named(kRecomputes, key, value, origin);
+  else if (key == "recompute_layers") s.recompute_layers = parse_int(key, value, 1, 1024, origin);
   else if (key == "sp") s.sp = parse_named(kSeqParallel, key, value, origin);
   else if (key == "zero") s.zero = parse_int(key, value, 0, 3, origin);
   else if (key == "bucket_mb") s.bucket_mb = parse_positive_double(key, value, origin);
@@ -183,8 +188,8 @@ void apply(Strategy& s, const std::string& key, const std::string& value, const 
   else
     throw InputError(
         origin + ": unknown key \"" + key +
-        "\"; expected dp, mp, tp, cp, ep, etp, imbalance, schedule, micro, interleave, placement, recompute, sp, zero, "
-        "bucket_mb, split, overlap, tp_overlap, ep_overlap or mapping");
+        "\"; expected dp, mp, tp, cp, ep, etp, imbalance, schedule, micro, interleave, placement, recompute, "
+        "recompute_layers, sp, zero, bucket_mb, split, overlap, tp_overlap, ep_overlap or mapping");
 }
 
 }  // namespace
@@ -252,6 +257,7 @@ std::string to_string(const Strategy& s) {
   if (s.placement != d.placement)
     add("placement", s.placement == Placement::File ? s.placement_file : to_string(s.placement));
   if (s.recompute != d.recompute) add("recompute", to_string(s.recompute));
+  if (s.recompute_layers != d.recompute_layers) add("recompute_layers", std::to_string(s.recompute_layers));
   if (s.sp != d.sp) add("sp", to_string(s.sp));
   if (s.zero != d.zero) add("zero", std::to_string(s.zero));
   if (s.bucket_mb != d.bucket_mb) {
@@ -284,6 +290,7 @@ nlohmann::json strategy_to_json(const Strategy& s) {
   j["interleave"] = s.interleave;
   j["placement"] = s.placement == Placement::File ? s.placement_file : to_string(s.placement);
   j["recompute"] = to_string(s.recompute);
+  if (s.recompute_layers != 0) j["recompute_layers"] = s.recompute_layers;  // only when set
   // Written only when set, so files and plans that never name it keep their bytes.
   if (s.sp != SeqParallel::Auto) j["sp"] = to_string(s.sp);
   j["zero"] = s.zero;
@@ -308,7 +315,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   // Every field is routed through the same parser as the grammar so both forms accept the same values;
   // the error names the JSON path.
   auto origin_of = [&](const char* key) { return file + ": $." + std::string(key); };
-  for (const char* key : {"dp", "mp", "tp", "cp", "ep", "etp", "micro", "interleave", "zero"}) {
+  for (const char* key : {"dp", "mp", "tp", "cp", "ep", "etp", "micro", "interleave", "recompute_layers", "zero"}) {
     if (auto f = root.find(key)) apply(s, key, std::to_string(f->as_int(INT32_MIN, INT32_MAX)), origin_of(key));
   }
   if (auto f = root.find("bucket_mb")) {
@@ -329,9 +336,10 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& file) {
   }
   for (const auto& [key, value] : j.items()) {
     static const std::vector<std::string> known = {
-        "schema",    "dp",        "mp",    "tp",         "cp",         "ep",         "etp",
-        "imbalance", "schedule",  "micro", "interleave", "placement",  "recompute",  "sp",
-        "zero",      "bucket_mb", "split", "overlap",    "tp_overlap", "ep_overlap", "mapping"};
+        "schema",    "dp",       "mp",        "tp",         "cp",        "ep",         "etp",
+        "imbalance", "schedule", "micro",     "interleave", "placement", "recompute",  "recompute_layers",
+        "sp",        "zero",     "bucket_mb", "split",      "overlap",   "tp_overlap", "ep_overlap",
+        "mapping"};
     if (std::find(known.begin(), known.end(), key) == known.end())
       throw InputError(file + ": $." + key + ": unknown strategy field");
   }

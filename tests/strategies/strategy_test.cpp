@@ -40,10 +40,10 @@ TEST(StrategyGrammar, ParsesEveryKey) {
 }
 
 TEST(StrategyGrammar, CanonicalFormRoundTrips) {
-  for (const char* text :
-       {"dp=8", "dp=4,mp=2,schedule=1f1b,micro=8", "mp=4,placement=branches", "dp=2,tp=4,recompute=full,zero=1",
-        "dp=3,split=speed", "mp=2,schedule=spectrain,micro=4", "dp=2,bucket_mb=12.5,overlap=off", "dp=2,tp=4,sp=on",
-        "tp=2,recompute=selective,sp=off", "dp=2,tp=2,tp_overlap=off"}) {
+  for (const char* text : {"dp=8", "dp=4,mp=2,schedule=1f1b,micro=8", "mp=4,placement=branches",
+                           "dp=2,tp=4,recompute=full,zero=1", "dp=3,split=speed", "mp=2,schedule=spectrain,micro=4",
+                           "dp=2,bucket_mb=12.5,overlap=off", "dp=2,tp=4,sp=on", "tp=2,recompute=selective,sp=off",
+                           "dp=2,tp=2,tp_overlap=off", "mp=4,schedule=1f1b,recompute=full,recompute_layers=3"}) {
     const Strategy s = parse_strategy(text);
     EXPECT_EQ(to_string(s), text);
     EXPECT_EQ(parse_strategy(to_string(s)), s);
@@ -88,9 +88,15 @@ TEST(StrategyGrammar, BadInputIsNamed) {
             "--strategy: \"dp4\": expected key=value (e.g. dp=4,mp=2,schedule=1f1b)");
   EXPECT_EQ(input_error([] { parse_strategy("foo=1"); }),
             "--strategy: unknown key \"foo\"; expected dp, mp, tp, cp, ep, etp, imbalance, schedule, micro, "
-            "interleave, placement, recompute, sp, zero, bucket_mb, split, overlap, tp_overlap, ep_overlap or mapping");
+            "interleave, placement, recompute, recompute_layers, sp, zero, bucket_mb, split, overlap, tp_overlap, "
+            "ep_overlap or mapping");
   EXPECT_EQ(input_error([] { parse_strategy("mp=2,interleave=2"); }),
             "--strategy: interleave=2 needs schedule=interleaved");
+  EXPECT_EQ(input_error([] { parse_strategy("recompute=selective,recompute_layers=2"); }),
+            "--strategy: recompute_layers=2 needs recompute=full (it recomputes the first N transformer layers of "
+            "each pipeline chunk in full)");
+  EXPECT_EQ(input_error([] { parse_strategy("recompute=full,recompute_layers=0"); }),
+            "--strategy: recompute_layers=0: expected an integer in [1, 1024]");
   EXPECT_EQ(input_error([] { parse_strategy("dp=1024,mp=1024,tp=2"); }),
             "--strategy: dp*mp*tp*cp = 2097152 devices; at most 1048576 are supported");
   EXPECT_EQ(input_error([] { parse_strategy("bucket_mb=nan"); }),

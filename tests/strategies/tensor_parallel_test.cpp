@@ -1,4 +1,6 @@
 // Megatron tensor parallelism on a tiny GPT: 2 layers, hidden 64, 4 heads, 16 tokens, vocab 128.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "lowering_fixtures.hpp"
@@ -243,7 +245,10 @@ TEST(TensorParallel, SequenceParallelKeepsEveryLayerActivationSharded) {
   EXPECT_EQ(activations("tp=4,sp=off") - activations("tp=4,sp=on"), 2 * 18 * (16 * 64) * 3 / 4);
 }
 
-TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
+// Full recomputation reruns the transformer layers only, as Megatron-LM's TransformerBlock and
+// FSDP's per-block checkpointing do: the embeddings and the LM head keep their activations.
+// recompute_layers=N (Megatron-LM's --recompute-method block) reruns the first N of each chunk.
+TEST(TensorParallel, FullRecomputeRerunsTheTransformerLayersOnly) {
   const models::Model m = tiny_gpt(2);
   const hardware::Cluster cluster = star_cluster(1, 0, 1.0, "A100-SXM4-80GB", 80 * GiB);
   const profiler::RooflineCostModel roofline;
@@ -251,13 +256,31 @@ TEST(TensorParallel, FullRecomputeRerunsEveryLayerAndKeepsLessMemory) {
     return simulate_strategy({.model = &m, .cluster = &cluster, .strategy = parse_strategy(strategy),
                               .global_batch = 2, .costs = &roofline});
   };
+  auto recomputed = [](const StrategyResult& r) {
+    std::map<std::string, int> by_layer;  // "h.0", "h.1", or "other"
+    const auto& g = r.lowered.graph;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t) {
+      if (g.phase(t) != Phase::Recompute) continue;
+      const std::string name(g.name(t));
+      ++by_layer[name.starts_with("h.0.") ? "h.0" : name.starts_with("h.1.") ? "h.1" : "other"];
+    }
+    return by_layer;
+  };
   const StrategyResult none = run("dp=1");
   const StrategyResult full = run("recompute=full");
-  const auto& g = full.lowered.graph;
-  const int recomputes = count_tasks(g, [&](simulator::TaskId t) { return g.phase(t) == Phase::Recompute; });
-  EXPECT_GT(recomputes, 2 * 10);  // every op of both layers (and the embedding/head blocks)
-  EXPECT_LT(full.devices[0].breakdown.activations, none.devices[0].breakdown.activations);
-  EXPECT_GT(full.step_time, none.step_time);
+  const StrategyResult first = run("recompute=full,recompute_layers=1");
+  const auto every = recomputed(full);
+  ASSERT_EQ(every.size(), 2u) << "nothing outside the two layers is recomputed";
+  EXPECT_GE(every.at("h.0"), 10);
+  EXPECT_EQ(every.at("h.0"), every.at("h.1"));
+  EXPECT_EQ(recomputed(first), (std::map<std::string, int>{{"h.0", every.at("h.0")}}));
+  EXPECT_LT(full.devices[0].breakdown.activations, first.devices[0].breakdown.activations);
+  EXPECT_LT(first.devices[0].breakdown.activations, none.devices[0].breakdown.activations);
+  EXPECT_LT(none.step_time, first.step_time);
+  EXPECT_LT(first.step_time, full.step_time);
+  EXPECT_EQ(input_error([&] { run("recompute=full,recompute_layers=3"); }),
+            "dp=1,recompute=full,recompute_layers=3: the model has 2 transformer layers to recompute, fewer than "
+            "recompute_layers=3");
 }
 
 TEST(TensorParallel, NeedsTransformerLayersAndDivisibleHeads) {

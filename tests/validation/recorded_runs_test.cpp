@@ -687,6 +687,61 @@ TEST(RecordedRuns, InfersTheLargestMicroBatchAndCheapestRecomputationThatFit) {
   EXPECT_EQ(o.run.caveats[1].rfind("micro-batch size not stated: ", 0), 0u) << o.run.caveats[1];
 }
 
+// A row that must recompute but does not say how much: Megatron-LM's block method reruns the first
+// N transformer layers of each pipeline chunk, and the fewest that fit is the cheapest. 8 layers of
+// h = 8192 on tp=8 x pp=2 (4 a stage): 128 samples of 2,048 tokens a micro-batch fit with one layer
+// of each stage recomputed, not with none. Unstated sequence parallelism is turned on first where
+// it alone makes a run fit (48 samples a micro-batch).
+TEST(RecordedRuns, InfersTheFewestRecomputedLayersAndSequenceParallelismThatFit) {
+  nlohmann::json row = megatron_row("tight");
+  row["model"] = {{"zoo_name", nullptr}, {"layers", 8},    {"hidden", 8192}, {"heads", 64},
+                  {"seq_len", 2048},     {"vocab", 50000}, {"ffn", 32768},   {"arch", "GPT"}};
+  row["config"] = {{"dp", 1},
+                   {"tp", 8},
+                   {"pp", 2},
+                   {"micro_batch", 128},
+                   {"micro_batches_per_step", 8},
+                   {"global_batch", 1024},
+                   {"interleave", 1},
+                   {"schedule", "1F1B"},
+                   {"recompute", "unknown"},
+                   {"sequence_parallel", true},
+                   {"zero", 0},
+                   {"precision", "bf16"},
+                   {"attention", "flash"}};
+  row["derived_step_seconds"] = 40;
+  const RunOutcome partial = evaluate_run(parse_runs(file_of({row}), "runs.json").runs[0], {});
+  ASSERT_TRUE(partial.scored) << partial.note;
+  EXPECT_EQ(partial.note, "");  // it fits
+  EXPECT_EQ(strategies::to_string(partial.run.strategy),
+            "mp=2,tp=8,schedule=1f1b,micro=8,recompute=full,recompute_layers=1,sp=on");
+  EXPECT_NE(std::find(partial.run.caveats.begin(), partial.run.caveats.end(),
+                      "recomputation not stated: full on the first 1 transformer layer of each pipeline chunk "
+                      "(recompute_layers; Megatron-LM's --recompute-method block), the rest kept, the cheapest "
+                      "that fits"),
+            partial.run.caveats.end());
+  row["config"]["recompute"] = "full";
+  const RunOutcome full = evaluate_run(parse_runs(file_of({row}), "runs.json").runs[0], {});
+  ASSERT_TRUE(full.scored) << full.note;
+  EXPECT_EQ(full.run.strategy.recompute_layers, 0);
+  EXPECT_LT(partial.projected_step_s, full.projected_step_s);
+
+  row["config"]["recompute"] = "unknown";
+  row["config"]["micro_batch"] = 48;
+  row["config"]["global_batch"] = 384;
+  row["config"].erase("sequence_parallel");
+  row["derived_step_seconds"] = 14;
+  const RunOutcome sharded = evaluate_run(parse_runs(file_of({row}), "runs.json").runs[0], {});
+  ASSERT_TRUE(sharded.scored) << sharded.note;
+  EXPECT_EQ(sharded.note, "");
+  EXPECT_EQ(strategies::to_string(sharded.run.strategy), "mp=2,tp=8,schedule=1f1b,micro=8,sp=on");
+  EXPECT_NE(std::find(sharded.run.caveats.begin(), sharded.run.caveats.end(),
+                      "sequence parallelism not stated: on, without which the run does not fit parasim's memory "
+                      "model (it shards the norms' and residuals' activations over the TP ranks at no extra "
+                      "communication)"),
+            sharded.run.caveats.end());
+}
+
 // With a pipeline an unstated micro-batch size or number of virtual stages is what its engineers
 // tuned: the fastest that fits of the sizes 1, 2, 4, 8 and of the divisors of a stage's layers.
 TEST(RecordedRuns, TunesAnUnstatedPipelineMicroBatchAndVirtualStagesToTheFastest) {

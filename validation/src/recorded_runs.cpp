@@ -29,6 +29,9 @@ namespace parasim::validation {
 
 namespace {
 
+constexpr const char* kSpDefaultCaveat =
+    "sequence parallelism not stated: parasim's default (on with selective recomputation)";
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -642,8 +645,7 @@ void read_config(RecordedRun& r, const JsonField& c) {
   const std::string sp_text = optional_text(c, "sequence_parallel");
   const std::optional<bool> sp = yes_no(sp_text);
   r.sp_unknown = !sp && r.strategy.tp > 1;
-  if (!sp && !sp_text.empty() && r.strategy.tp > 1)
-    r.caveats.push_back("sequence parallelism not stated: parasim's default (on with selective recomputation)");
+  if (!sp && !sp_text.empty() && r.strategy.tp > 1) r.caveats.push_back(kSpDefaultCaveat);
   if (r.strategy.tp > 1 && sp) {
     const bool paired = r.strategy.recompute == strategies::Recompute::Selective;
     if (*sp && !paired) r.strategy.sp = strategies::SeqParallel::On;
@@ -1254,6 +1256,21 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   strategies::StrategyResult first;
   std::string unfused_reason;  // why the chosen configuration did not fit with unfused attention
   bool found = false, have_first = false;
+  // Full recomputation the row does not state may be partial: Megatron-LM's block method reruns the
+  // first N transformer layers of each pipeline chunk and keeps the rest, and engineers who must
+  // recompute pick the fewest layers that fit. Each (micro, interleave) tries N = 1, 2, ... up to
+  // every layer; more layers only add compute, so the first that fits is that shape's fastest.
+  const int model_layers = strategies::model_facts(model, run.gpus_per_node).layers;
+  auto layer_counts = [&](strategies::Recompute recompute, int interleave) {
+    std::vector<int> counts;
+    if (run.recompute_unknown && recompute == strategies::Recompute::Full) {
+      const int chunks = std::max(1, run.strategy.mp) * std::max(1, interleave);
+      const int per_chunk = (model_layers + chunks - 1) / chunks;
+      for (int n = 1; n < per_chunk; ++n) counts.push_back(n);
+    }
+    counts.push_back(0);  // every layer
+    return counts;
+  };
   for (std::size_t ri = 0; ri < recomputes.size() && !found; ++ri) {
     for (std::size_t mi = 0; mi < micros.size() && !(found && !pick_fastest); ++mi) {
       for (std::size_t vi = 0; vi < interleaves.size() && !(found && !pick_fastest); ++vi) {
@@ -1262,15 +1279,35 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
         s.micro = micros[mi];
         s.interleave = interleaves[vi];
         profiler::AttentionKernel attention = base_attention;
-        strategies::StrategyResult candidate = project(s, attention);
+        strategies::StrategyResult candidate;
         std::string reason;
-        if (candidate.simulated && !candidate.feasible && may_fuse) {
-          strategies::StrategyResult fused = project(s, profiler::AttentionKernel::Flash);
-          if (fused.simulated && fused.feasible) {
-            reason = candidate.infeasible_reason;
-            attention = profiler::AttentionKernel::Flash;
-            candidate = std::move(fused);
+        for (int layers : layer_counts(s.recompute, s.interleave)) {
+          s.recompute_layers = layers;
+          s.sp = run.strategy.sp;
+          attention = base_attention;
+          reason.clear();
+          candidate = project(s, attention);
+          if (candidate.simulated && !candidate.feasible && may_fuse) {
+            strategies::StrategyResult fused = project(s, profiler::AttentionKernel::Flash);
+            if (fused.simulated && fused.feasible) {
+              reason = candidate.infeasible_reason;
+              attention = profiler::AttentionKernel::Flash;
+              candidate = std::move(fused);
+            }
           }
+          // Sequence parallelism the row does not state, where it alone makes the run fit: it shards
+          // the norms' and residuals' activations and costs no more than the all-reduces it
+          // replaces, so engineers short of memory turn it on before recomputing more.
+          if (candidate.simulated && !candidate.feasible && run.sp_unknown && !s.sequence_parallel()) {
+            strategies::Strategy sharded = s;
+            sharded.sp = strategies::SeqParallel::On;
+            strategies::StrategyResult with_sp = project(sharded, attention);
+            if (with_sp.simulated && with_sp.feasible) {
+              s = sharded;
+              candidate = std::move(with_sp);
+            }
+          }
+          if (!candidate.simulated || candidate.feasible) break;
         }
         if (!have_first) first = candidate, have_first = true;
         // A refusal by the lowering ends a plain search (the note says why) but not a search over
@@ -1326,9 +1363,24 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 (shard_sequence ? ", sequence parallelism (not stated)" : "") +
                                 (pick_fastest ? ", its unstated counts at the fastest" : ""));
   }
-  if (run.recompute_unknown && found)
-    out.run.caveats.push_back("recomputation not stated: " + strategies::to_string(out.run.strategy.recompute) +
-                              ", the cheapest that fits");
+  if (found && run.sp_unknown && out.run.strategy.sp != run.strategy.sp) {
+    std::erase(out.run.caveats, std::string(kSpDefaultCaveat));
+    out.run.caveats.push_back(
+        "sequence parallelism not stated: on, without which the run does not fit parasim's memory model (it "
+        "shards the norms' and residuals' activations over the TP ranks at no extra communication)");
+  }
+  if (run.recompute_unknown && found) {
+    const strategies::Strategy& chosen = out.run.strategy;
+    out.run.caveats.push_back(
+        "recomputation not stated: " +
+        (chosen.recompute_layers > 0
+             ? "full on the first " + std::to_string(chosen.recompute_layers) + " transformer layer" +
+                   (chosen.recompute_layers == 1 ? "" : "s") +
+                   " of each pipeline chunk (recompute_layers; Megatron-LM's --recompute-method block), the rest "
+                   "kept"
+             : strategies::to_string(chosen.recompute)) +
+        ", the cheapest that fits");
+  }
   auto listed = [](const auto& values) {
     std::string text;
     for (std::size_t i = 0; i < values.size(); ++i)

@@ -2,8 +2,8 @@
 //
 // Grammar (all keys optional; defaults give plain data parallelism on one device):
 //   "dp=D,mp=M,tp=T,cp=C,ep=E,etp=1|T,imbalance=I,schedule=S,micro=K,interleave=V,placement=P,recompute=R,
-//    sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,tp_overlap=on|off,ep_overlap=on|off,
-//    mapping=tp-mp-dp"
+//    recompute_layers=N,sp=auto|on|off,zero=Z,bucket_mb=X,split=even|speed,overlap=on|off,tp_overlap=on|off,
+//    ep_overlap=on|off,mapping=tp-mp-dp"
 // Devices used = D x M x T x C: expert parallelism (ep) splits the D data-parallel ranks into groups
 // of E that share out the experts, so it adds no devices. The same fields are accepted as JSON
 // ("schema": "parasim.strategy/1").
@@ -62,6 +62,10 @@ struct Strategy {
   Placement placement = Placement::Layers;
   std::string placement_file;  // op -> device map when placement == File
   Recompute recompute = Recompute::None;
+  /// With recompute=full: only the first N transformer layers (top-level blocks of other models)
+  /// of each pipeline chunk are recomputed, the rest keep their activations (Megatron-LM's
+  /// --recompute-method block --recompute-num-layers N); 0 = every layer.
+  int recompute_layers = 0;
   SeqParallel sp = SeqParallel::Auto;
   int zero = 0;  // ZeRO stage across DP: 1 shards optimizer state, 2 also gradients (micro=1), 3 also parameters
   double bucket_mb = 25; // DP gradient bucket size (PyTorch DDP default 25 MB)
