@@ -1307,7 +1307,8 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
               candidate = std::move(with_sp);
             }
           }
-          if (!candidate.simulated || candidate.feasible) break;
+          // A count the lowering refuses (more layers than a chunk of this shape has) tries the next.
+          if (candidate.simulated && candidate.feasible) break;
         }
         if (!have_first) first = candidate, have_first = true;
         // A refusal by the lowering ends a plain search (the note says why) but not a search over
