@@ -25,6 +25,11 @@ TEST(MemoryModel, BytesPerParameter) {
   EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Adam, GradAccumulation::Fused).grads, 4);
   EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Adam, GradAccumulation::Auto).grads, 4);
   EXPECT_EQ(param_bytes_per_param(DType::F32, Optimizer::Adam, GradAccumulation::Auto).total(), 16);
+  // Fused into a buffer of the gradient's dtype (Megatron-Core's grad_reduce_in_fp32=False): 2 + 2 + 4 + 8.
+  EXPECT_EQ(param_bytes_per_param(DType::BF16, Optimizer::Adam, GradAccumulation::FusedBuffer).total(), 16);
+  // FP8 GEMMs write bf16 weight gradients: 2 B a parameter outside an fp32 buffer, not the fp8 byte.
+  EXPECT_EQ(param_bytes_per_param(DType::FP8, Optimizer::Adam, GradAccumulation::InPlace).grads, 2);
+  EXPECT_EQ(param_bytes_per_param(DType::FP8, Optimizer::Adam, GradAccumulation::FusedBuffer).grads, 2);
   const simulator::StaticMemory m = static_memory_for(1000, DType::F16, Optimizer::Adam, /*zero_shards=*/8);
   EXPECT_EQ(m.params, 2000);
   EXPECT_EQ(m.grads, 2000);
