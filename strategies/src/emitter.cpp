@@ -244,8 +244,7 @@ void Emitter::memory(Ref task, Bytes alloc, Bytes free) {
 
 Bytes GradientSync::gathered_bytes(Bytes gradient_bytes) const {
   // The buckets count gradient bytes; ZeRO gathers the updated weights, in the weights' dtype.
-  return gradient_bytes / gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype) *
-         models::dtype_size(p_.dtype);
+  return gradient_bytes / p_.grad_bytes_per_param() * models::dtype_size(p_.dtype);
 }
 
 bool GradientSync::reduces(Bytes bytes) const {

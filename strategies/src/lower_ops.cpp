@@ -339,8 +339,7 @@ class OpLowering : LoweringBase {
         // once its last op's backward is done.
         if (v == p_.unit_last_backward[u]) {
           // unit_bytes counts the unit's weights; its gradients are reduced at the buffer's width.
-          const Bytes rs_bytes = p_.unit_bytes[u] / models::dtype_size(p_.dtype) *
-                                 gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype);
+          const Bytes rs_bytes = p_.unit_bytes[u] / models::dtype_size(p_.dtype) * p_.grad_bytes_per_param();
           const Ref rs = e_.dp_collective(slot, CollectiveOp::ReduceScatter, rs_bytes, "zero3_reduce_scatter",
                                           static_cast<int>(v), mb, Phase::BackwardWeight);
           e_.after(rs, unit_done[u]);
@@ -395,7 +394,7 @@ class OpLowering : LoweringBase {
   Refs reduce_and_update(int r, int mb) {
     const Variant& var = p_.variant(r, mb);
     const Bytes per_param = models::dtype_size(p_.dtype);
-    const Bytes grad_per_param = gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype);
+    const Bytes grad_per_param = p_.grad_bytes_per_param();
     Refs done_all;
     for (int slot = 0; slot < p_.stages; ++slot) {
       const auto& buckets = p_.slot_buckets[static_cast<std::size_t>(slot)];

@@ -348,8 +348,7 @@ class StageLowering : LoweringBase {
       if (p_.zero3() && p_.chunk_layers[static_cast<std::size_t>(c)] > 0) {
         // ZeRO-3: the micro-batch's gradients are reduce-scattered into the rank's shard.
         const Ref rs = e_.dp_collective(slot(c), CollectiveOp::ReduceScatter,
-                                        chunk_params_[static_cast<std::size_t>(c)] *
-                                            gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype),
+                                        chunk_params_[static_cast<std::size_t>(c)] * p_.grad_bytes_per_param(),
                                         "zero3_reduce_scatter", -1, mb, Phase::BackwardWeight);
         e_.after(rs, joined(last, rest_gather));
         backward_all_[static_cast<std::size_t>(c)].push_back(rs);
@@ -364,7 +363,7 @@ class StageLowering : LoweringBase {
     const Variant& var = p_.variant(r, mb);
     const auto& work = work_of(var.micro);
     const Bytes per_param = models::dtype_size(p_.dtype);
-    const Bytes grad_per_param = gradient_bytes_per_param(p_.setup->grad_accumulation, p_.dtype);
+    const Bytes grad_per_param = p_.grad_bytes_per_param();
     Refs done_all;
     for (int c = 0; c < p_.chunks; ++c) {
       const auto& buckets = p_.chunk_buckets[static_cast<std::size_t>(c)];

@@ -134,7 +134,7 @@ void choose_symmetry(Prepared& p) {
 std::vector<Bucket> make_buckets(const Prepared& p, const std::vector<OpId>& ops_in_order, Bytes cap) {
   std::vector<Bucket> out;
   Bucket open;
-  const Bytes per_param = gradient_bytes_per_param(p.setup->grad_accumulation, p.dtype);
+  const Bytes per_param = p.grad_bytes_per_param();
   for (auto it = ops_in_order.rbegin(); it != ops_in_order.rend(); ++it) {
     const OpId v = *it;
     open.piece.push_back(v);
@@ -175,7 +175,8 @@ void form_buckets(Prepared& p) {
     for (int c = 0; c < p.chunks; ++c) {
       const auto& ops = p.chunk_ops[static_cast<std::size_t>(c)];
       Bytes total = 0;
-      for (OpId v : ops) total += p.params[v] * gradient_bytes_per_param(p.setup->grad_accumulation, p.dtype);
+      for (OpId v : ops) total += p.params[v];
+      total *= p.grad_bytes_per_param();
       p.chunk_buckets[static_cast<std::size_t>(c)] =
           make_buckets(p, ops, std::max(cap, (total + kMaxStageBuckets - 1) / kMaxStageBuckets));
     }

@@ -147,6 +147,8 @@ struct Prepared {
     return variants.at(micro[static_cast<std::size_t>(r)][static_cast<std::size_t>(mb % micro_batches)]);
   }
   bool layered() const { return s.placement == Placement::Layers; }
+  /// Gradient bytes a parameter's DP reduction moves: its buffer's width (4 from an fp32 buffer).
+  Bytes grad_bytes_per_param() const { return gradient_bytes_per_param(setup->grad_accumulation, dtype); }
   /// ZeRO-3: parameters are sharded over the replicas and gathered layer by layer.
   bool zero3() const { return s.zero == 3 && grad_ranks() > 1; }
   /// ZeRO-2 with gradient accumulation: every micro-batch but the step's last reduce-scatters its
