@@ -1219,17 +1219,21 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
         tried_sizes.push_back(size);
       }
   }
+  // The model's layers and pipeline units, for the counts a row leaves open (found once, only then).
+  const std::optional<strategies::ModelFacts> facts =
+      run.interleave_unknown || run.recompute_unknown
+          ? std::optional<strategies::ModelFacts>(strategies::model_facts(model, run.gpus_per_node))
+          : std::nullopt;
   std::vector<int> interleaves{run.strategy.interleave};
   if (run.interleave_unknown) {
     // Megatron-LM gives each virtual stage the same number of layers: the divisors of a stage's
     // layers (the largest stage's where they do not divide evenly), as the planner's search space
     // counts them (transformer layers, else the units a partition may cut between).
-    const strategies::ModelFacts facts = strategies::model_facts(model, run.gpus_per_node);
     const int mp = run.strategy.mp;
-    const int per_stage = (facts.layers + mp - 1) / mp;
+    const int per_stage = (facts->layers + mp - 1) / mp;
     interleaves.clear();
     for (int v = 2; v <= per_stage && v <= 16; ++v)
-      if (per_stage % v == 0 && static_cast<std::int64_t>(mp) * v <= facts.pipeline_units) interleaves.push_back(v);
+      if (per_stage % v == 0 && static_cast<std::int64_t>(mp) * v <= facts->pipeline_units) interleaves.push_back(v);
     if (interleaves.empty()) interleaves.push_back(2);
   }
   const bool pick_fastest = pipelined && (run.micro_unknown || run.interleave_unknown);
@@ -1260,12 +1264,11 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   // first N transformer layers of each pipeline chunk and keeps the rest, and engineers who must
   // recompute pick the fewest layers that fit. Each (micro, interleave) tries N = 1, 2, ... up to
   // every layer; more layers only add compute, so the first that fits is that shape's fastest.
-  const int model_layers = strategies::model_facts(model, run.gpus_per_node).layers;
   auto layer_counts = [&](strategies::Recompute recompute, int interleave) {
     std::vector<int> counts;
     if (run.recompute_unknown && recompute == strategies::Recompute::Full) {
       const int chunks = std::max(1, run.strategy.mp) * std::max(1, interleave);
-      const int per_chunk = (model_layers + chunks - 1) / chunks;
+      const int per_chunk = (facts->layers + chunks - 1) / chunks;
       for (int n = 1; n < per_chunk; ++n) counts.push_back(n);
     }
     counts.push_back(0);  // every layer
