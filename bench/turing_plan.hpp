@@ -24,6 +24,7 @@ inline strategies::SearchSpace calculon_space() {
   s.even_stages = true;
   s.schedules = {strategies::Schedule::OneFOneB, strategies::Schedule::Interleaved};
   s.max_micro_per_stage = 1 << 20;
+  s.partial_recompute = false;  // Calculon recomputes every layer or none (or selectively)
   return s;
 }
 

@@ -121,6 +121,8 @@ void print_plan(std::ostream& out, const PlanOptions& o, const strategies::PlanR
       << s.peak_memory << " over memory at the activation peak, " << s.dominated
       << " skipped because a configuration needing no more memory did not fit, " << s.invalid << " not buildable";
   if (s.pruned > 0) out << ", " << s.pruned << " not simulated (a lower bound on them exceeds every row shown)";
+  if (s.less_recompute > 0)
+    out << ", " << s.less_recompute << " recomputing fewest layers skipped (the same fits with less recomputation)";
   out << "; " << s.simulated << " simulated (" << s.simulations << " event-engine runs) in " << fixed(seconds, 2)
       << " s";
   if (seconds > 0) out << " (" << fixed(static_cast<double>(s.candidates) / seconds, 0) << " configurations/s)";

@@ -67,7 +67,9 @@ void add_planning_options(CLI::App* cmd, PlanningInputs& in) {
   cmd->add_option("--schedules", in.schedules,
                   "Pipeline schedules to try: all or a list of none,gpipe,1f1b,interleaved,pipedream,spectrain")
       ->capture_default_str();
-  cmd->add_option("--recompute", in.recompute, "Recompute choices: all or a list of none,selective,full")
+  cmd->add_option("--recompute", in.recompute,
+                  "Recompute choices: all or a list of none,selective,full,partial (partial: full recomputation "
+                  "of the fewest transformer layers of each pipeline chunk that fit, with sequence parallelism)")
       ->capture_default_str();
   cmd->add_option("--zero", in.zero, "ZeRO stages to try: a list of 0, 1, 2, 3 (2: micro=1 only)")
       ->capture_default_str();
@@ -162,7 +164,7 @@ std::optional<strategies::Granularity> planning_granularity(const PlanningInputs
 
 void apply_search_options(const PlanningInputs& in, strategies::SearchSpace& space) {
   space.schedules = strategies::parse_schedule_list(in.schedules, "--schedules");
-  space.recomputes = strategies::parse_recompute_list(in.recompute, "--recompute");
+  strategies::parse_recompute_choices(in.recompute, "--recompute", space);
   space.zeros = strategies::parse_zero_list(in.zero, "--zero");
   space.max_mp = in.max_mp;
   space.max_tp = in.max_tp;

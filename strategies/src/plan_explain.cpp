@@ -87,7 +87,8 @@ std::string expert_parallel_sentence(const PlanResult& plan, Objective objective
     searched = searched || r.strategy.ep > 1;
     if ((r.strategy.ep > 1) == (w.strategy.ep > 1)) continue;
     if (r.feasible() && best_other == nullptr) best_other = &r;
-    if (!r.feasible() && r.verdict != Verdict::Invalid && r.verdict != Verdict::Pruned && closest_other == nullptr)
+    if (!r.feasible() && r.verdict != Verdict::Invalid && r.verdict != Verdict::Pruned &&
+        r.verdict != Verdict::LessRecompute && closest_other == nullptr)
       closest_other = &r;
   }
   if (!searched) return "";
@@ -163,7 +164,8 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
   const std::int64_t no_fit = st.memory_bound + st.static_memory + st.peak_memory + st.dominated;
   const PlanRow* closest_miss = nullptr;
   for (const PlanRow& r : plan.rows)
-    if (!r.feasible() && r.verdict != Verdict::Invalid && r.verdict != Verdict::Pruned) {
+    if (!r.feasible() && r.verdict != Verdict::Invalid && r.verdict != Verdict::Pruned &&
+        r.verdict != Verdict::LessRecompute) {
       closest_miss = &r;  // rows are ranked: the first memory failure needs the least over capacity
       break;
     }
@@ -200,6 +202,13 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
     s << " It is asynchronous (" << to_string(w.strategy.schedule)
       << "): no flush and no bubble, but stale weights, whose cost in epochs is not modelled - compare the best "
          "synchronous row before relying on it.";
+  if (w.strategy.recompute_layers > 0) {
+    const int n = w.strategy.recompute_layers;
+    s << " It recomputes the first " << (n == 1 ? std::string() : std::to_string(n) + " ") << "transformer layer"
+      << (n == 1 ? "" : "s")
+      << " of each pipeline chunk and keeps the rest (Megatron-LM's --recompute-method block --recompute-num-layers "
+      << n << "), the fewest that fit" << (w.reason.empty() ? "" : " (" + w.reason + ")") << ".";
+  }
   const std::vector<std::size_t> rows = explained_rows(plan, runners_up);
   if (rows.size() > 1) {
     s << " Best of the other shapes: ";
@@ -220,7 +229,8 @@ std::string plan_shortcuts(const PlanResult& plan) {
   for (const PlanRow& r : plan.rows) extrapolated += r.sampled_micro[0] > 0 ? 1 : 0;
   const std::int64_t dominated = plan.stats.dominated;
   const std::int64_t pruned = plan.stats.pruned;
-  if (extrapolated == 0 && dominated == 0 && pruned == 0) return "";
+  const std::int64_t less_recompute = plan.stats.less_recompute;
+  if (extrapolated == 0 && dominated == 0 && pruned == 0 && less_recompute == 0) return "";
   std::ostringstream s;
   s << "Shortcuts:";
   if (extrapolated > 0) {
@@ -240,6 +250,11 @@ std::string plan_shortcuts(const PlanResult& plan) {
       << (plan.objective == Objective::TimeToTrain ? "their time to train" : "their step")
       << " (compute and pipeline fill alone) exceeds that of every row shown and explained, so their fit in "
          "memory is unknown";
+  if (less_recompute > 0)
+    s << (extrapolated > 0 || dominated > 0 || pruned > 0 ? ";" : "") << " " << less_recompute
+      << " recomputing the fewest whole layers that fit not simulated because the same configuration fits with "
+         "selective or no recomputation (taken to be faster; with unfused attention, selective recomputation of "
+         "long sequences can cost more)";
   s << ". --exact simulates every configuration in full.";
   return s.str();
 }

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <thread>
 
+#include "gib.hpp"
 #include "parasim/common/error.hpp"
 #include "parasim/common/interrupt.hpp"
 #include "parasim/hardware/device_spec.hpp"
@@ -42,6 +43,7 @@ std::string to_string(Verdict v) {
     case Verdict::PeakMemory: return "peak-memory";
     case Verdict::MemoryDominated: return "memory-dominated";
     case Verdict::Pruned: return "pruned";
+    case Verdict::LessRecompute: return "less-recompute-fits";
   }
   return "?";
 }
@@ -66,8 +68,10 @@ bool ranks_before(const PlanRow& a, const PlanRow& b, Objective objective) {
   } else {
     const bool ia = a.verdict == Verdict::Invalid, ib = b.verdict == Verdict::Invalid;
     if (ia != ib) return ib;
-    // Pruned rows (fit unknown) after the memory failures, by their bound.
-    const bool pa = a.verdict == Verdict::Pruned, pb = b.verdict == Verdict::Pruned;
+    // Rows not simulated for their time (pruned: fit unknown; less recomputation fits) after the
+    // memory failures, by their bound.
+    const bool pa = a.verdict == Verdict::Pruned || a.verdict == Verdict::LessRecompute;
+    const bool pb = b.verdict == Verdict::Pruned || b.verdict == Verdict::LessRecompute;
     if (pa != pb) return pb;
     if (pa && a.step_bound != b.step_bound) return a.step_bound < b.step_bound;
     if (!ia && !pa) {
@@ -83,6 +87,21 @@ bool ranks_before(const PlanRow& a, const PlanRow& b, Objective objective) {
 /// Activation memory grows from recompute=full to selective to none.
 int recompute_rank(Recompute r) { return r == Recompute::Full ? 0 : r == Recompute::Selective ? 1 : 2; }
 
+/// Whether `c`'s recomputation keeps at least the activations `fit`'s does, at the same shape,
+/// micro-batch size and ZeRO stage. The fewest-layers candidate (whole layers rerun, sequence
+/// parallel under TP; a miss means even its most layers do not fit) keeps less than none, and is
+/// comparable with nothing else: selective keeps every layer less its scores, and full recompute
+/// without sequence parallelism can keep more than most layers with it.
+bool keeps_at_least(const Candidate& c, const Candidate& fit) {
+  if (fit.fewest_recompute_layers) return c.fewest_recompute_layers || c.strategy.recompute == Recompute::None;
+  if (c.fewest_recompute_layers) return false;
+  return recompute_rank(c.strategy.recompute) >= recompute_rank(fit.strategy.recompute);
+}
+
+/// Within a micro-batch size: full on every layer, selective, none, then the fewest layers that
+/// fit, last, so that its twins with less recomputation are known when it comes (LessRecompute).
+int recompute_order(const Candidate& c) { return c.fewest_recompute_layers ? 3 : recompute_rank(c.strategy.recompute); }
+
 std::int64_t micro_batch_size(const Candidate& c) {
   return c.global_batch / (static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro);
 }
@@ -93,15 +112,15 @@ std::int64_t micro_batch_size(const Candidate& c) {
 /// for MoE models experts split over the TP ranks only where `fit`'s are too (sequence parallelism,
 /// which comes with selective recomputation, also splits the experts: 1/T of their weights).
 bool needs_at_least_memory_of(const Candidate& c, const Candidate& fit, const ModelFacts& facts) {
-  return micro_batch_size(c) >= micro_batch_size(fit) &&
-         recompute_rank(c.strategy.recompute) >= recompute_rank(fit.strategy.recompute) &&
+  return micro_batch_size(c) >= micro_batch_size(fit) && keeps_at_least(c, fit) &&
          c.strategy.zero <= fit.strategy.zero &&
          (facts.experts == 0 || !c.strategy.experts_split_over_tp() || fit.strategy.experts_split_over_tp());
 }
 
 /// Groups candidates that differ only in micro-batch count, recompute and ZeRO; each group in
-/// order of increasing memory (micro-batch size, recompute, then ZeRO first), groups in order of
-/// their first candidate.
+/// order of increasing memory (micro-batch size, recompute, then ZeRO first; the fewest-layers
+/// recomputation last of its micro-batch size, see recompute_order), groups in order of their
+/// first candidate.
 std::vector<std::vector<std::size_t>> memory_families(const std::vector<Candidate>& candidates) {
   std::map<std::string, std::size_t> index_of;
   std::vector<std::vector<std::size_t>> families;
@@ -109,6 +128,8 @@ std::vector<std::vector<std::size_t>> memory_families(const std::vector<Candidat
     Strategy key = candidates[i].strategy;
     key.micro = 1;
     key.recompute = Recompute::None;
+    key.recompute_layers = 0;
+    key.sp = SeqParallel::Auto;  // the fewest-layers candidate's sequence parallelism
     key.zero = 0;
     const std::string k = to_string(key) + "|" + std::to_string(candidates[i].global_batch);
     const auto [it, added] = index_of.try_emplace(k, families.size());
@@ -120,8 +141,7 @@ std::vector<std::vector<std::size_t>> memory_families(const std::vector<Candidat
       const Candidate& x = candidates[a];
       const Candidate& y = candidates[b];
       if (micro_batch_size(x) != micro_batch_size(y)) return micro_batch_size(x) < micro_batch_size(y);
-      if (x.strategy.recompute != y.strategy.recompute)
-        return recompute_rank(x.strategy.recompute) < recompute_rank(y.strategy.recompute);
+      if (recompute_order(x) != recompute_order(y)) return recompute_order(x) < recompute_order(y);
       return x.strategy.zero > y.strategy.zero;
     });
   return families;
@@ -154,6 +174,36 @@ PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {
   return row;
 }
 
+/// A member of `family` with the fewest-layers candidate `c`'s micro-batch size and ZeRO stage that
+/// recomputes selectively or not at all and fits, among those `known` says are decided (rows
+/// evaluated); nullptr if none.
+template <class Known>
+const std::size_t* fitting_twin(const std::vector<Candidate>& candidates, const std::vector<std::size_t>& family,
+                                const std::vector<PlanRow>& rows, const Candidate& c, const Known& known) {
+  const std::size_t* found = nullptr;  // no recomputation first, then selective
+  for (const std::size_t& j : family) {
+    const Candidate& t = candidates[j];
+    if (t.fewest_recompute_layers || t.strategy.recompute == Recompute::Full || t.strategy.zero != c.strategy.zero ||
+        micro_batch_size(t) != micro_batch_size(c) || !known(j) || !rows[j].feasible())
+      continue;
+    if (t.strategy.recompute == Recompute::None) return &j;
+    if (found == nullptr) found = &j;
+  }
+  return found;
+}
+
+PlanRow less_recompute_row(const Candidate& c, const PlanRow& twin) {
+  using detail::gib;
+  PlanRow row;
+  row.strategy = c.strategy;
+  row.global_batch = c.global_batch;
+  row.devices = c.strategy.devices();
+  row.verdict = Verdict::LessRecompute;
+  row.reason = "not simulated: " + to_string(twin.strategy) + " fits (" + gib(twin.peak_memory) + " of " +
+               gib(twin.capacity) + ") with less recomputation, taken to be faster than rerunning whole layers";
+  return row;
+}
+
 /// Evaluates one memory family in order of increasing memory, skipping a member that needs at
 /// least the memory of an earlier member that did not fit (when pruning). Rows and errors go to
 /// the candidate's own slot; `first_source` keeps the cost source of the lowest-index candidate
@@ -173,8 +223,13 @@ void evaluate_family(const PlanRequest& req, const ModelFacts& facts, const std:
             by = &j;
             break;
           }
+      const std::size_t* twin = nullptr;
+      if (req.prune_dominated && by == nullptr && candidates[i].fewest_recompute_layers)
+        twin = fitting_twin(candidates, family, rows, candidates[i], [&](std::size_t j) { return !errors[j]; });
       if (by != nullptr) {
         rows[i] = dominated_row(candidates[i], rows[*by]);
+      } else if (twin != nullptr) {
+        rows[i] = less_recompute_row(candidates[i], rows[*twin]);
       } else {
         std::string source;
         rows[i] = evaluate_candidate(req, facts, candidates[i], granularity, cache, &source, &collectives);
@@ -271,8 +326,9 @@ PlanRow pruned_row(const PlanRequest& req, const Candidate& c, TimeNs bound, Tim
 /// of kRound whatever the thread count (so the rows do not depend on it). A round takes the next
 /// candidates that are neither dominated by a miss of an earlier round nor bounded above the
 /// limit (exact_rows_limit of the rows found in earlier rounds), and evaluates them in parallel.
-/// Bounds only grow along the order and the limit only falls, so once one candidate is pruned
-/// every later one that is not dominated is too. A pruned candidate's objective is at least its
+/// Bounds only grow along the order (a fewest-layers recomputation waits for its twins' bound)
+/// and the limit only falls, so once one candidate is pruned every later one that is not
+/// dominated is pruned or a fewest-layers recomputation. A pruned candidate's objective is at least its
 /// bound, above the limit, which is at least every row asked for: those rows are the ones full
 /// evaluation finds.
 void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const std::vector<Candidate>& candidates,
@@ -346,11 +402,6 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
     if (!bounded[i]) bound_of_candidate(i);
   });
 
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return objective_bound[a] < objective_bound[b]; });
-
   // Memory dominance as evaluate_family() applies it, against the misses of earlier rounds.
   const std::vector<std::vector<std::size_t>> families = memory_families(candidates);
   std::vector<std::size_t> family_of(n), rank_in_family(n);
@@ -359,8 +410,35 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
       family_of[families[f][k]] = f;
       rank_in_family[families[f][k]] = k;
     }
+
+  // In bound order; a fewest-layers recomputation no earlier than its twins with selective or no
+  // recomputation (fitting_twin), so that one that fits is known by the time it comes up. Only the
+  // order moves: each candidate is pruned by its own bound.
+  std::vector<TimeNs> order_key(objective_bound);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Candidate& c = candidates[i];
+    if (!c.fewest_recompute_layers) continue;
+    for (std::size_t j : families[family_of[i]]) {
+      const Candidate& t = candidates[j];
+      if (!t.fewest_recompute_layers && t.strategy.recompute != Recompute::Full && t.strategy.zero == c.strategy.zero &&
+          micro_batch_size(t) == micro_batch_size(c))
+        order_key[i] = std::max(order_key[i], objective_bound[j]);
+    }
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return order_key[a] < order_key[b]; });
   std::vector<std::vector<std::size_t>> misses(families.size());  // by increasing memory
   std::vector<std::size_t> feasible;
+  std::vector<char> closed(decided);  // rows[i] is final: decided here, or in a closed round
+  // A fewest-layers recomputation whose twin with selective or no recomputation fitted in an
+  // earlier round (evaluate_family's LessRecompute, on the rows known then).
+  auto fitting_twin_of = [&](std::size_t i) -> const std::size_t* {
+    if (!req.prune_dominated || !candidates[i].fewest_recompute_layers) return nullptr;
+    return fitting_twin(candidates, families[family_of[i]], rows, candidates[i],
+                        [&](std::size_t j) { return closed[j] && !errors[j]; });
+  };
   std::vector<std::unique_ptr<simulator::CollectivePlanner>> planners;
   for (int w = 0; w < threads; ++w) planners.push_back(std::make_unique<simulator::CollectivePlanner>(*req.cluster));
 
@@ -406,7 +484,16 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
             if (!r.source.empty() && i < sources[0].first) sources[0] = {i, std::move(r.source)};
           }
           results[i].reset();
+          closed[i] = 1;
           if (req.on_candidate_done) req.on_candidate_done();
+        }
+        for (std::size_t i : round) {
+          // A twin with less recomputation that fitted in this round: what evaluate_family says.
+          if (errors[i]) continue;
+          if (const std::size_t* twin = fitting_twin_of(i)) {
+            rows[i] = less_recompute_row(candidates[i], rows[*twin]);
+            rows[i].step_bound = bound[i];
+          }
           if (rows[i].verdict == Verdict::StaticMemory || rows[i].verdict == Verdict::PeakMemory) {
             auto& m = misses[family_of[i]];
             m.insert(
@@ -422,12 +509,18 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
           const std::size_t i = order[next];
           if (errors[i] || decided[i]) continue;
           const std::size_t* by = dominated_by(i);
+          const std::size_t* twin = by == nullptr ? fitting_twin_of(i) : nullptr;
           if (by != nullptr) rows[i] = dominated_row(candidates[i], rows[*by]);
-          else if (objective_bound[i] > limit)
+          else if (twin != nullptr) {
+            rows[i] = less_recompute_row(candidates[i], rows[*twin]);
+            rows[i].step_bound = bound[i];
+          } else if (objective_bound[i] > limit)
             rows[i] = pruned_row(req, candidates[i], bound[i], objective_bound[i], limit);
           else round.push_back(i);
-          if (by != nullptr || rows[i].verdict == Verdict::Pruned)
+          if (by != nullptr || twin != nullptr || rows[i].verdict == Verdict::Pruned) {
+            closed[i] = 1;
             if (req.on_candidate_done) req.on_candidate_done();
+          }
         }
         if (round.empty()) {
           finished = true;
@@ -455,7 +548,9 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   auto run_ahead_on = [&]() -> std::optional<std::size_t> {
     for (ahead = std::max(ahead, next); ahead < n; ++ahead) {
       const std::size_t i = order[ahead];
-      if (state[i] != kWaiting || errors[i] || decided[i] || dominated_by(i) != nullptr) continue;
+      if (state[i] != kWaiting || errors[i] || decided[i] || dominated_by(i) != nullptr ||
+          fitting_twin_of(i) != nullptr)
+        continue;
       if (objective_bound[i] > limit) return std::nullopt;
       ++ahead;
       return i;
@@ -532,7 +627,8 @@ nlohmann::json row_to_wire(std::size_t index, const PlanRow& r) {
           r.dp_comm,
           r.pipeline_comm,
           r.tp_comm,
-          r.mfu};
+          r.mfu,
+          r.strategy.recompute_layers};  // a fewest-layers candidate's count, found when judged
 }
 
 std::size_t row_from_wire(const nlohmann::json& j, const std::vector<Candidate>& candidates, PlanRow& r) {
@@ -560,6 +656,7 @@ std::size_t row_from_wire(const nlohmann::json& j, const std::vector<Candidate>&
   r.pipeline_comm = j.at(20).get<TimeNs>();
   r.tp_comm = j.at(21).get<TimeNs>();
   r.mfu = j.at(22).get<double>();
+  r.strategy.recompute_layers = j.at(23).get<int>();
   return index;
 }
 
@@ -687,6 +784,7 @@ PlanResult run_planner(const PlanRequest& req) {
       case Verdict::PeakMemory: ++out.stats.peak_memory; break;
       case Verdict::MemoryDominated: ++out.stats.dominated; break;
       case Verdict::Pruned: ++out.stats.pruned; break;
+      case Verdict::LessRecompute: ++out.stats.less_recompute; break;
     }
     if (r.simulated()) ++out.stats.simulated;
     out.stats.simulations += r.simulations;

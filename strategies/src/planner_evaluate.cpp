@@ -273,8 +273,16 @@ StepSetup plan_step_setup(const PlanRequest& req, const Strategy& strategy, std:
                    .grad_accumulation = req.grad_accumulation};
 }
 
+/// A fewest-layers recomputation's bound is its fewest, one layer a chunk: the least compute of
+/// every count it may settle on.
+Strategy least_recompute(const Candidate& c) {
+  Strategy s = c.strategy;
+  if (c.fewest_recompute_layers) s.recompute_layers = 1;
+  return s;
+}
+
 std::string bound_shape_key(const Candidate& c) {
-  Strategy shape = c.strategy;
+  Strategy shape = least_recompute(c);
   const std::int64_t per_replica = static_cast<std::int64_t>(shape.dp) * shape.micro;
   shape.dp = 1;
   shape.micro = 1;
@@ -285,7 +293,7 @@ std::string bound_shape_key(const Candidate& c) {
 TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                             Granularity granularity, StepCache& cache, StepBoundCache* bounds) {
   if (parameter_memory_rejects(req, facts, c)) return 0;
-  const StepSetup setup = plan_step_setup(req, c.strategy, c.global_batch, granularity, cache);
+  const StepSetup setup = plan_step_setup(req, least_recompute(c), c.global_batch, granularity, cache);
   try {
     const std::int64_t per_replica = static_cast<std::int64_t>(c.strategy.dp) * c.strategy.micro;
     if (bounds == nullptr || !bounds->applies() || c.strategy.split != BatchSplit::Even ||
@@ -300,9 +308,10 @@ TimeNs candidate_step_bound(const PlanRequest& req, const ModelFacts& facts, con
   }
 }
 
-PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
-                           Granularity granularity, StepCache& cache, std::string* cost_source,
-                           simulator::CollectivePlanner* collectives) {
+namespace {
+
+PlanRow evaluate_one(const PlanRequest& req, const ModelFacts& facts, const Candidate& c, Granularity granularity,
+                     StepCache& cache, std::string* cost_source, simulator::CollectivePlanner* collectives) {
   PlanRow row;
   row.strategy = c.strategy;
   row.global_batch = c.global_batch;
@@ -379,6 +388,58 @@ PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, cons
     row.reason = e.what();
   }
   return row;
+}
+
+/// Full recomputation of the fewest layers of each chunk that fit. Peak memory falls and the step
+/// grows with the layers rerun, so the fewest that fit is the fastest: the most layers (the
+/// candidate's own count) first - if they do not fit, no count does - then one, then bisection.
+PlanRow evaluate_fewest_layers(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
+                               Granularity granularity, StepCache& cache, std::string* cost_source,
+                               simulator::CollectivePlanner* collectives) {
+  int simulations = 0;
+  auto at = [&](int layers) {
+    Candidate k = c;
+    k.fewest_recompute_layers = false;
+    k.strategy.recompute_layers = layers;
+    PlanRow r = evaluate_one(req, facts, k, granularity, cache, cost_source, collectives);
+    simulations += r.simulations;
+    return r;
+  };
+  const int most = c.strategy.recompute_layers;
+  PlanRow fits = at(most);
+  if (fits.feasible() && most > 1) {
+    PlanRow misses = at(1);
+    int lo = 1, hi = most;  // 1 .. lo do not fit, hi does
+    if (misses.feasible()) {
+      fits = std::move(misses);
+      hi = 1;
+    }
+    while (hi - lo > 1) {
+      const int mid = lo + (hi - lo) / 2;
+      PlanRow r = at(mid);
+      if (r.feasible()) {
+        fits = std::move(r);
+        hi = mid;
+      } else {
+        misses = std::move(r);
+        lo = mid;
+      }
+    }
+    if (hi > 1)
+      fits.reason = "recompute_layers=" + std::to_string(lo) + " " +
+                    (misses.verdict == Verdict::Invalid ? "is refused: " : "") + misses.reason;
+  }
+  fits.simulations = simulations;
+  return fits;
+}
+
+}  // namespace
+
+PlanRow evaluate_candidate(const PlanRequest& req, const ModelFacts& facts, const Candidate& c, Granularity granularity,
+                           StepCache& cache, std::string* cost_source, simulator::CollectivePlanner* collectives) {
+  if (c.fewest_recompute_layers)
+    return evaluate_fewest_layers(req, facts, c, granularity, cache, cost_source, collectives);
+  return evaluate_one(req, facts, c, granularity, cache, cost_source, collectives);
 }
 
 }  // namespace parasim::strategies

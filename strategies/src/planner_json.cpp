@@ -11,7 +11,7 @@ nlohmann::json plan_row_to_json(const PlanRow& row) {
   j["devices"] = row.devices;
   j["feasible"] = row.feasible();
   j["verdict"] = to_string(row.verdict);
-  if (!row.feasible()) j["reason"] = row.reason;
+  if (!row.feasible() || !row.reason.empty()) j["reason"] = row.reason;  // a feasible row's: its recompute_layers
   j["simulated"] = row.simulated();
   j["step_time_ms"] = ns_to_ms(row.step_time);
   j["throughput_samples_per_s"] = row.throughput;

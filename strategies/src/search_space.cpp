@@ -92,15 +92,30 @@ struct Emit {
     for (Recompute r : space.recomputes) {
       if (r == Recompute::Selective && !facts.has_attention) continue;
       s.recompute = r;
-      if (s.expert_groups_fold_tp() && !s.sequence_parallel()) continue;  // folding needs sequence parallelism
-      for (int z : space.zeros) {
-        if (z >= 1 && s.dp * s.cp == 1) continue;  // ZeRO shards over DP x CP
-        if (z == 3 && (s.asynchronous() || s.ep > 1)) continue;
-        s.zero = z;
-        for (const std::string& m : mappings_for(s, space.all_mappings)) {
-          s.mapping = m;
-          out.push_back({s, batch});
-        }
+      finish_recompute(s, batch, false);
+    }
+    // Full recomputation of the fewest layers of each chunk that fit, searched when evaluated:
+    // enumerated at the most layers short of all, the chunk's layers less one (the largest chunk
+    // has at least ceil(L / chunks) of them). Megatron-Core runs it with sequence parallelism.
+    const int chunks = s.mp * (s.schedule == Schedule::Interleaved ? s.interleave : 1);
+    const int per_chunk = (facts.layers + chunks - 1) / chunks;
+    if (space.partial_recompute && facts.min_layer_params > 0 && per_chunk >= 2) {
+      s.recompute = Recompute::Full;
+      s.recompute_layers = per_chunk - 1;
+      if (s.tp > 1) s.sp = SeqParallel::On;
+      finish_recompute(s, batch, true);
+    }
+  }
+
+  void finish_recompute(Strategy s, std::int64_t batch, bool fewest_layers) {
+    if (s.expert_groups_fold_tp() && !s.sequence_parallel()) return;  // folding needs sequence parallelism
+    for (int z : space.zeros) {
+      if (z >= 1 && s.dp * s.cp == 1) continue;  // ZeRO shards over DP x CP
+      if (z == 3 && (s.asynchronous() || s.ep > 1)) continue;
+      s.zero = z;
+      for (const std::string& m : mappings_for(s, space.all_mappings)) {
+        s.mapping = m;
+        out.push_back({s, batch, fewest_layers});
       }
     }
   }
@@ -272,6 +287,34 @@ std::vector<Schedule> parse_schedule_list(const std::string& text, const std::st
 
 std::vector<Recompute> parse_recompute_list(const std::string& text, const std::string& origin) {
   return parse_list<Recompute>(text, origin, SearchSpace{}.recomputes, recompute_name);
+}
+
+void parse_recompute_choices(const std::string& text, const std::string& origin, SearchSpace& space) {
+  const std::vector<Recompute> all = SearchSpace{}.recomputes;
+  if (text == "all") {
+    space.recomputes = all;
+    space.partial_recompute = true;
+    return;
+  }
+  std::vector<Recompute> out;
+  bool partial = false;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item == "partial") {
+      partial = true;
+      continue;
+    }
+    const auto it = std::find_if(all.begin(), all.end(), [&](Recompute r) { return to_string(r) == item; });
+    if (it == all.end())
+      throw InputError(origin + ": \"" + item +
+                       "\": expected all or a comma-separated list of none, selective, full, partial");
+    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+  }
+  if (out.empty() && !partial) throw InputError(origin + ": empty list");
+  std::sort(out.begin(), out.end());
+  space.recomputes = std::move(out);
+  space.partial_recompute = partial;
 }
 
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin) {

@@ -483,16 +483,20 @@ TEST(ExpertParallel, PlannerTriesEpWhereItDividesDpAndTheExperts) {
   // Folded over tp=2: 2 x 2 = 4 does not divide dp=6 (2 x 1 = 2 and 2 x 3 = 6 do or miss the experts).
   EXPECT_EQ(expert_parallel_widths(space, facts, 6, 2), (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(expert_parallel_widths(space, facts, 1, 4), (std::vector<int>{1, 4}));
-  // The candidates: folded groups only with sequence parallelism (selective recomputation here).
+  // The candidates: folded groups only with sequence parallelism (selective recomputation, or
+  // the fewest layers' full recomputation, which runs sequence parallel under TP).
   const ModelFacts moe_facts = model_facts(tiny_moe_transformer(), 8);
-  int folded = 0;
+  int folded = 0, fewest_layers = 0;
   for (const Candidate& c : enumerate_candidates(SearchSpace{.gpus = 4, .global_batch = 4}, moe_facts)) {
     if (!c.strategy.expert_groups_fold_tp()) continue;
     ++folded;
+    fewest_layers += c.fewest_recompute_layers ? 1 : 0;
     EXPECT_TRUE(c.strategy.sequence_parallel()) << to_string(c.strategy);
-    EXPECT_EQ(c.strategy.recompute, Recompute::Selective) << to_string(c.strategy);
+    EXPECT_EQ(c.strategy.recompute, c.fewest_recompute_layers ? Recompute::Full : Recompute::Selective)
+        << to_string(c.strategy);
   }
   EXPECT_GT(folded, 0);
+  EXPECT_GT(fewest_layers, 0);
   EXPECT_EQ(expert_parallel_widths(SearchSpace{.expert_parallel = false}, facts, 8), (std::vector<int>{1}));
   EXPECT_EQ(expert_parallel_widths(space, model_facts(chain_model(2), 8), 8), (std::vector<int>{1}));
 }

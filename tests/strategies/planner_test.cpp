@@ -43,6 +43,18 @@ PlanRequest request(const models::Model& model, const hardware::Cluster& cluster
                      .threads = 1};
 }
 
+/// A GPT of `layers` tiny layers (hidden 64, 4 heads, 64 tokens, vocabulary 128).
+models::Model tiny_gpt_of(int layers) {
+  models::TransformerConfig c;
+  c.name = "tiny_gpt";
+  c.layers = layers;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = 64;
+  c.vocab = 128;
+  return models::build_transformer(c, {.batch = 1});
+}
+
 std::vector<std::string> strategies_of(const std::vector<Candidate>& c) {
   std::vector<std::string> out;
   for (const Candidate& x : c) out.push_back(to_string(x.strategy) + " B=" + std::to_string(x.global_batch));
@@ -171,6 +183,57 @@ TEST(SearchSpace, ParsesLists) {
   EXPECT_EQ(parse_zero_list("0,2", "--zero"), (std::vector<int>{0, 2}));
   EXPECT_EQ(input_error([] { parse_recompute_list("some", "--recompute"); }),
             "--recompute: \"some\": expected all or a comma-separated list of none, selective, full");
+  SearchSpace space;
+  parse_recompute_choices("full,none,partial", "--recompute", space);
+  EXPECT_EQ(space.recomputes, (std::vector<Recompute>{Recompute::None, Recompute::Full}));
+  EXPECT_TRUE(space.partial_recompute);
+  parse_recompute_choices("selective", "--recompute", space);
+  EXPECT_EQ(space.recomputes, (std::vector<Recompute>{Recompute::Selective}));
+  EXPECT_FALSE(space.partial_recompute);
+  parse_recompute_choices("partial", "--recompute", space);
+  EXPECT_TRUE(space.recomputes.empty());
+  EXPECT_TRUE(space.partial_recompute);
+  parse_recompute_choices("all", "--recompute", space);
+  EXPECT_EQ(space.recomputes, SearchSpace{}.recomputes);
+  EXPECT_TRUE(space.partial_recompute);
+  EXPECT_EQ(input_error([&] { parse_recompute_choices("none,some", "--recompute", space); }),
+            "--recompute: \"some\": expected all or a comma-separated list of none, selective, full, partial");
+  EXPECT_EQ(input_error([&] { parse_recompute_choices("", "--recompute", space); }), "--recompute: empty list");
+}
+
+TEST(SearchSpace, TheFewestRecomputedLayersOncePerShapeMicroBatchAndZero) {
+  // 8 layers: one candidate per configuration that recomputes, at the most layers short of a
+  // chunk's all (8 - 1 without a pipeline, 4 - 1 on 2 stages, 2 - 1 on 2 x 2 chunks), sequence
+  // parallel under TP; none once a chunk has a single layer, nor for models without transformer layers.
+  const ModelFacts facts = model_facts(tiny_gpt_of(8), 8);
+  SearchSpace space{.gpus = 2, .global_batch = 4};
+  space.schedules = {Schedule::OneFOneB, Schedule::Interleaved};
+  space.zeros = {0};
+  space.max_micro_per_stage = 1;
+  space.max_accumulation = 1;
+  std::vector<std::string> fewest;
+  int full = 0;
+  for (const Candidate& c : enumerate_candidates(space, facts)) {
+    if (c.fewest_recompute_layers) {
+      fewest.push_back(to_string(c.strategy));
+      continue;
+    }
+    full += c.strategy.recompute == Recompute::Full ? 1 : 0;
+    EXPECT_EQ(c.strategy.recompute_layers, 0);
+  }
+  EXPECT_EQ(fewest, (std::vector<std::string>{
+                        "dp=2,recompute=full,recompute_layers=7",
+                        "mp=2,schedule=1f1b,recompute=full,recompute_layers=3",
+                        "mp=2,schedule=1f1b,micro=2,recompute=full,recompute_layers=3",
+                        "mp=2,schedule=interleaved,micro=2,interleave=2,recompute=full,recompute_layers=1",
+                        "tp=2,recompute=full,recompute_layers=7,sp=on",
+                    }));
+  EXPECT_EQ(full, static_cast<int>(fewest.size()) + 1);  // interleave=4: a layer a chunk
+  space.partial_recompute = false;
+  for (const Candidate& c : enumerate_candidates(space, facts)) EXPECT_FALSE(c.fewest_recompute_layers);
+  for (const Candidate& c :
+       enumerate_candidates(SearchSpace{.gpus = 2, .global_batch = 4}, model_facts(chain_model(8), 8)))
+    EXPECT_FALSE(c.fewest_recompute_layers);
 }
 
 TEST(Planner, CommunicationBoundModelOnASlowLinkGoesModelParallel) {
@@ -470,6 +533,83 @@ TEST(Planner, MemoryDominanceAgreesWithEvaluatingEverything) {
   EXPECT_EQ(fits_pruned, fits_full);
   EXPECT_FALSE(fits_full.empty());
   EXPECT_EQ(dump_json(plan_rows_to_json(pruned, 5)), dump_json(plan_rows_to_json(full, 5)));
+}
+
+TEST(Planner, FindsTheFewestRecomputedLayersThatFit) {
+  // 8 layers on one GPU at one micro-batch: peaks with recompute_layers = 1 .. 7 (measured on a
+  // roomy device), then a device between N = 2 and N = 3: selective and no recomputation miss,
+  // full recomputation of every layer fits, and the fewest layers that fit are 3.
+  const models::Model model = tiny_gpt_of(8);
+  const profiler::RooflineCostModel roofline;
+  const hardware::Cluster roomy = star_cluster(1, 0, 100.0, "A100-SXM4-80GB", 80 * GiB);
+  SearchSpace space{.gpus = 1, .global_batch = 64};
+  space.max_accumulation = 1;
+  space.zeros = {0};
+  PlanRequest req = request(model, roomy, roofline, space);
+  ASSERT_EQ(planner_granularity(req), Granularity::Stage);
+  StepCache cache;
+  auto run = [&](const PlanRequest& r, const std::string& strategy) {
+    return simulate_strategy(plan_step_setup(r, parse_strategy(strategy), 64, Granularity::Stage, cache));
+  };
+  std::vector<Bytes> peak(8);  // by recompute_layers
+  for (int n = 1; n < 8; ++n) {
+    peak[static_cast<std::size_t>(n)] =
+        run(req, "recompute=full,recompute_layers=" + std::to_string(n)).devices[0].peak_memory;
+    if (n > 1) {
+      EXPECT_LT(peak[static_cast<std::size_t>(n)], peak[static_cast<std::size_t>(n) - 1]) << n;
+    }
+  }
+  const Bytes capacity = (peak[2] + peak[3]) / 2;
+  EXPECT_GT(run(req, "dp=1").devices[0].peak_memory, capacity);
+  EXPECT_GT(run(req, "recompute=selective").devices[0].peak_memory, capacity);
+  EXPECT_LT(run(req, "recompute=full").devices[0].peak_memory, peak[7]);
+
+  // On the roomy device no recomputation fits: the fewest-layers candidate is not simulated.
+  const PlanResult roomy_plan = run_planner(req);
+  EXPECT_EQ(to_string(roomy_plan.rows.front().strategy), "dp=1");
+  EXPECT_EQ(roomy_plan.stats.less_recompute, 1);
+  const auto skipped = std::find_if(roomy_plan.rows.begin(), roomy_plan.rows.end(),
+                                    [](const PlanRow& r) { return r.verdict == Verdict::LessRecompute; });
+  ASSERT_NE(skipped, roomy_plan.rows.end());
+  EXPECT_EQ(to_string(skipped->strategy), "dp=1,recompute=full,recompute_layers=7");
+  EXPECT_EQ(to_string(skipped->verdict), "less-recompute-fits");
+  EXPECT_TRUE(skipped->reason.starts_with("not simulated: dp=1 fits (")) << skipped->reason;
+
+  const hardware::Cluster tight = star_cluster(1, 0, 100.0, "A100-SXM4-80GB", capacity);
+  req.cluster = &tight;
+  for (bool exact : {false, true}) {
+    req.prune_dominated = !exact;
+    const PlanResult plan = run_planner(req);
+    const PlanRow& w = plan.rows.front();
+    ASSERT_TRUE(w.feasible());
+    EXPECT_EQ(to_string(w.strategy), "dp=1,recompute=full,recompute_layers=3") << exact;
+    EXPECT_EQ(w.step_time, run(req, "recompute=full,recompute_layers=3").step_time);
+    EXPECT_EQ(w.peak_memory, peak[3]);
+    // Probed at 7 (the most), 1, then bisected: 4 fits, 2 does not, 3 fits.
+    EXPECT_EQ(w.simulations, 5);
+    EXPECT_TRUE(w.reason.starts_with("recompute_layers=2 needs ")) << w.reason;
+    EXPECT_EQ(plan.stats.less_recompute, 0);
+    EXPECT_NE(explain_plan(plan).find("It recomputes the first 3 transformer layers of each pipeline chunk and keeps "
+                                      "the rest (Megatron-LM's --recompute-method block --recompute-num-layers 3), "
+                                      "the fewest that fit (recompute_layers=2 needs "),
+              std::string::npos)
+        << explain_plan(plan);
+    // Full recomputation of every layer fits too, and is slower.
+    const auto full = std::find_if(plan.rows.begin(), plan.rows.end(), [](const PlanRow& r) {
+      return r.strategy.recompute == Recompute::Full && r.strategy.recompute_layers == 0;
+    });
+    ASSERT_NE(full, plan.rows.end());
+    EXPECT_TRUE(full->feasible());
+    EXPECT_GT(full->step_time, w.step_time);
+  }
+  // Shared across processes (one part here) the rows cross the wire: the count found goes too.
+  req.prune_dominated = true;
+  PlanRequest shared = req;
+  shared.sharing = PlanSharing{
+      .part = 0, .parts = 1, .exchange = [](const std::string& mine) { return std::vector<std::string>{mine}; }};
+  const PlanResult over_the_wire = run_planner(shared);
+  EXPECT_EQ(to_string(over_the_wire.rows.front().strategy), "dp=1,recompute=full,recompute_layers=3");
+  EXPECT_EQ(dump_json(plan_rows_to_json(over_the_wire, 0)), dump_json(plan_rows_to_json(run_planner(req), 0)));
 }
 
 TEST(StepCache, OneCacheAcrossSettingsGivesWhatAFreshOneGives) {

@@ -54,8 +54,11 @@ enum class Verdict : std::uint8_t {
   PeakMemory,       // simulated; activations push the peak over capacity
   MemoryDominated,  // not lowered: a candidate of its family needing no more memory did not fit
   Pruned,           // not simulated: a lower bound on its objective is worse than every row asked for
+  LessRecompute,    // not lowered: recomputes the fewest layers that fit, where the same configuration
+                    // with selective or no recomputation fits (taken to be faster)
 };
-/// "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated", "pruned"
+/// "feasible", "memory-bound", "invalid", "static-memory", "peak-memory", "memory-dominated",
+/// "pruned", "less-recompute-fits"
 std::string to_string(Verdict v);
 
 struct PlanRow {
@@ -116,6 +119,7 @@ struct PlanStats {
   std::int64_t feasible = 0;
   std::int64_t simulations = 0;    // event-engine runs (an extrapolated candidate takes two)
   std::int64_t pruned = 0;         // not simulated: bound worse than the rows asked for (PlanRequest::exact_top)
+  std::int64_t less_recompute = 0;  // fewest-layers recomputation skipped: selective or none fits
 };
 
 /// A sweep split across processes: the memory families (taken in run_planner's cost order) with
@@ -155,8 +159,9 @@ struct PlanRequest {
   /// continue affinely (planner_evaluate.cpp says why that holds); false: simulate every one.
   bool extrapolate = true;
   /// Skip candidates that need at least the memory of one already found not to fit (same
-  /// dp/mp/tp/schedule, micro-batches at least as large, no more recompute or ZeRO); false:
-  /// lower and simulate every candidate.
+  /// dp/mp/tp/schedule, micro-batches at least as large, no more recompute or ZeRO), and a
+  /// fewest-layers recomputation whose configuration fits with selective or none
+  /// (Verdict::LessRecompute); false: lower and simulate every candidate.
   bool prune_dominated = true;
   /// > 0: only the first `exact_top` rows and the best rows of the first kExplainedShapes
   /// dp x mp x tp shapes (what `plan` prints and explains) must come out as if every candidate

@@ -61,6 +61,11 @@ struct SearchSpace {
   std::vector<Schedule> schedules = {Schedule::None,        Schedule::GPipe,     Schedule::OneFOneB,
                                      Schedule::Interleaved, Schedule::PipeDream, Schedule::SpecTrain};
   std::vector<Recompute> recomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+  /// Also full recomputation of only the fewest transformer layers of each pipeline chunk that fit
+  /// (Megatron-LM's --recompute-method block --recompute-num-layers N), with sequence parallelism
+  /// under TP: one candidate per shape, micro-batch size and ZeRO stage, its N found when it is
+  /// evaluated (Candidate::fewest_recompute_layers). Transformer models with 2+ layers a chunk.
+  bool partial_recompute = true;
   std::vector<int> zeros = {0, 1};  // the CLI tries 0,1,3 by default
   bool branch_placement = true;
   bool all_mappings = false;
@@ -78,6 +83,10 @@ struct SearchSpace {
 struct Candidate {
   Strategy strategy;
   std::int64_t global_batch = 0;
+  /// Full recomputation on the fewest layers that fit (SearchSpace::partial_recompute): the
+  /// strategy holds the most layers tried, recompute_layers = the chunk's layers less one (the
+  /// least memory), and the planner searches down to the fewest that fit.
+  bool fewest_recompute_layers = false;
   bool operator==(const Candidate&) const = default;
 };
 
@@ -99,6 +108,9 @@ std::vector<int> tensor_parallel_widths(const SearchSpace& space, const ModelFac
 /// Parses "none,gpipe,1f1b" / "all" into schedules, "none,full" into recomputes, "0,1,3" into ZeRO stages.
 std::vector<Schedule> parse_schedule_list(const std::string& text, const std::string& origin);
 std::vector<Recompute> parse_recompute_list(const std::string& text, const std::string& origin);
+/// "all" or a list of none, selective, full and partial into space.recomputes and
+/// space.partial_recompute (partial alone leaves recomputes empty).
+void parse_recompute_choices(const std::string& text, const std::string& origin, SearchSpace& space);
 std::vector<int> parse_zero_list(const std::string& text, const std::string& origin);
 
 }  // namespace parasim::strategies
