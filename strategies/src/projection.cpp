@@ -140,16 +140,24 @@ std::string projection_shortcuts(const Projection& p, bool exact) {
                 (side == &r.dp ? "DP" : "hybrid") + " (micro=" + std::to_string(side->strategy.micro) + " from " +
                 std::to_string(side->sampled_micro[0]) + " and " + std::to_string(side->sampled_micro[1]) + ")";
       }
+  std::int64_t less_recompute = 0;
+  for (const ProjectionRow& r : p.rows) less_recompute += r.less_recompute;
   return (count == 0
               ? std::string("no shown row was extrapolated")
               : "extrapolated along the micro-batch count (simulated at two smaller counts and continued): " + rows) +
-         "; candidates may be skipped by memory dominance; --exact simulates every candidate in full";
+         "; candidates may be skipped by memory dominance" +
+         (less_recompute > 0 ? "; " + std::to_string(less_recompute) +
+                                   " recomputing the fewest whole layers that fit not simulated because the same "
+                                   "configuration fits with selective or no recomputation (taken to be faster)"
+                             : std::string()) +
+         "; --exact simulates every candidate in full";
 }
 
 ProjectionRow projection_row_from_plan(int gpus, int nodes, const PlanResult& plan) {
   ProjectionRow row;
   row.gpus = gpus;
   row.nodes = nodes;
+  row.less_recompute = plan.stats.less_recompute;
   row.dp = pick_side(plan, false, gpus, [](std::int64_t m) { return m == 1; });
   row.hybrid = pick_side(plan, true, gpus, [](std::int64_t m) { return m > 1; });
   std::set<std::int64_t> widths;

@@ -157,6 +157,14 @@ TEST(Projection, ExtrapolatedWinnersAreNamedInTheAssumptionsAndJson) {
             "(micro=8 from 2 and 4); candidates may be skipped by memory dominance; --exact simulates every candidate "
             "in full");
   EXPECT_EQ(projection_shortcuts(p, true).rfind("none:", 0), 0u);
+  // A plan that skipped fewest-layers recomputations says how many.
+  Projection skipped = p;
+  skipped.rows[0].less_recompute = 3;
+  EXPECT_EQ(projection_shortcuts(skipped, false),
+            "extrapolated along the micro-batch count (simulated at two smaller counts and continued): 4 GPUs hybrid "
+            "(micro=8 from 2 and 4); candidates may be skipped by memory dominance; 3 recomputing the fewest whole "
+            "layers that fit not simulated because the same configuration fits with selective or no recomputation "
+            "(taken to be faster); --exact simulates every candidate in full");
   p.assumptions.shortcuts = projection_shortcuts(p, false);
   const nlohmann::json j = projection_to_json(p);
   EXPECT_EQ(j["assumptions"]["shortcuts"], p.assumptions.shortcuts);

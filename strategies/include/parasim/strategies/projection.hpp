@@ -110,6 +110,9 @@ struct ProjectionRow {
   /// The best feasible hybrid of each model-parallel width M = mp x tp (2, 4, 8, ...): the
   /// "each MP degree" lines of Pal et al.'s figure. Widths with no feasible candidate are absent.
   std::map<std::int64_t, ProjectionSide> hybrid_by_width;
+  /// Fewest-layers recomputations the plan did not simulate because less recomputation fitted
+  /// (PlanStats::less_recompute): said in the shortcuts.
+  std::int64_t less_recompute = 0;
 };
 
 struct ProjectionAssumptions {
