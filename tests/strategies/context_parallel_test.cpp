@@ -17,14 +17,7 @@ using simulator::Phase;
 using simulator::TaskKind;
 
 models::Model tiny_gpt(int layers = 2, std::int64_t batch = 1, models::DType dtype = models::DType::F32) {
-  models::TransformerConfig c;
-  c.name = "tiny_gpt";
-  c.layers = layers;
-  c.hidden = 64;
-  c.heads = 4;
-  c.seq_len = 16;
-  c.vocab = 128;
-  return models::build_transformer(c, {.batch = batch, .dtype = dtype});
+  return tiny_gpt_model(layers, 16, batch, dtype);
 }
 
 /// Only the attention cores cost anything: `fwd` and `bwd` ns per sample.

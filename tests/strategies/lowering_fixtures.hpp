@@ -52,6 +52,19 @@ inline models::Model chain_model(int layers, std::int64_t width = 1000, std::int
   return b.finish();
 }
 
+/// A GPT of `layers` tiny layers: hidden 64, 4 heads, vocabulary 128, `seq_len` tokens.
+inline models::Model tiny_gpt_model(int layers, std::int64_t seq_len, std::int64_t batch = 1,
+                                    models::DType dtype = models::DType::F32) {
+  models::TransformerConfig c;
+  c.name = "tiny_gpt";
+  c.layers = layers;
+  c.hidden = 64;
+  c.heads = 4;
+  c.seq_len = seq_len;
+  c.vocab = 128;
+  return models::build_transformer(c, {.batch = batch, .dtype = dtype});
+}
+
 /// 2 MoE layers (4 SwiGLU experts of width 32, top-2), hidden 64, 4 heads, 16 tokens per sample,
 /// vocabulary 128: the expert- and tensor-parallel tests' tiny MoE transformer, before their tweaks.
 inline models::TransformerConfig tiny_moe_config() {

@@ -43,17 +43,8 @@ PlanRequest request(const models::Model& model, const hardware::Cluster& cluster
                      .threads = 1};
 }
 
-/// A GPT of `layers` tiny layers (hidden 64, 4 heads, 64 tokens, vocabulary 128).
-models::Model tiny_gpt_of(int layers) {
-  models::TransformerConfig c;
-  c.name = "tiny_gpt";
-  c.layers = layers;
-  c.hidden = 64;
-  c.heads = 4;
-  c.seq_len = 64;
-  c.vocab = 128;
-  return models::build_transformer(c, {.batch = 1});
-}
+/// A GPT of `layers` tiny layers of 64 tokens.
+models::Model tiny_gpt_of(int layers) { return tiny_gpt_model(layers, 64); }
 
 std::vector<std::string> strategies_of(const std::vector<Candidate>& c) {
   std::vector<std::string> out;
