@@ -205,9 +205,9 @@ std::string explain_plan(const PlanResult& plan, int runners_up) {
   if (w.strategy.recompute_layers > 0) {
     const int n = w.strategy.recompute_layers;
     s << " It recomputes the first " << (n == 1 ? std::string() : std::to_string(n) + " ") << "transformer layer"
-      << (n == 1 ? "" : "s")
-      << " of each pipeline chunk and keeps the rest (Megatron-LM's --recompute-method block --recompute-num-layers "
-      << n << "), the fewest that fit" << (w.reason.empty() ? "" : " (" + w.reason + ")") << ".";
+      << (n == 1 ? "" : "s") << " of each pipeline chunk and keeps the activations of any after "
+      << (n == 1 ? "it" : "them") << " (Megatron-LM's --recompute-method block --recompute-num-layers " << n
+      << "), the fewest that fit" << (w.reason.empty() ? "" : " (" + w.reason + ")") << ".";
   }
   const std::vector<std::size_t> rows = explained_rows(plan, runners_up);
   if (rows.size() > 1) {

@@ -392,10 +392,15 @@ PlanRow evaluate_one(const PlanRequest& req, const ModelFacts& facts, const Cand
 
 /// Full recomputation of the fewest layers of each chunk that fit. Peak memory falls and the step
 /// grows with the layers rerun, so the fewest that fit is the fastest: the most layers (the
-/// candidate's own count) first - if they do not fit, no count does - then one, then bisection.
+/// candidate's own count) first - if they do not fit, no count does - then one, then the count
+/// between. Each layer rerun frees about one layer's activations, so the peak is close to linear
+/// in the count: the next probe is where the line through the nearest miss and fit crosses the
+/// capacity (then the count just below it, which ends the search when the line is exact); after
+/// kSecantSteps such probes, bisection, so a peak far from linear still costs log2(layers).
 PlanRow evaluate_fewest_layers(const PlanRequest& req, const ModelFacts& facts, const Candidate& c,
                                Granularity granularity, StepCache& cache, std::string* cost_source,
                                simulator::CollectivePlanner* collectives) {
+  constexpr int kSecantSteps = 3;
   int simulations = 0;
   auto at = [&](int layers) {
     Candidate k = c;
@@ -414,15 +419,20 @@ PlanRow evaluate_fewest_layers(const PlanRequest& req, const ModelFacts& facts, 
       fits = std::move(misses);
       hi = 1;
     }
-    while (hi - lo > 1) {
-      const int mid = lo + (hi - lo) / 2;
-      PlanRow r = at(mid);
+    for (int step = 0; hi - lo > 1; ++step) {
+      int next = lo + (hi - lo) / 2;
+      const double over = misses.memory_ratio(), under = fits.memory_ratio();
+      if (step < kSecantSteps && misses.simulated() && over > 1.0 && over > under) {
+        const double cross = static_cast<double>(lo) + (over - 1.0) / (over - under) * static_cast<double>(hi - lo);
+        next = std::clamp(static_cast<int>(std::ceil(cross)), lo + 1, hi - 1);
+      }
+      PlanRow r = at(next);
       if (r.feasible()) {
         fits = std::move(r);
-        hi = mid;
+        hi = next;
       } else {
         misses = std::move(r);
-        lo = mid;
+        lo = next;
       }
     }
     if (hi > 1)
