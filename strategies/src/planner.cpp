@@ -89,12 +89,13 @@ int recompute_rank(Recompute r) { return r == Recompute::Full ? 0 : r == Recompu
 
 /// Whether `c`'s recomputation keeps at least the activations `fit`'s does, at the same shape,
 /// micro-batch size and ZeRO stage. The fewest-layers candidate (whole layers rerun, sequence
-/// parallel under TP; a miss means even its most layers do not fit) keeps less than none, and is
-/// comparable with nothing else: selective keeps every layer less its scores, and full recompute
-/// without sequence parallelism can keep more than most layers with it.
+/// parallel under TP; a miss means even its most layers do not fit) keeps less than none, and
+/// more than full recomputation of every layer without TP; nothing else compares: selective
+/// keeps every layer less its scores, and full recomputation without sequence parallelism can
+/// keep more than most layers with it.
 bool keeps_at_least(const Candidate& c, const Candidate& fit) {
   if (fit.fewest_recompute_layers) return c.fewest_recompute_layers || c.strategy.recompute == Recompute::None;
-  if (c.fewest_recompute_layers) return false;
+  if (c.fewest_recompute_layers) return c.strategy.tp == 1 && fit.strategy.recompute == Recompute::Full;
   return recompute_rank(c.strategy.recompute) >= recompute_rank(fit.strategy.recompute);
 }
 

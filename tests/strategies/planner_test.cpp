@@ -603,6 +603,19 @@ TEST(Planner, FindsTheFewestRecomputedLayersThatFit) {
   const PlanResult over_the_wire = run_planner(shared);
   EXPECT_EQ(to_string(over_the_wire.rows.front().strategy), "dp=1,recompute=full,recompute_layers=3");
   EXPECT_EQ(dump_json(plan_rows_to_json(over_the_wire, 0)), dump_json(plan_rows_to_json(run_planner(req), 0)));
+
+  // Where even every layer recomputed does not fit, without TP the fewest layers keep more: not lowered.
+  const hardware::Cluster tiny =
+      star_cluster(1, 0, 100.0, "A100-SXM4-80GB", run(req, "recompute=full").devices[0].peak_memory - 1);
+  req.cluster = &tiny;
+  const PlanResult none_fit = run_planner(req);
+  EXPECT_EQ(none_fit.stats.feasible, 0);
+  const auto fewest = std::find_if(none_fit.rows.begin(), none_fit.rows.end(),
+                                   [](const PlanRow& r) { return r.strategy.recompute_layers > 0; });
+  ASSERT_NE(fewest, none_fit.rows.end());
+  EXPECT_EQ(fewest->verdict, Verdict::MemoryDominated);
+  EXPECT_TRUE(fewest->reason.starts_with("needs at least the memory of dp=1,recompute=full, which needs"))
+      << fewest->reason;
 }
 
 TEST(StepCache, OneCacheAcrossSettingsGivesWhatAFreshOneGives) {
