@@ -163,30 +163,40 @@ double estimated_work(const Candidate& c, bool extrapolate) {
   return chunks * simulated * (s.tp > 1 ? 2.0 : 1.0) * ring + 64;  // + a fixed cost per simulation
 }
 
-PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {
+/// The row of a candidate decided without simulating it: its configuration and `verdict`.
+PlanRow unsimulated_row(const Candidate& c, Verdict verdict) {
   PlanRow row;
   row.strategy = c.strategy;
   row.global_batch = c.global_batch;
   row.devices = c.strategy.devices();
-  row.verdict = Verdict::MemoryDominated;
+  row.verdict = verdict;
+  return row;
+}
+
+PlanRow dominated_row(const Candidate& c, const PlanRow& miss) {
+  PlanRow row = unsimulated_row(c, Verdict::MemoryDominated);
   row.peak_memory = miss.peak_memory;
   row.capacity = miss.capacity;
   row.reason = "needs at least the memory of " + to_string(miss.strategy) + ", which " + miss.reason;
   return row;
 }
 
-/// A member of `family` with the fewest-layers candidate `c`'s micro-batch size and ZeRO stage that
-/// recomputes selectively or not at all and fits, among those `known` says are decided (rows
-/// evaluated); nullptr if none.
+/// Whether `t`, of the fewest-layers candidate `c`'s memory family, is its twin with less
+/// recomputation: selective or none at `c`'s micro-batch size and ZeRO stage.
+bool recomputes_less_twin(const Candidate& t, const Candidate& c) {
+  return !t.fewest_recompute_layers && t.strategy.recompute != Recompute::Full && t.strategy.zero == c.strategy.zero &&
+         micro_batch_size(t) == micro_batch_size(c);
+}
+
+/// A twin of the fewest-layers candidate `c` in `family` (recomputes_less_twin) that fits, among
+/// those `known` says are decided (rows evaluated); nullptr if none.
 template <class Known>
 const std::size_t* fitting_twin(const std::vector<Candidate>& candidates, const std::vector<std::size_t>& family,
                                 const std::vector<PlanRow>& rows, const Candidate& c, const Known& known) {
   const std::size_t* found = nullptr;  // no recomputation first, then selective
   for (const std::size_t& j : family) {
     const Candidate& t = candidates[j];
-    if (t.fewest_recompute_layers || t.strategy.recompute == Recompute::Full || t.strategy.zero != c.strategy.zero ||
-        micro_batch_size(t) != micro_batch_size(c) || !known(j) || !rows[j].feasible())
-      continue;
+    if (!recomputes_less_twin(t, c) || !known(j) || !rows[j].feasible()) continue;
     if (t.strategy.recompute == Recompute::None) return &j;
     if (found == nullptr) found = &j;
   }
@@ -195,11 +205,7 @@ const std::size_t* fitting_twin(const std::vector<Candidate>& candidates, const 
 
 PlanRow less_recompute_row(const Candidate& c, const PlanRow& twin) {
   using detail::gib;
-  PlanRow row;
-  row.strategy = c.strategy;
-  row.global_batch = c.global_batch;
-  row.devices = c.strategy.devices();
-  row.verdict = Verdict::LessRecompute;
+  PlanRow row = unsimulated_row(c, Verdict::LessRecompute);
   row.reason = "not simulated: " + to_string(twin.strategy) + " fits (" + gib(twin.peak_memory) + " of " +
                gib(twin.capacity) + ") with less recomputation, taken to be faster than rerunning whole layers";
   return row;
@@ -308,11 +314,7 @@ TimeNs exact_rows_limit(const PlanRequest& req, const std::vector<PlanRow>& rows
 }
 
 PlanRow pruned_row(const PlanRequest& req, const Candidate& c, TimeNs bound, TimeNs objective_bound, TimeNs limit) {
-  PlanRow row;
-  row.strategy = c.strategy;
-  row.global_batch = c.global_batch;
-  row.devices = c.strategy.devices();
-  row.verdict = Verdict::Pruned;
+  PlanRow row = unsimulated_row(c, Verdict::Pruned);
   row.step_bound = bound;
   const bool ttt = req.objective == Objective::TimeToTrain;
   row.reason = "not simulated: its step takes at least " + format_time(bound) + " (compute and pipeline fill alone" +
@@ -419,12 +421,8 @@ void evaluate_by_bound(const PlanRequest& req, const ModelFacts& facts, const st
   for (std::size_t i = 0; i < n; ++i) {
     const Candidate& c = candidates[i];
     if (!c.fewest_recompute_layers) continue;
-    for (std::size_t j : families[family_of[i]]) {
-      const Candidate& t = candidates[j];
-      if (!t.fewest_recompute_layers && t.strategy.recompute != Recompute::Full && t.strategy.zero == c.strategy.zero &&
-          micro_batch_size(t) == micro_batch_size(c))
-        order_key[i] = std::max(order_key[i], objective_bound[j]);
-    }
+    for (std::size_t j : families[family_of[i]])
+      if (recomputes_less_twin(candidates[j], c)) order_key[i] = std::max(order_key[i], objective_bound[j]);
   }
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
