@@ -256,7 +256,7 @@ namespace {
 
 template <class E>
 std::vector<E> parse_list(const std::string& text, const std::string& origin, const std::vector<E>& all,
-                          std::string (*name)(E)) {
+                          std::string (*name)(E), const std::string& also_known = "") {
   if (text == "all") return all;
   std::vector<E> out;
   std::stringstream in(text);
@@ -266,6 +266,7 @@ std::vector<E> parse_list(const std::string& text, const std::string& origin, co
     if (it == all.end()) {
       std::string known;
       for (E e : all) known += (known.empty() ? "" : ", ") + name(e);
+      if (!also_known.empty()) known += ", " + also_known;
       throw InputError(origin + ": \"" + item + "\": expected all or a comma-separated list of " + known);
     }
     if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
@@ -290,30 +291,17 @@ std::vector<Recompute> parse_recompute_list(const std::string& text, const std::
 }
 
 void parse_recompute_choices(const std::string& text, const std::string& origin, SearchSpace& space) {
-  const std::vector<Recompute> all = SearchSpace{}.recomputes;
-  if (text == "all") {
-    space.recomputes = all;
-    space.partial_recompute = true;
-    return;
-  }
-  std::vector<Recompute> out;
-  bool partial = false;
+  // "partial" is no Recompute value: taken out here, the rest parsed as the other lists are.
+  std::string rest;
+  bool partial = text == "all";
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item == "partial") {
-      partial = true;
-      continue;
-    }
-    const auto it = std::find_if(all.begin(), all.end(), [&](Recompute r) { return to_string(r) == item; });
-    if (it == all.end())
-      throw InputError(origin + ": \"" + item +
-                       "\": expected all or a comma-separated list of none, selective, full, partial");
-    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
-  }
-  if (out.empty() && !partial) throw InputError(origin + ": empty list");
-  std::sort(out.begin(), out.end());
-  space.recomputes = std::move(out);
+  while (std::getline(in, item, ','))
+    if (item == "partial") partial = true;
+    else rest += (rest.empty() ? "" : ",") + item;
+  space.recomputes = rest.empty() && partial
+                         ? std::vector<Recompute>{}
+                         : parse_list<Recompute>(rest, origin, SearchSpace{}.recomputes, recompute_name, "partial");
   space.partial_recompute = partial;
 }
 

@@ -167,46 +167,6 @@ TEST(DataParallel, ZeroShardsOptimizerStateAndUsesReduceScatterAllGather) {
 }
 
 // The DP reduction moves the gradient buffer, the ZeRO all-gather the weights: bf16 weights of
-// 2e6 parameters are 4e6 B; an fp32 buffer (auto, Megatron-LM's main_grad) reduces 8e6 B, a bf16
-// one (fused-buffer: Megatron-Core's grad_reduce_in_fp32=False) 4e6 B; fp8 reduces bf16 gradients.
-TEST(DataParallel, ReductionMovesTheGradientBufferAndTheGatherTheWeights) {
-  auto collective_bytes = [](GradAccumulation a, models::DType dtype, const std::string& strategy) {
-    static const hardware::Cluster cluster = star_cluster(2, 0, 1.0);
-    const models::Model model = chain_model(2, 1000, 1, dtype);
-    FakeCosts costs;
-    StepSetup setup{.model = &model,
-                    .cluster = &cluster,
-                    .strategy = parse_strategy(strategy),
-                    .global_batch = 8,
-                    .costs = &costs,
-                    .grad_accumulation = a};
-    setup.collective_costs = simulator::CollectiveCosts::Links;
-    const StrategyResult r = simulate_strategy(setup);
-    std::map<CollectiveOp, Bytes> bytes;
-    const auto& g = r.lowered.graph;
-    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
-      if (g.kind(t) == TaskKind::Collective) bytes[g.collective_op(t)] += g.bytes(t);
-    return bytes;
-  };
-  using Ops = std::map<CollectiveOp, Bytes>;
-  constexpr auto kBf16 = models::DType::BF16;
-  EXPECT_EQ(collective_bytes(GradAccumulation::Auto, kBf16, "dp=2,overlap=off"),
-            (Ops{{CollectiveOp::AllReduce, 8'000'000}}));
-  EXPECT_EQ(collective_bytes(GradAccumulation::Fused, kBf16, "dp=2,overlap=off"),
-            (Ops{{CollectiveOp::AllReduce, 8'000'000}}));
-  EXPECT_EQ(collective_bytes(GradAccumulation::FusedBuffer, kBf16, "dp=2,overlap=off"),
-            (Ops{{CollectiveOp::AllReduce, 4'000'000}}));
-  EXPECT_EQ(collective_bytes(GradAccumulation::InPlace, kBf16, "dp=2,overlap=off"),
-            (Ops{{CollectiveOp::AllReduce, 4'000'000}}));
-  EXPECT_EQ(collective_bytes(GradAccumulation::Auto, kBf16, "dp=2,overlap=off,zero=1"),
-            (Ops{{CollectiveOp::ReduceScatter, 8'000'000}, {CollectiveOp::AllGather, 4'000'000}}));
-  EXPECT_EQ(collective_bytes(GradAccumulation::FusedBuffer, kBf16, "dp=2,overlap=off,zero=1"),
-            (Ops{{CollectiveOp::ReduceScatter, 4'000'000}, {CollectiveOp::AllGather, 4'000'000}}));
-  // fp32 training: 4 B either way.
-  EXPECT_EQ(collective_bytes(GradAccumulation::Auto, models::DType::F32, "dp=2,overlap=off,zero=1"),
-            (Ops{{CollectiveOp::ReduceScatter, 8'000'000}, {CollectiveOp::AllGather, 8'000'000}}));
-}
-
 TEST(DataParallel, ZeroTwoAlsoShardsGradientsWithTheSameTraffic) {
   const StrategyResult one = run("dp=2,overlap=off,zero=1");
   const StrategyResult two = run("dp=2,overlap=off,zero=2");
@@ -231,6 +191,39 @@ StepSetup on_two_gpus(const models::Model& model, const std::string& strategy, G
                   .granularity = granularity};
   setup.collective_costs = simulator::CollectiveCosts::Links;
   return setup;
+}
+
+// 2e6 parameters are 4e6 B; an fp32 buffer (auto, Megatron-LM's main_grad) reduces 8e6 B, a bf16
+// one (fused-buffer: Megatron-Core's grad_reduce_in_fp32=False) 4e6 B; fp8 reduces bf16 gradients.
+TEST(DataParallel, ReductionMovesTheGradientBufferAndTheGatherTheWeights) {
+  auto collective_bytes = [](GradAccumulation a, models::DType dtype, const std::string& strategy) {
+    const models::Model model = chain_model(2, 1000, 1, dtype);
+    StepSetup setup = on_two_gpus(model, strategy, Granularity::Op);
+    setup.grad_accumulation = a;
+    const StrategyResult r = simulate_strategy(setup);
+    std::map<CollectiveOp, Bytes> bytes;
+    const auto& g = r.lowered.graph;
+    for (simulator::TaskId t = 0; t < static_cast<simulator::TaskId>(g.size()); ++t)
+      if (g.kind(t) == TaskKind::Collective) bytes[g.collective_op(t)] += g.bytes(t);
+    return bytes;
+  };
+  using Ops = std::map<CollectiveOp, Bytes>;
+  constexpr auto kBf16 = models::DType::BF16;
+  EXPECT_EQ(collective_bytes(GradAccumulation::Auto, kBf16, "dp=2,overlap=off"),
+            (Ops{{CollectiveOp::AllReduce, 8'000'000}}));
+  EXPECT_EQ(collective_bytes(GradAccumulation::Fused, kBf16, "dp=2,overlap=off"),
+            (Ops{{CollectiveOp::AllReduce, 8'000'000}}));
+  EXPECT_EQ(collective_bytes(GradAccumulation::FusedBuffer, kBf16, "dp=2,overlap=off"),
+            (Ops{{CollectiveOp::AllReduce, 4'000'000}}));
+  EXPECT_EQ(collective_bytes(GradAccumulation::InPlace, kBf16, "dp=2,overlap=off"),
+            (Ops{{CollectiveOp::AllReduce, 4'000'000}}));
+  EXPECT_EQ(collective_bytes(GradAccumulation::Auto, kBf16, "dp=2,overlap=off,zero=1"),
+            (Ops{{CollectiveOp::ReduceScatter, 8'000'000}, {CollectiveOp::AllGather, 4'000'000}}));
+  EXPECT_EQ(collective_bytes(GradAccumulation::FusedBuffer, kBf16, "dp=2,overlap=off,zero=1"),
+            (Ops{{CollectiveOp::ReduceScatter, 4'000'000}, {CollectiveOp::AllGather, 4'000'000}}));
+  // fp32 training: 4 B either way.
+  EXPECT_EQ(collective_bytes(GradAccumulation::Auto, models::DType::F32, "dp=2,overlap=off,zero=1"),
+            (Ops{{CollectiveOp::ReduceScatter, 8'000'000}, {CollectiveOp::AllGather, 8'000'000}}));
 }
 
 int collectives(const StrategyResult& r, CollectiveOp op, simulator::Phase phase) {
