@@ -208,6 +208,7 @@ class Simulation {
         crit_pred_(new TaskId[graph.size()]) {
     scan_graph();
     streams_.resize(global_of_.size() * streams_per_device_);
+    dirty_.resize(streams_.size() + 1);  // one spare: mark_dirty_if writes a slot even when all are listed
     for (std::size_t s = 0; s < streams_.size(); ++s)
       streams_[s].local = static_cast<std::uint32_t>(s / streams_per_device_);
     devices_.resize(global_of_.size());
@@ -248,7 +249,7 @@ class Simulation {
         }
         if (!events_.next_at(now_)) break;
       }
-      if (!ready_.empty() || !dirty_.empty()) dispatch();
+      if (!ready_.empty() || dirty_count_ != 0) dispatch();
       settle();
       if (completed_ >= next_progress && options_.on_progress) {
         options_.on_progress(completed_, n);
@@ -409,10 +410,15 @@ class Simulation {
   }
 
   // ------------------------------------------------------------------ dispatch
-  void mark_dirty(std::size_t s) {
-    if (streams_[s].dirty) return;
-    streams_[s].dirty = true;
-    dirty_.push_back(s);
+  void mark_dirty(std::size_t s) { mark_dirty_if(s, true); }
+  // Branch-free: dirty_ has room for every stream, so the entry is written either way and kept
+  // when `cond` holds for a stream not listed yet (whether a freed stream has a queue is data).
+  void mark_dirty_if(std::size_t s, bool cond) {
+    StreamState& st = streams_[s];
+    const bool add = cond & !st.dirty;
+    dirty_[dirty_count_] = s;
+    dirty_count_ += static_cast<std::size_t>(add);
+    st.dirty = st.dirty | cond;
   }
 
   // Tiny batches are the norm (1-3 tasks): insertion sort beats std::sort's setup there.
@@ -480,12 +486,13 @@ class Simulation {
         }
       }
     }
-    if (dirty_.size() > 1) std::sort(dirty_.begin(), dirty_.end());
-    for (std::size_t s : dirty_) {
+    if (dirty_count_ > 1) std::sort(dirty_.begin(), dirty_.begin() + static_cast<std::ptrdiff_t>(dirty_count_));
+    for (std::size_t i = 0; i < dirty_count_; ++i) {
+      const std::size_t s = dirty_[i];
       streams_[s].dirty = false;
       try_start(s);
     }
-    dirty_.clear();
+    dirty_count_ = 0;
   }
 
   void try_start(std::size_t s) {
@@ -536,11 +543,16 @@ class Simulation {
     d.stats.exposed_comm = d.in_state[2];
   }
 
+  // All ones when t's bytes count as activations, else zero: the category of a random graph's
+  // tasks is data, so starts and ends select with it instead of branching.
+  Bytes activations_mask(TaskId t) const {
+    return -static_cast<Bytes>(g_.memory_category(t) == MemoryCategory::Activations);
+  }
   // Branch-free: whether a start sets a new peak is data (random on a mixed graph), and the
   // breakdown at the peak is rebuilt from the two live counts kept with it (finish()).
   void allocate(DeviceState& d, TaskId t) {
     const Bytes b = g_.alloc_bytes(t);
-    const Bytes act = g_.memory_category(t) == MemoryCategory::Activations ? b : 0;
+    const Bytes act = b & activations_mask(t);
     d.activations += act;
     d.other += b - act;
     const Bytes total = d.static_bytes + d.activations + d.other;
@@ -711,7 +723,7 @@ class Simulation {
     st.last_task = t;
     st.last_end = now_;
     st.busy += now_;
-    if (!st.queue.empty()) mark_dirty(s);  // an empty stream is started directly by dispatch()
+    mark_dirty_if(s, !st.queue.empty());  // an empty stream is started directly by dispatch()
   }
 
   // Out of line, so that complete() (mostly compute tasks) saves fewer registers.
@@ -753,8 +765,9 @@ class Simulation {
         touch(d);
         if (g_.kind(t) == TaskKind::Transfer) --d.comm_active;
         else if (g_.phase(t) != Phase::DataLoad) --d.compute_active;
-        if (const Bytes b = g_.free_bytes(t); b != 0)
-          (g_.memory_category(t) == MemoryCategory::Activations ? d.activations : d.other) -= b;
+        const Bytes freed = g_.free_bytes(t), freed_activations = freed & activations_mask(t);
+        d.activations -= freed_activations;
+        d.other -= freed - freed_activations;
         free_stream(local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t)), t);
         break;
       }
@@ -982,7 +995,8 @@ class Simulation {
   std::vector<TaskTiming> timeline_;
   std::vector<CollectiveAlgorithm> algorithms_;
   std::vector<TaskId> ready_, batch_;
-  std::vector<std::size_t> dirty_;
+  std::vector<std::size_t> dirty_;  // streams_.size() slots, the first dirty_count_ listed
+  std::size_t dirty_count_ = 0;
   std::vector<CollectiveRun> runs_;
   std::vector<std::uint32_t> free_runs_;
   std::vector<std::vector<DeviceId>> waiting_;               // per lane: the members a collective queues on
