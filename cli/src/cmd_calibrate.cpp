@@ -36,6 +36,7 @@ struct CalibrateArgs {
   std::string output;
   std::vector<std::string> fixed;
   bool per_gpu_kind = false;
+  double kind_spread = validation::FitOptions{}.kind_spread;
   int max_iterations = validation::FitOptions{}.max_iterations;
   bool json = false;
 };
@@ -147,6 +148,11 @@ void register_calibrate(CLI::App& app) {
   cmd->add_flag("--per-gpu-kind", args->per_gpu_kind,
                 "With --runs: kernel factors per GPU kind, fitted where the runs file has more runs of that kind "
                 "than free kernel factors, the default model for the others (default: one set for every kind)");
+  cmd->add_option("--kind-spread", args->kind_spread,
+                  "With --runs and runs of several GPU kinds: kernel factors pooled over the kinds, each kind's "
+                  "own allowed to differ from them, a deviation of this fraction costing the fit as much as a 5% "
+                  "error on one run (a kind with few runs leans on the pooled factors); 0: one set for every kind")
+      ->capture_default_str();
   cmd->add_option("--max-iterations", args->max_iterations,
                   "With --runs: Levenberg-Marquardt iterations per fit (the fit and each leave-one-out refit); the "
                   "output says when the last one still improved")
@@ -161,6 +167,16 @@ void register_calibrate(CLI::App& app) {
     const bool talk = ProgressBar::would_draw();
     if (args->per_gpu_kind && args->runs.empty())
       throw InputError("calibrate: --per-gpu-kind applies only with --runs (profiles fit each GPU kind apart)");
+    if (!(args->kind_spread >= 0 && args->kind_spread <= 3))
+      throw InputError("calibrate: --kind-spread " + fixed(args->kind_spread, 3) +
+                       ": expected a fraction from 0 (one set of kernel factors for every kind) to 3");
+    if (cmd->count("--kind-spread") > 0 && args->runs.empty())
+      throw InputError("calibrate: --kind-spread applies only with --runs (the runs' kinds are what it pools)");
+    if (cmd->count("--kind-spread") > 0 && (args->per_gpu_kind || !args->profiles.empty() || !args->microbench.empty()))
+      throw InputError(
+          std::string("calibrate: --kind-spread pools kernel factors over GPU kinds; ") +
+          (args->per_gpu_kind ? "--per-gpu-kind fits each kind apart" : "measured kernels fix each kind's") +
+          ": drop one");
     if (args->runs.empty())
       for (const std::string& name : args->fixed)
         if (name != "matrix" && name != "memory")
@@ -199,6 +215,7 @@ void register_calibrate(CLI::App& app) {
       validation::FitOptions options{.max_iterations = args->max_iterations,
                                      .fixed = args->fixed,
                                      .per_gpu_kind = per_kind,
+                                     .kind_spread = per_kind ? 0.0 : args->kind_spread,
                                      .on_stage = [talk](const std::string& s) {
                                        if (talk) std::cerr << "  " << s << "...\n";
                                      }};

@@ -173,6 +173,77 @@ TEST(Calibrate, PoolsGpuKindsByDefault) {
   EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
 }
 
+// Partial pooling (--kind-spread): runs of two kinds made with the same kernel factors. Any
+// deviation costs the fit without lowering an error, so every kind comes out at the pooled factors,
+// which are the truth.
+TEST(Calibrate, AKindSpreadRecoversFactorsTheKindsShare) {
+  Calibration truth;
+  truth.kernels["*"] = {1.3, 0.9};
+  truth.intra_node_comm = 1.4;
+  RunsFile runs = synthetic_runs(truth);
+  runs.runs.resize(6);
+  runs.runs.push_back(synthetic("h-dp8", 8, 1, 8, 4, "dgx-h100"));
+  runs.runs.push_back(synthetic("h-tp8", 1, 8, 16, 4, "dgx-h100"));
+  measure_under(runs, truth);
+  const CalibrationFit fit = fit_calibration(
+      runs,
+      {.max_iterations = 40, .fixed = {"inter_node_comm", "step_overhead_ms"}, .kind_spread = 0.1, .on_stage = {}});
+  EXPECT_DOUBLE_EQ(fit.kind_spread, 0.1);
+  ASSERT_EQ(fit.calibration.kernels.size(), 3u);  // "*", A100, H100
+  for (const char* kind : {"*", kA100, kH100}) {
+    EXPECT_NEAR(fit.calibration.kernels.at(kind).matrix, 1.3, 0.013) << kind;
+    EXPECT_NEAR(fit.calibration.kernels.at(kind).memory, 0.9, 0.009) << kind;
+  }
+  EXPECT_NEAR(fit.calibration.intra_node_comm, 1.4, 0.014);
+  EXPECT_TRUE(fit.fitted("matrix[H100-SXM5-80GB]"));
+  EXPECT_LT(fit.in_sample.max_abs_error_pct, 0.1);
+  EXPECT_LT(fit.leave_one_out.max_abs_error_pct, 1.0);
+  const nlohmann::json j = calibration_fit_to_json(fit);
+  EXPECT_DOUBLE_EQ(j["kind_spread"].get<double>(), 0.1);
+  EXPECT_EQ(calibration_from_json(j, "cal.json").kernels.size(), 3u);
+}
+
+// A kind with one run whose GEMMs run slower than the others': with a kind spread its factor moves
+// toward what that run says, part of the way (the deviation is charged for); left out, the run is
+// priced with the factors of the other kind (the pooled ones), not the default model - where
+// --per-gpu-kind can fit no factor for one run and keeps the default.
+TEST(Calibrate, AKindSpreadLetsAKindWithOneRunLeanOnThePooledFactors) {
+  Calibration truth;
+  truth.kernels[kA100] = {1.3, 1.0};
+  truth.kernels["V100-SXM2-32GB"] = {1.6, 1.0};
+  RunsFile runs = synthetic_runs(truth);
+  runs.runs.resize(6);
+  runs.runs.push_back(synthetic("v-dp8", 8, 1, 8, 4, "dgx1-v100"));
+  measure_under(runs, truth);
+  const FitOptions options{.max_iterations = 40,
+                           .fixed = {"memory", "intra_node_comm", "inter_node_comm", "step_overhead_ms"},
+                           .kind_spread = 0.1,
+                           .on_stage = {}};
+  const CalibrationFit fit = fit_calibration(runs, options);
+  const double v100 = fit.calibration.kernel_factors("V100-SXM2-32GB").matrix;
+  EXPECT_GT(v100, 1.4);
+  EXPECT_LT(v100, 1.59);
+  // The pooled factors sit between the kinds, so the A100's own moves a little too (its six runs
+  // hold it within 2%).
+  EXPECT_GT(fit.calibration.kernel_factors(kA100).matrix, 1.3);
+  EXPECT_LT(fit.calibration.kernel_factors(kA100).matrix, 1.3 * 1.02);
+  EXPECT_LT(std::abs(fit.in_sample.outcomes[6].error_pct), std::abs(fit.default_model.outcomes[6].error_pct));
+  // Left out: priced as the pooled A100 factor prices it.
+  Calibration pooled;
+  pooled.kernels["*"] = {1.3, 1.0};
+  const RunOutcome with_pooled = evaluate_run(runs.runs[6], {.calibration = pooled, .progress = {}});
+  EXPECT_NEAR(fit.leave_one_out.outcomes[6].error_pct, with_pooled.error_pct, 0.5);
+  EXPECT_LT(with_pooled.error_pct, -5.0);
+  // Without the spread, --per-gpu-kind leaves the V100 on the default model.
+  FitOptions apart = options;
+  apart.kind_spread = 0;
+  apart.per_gpu_kind = true;
+  EXPECT_FALSE(fit_calibration(runs, apart).calibration.has_kernel_factors("V100-SXM2-32GB"));
+  FitOptions both = options;
+  both.per_gpu_kind = true;
+  EXPECT_THROW((void)fit_calibration(runs, both), InputError);
+}
+
 TEST(Calibrate, HoldsFixedAndIrrelevantFactorsAtTheirDefault) {
   Calibration truth;
   truth.kernels[kA100] = {1.1, 1.0};

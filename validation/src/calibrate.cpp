@@ -17,10 +17,13 @@ namespace {
 enum class Which { Matrix, Memory, IntraNode, InterNode, Overhead };
 
 // One fitted quantity: a kernel factor of one GPU kind ("*" when pooled), or a global factor.
-// Multiplicative factors are fitted as their log, the overhead in ms as is.
+// Multiplicative factors are fitted as their log, the overhead in ms as is. With partial pooling
+// (FitOptions::kind_spread) a kind's kernel factor is the pooled one times exp(deviation): the
+// deviation is a Param of its own, and the fit charges for it like for a run's error.
 struct Param {
   Which which;
   std::string kind;  // Matrix / Memory only
+  bool deviation = false;
   bool kernel() const { return which == Which::Matrix || which == Which::Memory; }
   std::string name() const {
     switch (which) {
@@ -45,12 +48,23 @@ struct Layout {
   std::vector<bool> free;
   std::set<std::string> present;
   std::set<std::string> excluded;
+  // Partial pooling: each deviation's pooled factor (an index into params), and the weight of a
+  // deviation's pseudo-residual (kRunSpread / kind_spread).
+  std::map<std::size_t, std::size_t> pooled_of;
+  double penalty = 0;
 };
 
 Calibration to_calibration(const Layout& layout, const Params& p) {
   Calibration c;
+  // A kind of its own under partial pooling: the pooled factor times its deviation.
+  for (const auto& [i, pooled] : layout.pooled_of) {
+    const Param& q = layout.params[i];
+    const double v = std::exp(p[pooled] + p[i]);
+    (q.which == Which::Matrix ? c.kernels[q.kind].matrix : c.kernels[q.kind].memory) = v;
+  }
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Param& q = layout.params[i];
+    if (q.deviation) continue;
     const double v = q.which == Which::Overhead ? std::max(0.0, p[i]) : std::exp(p[i]);
     switch (q.which) {
       case Which::Matrix:
@@ -129,21 +143,25 @@ class Fitter {
  public:
   /// The fitter over the scored runs whose kind the layout does not exclude.
   static Fitter over(const RunsFile& runs, const std::vector<std::size_t>& scored,
-                     const std::vector<std::string>& kinds, const Layout& layout, unsigned threads) {
+                     const std::vector<std::string>& kinds, const std::vector<std::string>& device_kinds,
+                     const Layout& layout, unsigned threads) {
     std::vector<std::size_t> in;
-    std::vector<std::string> in_kinds;
+    std::vector<std::string> in_kinds, in_devices;
     for (std::size_t j = 0; j < scored.size(); ++j)
-      if (!layout.excluded.contains(kinds[j])) in.push_back(scored[j]), in_kinds.push_back(kinds[j]);
-    return Fitter(runs, std::move(in), std::move(in_kinds), layout, threads);
+      if (!layout.excluded.contains(kinds[j]))
+        in.push_back(scored[j]), in_kinds.push_back(kinds[j]), in_devices.push_back(device_kinds[j]);
+    return Fitter(runs, std::move(in), std::move(in_kinds), std::move(in_devices), layout, threads);
   }
   std::size_t runs() const { return scored_.size(); }
 
-  /// `kinds[j]`: the key of scored run j's kernel factors (its GPU kind, or "*" when pooled).
-  Fitter(const RunsFile& runs, std::vector<std::size_t> scored, std::vector<std::string> kinds, Layout layout,
-         unsigned threads)
+  /// `kinds[j]`: the key of scored run j's kernel factors (its GPU kind, or "*" when pooled);
+  /// `device_kinds[j]`: its GPU kind (what a deviation under partial pooling moves).
+  Fitter(const RunsFile& runs, std::vector<std::size_t> scored, std::vector<std::string> kinds,
+         std::vector<std::string> device_kinds, Layout layout, unsigned threads)
       : runs_(&runs),
         scored_(std::move(scored)),
         kinds_(std::move(kinds)),
+        device_kinds_(std::move(device_kinds)),
         layout_(std::move(layout)),
         threads_(threads) {}
 
@@ -155,12 +173,14 @@ class Fitter {
     return o.projected_step_s;
   }
 
-  /// Log residuals only (one projection per run).
+  /// Log residuals only (one projection per run), then the deviations' pseudo-residuals.
   std::vector<double> residuals(const Params& p) const {
     std::vector<double> r(scored_.size());
     parallel_for(scored_.size(), threads_, [&](std::size_t j) {
       r[j] = std::log(projected(scored_[j], p) / runs_->runs[scored_[j]].measured_step_s);
     });
+    for (const auto& [i, pooled] : layout_.pooled_of)
+      if (layout_.free[i]) r.push_back(layout_.penalty * p[i]);
     return r;
   }
 
@@ -176,13 +196,24 @@ class Fitter {
       for (std::size_t i = 0; i < p.size(); ++i) {
         const Param& q = layout_.params[i];
         // Another kind's kernel factors cannot move this run: no projection needed.
-        if (!layout_.free[i] || (q.kernel() && q.kind != kinds_[j])) continue;
+        if (!layout_.free[i] || (q.kernel() && q.kind != (q.deviation ? device_kinds_[j] : kinds_[j]))) continue;
+        // A deviation moves its kind's runs as its pooled factor does (the factor is their product).
+        if (q.deviation && layout_.free[layout_.pooled_of.at(i)]) continue;
         Params moved = p;
         moved[i] += step(q);
         row[i] = (std::log(projected(run, moved) / measured) - lin.residual[j]) / step(q);
       }
+      for (const auto& [i, pooled] : layout_.pooled_of)
+        if (layout_.free[i] && layout_.free[pooled] && layout_.params[i].kind == device_kinds_[j]) row[i] = row[pooled];
       lin.jacobian[j] = std::move(row);
     });
+    for (const auto& [i, pooled] : layout_.pooled_of) {
+      if (!layout_.free[i]) continue;
+      lin.residual.push_back(layout_.penalty * p[i]);
+      std::vector<double> row(p.size(), 0.0);
+      row[i] = layout_.penalty;
+      lin.jacobian.push_back(std::move(row));
+    }
     return lin;
   }
 
@@ -242,7 +273,7 @@ class Fitter {
  private:
   const RunsFile* runs_;
   std::vector<std::size_t> scored_;
-  std::vector<std::string> kinds_;
+  std::vector<std::string> kinds_, device_kinds_;
   Layout layout_;
   unsigned threads_ = 1;
 };
@@ -294,6 +325,10 @@ Params lm_fit(const Fitter& fitter, Params p, Linearization lin, int max_iterati
 }
 
 double start_value(const Param& q, const Calibration& start) {
+  if (q.deviation) {
+    const KernelFactors own = start.kernel_factors(q.kind), pooled = start.kernel_factors(Calibration::kAllKinds);
+    return q.which == Which::Matrix ? std::log(own.matrix / pooled.matrix) : std::log(own.memory / pooled.memory);
+  }
   switch (q.which) {
     case Which::Matrix: return std::log(start.kernel_factors(q.kind).matrix);
     case Which::Memory: return std::log(start.kernel_factors(q.kind).memory);
@@ -307,21 +342,26 @@ double start_value(const Param& q, const Calibration& start) {
 // it has more runs than free kernel factors (two factors need three runs); otherwise they are held
 // at the start (the default model unless the start names that kind). `note` says why not.
 Layout decide(std::vector<Param> params, const std::vector<bool>& held, const std::vector<bool>& insensitive,
-              const std::map<std::string, std::size_t>& runs_of_kind, const Calibration& start,
+              const std::map<std::string, std::size_t>& runs_of_kind, const Calibration& start, double penalty,
               std::vector<std::string>* notes) {
   Layout l;
   l.params = std::move(params);
+  l.penalty = penalty;
   l.free.assign(l.params.size(), false);
   if (notes) notes->assign(l.params.size(), "");
   std::map<std::string, std::size_t> free_kernel;
   for (std::size_t i = 0; i < l.params.size(); ++i)
-    if (l.params[i].kernel() && !held[i] && !insensitive[i]) ++free_kernel[l.params[i].kind];
+    if (l.params[i].kernel() && !l.params[i].deviation && !held[i] && !insensitive[i]) ++free_kernel[l.params[i].kind];
   for (std::size_t i = 0; i < l.params.size(); ++i) {
     const Param& q = l.params[i];
     std::string note;
     if (held[i]) note = "held (--fix, or measured by --profiles or --microbench)";
     else if (insensitive[i]) note = "no run depends on it";
-    if (q.kernel()) {
+    // A deviation is charged for, never left out: a kind with no runs keeps the pooled factors.
+    if (q.deviation) {
+      for (std::size_t j = 0; j < l.params.size(); ++j)
+        if (!l.params[j].deviation && l.params[j].which == q.which) l.pooled_of[i] = j;
+    } else if (q.kernel()) {
       const auto it = runs_of_kind.find(q.kind);
       const std::size_t n = it == runs_of_kind.end() ? 0 : it->second;
       const std::size_t k = free_kernel[q.kind];
@@ -376,15 +416,24 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   fit.default_model = evaluate_runs(runs, {});
   const RunsFile settled = settle_inferred(runs, fit.default_model);
   std::vector<std::size_t> scored;
-  std::vector<std::string> kinds;
-  std::map<std::string, std::size_t> runs_of_kind;
+  std::vector<std::string> kinds, device_kinds;
+  std::map<std::string, std::size_t> runs_of_kind, runs_of_device;
   for (std::size_t i = 0; i < fit.default_model.outcomes.size(); ++i) {
     const RunOutcome& o = fit.default_model.outcomes[i];
     if (!o.scored) continue;
     scored.push_back(i);
     kinds.push_back(options.per_gpu_kind ? o.device_kind : std::string(Calibration::kAllKinds));
+    device_kinds.push_back(o.device_kind);
     ++runs_of_kind[kinds.back()];
+    ++runs_of_device[o.device_kind];
   }
+  if (options.kind_spread < 0 || (options.kind_spread > 0 && options.per_gpu_kind))
+    throw InputError("calibrate: a kind spread (" + std::to_string(options.kind_spread) +
+                     ") needs pooled kernel factors and a positive value");
+  // Partial pooling pays off only where there are kinds to tell apart.
+  const bool pooling = options.kind_spread > 0 && runs_of_device.size() > 1;
+  const double penalty = pooling ? kRunSpread / options.kind_spread : 0.0;
+  if (pooling) fit.kind_spread = options.kind_spread;
   for (const std::string& name : options.fixed)
     if (std::find(Calibration::kNames.begin(), Calibration::kNames.end(), name) == Calibration::kNames.end())
       throw InputError("calibrate: --fix " + name +
@@ -395,6 +444,11 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     params.push_back({Which::Matrix, kind});
     params.push_back({Which::Memory, kind});
   }
+  if (pooling)
+    for (const auto& [kind, n] : runs_of_device) {
+      params.push_back({Which::Matrix, kind, true});
+      params.push_back({Which::Memory, kind, true});
+    }
   params.push_back({Which::IntraNode, ""});
   params.push_back({Which::InterNode, ""});
   params.push_back({Which::Overhead, ""});
@@ -407,20 +461,23 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   const unsigned threads =
       options.threads > 0 ? static_cast<unsigned>(options.threads) : std::max(1u, std::thread::hardware_concurrency());
   // A factor no run is sensitive to is not fitted (it stays at its default).
-  Layout layout = decide(params, held, insensitive, runs_of_kind, options.start, nullptr);
-  Linearization lin = Fitter::over(settled, scored, kinds, layout, threads).linearize(p);
+  Layout layout = decide(params, held, insensitive, runs_of_kind, options.start, penalty, nullptr);
+  const Fitter first = Fitter::over(settled, scored, kinds, device_kinds, layout, threads);
+  Linearization lin = first.linearize(p);
   for (std::size_t i = 0; i < params.size(); ++i) {
-    double sensitivity = 0;
-    for (const auto& row : lin.jacobian) sensitivity = std::max(sensitivity, std::fabs(row[i]));
+    double sensitivity = 0;  // over the runs' rows (not the deviations' own)
+    for (std::size_t r = 0; r < first.runs(); ++r) sensitivity = std::max(sensitivity, std::fabs(lin.jacobian[r][i]));
     insensitive[i] = layout.free[i] && sensitivity < 1e-6;
   }
   std::vector<std::string> notes;
-  layout = decide(params, held, insensitive, runs_of_kind, options.start, &notes);
+  layout = decide(params, held, insensitive, runs_of_kind, options.start, penalty, &notes);
   // Parameters no longer free return to their start (a kind with too few runs: the default).
   for (std::size_t i = 0; i < params.size(); ++i)
     if (!layout.free[i]) p[i] = start_value(params[i], options.start);
-  const auto n_free = static_cast<std::size_t>(std::count(layout.free.begin(), layout.free.end(), true));
-  const Fitter fitter = Fitter::over(settled, scored, kinds, layout, threads);
+  // Deviations are charged for (each has a pseudo-residual of its own): they need no runs.
+  std::size_t n_free = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) n_free += layout.free[i] && !params[i].deviation;
+  const Fitter fitter = Fitter::over(settled, scored, kinds, device_kinds, layout, threads);
   if (fitter.runs() < n_free + 1) {
     std::string left_out;
     for (const std::string& kind : layout.excluded)
@@ -438,9 +495,12 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   p = lm_fit(fitter, p, fitter.linearize(p), options.max_iterations, iterations, fit.converged, stage);
   fit.iterations = iterations;
   fit.calibration = to_calibration(layout, p);
-  for (std::size_t i = 0; i < params.size(); ++i)
-    fit.factors.push_back({params[i].name(), params[i].which == Which::Overhead ? std::max(0.0, p[i]) : std::exp(p[i]),
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const double log_value = params[i].deviation ? p[layout.pooled_of.at(i)] + p[i] : p[i];
+    fit.factors.push_back({params[i].name(),
+                           params[i].which == Which::Overhead ? std::max(0.0, p[i]) : std::exp(log_value),
                            layout.free[i], notes[i]});
+  }
   stage("projecting every run with the fitted factors");
   fit.in_sample = evaluate_runs(settled, {.calibration = fit.calibration, .progress = {}});
 
@@ -449,15 +509,20 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   // The refits are independent: one per thread, each projecting its runs serially.
   parallel_for(scored.size(), threads, [&](std::size_t r) {
     std::vector<std::size_t> others;
-    std::vector<std::string> other_kinds;
-    std::map<std::string, std::size_t> counts;
+    std::vector<std::string> other_kinds, other_devices;
+    std::map<std::string, std::size_t> counts, device_counts;
     for (std::size_t j = 0; j < scored.size(); ++j)
-      if (j != r) others.push_back(scored[j]), other_kinds.push_back(kinds[j]), ++counts[kinds[j]];
-    const Layout without_layout = decide(params, held, insensitive, counts, options.start, nullptr);
+      if (j != r) {
+        others.push_back(scored[j]), other_kinds.push_back(kinds[j]), other_devices.push_back(device_kinds[j]);
+        ++counts[kinds[j]], ++device_counts[device_kinds[j]];
+      }
+    const Layout without_layout = decide(params, held, insensitive, counts, options.start, penalty, nullptr);
     Params q = p;
+    // A kind left without runs starts (and, charged for any deviation, stays) at the pooled factors.
     for (std::size_t i = 0; i < params.size(); ++i)
-      if (!without_layout.free[i]) q[i] = start_value(params[i], options.start);
-    const Fitter without = Fitter::over(settled, others, other_kinds, without_layout, 1);
+      if (!without_layout.free[i] || (params[i].deviation && !device_counts.contains(params[i].kind)))
+        q[i] = start_value(params[i], options.start);
+    const Fitter without = Fitter::over(settled, others, other_kinds, other_devices, without_layout, 1);
     int unused = 0;
     bool unused_done = false;
     q = lm_fit(without, q, without.linearize(q), options.max_iterations, unused, unused_done, {});
@@ -492,17 +557,23 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit) {
                     {"calibrated_error_pct", o.error_pct},
                     {"leave_one_out_error_pct", fit.leave_one_out.outcomes[i].error_pct}});
   }
-  return calibration_to_json(fit.calibration,
-                             {{"fitted_on", fit.in_sample.path},
-                              {"method", "least squares on log(projected / measured), Levenberg-Marquardt"},
-                              {"iterations", fit.iterations},
-                              {"converged", fit.converged},
-                              {"fitted_factors", fitted},
-                              {"not_fitted", held},
-                              {"default_model", stats(fit.default_model)},
-                              {"in_sample", stats(fit.in_sample)},
-                              {"leave_one_out", stats(fit.leave_one_out)},
-                              {"rows", rows}});
+  nlohmann::json j = calibration_to_json(
+      fit.calibration,
+      {{"fitted_on", fit.in_sample.path},
+       {"method", fit.kind_spread > 0 ? "least squares on log(projected / measured), Levenberg-Marquardt; "
+                                        "kernel factors pooled over GPU kinds, each kind's deviation charged "
+                                        "as (log deviation / kind_spread)^2 against (log error / 0.05)^2 a run"
+                                      : "least squares on log(projected / measured), Levenberg-Marquardt"},
+       {"iterations", fit.iterations},
+       {"converged", fit.converged},
+       {"fitted_factors", fitted},
+       {"not_fitted", held},
+       {"default_model", stats(fit.default_model)},
+       {"in_sample", stats(fit.in_sample)},
+       {"leave_one_out", stats(fit.leave_one_out)},
+       {"rows", rows}});
+  if (fit.kind_spread > 0) j["kind_spread"] = fit.kind_spread;  // partial pooling only
+  return j;
 }
 
 }  // namespace parasim::validation

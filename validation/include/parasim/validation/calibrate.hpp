@@ -34,11 +34,19 @@ struct FitOptions {
   /// others keep the default model). Default: one set for every kind (key "*"), which generalises
   /// better out of sample on the published runs (docs/fidelity.md).
   bool per_gpu_kind = false;
+  /// Pooled kernel factors (per_gpu_kind false) with each GPU kind's own allowed to stray from
+  /// them: a kind's deviation d (log of its factor over the pooled one) costs (d / kind_spread)^2
+  /// against (log error / kRunSpread)^2 per run, so a kind with few runs leans on the pooled
+  /// factors and one with many fits its own (partial pooling). 0: one set for every kind.
+  double kind_spread = 0;
   std::function<void(const std::string& stage)> on_stage;
   /// Projections run in parallel over runs (and leave-one-out refits over held-out runs);
   /// 0: one per hardware thread. The fit does not depend on it.
   int threads = 0;
 };
+
+/// The error of one run that costs as much as a kind's deviation of kind_spread (a log scale).
+inline constexpr double kRunSpread = 0.05;
 
 /// One factor the fit considered.
 struct FitFactor {
@@ -56,6 +64,7 @@ struct CalibrationFit {
   RunsReport default_model;          // every run with the default model
   RunsReport in_sample;              // every run with the fitted calibration
   RunsReport leave_one_out;          // each run with factors fitted without it
+  double kind_spread = 0;            // FitOptions::kind_spread, when the runs had two kinds or more
   bool fitted(const std::string& name) const;
 };
 
