@@ -510,18 +510,19 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
   parallel_for(scored.size(), threads, [&](std::size_t r) {
     std::vector<std::size_t> others;
     std::vector<std::string> other_kinds, other_devices;
-    std::map<std::string, std::size_t> counts, device_counts;
+    std::map<std::string, std::size_t> counts;
     for (std::size_t j = 0; j < scored.size(); ++j)
       if (j != r) {
         others.push_back(scored[j]), other_kinds.push_back(kinds[j]), other_devices.push_back(device_kinds[j]);
-        ++counts[kinds[j]], ++device_counts[device_kinds[j]];
+        ++counts[kinds[j]];
       }
     const Layout without_layout = decide(params, held, insensitive, counts, options.start, penalty, nullptr);
-    Params q = p;
-    // A kind left without runs starts (and, charged for any deviation, stays) at the pooled factors.
-    for (std::size_t i = 0; i < params.size(); ++i)
-      if (!without_layout.free[i] || (params[i].deviation && !device_counts.contains(params[i].kind)))
-        q[i] = start_value(params[i], options.start);
+    // From where the main fit started, as a calibration that never saw the run would: the fit can
+    // have several minima (the link factors are weakly determined), and starting from the factors
+    // fitted with the run would carry it into its own refit. A kind left without runs stays at
+    // the pooled factors (any deviation is charged for).
+    Params q(params.size());
+    for (std::size_t i = 0; i < params.size(); ++i) q[i] = start_value(params[i], options.start);
     const Fitter without = Fitter::over(settled, others, other_kinds, other_devices, without_layout, 1);
     int unused = 0;
     bool unused_done = false;

@@ -1264,9 +1264,11 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
   // first N transformer layers of each pipeline chunk and keeps the rest, and engineers who must
   // recompute pick the fewest layers that fit. Each (micro, interleave) tries N = 1, 2, ... up to
   // every layer; more layers only add compute, so the first that fits is that shape's fastest.
+  // Otherwise the run's own count: every layer (0), or what calibrate settled it at.
   auto layer_counts = [&](strategies::Recompute recompute, int interleave) {
     std::vector<int> counts;
-    if (run.recompute_unknown && recompute == strategies::Recompute::Full) {
+    if (!run.recompute_unknown) return std::vector<int>{run.strategy.recompute_layers};
+    if (recompute == strategies::Recompute::Full) {
       const int chunks = std::max(1, run.strategy.mp) * std::max(1, interleave);
       const int per_chunk = (facts->layers + chunks - 1) / chunks;
       for (int n = 1; n < per_chunk; ++n) counts.push_back(n);
