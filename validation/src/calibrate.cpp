@@ -491,6 +491,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
                      " scored run(s) enter the fit" + left_out + ", too few to fit " + std::to_string(n_free) +
                      " factor(s); give more runs or hold factors fixed (--fix NAME)");
   }
+  const Params started = p;  // where every leave-one-out refit starts too
   int iterations = 0;
   p = lm_fit(fitter, p, fitter.linearize(p), options.max_iterations, iterations, fit.converged, stage);
   fit.iterations = iterations;
@@ -521,8 +522,7 @@ CalibrationFit fit_calibration(const RunsFile& runs, const FitOptions& options) 
     // have several minima (the link factors are weakly determined), and starting from the factors
     // fitted with the run would carry it into its own refit. A kind left without runs stays at
     // the pooled factors (any deviation is charged for).
-    Params q(params.size());
-    for (std::size_t i = 0; i < params.size(); ++i) q[i] = start_value(params[i], options.start);
+    Params q = started;
     const Fitter without = Fitter::over(settled, others, other_kinds, other_devices, without_layout, 1);
     int unused = 0;
     bool unused_done = false;
@@ -558,21 +558,21 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit) {
                     {"calibrated_error_pct", o.error_pct},
                     {"leave_one_out_error_pct", fit.leave_one_out.outcomes[i].error_pct}});
   }
-  nlohmann::json j = calibration_to_json(
-      fit.calibration,
-      {{"fitted_on", fit.in_sample.path},
-       {"method", fit.kind_spread > 0 ? "least squares on log(projected / measured), Levenberg-Marquardt; "
-                                        "kernel factors pooled over GPU kinds, each kind's deviation charged "
-                                        "as (log deviation / kind_spread)^2 against (log error / 0.05)^2 a run"
-                                      : "least squares on log(projected / measured), Levenberg-Marquardt"},
-       {"iterations", fit.iterations},
-       {"converged", fit.converged},
-       {"fitted_factors", fitted},
-       {"not_fitted", held},
-       {"default_model", stats(fit.default_model)},
-       {"in_sample", stats(fit.in_sample)},
-       {"leave_one_out", stats(fit.leave_one_out)},
-       {"rows", rows}});
+  std::string method = "least squares on log(projected / measured), Levenberg-Marquardt";
+  if (fit.kind_spread > 0)
+    method +=
+        "; kernel factors pooled over GPU kinds, each kind's deviation charged as (log deviation / kind_spread)^2 "
+        "against (log error / 0.05)^2 a run";
+  nlohmann::json j = calibration_to_json(fit.calibration, {{"fitted_on", fit.in_sample.path},
+                                                           {"method", method},
+                                                           {"iterations", fit.iterations},
+                                                           {"converged", fit.converged},
+                                                           {"fitted_factors", fitted},
+                                                           {"not_fitted", held},
+                                                           {"default_model", stats(fit.default_model)},
+                                                           {"in_sample", stats(fit.in_sample)},
+                                                           {"leave_one_out", stats(fit.leave_one_out)},
+                                                           {"rows", rows}});
   if (fit.kind_spread > 0) j["kind_spread"] = fit.kind_spread;  // partial pooling only
   return j;
 }
