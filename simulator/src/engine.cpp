@@ -3,11 +3,12 @@
 // reentrant.
 //
 // Loop: pop every event at the earliest time t (task ends, flow latency phases, flow
-// completions); the tasks they release collect in `ready_`; then dispatch(): ready tasks join
-// their streams in id order and every stream that changed tries to start its head; finally the
-// flow network settles the rates of flows that joined or left at t. Repeat. (An instant's only
-// task end, with nothing released before it, dispatches its successors as it releases them, in
-// the order dispatch() would: complete<true>.)
+// completions); the tasks they release collect in `ready_`; then dispatch(): ready markers
+// complete (releasing more), ready tasks join their streams in id order and every stream that
+// changed tries to start its head; finally the flow network settles the rates of flows that
+// joined or left at t. Repeat. (An instant's only task end, with nothing released before it,
+// dispatches its successors as it releases them, in the order dispatch() would: complete<true>;
+// not in a graph where a marker releases a task of a lower id.)
 //
 // Passive devices: a device whose every task is a collective of one group on one stream (a TP
 // rank or DP replica the symmetric lowerings do not simulate) can never hold a collective back -
@@ -239,7 +240,7 @@ class Simulation {
           }
           ++event_count_;
           // The instant's only event, nothing released before it: complete<true>.
-          if (ready_.empty() && !events_.next_at(now_)) {
+          if (ready_.empty() && !events_.next_at(now_) && release_in_order_) {
             complete<true>(task);
             break;
           }
@@ -287,7 +288,7 @@ class Simulation {
   static constexpr std::int64_t kUnused = -2, kActive = -1;  // scan_graph's device states, else a lane
   // scan_graph() for a task that is not a compute task.
   [[gnu::noinline]] void scan_other(TaskId t, Int64Bound& bound, std::vector<std::int64_t>& state,
-                                    std::vector<char>& used) const {
+                                    std::vector<char>& used) {
     bound.add(t);
     switch (g_.kind(t)) {
       case TaskKind::Compute:
@@ -305,7 +306,13 @@ class Simulation {
         }
         break;
       }
-      case TaskKind::Marker: break;
+      case TaskKind::Marker: {
+        // complete<true> dispatches a task's successors in id order as it releases them, which is
+        // id order at the instant only while no marker releases a task below its own id.
+        const auto succs = g_.successors(t);
+        if (!succs.empty() && succs.front() < t) release_in_order_ = false;
+        break;
+      }
     }
   }
 
@@ -340,6 +347,7 @@ class Simulation {
       if (remaining_[static_cast<std::size_t>(t)] == 0) {  // a root: no predecessor (others' are set when released)
         crit_pred_[static_cast<std::size_t>(t)] = kNoTask;
         ready_.push_back(t);
+        ready_markers_ += static_cast<std::size_t>(g_.kind(t) == TaskKind::Marker);
       }
       if (g_.kind(t) == TaskKind::Compute) [[likely]] {
         device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
@@ -449,16 +457,36 @@ class Simulation {
     }
   }
 
+  // Markers complete the moment they are ready: the tasks they release are ready at this instant
+  // too and join their streams in id order with the others, as if released directly. Markers
+  // (and markers they release) are completed first, in id order, and leave ready_.
+  [[gnu::noinline]] void complete_markers() {
+    while (ready_markers_ != 0) {
+      sort_small(ready_);
+      batch_.swap(ready_);
+      ready_.clear();
+      ready_markers_ = 0;
+      for (TaskId t : batch_) {
+        if (g_.kind(t) != TaskKind::Marker) {
+          ready_.push_back(t);
+          continue;
+        }
+        if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
+        complete_other(t);  // its successors join ready_ (markers among them counted again)
+      }
+    }
+  }
+
   void dispatch() {
     while (!ready_.empty()) {
+      if (ready_markers_ != 0) [[unlikely]]
+        complete_markers();
       sort_small(ready_);
       batch_.swap(ready_);
       ready_.clear();
       for (TaskId t : batch_) {
         switch (g_.kind(t)) {
-          case TaskKind::Marker:
-            if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
-            complete_other(t);  // may release more tasks into ready_: handled by the outer loop
+          case TaskKind::Marker:  // completed above
             break;
           case TaskKind::Compute:
           case TaskKind::Transfer: dispatch_on_stream(t); break;
@@ -785,13 +813,14 @@ class Simulation {
     for (TaskId s : g_.successors(t))
       if (--remaining_[static_cast<std::size_t>(s)] == 0) {
         crit_pred_[static_cast<std::size_t>(s)] = t;
+        const TaskKind k = g_.kind(s);
         if constexpr (Dispatching) {
-          const TaskKind k = g_.kind(s);
           if (ready_.empty() && (k == TaskKind::Compute || k == TaskKind::Transfer)) {
             dispatch_on_stream(s);
             continue;
           }
         }
+        ready_markers_ += static_cast<std::size_t>(k == TaskKind::Marker);
         ready_.push_back(s);
       }
   }
@@ -995,6 +1024,8 @@ class Simulation {
   std::vector<TaskTiming> timeline_;
   std::vector<CollectiveAlgorithm> algorithms_;
   std::vector<TaskId> ready_, batch_;
+  std::size_t ready_markers_ = 0;   // markers in ready_ (dispatch() completes them first)
+  bool release_in_order_ = true;    // no marker has a successor of a lower id (scan_other)
   std::vector<std::size_t> dirty_;  // streams_.size() slots, the first dirty_count_ listed
   std::size_t dirty_count_ = 0;
   std::vector<CollectiveRun> runs_;

@@ -104,6 +104,42 @@ TEST(EngineBasics, StreamsAreFifoInReadyOrderWithTiesByTaskId) {
   EXPECT_EQ(r.critical_path, ids({first, second, late}));
 }
 
+// A marker completes the moment it is ready, so what it releases is ready at that instant too and
+// joins its stream in id order with the tasks released beside it, as if released directly.
+TEST(EngineBasics, TasksReleasedThroughAMarkerJoinTheirStreamInIdOrder) {
+  auto cluster = star_cluster(1, 0, 10);
+  {  // Two gates end at 50; the marker behind one releases `x`, a lower id than `y` behind the other.
+    TaskGraphBuilder b(1, 3);
+    const TaskId g1 = b.add_compute({.device = 0, .stream = 1, .duration = 50, .name = "g1"});
+    const TaskId g2 = b.add_compute({.device = 0, .stream = 2, .duration = 50, .name = "g2"});
+    const TaskId m = b.add_marker("join");
+    const TaskId x = b.add_compute({.device = 0, .duration = 100, .name = "x"});
+    const TaskId y = b.add_compute({.device = 0, .duration = 100, .name = "y"});
+    b.add_dependency(m, g1);
+    b.add_dependency(x, m);
+    b.add_dependency(y, g2);
+    const StepResult r = Engine(cluster, {.record_timeline = true}).run(std::move(b).build());
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].start, 50);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(y)].start, 150);
+    EXPECT_EQ(r.critical_path, ids({g1, m, x, y}));  // y waited for x on the stream
+  }
+  {  // One gate ends alone at 50 and releases `y` and the marker, whose task `x` has a lower id
+     // than both: x goes first though y was released before the marker was reached.
+    TaskGraphBuilder b(1, 2);
+    const TaskId gate = b.add_compute({.device = 0, .stream = 1, .duration = 50, .name = "gate"});
+    const TaskId x = b.add_compute({.device = 0, .duration = 100, .name = "x"});
+    const TaskId y = b.add_compute({.device = 0, .duration = 100, .name = "y"});
+    const TaskId m = b.add_marker("join");
+    b.add_dependency(x, m);
+    b.add_dependency(y, gate);
+    b.add_dependency(m, gate);
+    const StepResult r = Engine(cluster, {.record_timeline = true}).run(std::move(b).build());
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(x)].start, 50);
+    EXPECT_EQ(r.timeline[static_cast<std::size_t>(y)].start, 150);
+    EXPECT_EQ(r.step_time, 250);
+  }
+}
+
 TEST(EngineBasics, ComputeOverlapsCommunicationOnTwoStreams) {
   auto cluster = star_cluster(2, 500, 10);  // route alpha 1000, 10 GB/s
   for (const Bytes bytes : {Bytes{50'000}, Bytes{150'000}}) {

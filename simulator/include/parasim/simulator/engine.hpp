@@ -4,7 +4,8 @@
 //   * Time is integer nanoseconds. Events sit in a queue ordered by (time, push order), so
 //     equal-time events run in the order they were scheduled: same input, same output.
 //   * Streams are in-order FIFOs. A task joins its stream's queue when its last dependency ends;
-//     tasks that become ready at the same instant join in task-id order. A task starts when it
+//     tasks that become ready at the same instant join in task-id order (markers complete at once:
+//     what they release is ready at the same instant and joins in that order). A task starts when it
 //     reaches the head and the stream is free. A collective waits at the head of the stream of
 //     every member and starts when all of them are free.
 //   * Links are full duplex; each direction carries flows with max-min fair sharing
