@@ -93,6 +93,9 @@ class Emitter {
   /// `replica` belongs to: every CP rank of the replicas holding the same experts (replica % ep).
   Ref edp_collective(int replica, int slot, CollectiveOp op, Bytes bytes, std::string_view name, int mb, Phase phase);
   Ref marker(std::string_view name);
+  /// One marker per simulated TP rank (consecutive ids, per_rank): a join that lets many tasks wait
+  /// for many others through one edge each instead of one edge per pair, rank t for rank t.
+  Ref rank_markers(std::string_view name);
 
   /// Context parallelism: one ring-attention pass (forward, recompute or backward of one attention
   /// op, or of a chunk's attention ops at Stage granularity) of `replica` on `slot`, simulated on
