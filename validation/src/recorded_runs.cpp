@@ -1315,14 +1315,19 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
           // A count the lowering refuses (more layers than a chunk of this shape has) tries the next.
           if (candidate.simulated && candidate.feasible) break;
         }
-        if (!have_first) first = candidate, have_first = true;
+        // The first candidate is the fallback when nothing fits; moved, not copied (its task graph
+        // can hold millions of tasks), and only when it is not the result already.
+        const bool is_first = !have_first;
+        have_first = true;
         // A refusal by the lowering ends a plain search (the note says why) but not a search over
         // counts, where another count may be expressible (interleaving needs micro-batches in
         // multiples of the stages).
-        if (!candidate.simulated && pick_fastest) continue;
-        if (candidate.simulated && !candidate.feasible) continue;
+        if ((!candidate.simulated && pick_fastest) || (candidate.simulated && !candidate.feasible)) {
+          if (is_first) first = std::move(candidate);
+          continue;
+        }
         note_open(s, candidate);
-        if (found && candidate.step_time >= r.step_time) continue;
+        if (found && candidate.step_time >= r.step_time) continue;  // found: the fallback is not needed
         found = true;
         out.run.strategy = s;
         out.run.attention = attention;
