@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "parasim/common/assert.hpp"
 #include "parasim/common/units.hpp"
 #include "slot_pool.hpp"
 
@@ -33,40 +35,45 @@ inline TimeNs round_half_up(double x) {
 
 struct Event {
   TimeNs time;
-  std::uint64_t seq;
   std::uint32_t id;   // task id or flow id
   std::uint32_t tag;  // EventType in bits 0-1, flow version above
   EventType type() const { return static_cast<EventType>(tag & 0x3u); }
   std::uint32_t version() const { return tag >> 2; }
 };
 
-// A sorted array while short, else a 4-ary min-heap keyed by (time, sequence number). The pop
-// order is the same whatever the form or the heap's shape; these shortcuts use that freedom:
+// A sorted array while short, else a radix heap. The pop order is (time, push order) whatever the
+// form; these shortcuts use that freedom:
 //  - Runs: events pushed one after another at the same time (the messages of a collective step,
 //    their completions) can never have another event between them in that order, so they share
 //    one entry and pop from it in push order: one queue operation per step, not per message.
-//  - The sorted form (see kToHeap) is a fixed array in descending order: a pop takes the last
+//  - The sorted form (see kToRadix) is a fixed array in descending order: a pop takes the last
 //    entry, a push shifts the later ones up. Its position in the array is an entry's push order
 //    among equal times, so it needs no sequence number: a 16-byte entry moves in one copy, and
 //    slot 0 holds a sentinel later than any event, which ends the shifting without a bound check
 //    and makes "the previous push" and "the earliest" tests branch-free when nothing is queued.
-//    Converting to the heap numbers the entries in pop order.
-//  - The heap's pop() only vacates the root. The engine usually pushes the next task's end right after
-//    handling an event, and that push fills the root and sifts down once (a replace-top) instead
-//    of a pop's sift-down plus a push's sift-up.
-//  - (time, seq) compares as one 128-bit number: branch-free, two instructions.
+//  - The radix form relies on what a discrete-event loop guarantees: nothing is pushed earlier
+//    than the last pop (base_). An entry sits in the bucket of the highest bit in which its time
+//    differs from base_ (bucket 0: equal), so a push is an append, and the buckets hold ascending
+//    ranges of times. A pop takes bucket 0's front; when it is empty, the lowest non-empty bucket's
+//    earliest time becomes base_ and its entries move down, each to a lower bucket (Ahuja et al.
+//    1990). Appends and moves keep every bucket in push order, and entries of equal times always
+//    share a bucket, so equal times pop in push order without sequence numbers. Tens to thousands
+//    of events (a pipeline's running tasks) cost a few moves each instead of a heap's sift-down
+//    over random keys.
 class EventQueue {
  public:
+  /// `time` is never before the last pop's (what a discrete-event loop does: the radix form needs it).
   void push(TimeNs time, std::uint32_t id, EventType type, std::uint32_t version = 0) {
+    PARASIM_ASSERT(time >= base_);
     const std::uint32_t tag = static_cast<std::uint32_t>(type) | (version << 2);
     if (sorted_) [[likely]] {
       if (short_[last_].time == time) {  // joins the run of the previous push (never the sentinel's)
         append(short_[last_], id, tag);
         return;
       }
-      if (n_ == kToHeap) [[unlikely]] {
-        to_heap();
-        push_heap(time, id, tag);
+      if (n_ == kToRadix) [[unlikely]] {
+        to_radix();
+        push_radix(time, id, tag);
         return;
       }
       // Insertion from the earliest end: the entries before the new one move up one. Its push
@@ -78,15 +85,9 @@ class EventQueue {
       last_ = i;
       return;
     }
-    if (last_ != kNone && heap_[last_].time == time) {
-      append(heap_[last_], id, tag);
-      return;
-    }
-    push_heap(time, id, tag);
+    push_radix(time, id, tag);
   }
-  bool empty() const {
-    return next_ == run_end_ && (sorted_ ? n_ == 0 : heap_.size() == static_cast<std::size_t>(hole_));
-  }
+  bool empty() const { return next_ == run_end_ && (sorted_ ? n_ == 0 : count_ == 0); }
   /// What next_time() returns when nothing is queued: later than any event.
   static constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
   /// The time of the earliest event, or kNever when none is queued (one call for the engine's
@@ -95,8 +96,7 @@ class EventQueue {
     if (next_ != run_end_) return run_time_;
     if (sorted_) [[likely]]
       return short_[n_].time;  // the sentinel's kNever when nothing is queued
-    fill();
-    return heap_.empty() ? kNever : heap_.front().time;
+    return earliest_radix();
   }
   /// Removes and returns the earliest event (not empty()).
   Event pop() {
@@ -104,17 +104,15 @@ class EventQueue {
       last_ = sorted_ ? 0 : kNone;
       return member();
     }
-    if (!sorted_ && heap_.size() <= kToSorted) to_sorted();
+    if (!sorted_ && count_ <= kToSorted) to_sorted();
     Event e;
     if (sorted_) {
       last_ = 0;
       const Slot& s = short_[n_--];
-      e = {s.time, 0, s.id, s.tag};
+      e = {s.time, s.id, s.tag};
+      base_ = s.time;
     } else {
-      last_ = kNone;
-      fill();
-      hole_ = true;
-      e = heap_.front();
+      e = pop_radix();
     }
     if ((e.tag & 0x3u) != kRun) return e;
     run_ = e.id;
@@ -124,30 +122,23 @@ class EventQueue {
     return member();
   }
   /// Whether the earliest event left is at `t`, given that none is earlier.
-  bool next_at(TimeNs t) const {
+  bool next_at(TimeNs t) {
     if (next_ != run_end_) return true;        // the rest of a run shares its time
     if (sorted_) return short_[n_].time == t;  // with nothing queued, the sentinel's time is not t
-    if (!hole_) return !heap_.empty() && heap_.front().time == t;
-    // The root is vacant: the earliest is one of its children (all four compared, no branches).
-    const std::size_t n = heap_.size();
-    if (n >= 5)
-      return static_cast<bool>(static_cast<int>(heap_[1].time == t) | static_cast<int>(heap_[2].time == t) |
-                               static_cast<int>(heap_[3].time == t) | static_cast<int>(heap_[4].time == t));
-    bool any = false;
-    for (std::size_t c = 1; c < n; ++c)
-      any = static_cast<bool>(static_cast<int>(any) | static_cast<int>(heap_[c].time == t));
-    return any;
+    if (head_ < buckets_[0].size()) return base_ == t;
+    // Every entry is later than base_ (the last pop's time, which the engine asks about).
+    return t != base_ && earliest_radix() == t;
   }
 
  private:
   static constexpr std::uint32_t kRun = 3;  // tag of an entry standing for a run; id: its index
   static constexpr std::size_t kNone = ~std::size_t{0};
   // Few events are in flight (7 on average on the engine benchmark's mixed DAG), so the queue
-  // starts as the sorted array. It becomes a heap once kToHeap entries would make the shifting
-  // slow, and sorted again when a pop finds kToSorted or fewer left.
-  static constexpr std::size_t kToHeap = 24;
+  // starts as the sorted array. It becomes a radix heap once kToRadix entries would make the
+  // shifting slow, and sorted again when a pop finds kToSorted or fewer left.
+  static constexpr std::size_t kToRadix = 24;
   static constexpr std::size_t kToSorted = 8;
-  struct Slot {  // an entry of the sorted form
+  struct Slot {  // an entry of either form
     TimeNs time;
     std::uint32_t id, tag;
   };
@@ -197,87 +188,112 @@ class EventQueue {
       free_runs_.push_back(run_);
       next_ = run_end_ = 0;
     }
-    return {run_time_, 0, m.id, m.tag};
+    return {run_time_, m.id, m.tag};
   }
 
-  __extension__ using Key = unsigned __int128;
-  // (time, seq) as one 128-bit number (times are never negative): a two-instruction compare.
-  static Key key(const Event& e) { return static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64 | e.seq; }
-  static bool before(const Event& a, const Event& b) { return key(a) < key(b); }
-  // The sorted entries, earliest first, numbered on from seq_: ascending order is a heap.
-  [[gnu::noinline]] void to_heap() {
-    heap_.clear();
-    for (std::size_t i = n_; i > 0; --i) heap_.push_back({short_[i].time, seq_++, short_[i].id, short_[i].tag});
+  // ---- radix form
+  static constexpr std::array<TimeNs, 64> filled_with_never() {
+    std::array<TimeNs, 64> a{};
+    a.fill(kNever);
+    return a;
+  }
+  // The bucket of time t: 0 when t == base_, else one more than the highest bit in which they
+  // differ (times are never negative: at most 63).
+  std::size_t bucket_of(TimeNs t) const {
+    return static_cast<std::size_t>(std::bit_width(static_cast<std::uint64_t>(t ^ base_)));
+  }
+  void put(const Slot& s) {
+    const std::size_t b = bucket_of(s.time);
+    buckets_[b].push_back(s);
+    occupied_ |= std::uint64_t{1} << b;
+    bucket_min_[b] = std::min(bucket_min_[b], s.time);
+  }
+  // The sorted entries, earliest first, into the buckets (base_ is the last pop's time).
+  [[gnu::noinline]] void to_radix() {
+    for (std::size_t i = n_; i > 0; --i) put(short_[i]);
+    count_ = n_;
     n_ = 0;
     sorted_ = false;
-    hole_ = false;
     last_ = kNone;
   }
-  [[gnu::noinline]] void push_heap(TimeNs time, std::uint32_t id, std::uint32_t tag) {
-    const Event e{time, seq_++, id, tag};
-    if (hole_) {
-      hole_ = false;
-      last_ = place(0, e);
-      return;
+  [[gnu::noinline]] void push_radix(TimeNs time, std::uint32_t id, std::uint32_t tag) {
+    if (last_ != kNone) {
+      Slot& prev = buckets_[last_ >> 32][last_ & 0xFFFF'FFFFu];
+      if (prev.time == time) {  // joins the run of the previous push
+        append(prev, id, tag);
+        return;
+      }
     }
-    heap_.push_back(e);
-    last_ = sift_up(heap_.size() - 1, e);
+    const std::size_t b = bucket_of(time);
+    last_ = b << 32 | buckets_[b].size();
+    put({time, id, tag});
+    ++count_;
   }
-  [[gnu::noinline]] void to_sorted() {
+  // The earliest time queued (kNever for none), from the lowest occupied bucket's minimum. Only a
+  // pop moves base_ there: an event may still be pushed at the current base_ until then.
+  TimeNs earliest_radix() const {
+    if (head_ < buckets_[0].size()) return base_;
+    const std::uint64_t higher = occupied_ & ~std::uint64_t{1};
+    return higher == 0 ? kNever : bucket_min_[static_cast<std::size_t>(std::countr_zero(higher))];
+  }
+  // Before a pop: makes bucket 0 hold the earliest entries (there is one): the lowest occupied
+  // bucket's earliest time becomes base_ and its entries move down, in their order.
+  void fill() {
+    if (head_ < buckets_[0].size()) return;
+    const auto b = static_cast<std::size_t>(std::countr_zero(occupied_ & ~std::uint64_t{1}));
+    std::vector<Slot>& from = buckets_[b];
+    base_ = bucket_min_[b];
+    buckets_[0].clear();
+    head_ = 0;
+    occupied_ &= ~(std::uint64_t{1} | std::uint64_t{1} << b);
+    bucket_min_[b] = bucket_min_[0] = kNever;
+    for (const Slot& s : from) put(s);  // each to a bucket below b
+    from.clear();
+    last_ = kNone;  // entries moved
+  }
+  Event pop_radix() {
     fill();
-    std::sort(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return before(b, a); });
-    n_ = heap_.size();
-    for (std::size_t i = 0; i < n_; ++i) short_[i + 1] = {heap_[i].time, heap_[i].id, heap_[i].tag};
-    heap_.clear();
+    const Slot& s = buckets_[0][head_++];
+    const Event e{s.time, s.id, s.tag};
+    --count_;
+    last_ = kNone;
+    return e;
+  }
+  // Back to the sorted array: bucket 0 from its front, then each higher bucket ordered by time
+  // (stable: equal times keep their push order), earliest last in short_.
+  [[gnu::noinline]] void to_sorted() {
+    std::size_t k = count_;
+    auto take = [&](const Slot& s) { short_[k--] = s; };
+    for (std::size_t i = head_; i < buckets_[0].size(); ++i) take(buckets_[0][i]);
+    for (std::size_t b = 1; b < buckets_.size(); ++b) {
+      std::vector<Slot>& bucket = buckets_[b];
+      std::stable_sort(bucket.begin(), bucket.end(), [](const Slot& x, const Slot& y) { return x.time < y.time; });
+      for (const Slot& s : bucket) take(s);
+      bucket.clear();
+    }
+    buckets_[0].clear();
+    head_ = 0;
+    occupied_ = 0;
+    bucket_min_.fill(kNever);
+    n_ = count_;
+    count_ = 0;
     sorted_ = true;
     last_ = 0;
   }
-  // Moves the last event into the vacant root.
-  void fill() {
-    if (!hole_) return;
-    hole_ = false;
-    last_ = kNone;  // entries move
-    const Event last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) place(0, last);
-  }
-  // Puts `e` into the subtree whose root `i` is vacant; returns where it went.
-  std::size_t place(std::size_t i, const Event& e) {
-    const std::size_t n = heap_.size();
-    for (;;) {
-      const std::size_t first = 4 * i + 1;
-      if (first >= n) break;
-      std::size_t best = first;
-      const std::size_t end = std::min(first + 4, n);
-      for (std::size_t c = first + 1; c < end; ++c) best = before(heap_[c], heap_[best]) ? c : best;
-      if (!before(heap_[best], e)) break;
-      heap_[i] = heap_[best];
-      i = best;
-    }
-    heap_[i] = e;
-    return i;
-  }
-  std::size_t sift_up(std::size_t i, const Event& e) {
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / 4;
-      if (!before(e, heap_[parent])) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = e;
-    return i;
-  }
 
   // Sorted form: short_[1..n_] in descending (time, push order), short_[0] the sentinel.
-  std::array<Slot, kToHeap + 1> short_{kSentinel};
+  std::array<Slot, kToRadix + 1> short_{kSentinel};
   std::size_t n_ = 0;
   bool sorted_ = true;
-  // Heap form:
-  std::vector<Event> heap_;
-  std::uint64_t seq_ = 0;
-  bool hole_ = false;  // heap_[0] is vacant (popped, not yet refilled)
+  // Radix form:
+  std::array<std::vector<Slot>, 64> buckets_;
+  std::size_t head_ = 0;                                     // bucket 0's entries before this index were popped
+  std::uint64_t occupied_ = 0;                               // bit b: bucket b holds entries (bucket 0: see head_)
+  std::array<TimeNs, 64> bucket_min_ = filled_with_never();  // the earliest time in each bucket
+  std::size_t count_ = 0;
+  TimeNs base_ = 0;  // the last popped time: no event is queued or pushed before it
   // Where the previous push went, while nothing else happened since: in the sorted form 0 (the
-  // sentinel) for none, in the heap form kNone.
+  // sentinel) for none; in the radix form kNone, or its bucket << 32 | index.
   std::size_t last_ = 0;
   std::vector<Run> runs_;
   std::vector<std::uint32_t> free_runs_;

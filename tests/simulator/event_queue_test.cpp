@@ -1,5 +1,5 @@
 // The engine's private event queue (simulator/src/event_queue.hpp) against a sorted reference:
-// whatever its shortcuts (vacant root, runs of same-time pushes sharing a heap entry), events
+// whatever its shortcuts (radix buckets, runs of same-time pushes sharing an entry), events
 // must pop in (time, push order), which is what makes a run reproducible to the nanosecond.
 #include <algorithm>
 #include <random>
@@ -78,9 +78,9 @@ TEST(EventQueue, PopsInTimeThenPushOrderWithManyTies) {
 
 TEST(EventQueue, PopsInTimeThenPushOrderWithFewTies) { check_against_reference(3, 1'000'000); }
 
-// A short queue is a sorted array and a long one a heap: these two grow past 24 events and
+// A short queue is a sorted array and a long one a radix heap: these two grow past 24 events and
 // shrink to 8 or fewer 15 and 27 times (the two above, 135 and 44 times).
-TEST(EventQueue, PopsInOrderAcrossTheSortedAndHeapForms) {
+TEST(EventQueue, PopsInOrderAcrossTheSortedAndRadixForms) {
   check_against_reference(4, 1'000'000, 2);
   check_against_reference(7, 100, 2);
 }
@@ -97,21 +97,22 @@ TEST(EventQueue, RunOfSameTimePushesPopsInPushOrder) {
 }
 
 // Ties across the forms, hand-checked: 24 events alternating between two times fill the sorted
-// array; the 25th turns it into a heap, which must number the queued ones in their push order;
-// popping to 8 turns it back, and later pushes at a queued time still pop after the queued ones.
+// array; the 25th turns it into a radix heap, whose buckets must keep the queued ones in their
+// push order; popping to 8 turns it back, and later pushes at a queued time still pop after the
+// queued ones (nothing is pushed before the last pop's time, as in the engine).
 TEST(EventQueue, TiesKeepPushOrderAcrossTheForms) {
   EventQueue q;
   for (std::uint32_t i = 0; i < 24; ++i) q.push(i % 2 == 0 ? 10 : 20, i, EventType::TaskEnd);
-  q.push(10, 24, EventType::TaskEnd);  // a heap from here on
+  q.push(10, 24, EventType::TaskEnd);  // a radix heap from here on
   q.push(20, 25, EventType::FlowDone, 3);
   std::vector<std::uint32_t> ids;
   for (int k = 0; k < 18; ++k) ids.push_back(q.pop().id);  // every 10, then 20 for ids 1..9
   EXPECT_EQ(ids, (std::vector<std::uint32_t>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 1, 3, 5, 7, 9}));
-  q.push(20, 26, EventType::TaskEnd);  // 8 left (11..25 at 20): sorted again at the next pop
-  q.push(15, 27, EventType::FlowLatencyDone);
+  q.push(30, 26, EventType::TaskEnd);  // 8 left (11..25 at 20): sorted again at the next pop
+  q.push(20, 27, EventType::FlowLatencyDone);
   ids.clear();
   while (!q.empty()) ids.push_back(q.pop().id);
-  EXPECT_EQ(ids, (std::vector<std::uint32_t>{27, 11, 13, 15, 17, 19, 21, 23, 25, 26}));
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{11, 13, 15, 17, 19, 21, 23, 25, 27, 26}));
 }
 
 // The sorted form's slot 0 is a sentinel later than any event: nothing queued is not "at" a time,
