@@ -248,6 +248,24 @@ TEST(Calibrate, AKindSpreadLetsAKindWithOneRunLeanOnThePooledFactors) {
 // the fit: a run settled at full recomputation of its first layer only is priced that way, not
 // with every layer rerun (until session 32 the fit priced it with every layer: the Llama 3 405B
 // row +16.3% left out, where validate --calibration gave +3.1% with the same factors).
+// The fit's Jacobian column for the step overhead is worked out from the run's projection instead
+// of projecting again (calibrate.cpp, with_overhead): that holds while the overhead is added once,
+// after the simulation, in whole nanoseconds (llround of ms x 1e6).
+TEST(Calibrate, TheStepOverheadAddsToAProjectionInWholeNanoseconds) {
+  const RecordedRun run = synthetic("dp2tp8", 2, 8, 32, 6);
+  const auto step_ns = [&](double overhead_ms) {
+    Calibration c;
+    c.step_overhead_ms = overhead_ms;
+    const RunOutcome o = evaluate_run(run, {.calibration = c, .progress = {}});
+    EXPECT_TRUE(o.scored) << o.note;
+    return std::llround(o.projected_step_s * 1e9);
+  };
+  const long long none = step_ns(0);
+  EXPECT_EQ(step_ns(0.3000004), none + 300'000);  // 300,000.4 ns rounds down
+  EXPECT_EQ(step_ns(1.3000006), none + 1'300'001);
+  EXPECT_EQ(step_ns(12.5), none + 12'500'000);
+}
+
 TEST(Calibrate, PricesARunAtTheRecomputedLayersItWasSettledAt) {
   RecordedRun run = synthetic("first-layer", 8, 1, 8, 4);
   run.strategy.recompute = strategies::Recompute::Full;

@@ -87,6 +87,16 @@ Calibration to_calibration(const Layout& layout, const Params& p) {
 // of calibrate_test.cpp once DP reduced fp32 gradients; 7 with this step).
 double step(const Param& q) { return q.which == Which::Overhead ? 1.0 : 0.005; }
 
+// A projection of `projected_s` (seconds, from whole nanoseconds) with the step overhead moved from
+// `from_ms` to `to_ms` (parameter values): the overhead is added after the simulation
+// (simulate_strategy), in nanoseconds rounded as there, so this is what projecting again returns,
+// bit for bit, without lowering and simulating the run again.
+double with_overhead(double projected_s, double from_ms, double to_ms) {
+  const auto ns = [](double ms) { return static_cast<TimeNs>(std::llround(std::max(0.0, ms) * 1e6)); };
+  const TimeNs step_ns = std::llround(projected_s * 1e9) - ns(from_ms) + ns(to_ms);
+  return static_cast<double>(step_ns) * 1e-9;
+}
+
 // fn(0) .. fn(n - 1) on up to `threads` threads. Each call writes only its own slot, so results do
 // not depend on the thread count; the lowest failing index's exception is rethrown.
 void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& fn) {
@@ -191,7 +201,8 @@ class Fitter {
     parallel_for(scored_.size(), threads_, [&](std::size_t j) {
       const std::size_t run = scored_[j];
       const double measured = runs_->runs[run].measured_step_s;
-      lin.residual[j] = std::log(projected(run, p) / measured);
+      const double base = projected(run, p);
+      lin.residual[j] = std::log(base / measured);
       std::vector<double> row(p.size(), 0.0);
       for (std::size_t i = 0; i < p.size(); ++i) {
         const Param& q = layout_.params[i];
@@ -201,7 +212,8 @@ class Fitter {
         if (q.deviation && layout_.free[layout_.pooled_of.at(i)]) continue;
         Params moved = p;
         moved[i] += step(q);
-        row[i] = (std::log(projected(run, moved) / measured) - lin.residual[j]) / step(q);
+        const double to = q.which == Which::Overhead ? with_overhead(base, p[i], moved[i]) : projected(run, moved);
+        row[i] = (std::log(to / measured) - lin.residual[j]) / step(q);
       }
       for (const auto& [i, pooled] : layout_.pooled_of)
         if (layout_.free[i] && layout_.free[pooled] && layout_.params[i].kind == device_kinds_[j]) row[i] = row[pooled];
