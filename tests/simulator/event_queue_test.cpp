@@ -126,13 +126,13 @@ TEST(EventQueue, EmptiedQueueStartsAfresh) {
   EXPECT_EQ(q.pop().id, 2u);
   EXPECT_FALSE(q.next_at(5));
   EXPECT_TRUE(q.empty());
-  q.push(5, 3, EventType::TaskEnd);
-  q.push(4, 4, EventType::TaskEnd);
-  EXPECT_EQ(q.next_time(), 4);
-  EXPECT_EQ(q.pop().id, 4u);
-  EXPECT_FALSE(q.next_at(4));
+  q.push(5, 3, EventType::TaskEnd);  // at the spent run's time: a new entry
+  q.push(6, 4, EventType::TaskEnd);
   EXPECT_EQ(q.next_time(), 5);
   EXPECT_EQ(q.pop().id, 3u);
+  EXPECT_FALSE(q.next_at(5));
+  EXPECT_EQ(q.next_time(), 6);
+  EXPECT_EQ(q.pop().id, 4u);
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.next_time(), EventQueue::kNever);
 }
