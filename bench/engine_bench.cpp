@@ -67,6 +67,22 @@ TaskGraph compute_chains(std::int64_t n) {
   return std::move(b).build();
 }
 
+// Many events in flight, as in a large pipeline's step: 128 independent chains, one per stream
+// (8 GPUs x 16 streams), so 128 task ends stay queued - the event queue's radix form, where the
+// mixed DAG (about 7 queued) stays in the sorted array.
+TaskGraph wide_chains(std::int64_t n) {
+  constexpr int kStreams = 16, kChains = 8 * kStreams;
+  TaskGraphBuilder b(8, kStreams);
+  b.reserve(static_cast<std::size_t>(n), static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto chain = static_cast<int>(i % kChains);
+    const TaskId t = b.add_compute(
+        {.device = static_cast<DeviceId>(chain % 8), .stream = chain / 8, .duration = 1'000 + (i * 7919) % 50'000});
+    if (i >= kChains) b.add_dependency(t, t - kChains);
+  }
+  return std::move(b).build();
+}
+
 void run_engine_on(benchmark::State& state, const TaskGraph& graph, const char* preset, CollectiveMode mode,
                    bool hold_sms = false) {
   const auto n = static_cast<std::int64_t>(graph.size());
@@ -102,6 +118,10 @@ void BM_EngineChains(benchmark::State& state) {
   run_engine_on(state, compute_chains(state.range(0)), "dgx1-v100", CollectiveMode::Expanded);
 }
 
+void BM_EngineWideChains(benchmark::State& state) {
+  run_engine_on(state, wide_chains(state.range(0)), "dgx1-v100", CollectiveMode::Expanded);
+}
+
 void BM_BuildGraph(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(random_dag(state.range(0), 42).size());
   state.counters["tasks/s"] = benchmark::Counter(
@@ -117,6 +137,10 @@ BENCHMARK(BM_EngineAnalytic)->Name("Engine/analytic/dgx1-v100")->RangeMultiplier
 BENCHMARK(BM_EngineNvswitch)->Name("Engine/expanded/dgx-h100")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineHoldSms)->Name("Engine/expanded-sm-holds/dgx1-v100")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EngineChains)->Name("Engine/compute-chains/dgx1-v100")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EngineWideChains)
+    ->Name("Engine/compute-chains-128/dgx1-v100")
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildGraph)->Name("TaskGraphBuilder/build")->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
