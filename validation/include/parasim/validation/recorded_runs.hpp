@@ -163,8 +163,8 @@ struct EvaluateOptions {
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
-/// Projects one run's step (stage granularity, analytic collectives, one representative replica
-/// and TP rank: the planner's setting).
+/// Projects one run's step (op granularity, so that every tensor-parallel collective sits where it
+/// runs; analytic collectives; one representative replica and TP rank, as the planner simulates).
 RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options);
 RunsReport evaluate_runs(const RunsFile& runs, const EvaluateOptions& options);
 
