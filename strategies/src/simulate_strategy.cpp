@@ -72,8 +72,15 @@ std::string describe_collective_sms(const hardware::Cluster& cluster, simulator:
 }
 
 StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options) {
+  LoweredStep step = lower_step(setup);
+  StrategyResult r = simulate_lowered(setup, step, options);
+  r.lowered = std::move(step);
+  return r;
+}
+
+StrategyResult simulate_lowered(const StepSetup& setup, const LoweredStep& step,
+                                const simulator::EngineOptions& options) {
   StrategyResult r;
-  r.lowered = lower_step(setup);
   r.strategy = setup.strategy;
   r.model = setup.model->name();
   r.cluster = setup.cluster->name();
@@ -82,16 +89,15 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
   r.dtype = setup.dtype.value_or(setup.model->dtype());
   r.optimizer = setup.optimizer;
   r.collectives = options.collectives;
-  r.cost_source = r.lowered.cost_source;
+  r.cost_source = step.cost_source;
   if (!setup.calibration.is_default()) r.cost_source += "; calibrated: " + setup.calibration.describe();
-  r.cost_counts = r.lowered.cost_counts;
+  r.cost_counts = step.cost_counts;
   r.data_loading = setup.data_loading;
   r.grad_accumulation = setup.grad_accumulation;
   r.step_overhead_source = setup.calibration.describe_step_overhead();
   r.collective_sms = describe_collective_sms(*setup.cluster, setup.collective_costs);
-  for (const std::int64_t samples : r.lowered.replica_batch)
+  for (const std::int64_t samples : step.replica_batch)
     r.data_load_time = std::max(r.data_load_time, setup.data_loading.load_time(samples));
-  const LoweredStep& step = r.lowered;
   const hardware::Cluster& cluster = *setup.cluster;
 
   if (!setup.simulate_infeasible && !static_memory_fits(step, cluster)) {
@@ -147,7 +153,7 @@ StrategyResult simulate_strategy(const StepSetup& setup, const simulator::Engine
     // A loader slower than the pipeline sets its pace: one micro-batch per load. The window can
     // end before its backlog shows (the last micro-batches have no later forwards to wait behind).
     if (setup.data_loading.enabled)
-      for (const auto& micro : r.lowered.microbatches) {
+      for (const auto& micro : step.microbatches) {
         TimeNs loads = 0;
         for (std::size_t i = 0; i < k; ++i) loads += setup.data_loading.load_time(micro[i % micro.size()]);
         r.step_time = std::max(r.step_time, loads);

@@ -266,6 +266,32 @@ TEST(Calibrate, TheStepOverheadAddsToAProjectionInWholeNanoseconds) {
   EXPECT_EQ(step_ns(12.5), none + 12'500'000);
 }
 
+// Calibrate's slopes in the communication factors simulate the base projection's lowered step again
+// (they are engine options): the same projection, to the nanosecond, as lowering afresh; a kernel
+// factor changes the step, so it is lowered again.
+TEST(Calibrate, CommunicationSlopesSimulateTheKeptStepAgain) {
+  const RecordedRun run = synthetic("dp2tp8", 2, 8, 32, 6);  // TP in a node, DP across two
+  RunLowering kept;
+  const RunOutcome base = evaluate_run(run, {.calibration = {}, .progress = {}, .lowering = &kept});
+  ASSERT_TRUE(base.scored) << base.note;
+  ASSERT_FALSE(kept.key.empty());
+  const std::string key = kept.key;
+  Calibration comm;
+  comm.intra_node_comm = 0.5;
+  comm.inter_node_comm = 2.0;
+  const RunOutcome again = evaluate_run(run, {.calibration = comm, .progress = {}, .lowering = &kept});
+  const RunOutcome fresh = evaluate_run(run, {.calibration = comm, .progress = {}});
+  EXPECT_EQ(kept.key, key);
+  EXPECT_EQ(again.projected_step_s, fresh.projected_step_s);
+  EXPECT_NE(again.projected_step_s, base.projected_step_s);
+  Calibration kernels = comm;
+  kernels.kernels[kA100].matrix = 1.2;
+  const RunOutcome lowered = evaluate_run(run, {.calibration = kernels, .progress = {}, .lowering = &kept});
+  EXPECT_NE(kept.key, key);
+  EXPECT_EQ(lowered.projected_step_s, evaluate_run(run, {.calibration = kernels, .progress = {}}).projected_step_s);
+  EXPECT_GT(lowered.projected_step_s, again.projected_step_s);
+}
+
 TEST(Calibrate, PricesARunAtTheRecomputedLayersItWasSettledAt) {
   RecordedRun run = synthetic("first-layer", 8, 1, 8, 4);
   run.strategy.recompute = strategies::Recompute::Full;

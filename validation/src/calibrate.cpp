@@ -177,8 +177,9 @@ class Fitter {
 
   const Layout& layout() const { return layout_; }
 
-  double projected(std::size_t run, const Params& p) const {
-    const RunOutcome o = evaluate_run(runs_->runs[run], {.calibration = to_calibration(layout_, p), .progress = {}});
+  double projected(std::size_t run, const Params& p, RunLowering* lowering = nullptr) const {
+    const RunOutcome o = evaluate_run(
+        runs_->runs[run], {.calibration = to_calibration(layout_, p), .progress = {}, .lowering = lowering});
     if (!o.scored) throw RuntimeError("calibrate: run " + runs_->runs[run].id + " could not be projected: " + o.note);
     return o.projected_step_s;
   }
@@ -201,19 +202,29 @@ class Fitter {
     parallel_for(scored_.size(), threads_, [&](std::size_t j) {
       const std::size_t run = scored_[j];
       const double measured = runs_->runs[run].measured_step_s;
-      const double base = projected(run, p);
+      // The communication factors change no lowered step (they are engine options): their slopes
+      // simulate the base projection's step again, first, and the step is dropped before the
+      // others lower their own (one lowered step per thread at a time, as in a projection).
+      RunLowering lowering;
+      const double base = projected(run, p, &lowering);
       lin.residual[j] = std::log(base / measured);
       std::vector<double> row(p.size(), 0.0);
-      for (std::size_t i = 0; i < p.size(); ++i) {
-        const Param& q = layout_.params[i];
-        // Another kind's kernel factors cannot move this run: no projection needed.
-        if (!layout_.free[i] || (q.kernel() && q.kind != (q.deviation ? device_kinds_[j] : kinds_[j]))) continue;
-        // A deviation moves its kind's runs as its pooled factor does (the factor is their product).
-        if (q.deviation && layout_.free[layout_.pooled_of.at(i)]) continue;
-        Params moved = p;
-        moved[i] += step(q);
-        const double to = q.which == Which::Overhead ? with_overhead(base, p[i], moved[i]) : projected(run, moved);
-        row[i] = (std::log(to / measured) - lin.residual[j]) / step(q);
+      const auto comm = [](const Param& q) { return q.which == Which::IntraNode || q.which == Which::InterNode; };
+      for (const bool communication : {true, false}) {
+        if (!communication) lowering = RunLowering{};
+        for (std::size_t i = 0; i < p.size(); ++i) {
+          const Param& q = layout_.params[i];
+          if (comm(q) != communication) continue;
+          // Another kind's kernel factors cannot move this run: no projection needed.
+          if (!layout_.free[i] || (q.kernel() && q.kind != (q.deviation ? device_kinds_[j] : kinds_[j]))) continue;
+          // A deviation moves its kind's runs as its pooled factor does (the factor is their product).
+          if (q.deviation && layout_.free[layout_.pooled_of.at(i)]) continue;
+          Params moved = p;
+          moved[i] += step(q);
+          const double to = q.which == Which::Overhead ? with_overhead(base, p[i], moved[i])
+                                                       : projected(run, moved, communication ? &lowering : nullptr);
+          row[i] = (std::log(to / measured) - lin.residual[j]) / step(q);
+        }
       }
       for (const auto& [i, pooled] : layout_.pooled_of)
         if (layout_.free[i] && layout_.free[pooled] && layout_.params[i].kind == device_kinds_[j]) row[i] = row[pooled];

@@ -1179,7 +1179,20 @@ RunOutcome evaluate_run(const RecordedRun& run, const EvaluateOptions& options) 
                                 .data_loading = options.data_loading,
                                 .grad_accumulation = run.grad_accumulation};
     try {
-      return strategies::simulate_strategy(setup, {.collectives = simulator::CollectiveMode::Analytic});
+      const simulator::EngineOptions engine{.collectives = simulator::CollectiveMode::Analytic};
+      if (options.lowering == nullptr) return strategies::simulate_strategy(setup, engine);
+      std::string key =
+          strategies::to_string(strategy) + ";attention " + std::to_string(static_cast<int>(attention)) + ";kernels";
+      for (const auto& [kind, f] : options.calibration.kernels) {
+        char factors[64];
+        std::snprintf(factors, sizeof factors, " %a %a", f.matrix, f.memory);  // exact: hexadecimal
+        key += " " + kind + factors;
+      }
+      if (options.lowering->key == key) return strategies::simulate_lowered(setup, options.lowering->step, engine);
+      strategies::StrategyResult r = strategies::simulate_strategy(setup, engine);
+      options.lowering->key = std::move(key);
+      options.lowering->step = std::move(r.lowered);  // the outcome reads nothing of it
+      return r;
     } catch (const InputError& e) {
       // A combination the lowering refuses (ep > 1 on a dense model, fp8 on an A100): not simulated.
       strategies::StrategyResult refused;

@@ -78,6 +78,12 @@ struct StrategyResult {
 };
 
 StrategyResult simulate_strategy(const StepSetup& setup, const simulator::EngineOptions& options = {});
+/// simulate_strategy() of a step lowered already by lower_step() from this setup, or from one that
+/// differs only in what the simulation alone reads (the calibration's communication factors and
+/// step overhead, EngineOptions): what calibrate's slopes in those factors project. The result's
+/// `lowered` is left empty.
+StrategyResult simulate_lowered(const StepSetup& setup, const LoweredStep& step,
+                                const simulator::EngineOptions& options = {});
 
 /// What the running collectives take from the compute they overlap under `costs` (NCCL: SMs per GPU
 /// kind of `cluster`, EngineOptions::collectives_hold_sms), for every output to state.

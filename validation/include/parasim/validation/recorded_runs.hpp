@@ -25,6 +25,7 @@
 #include "parasim/models/transformer.hpp"
 #include "parasim/profiler/cost_model.hpp"
 #include "parasim/profiler/roofline.hpp"
+#include "parasim/strategies/lowering.hpp"
 #include "parasim/strategies/strategy.hpp"
 
 namespace parasim::validation {
@@ -155,12 +156,23 @@ struct RunsReport {
   std::string worst_memory_id;
 };
 
+/// One run's lowered step, kept between projections that differ only in what the simulation alone
+/// reads (the calibration's communication factors and step overhead): calibrate's slopes in those.
+struct RunLowering {
+  std::string key;  // what the step was lowered for: strategy, attention kernel, kernel factors
+  strategies::LoweredStep step;
+};
+
 struct EvaluateOptions {
   /// Applied on top of the default GPU kernel model and NCCL collective costs.
   Calibration calibration{};
   DataLoading data_loading{};  // the host data loader of every run (off by default)
   /// Called after each run (for a progress bar); may be empty.
   std::function<void(std::size_t done, std::size_t total)> progress;
+  /// evaluate_run only, for one run and data loading: a projection for the same strategy, attention
+  /// and kernel factors as the step held here simulates it again instead of lowering it; any other
+  /// is lowered and kept here. nullptr: every projection is lowered.
+  RunLowering* lowering = nullptr;
 };
 
 /// Projects one run's step (op granularity, so that every tensor-parallel collective sits where it
