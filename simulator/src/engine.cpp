@@ -307,6 +307,7 @@ class Simulation {
         break;
       }
       case TaskKind::Marker: {
+        has_markers_ = true;
         // complete<true> dispatches a task's successors in id order as it releases them, which is
         // id order at the instant only while no marker releases a task below its own id.
         const auto succs = g_.successors(t);
@@ -347,7 +348,6 @@ class Simulation {
       if (remaining_[static_cast<std::size_t>(t)] == 0) {  // a root: no predecessor (others' are set when released)
         crit_pred_[static_cast<std::size_t>(t)] = kNoTask;
         ready_.push_back(t);
-        ready_markers_ += static_cast<std::size_t>(g_.kind(t) == TaskKind::Marker);
       }
       if (g_.kind(t) == TaskKind::Compute) [[likely]] {
         device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
@@ -461,25 +461,25 @@ class Simulation {
   // too and join their streams in id order with the others, as if released directly. Markers
   // (and markers they release) are completed first, in id order, and leave ready_.
   [[gnu::noinline]] void complete_markers() {
-    while (ready_markers_ != 0) {
+    const auto is_marker = [this](TaskId t) { return g_.kind(t) == TaskKind::Marker; };
+    while (std::any_of(ready_.begin(), ready_.end(), is_marker)) {
       sort_small(ready_);
       batch_.swap(ready_);
       ready_.clear();
-      ready_markers_ = 0;
       for (TaskId t : batch_) {
-        if (g_.kind(t) != TaskKind::Marker) {
+        if (!is_marker(t)) {
           ready_.push_back(t);
           continue;
         }
         if (!timeline_.empty()) timeline_[static_cast<std::size_t>(t)].start = now_;
-        complete_other(t);  // its successors join ready_ (markers among them counted again)
+        complete_other(t);  // its successors join ready_
       }
     }
   }
 
   void dispatch() {
     while (!ready_.empty()) {
-      if (ready_markers_ != 0) [[unlikely]]
+      if (has_markers_) [[unlikely]]
         complete_markers();
       sort_small(ready_);
       batch_.swap(ready_);
@@ -813,14 +813,13 @@ class Simulation {
     for (TaskId s : g_.successors(t))
       if (--remaining_[static_cast<std::size_t>(s)] == 0) {
         crit_pred_[static_cast<std::size_t>(s)] = t;
-        const TaskKind k = g_.kind(s);
         if constexpr (Dispatching) {
+          const TaskKind k = g_.kind(s);
           if (ready_.empty() && (k == TaskKind::Compute || k == TaskKind::Transfer)) {
             dispatch_on_stream(s);
             continue;
           }
         }
-        ready_markers_ += static_cast<std::size_t>(k == TaskKind::Marker);
         ready_.push_back(s);
       }
   }
@@ -1024,7 +1023,7 @@ class Simulation {
   std::vector<TaskTiming> timeline_;
   std::vector<CollectiveAlgorithm> algorithms_;
   std::vector<TaskId> ready_, batch_;
-  std::size_t ready_markers_ = 0;   // markers in ready_ (dispatch() completes them first)
+  bool has_markers_ = false;        // the graph has markers: dispatch() completes them first
   bool release_in_order_ = true;    // no marker has a successor of a lower id (scan_other)
   std::vector<std::size_t> dirty_;  // streams_.size() slots, the first dirty_count_ listed
   std::size_t dirty_count_ = 0;
