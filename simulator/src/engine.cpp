@@ -68,6 +68,41 @@ class Fifo {
   std::uint32_t head_ = 0, tail_ = 0, mask_ = 0;
 };
 
+// The tasks released at an instant, in release order. append_if() writes its slot whether or not
+// the task is kept (room is made for a completion's successors first), so releasing them takes no
+// data-dependent branch: whether a successor's last dependency just ended is random on a DAG.
+class ReadyList {
+ public:
+  bool empty() const { return n_ == 0; }
+  std::size_t size() const { return n_; }
+  TaskId* begin() { return items_.data(); }
+  TaskId* end() { return items_.data() + n_; }
+  TaskId operator[](std::size_t i) const { return items_[i]; }
+  TaskId& operator[](std::size_t i) { return items_[i]; }
+  void clear() { n_ = 0; }
+  void make_room(std::size_t k) {
+    if (items_.size() - n_ < k) [[unlikely]]
+      grow(k);
+  }
+  void push_back(TaskId t) {
+    make_room(1);
+    items_[n_++] = t;
+  }
+  void append_if(TaskId t, bool keep) {
+    items_[n_] = t;
+    n_ += static_cast<std::size_t>(keep);
+  }
+  void swap(ReadyList& other) noexcept {
+    items_.swap(other.items_);
+    std::swap(n_, other.n_);
+  }
+
+ private:
+  [[gnu::noinline]] void grow(std::size_t k) { items_.resize(std::max(2 * items_.size(), n_ + k + 64)); }
+  std::vector<TaskId> items_;  // its size is the capacity
+  std::size_t n_ = 0;
+};
+
 struct Queued {
   TaskId task;
   TimeNs ready;
@@ -95,9 +130,9 @@ struct DeviceState {
   DeviceStats stats;
   StaticMemory fixed;
   Bytes static_bytes = 0;
-  Bytes activations = 0;
-  Bytes other = 0;
-  Bytes peak_activations = 0, peak_other = 0;  // live counts at the peak (allocate())
+  Bytes live = 0;              // static, activations and other bytes together
+  Bytes activations = 0;       // of them
+  Bytes peak_activations = 0;  // activations at the peak (allocate()); the rest of it is static or other
 };
 
 enum : std::uint8_t { kOwnerTransfer = 0, kOwnerCollective = 1 };
@@ -274,6 +309,7 @@ class Simulation {
     const StaticMemory& m = g_.static_memory(d);
     dev.fixed = m;
     dev.static_bytes = m.total();
+    dev.live = m.total();
     dev.stats.capacity = cluster_.device(d).memory;
     dev.stats.peak_memory = m.total();
     dev.stats.peak_breakdown = {m.params, m.grads, m.optimizer, 0, m.other};
@@ -327,22 +363,12 @@ class Simulation {
     const std::size_t lanes = static_cast<std::size_t>(g_.num_groups()) * streams_per_device_;
     std::vector<char> used(lanes, 0);
     Int64Bound bound(g_, cluster_);
-    // Simple passes the compiler vectorizes, then one with the (predictable) branches.
+    // The dependency counts in a pass the compiler vectorizes, then one pass with (predictable)
+    // branches: roots, the compute tasks' devices and their durations' and allocations' sums (in
+    // 128 bits, as a low word and its carries: each of up to 2^30 values is below 2^63).
     const auto n = static_cast<TaskId>(g_.size());
     g_.dependency_counts(remaining_.get());
-    // The compute tasks' durations and allocations, summed without branches in two 64-bit halves
-    // (each sum of up to 2^30 halves fits 64 bits).
     std::uint64_t duration_hi = 0, duration_lo = 0, alloc_hi = 0, alloc_lo = 0;
-    for (TaskId t = 0; t < n; ++t) {
-      const std::uint64_t mask = g_.kind(t) == TaskKind::Compute ? ~std::uint64_t{0} : 0;
-      const std::uint64_t d = static_cast<std::uint64_t>(g_.duration(t)) & mask;
-      const std::uint64_t a = static_cast<std::uint64_t>(g_.alloc_bytes(t)) & mask;
-      duration_hi += d >> 32;
-      duration_lo += d & 0xFFFF'FFFFu;
-      alloc_hi += a >> 32;
-      alloc_lo += a & 0xFFFF'FFFFu;
-    }
-    bound.add_compute((Int64Bound::Sum{duration_hi} << 32) + duration_lo, (Int64Bound::Sum{alloc_hi} << 32) + alloc_lo);
     std::int64_t* const device_state = state.data();
     for (TaskId t = 0; t < n; ++t) {
       if (remaining_[static_cast<std::size_t>(t)] == 0) {  // a root: no predecessor (others' are set when released)
@@ -351,10 +377,17 @@ class Simulation {
       }
       if (g_.kind(t) == TaskKind::Compute) [[likely]] {
         device_state[static_cast<std::size_t>(g_.device(t))] = kActive;
+        const auto d = static_cast<std::uint64_t>(g_.duration(t));
+        const auto a = static_cast<std::uint64_t>(g_.alloc_bytes(t));
+        duration_lo += d;
+        duration_hi += static_cast<std::uint64_t>(duration_lo < d);
+        alloc_lo += a;
+        alloc_hi += static_cast<std::uint64_t>(alloc_lo < a);
       } else {
         scan_other(t, bound, state, used);
       }
     }
+    bound.add_compute((Int64Bound::Sum{duration_hi} << 64) + duration_lo, (Int64Bound::Sum{alloc_hi} << 64) + alloc_lo);
     bound.check();
     waiting_.assign(lanes, {});
     lane_busy_.assign(lanes, 0);
@@ -430,7 +463,7 @@ class Simulation {
   }
 
   // Tiny batches are the norm (1-3 tasks): insertion sort beats std::sort's setup there.
-  static void sort_small(std::vector<TaskId>& v) {
+  static void sort_small(ReadyList& v) {
     if (v.size() > 16) {
       std::sort(v.begin(), v.end());
       return;
@@ -577,18 +610,15 @@ class Simulation {
     return -static_cast<Bytes>(g_.memory_category(t) == MemoryCategory::Activations);
   }
   // Branch-free: whether a start sets a new peak is data (random on a mixed graph), and the
-  // breakdown at the peak is rebuilt from the two live counts kept with it (finish()).
+  // breakdown at the peak is rebuilt from the activations kept with it (finish(): the rest is other).
   void allocate(DeviceState& d, TaskId t) {
     const Bytes b = g_.alloc_bytes(t);
-    const Bytes act = b & activations_mask(t);
-    d.activations += act;
-    d.other += b - act;
-    const Bytes total = d.static_bytes + d.activations + d.other;
-    const Bytes higher = -static_cast<Bytes>(total > d.stats.peak_memory);  // all ones or zero: selects below
-    d.stats.peak_memory ^= (d.stats.peak_memory ^ total) & higher;
+    d.activations += b & activations_mask(t);
+    d.live += b;
+    const Bytes higher = -static_cast<Bytes>(d.live > d.stats.peak_memory);  // all ones or zero: selects below
+    d.stats.peak_memory ^= (d.stats.peak_memory ^ d.live) & higher;
     d.stats.peak_time ^= (d.stats.peak_time ^ now_) & higher;
     d.peak_activations ^= (d.peak_activations ^ d.activations) & higher;
-    d.peak_other ^= (d.peak_other ^ d.other) & higher;
   }
 
   void start_task(TaskId t, DeviceState& d) {
@@ -773,8 +803,8 @@ class Simulation {
 
   // Dispatching: t ended alone at its instant with nothing released before it, so dispatch() would
   // take its released successors (ascending ids) in that order, before the streams marked dirty;
-  // each compute task or transfer is dispatched as it is released instead, and from the first of
-  // another kind on the rest go to ready_ for dispatch(), still in id order.
+  // the compute tasks and transfers among them are dispatched here instead, up to the first of
+  // another kind, which stays in ready_ for dispatch() with the rest, still in id order.
   template <bool Dispatching = false>
   [[gnu::always_inline]] void complete(TaskId t) {
     const auto ti = static_cast<std::size_t>(t);
@@ -793,9 +823,9 @@ class Simulation {
         touch(d);
         if (g_.kind(t) == TaskKind::Transfer) --d.comm_active;
         else if (g_.phase(t) != Phase::DataLoad) --d.compute_active;
-        const Bytes freed = g_.free_bytes(t), freed_activations = freed & activations_mask(t);
-        d.activations -= freed_activations;
-        d.other -= freed - freed_activations;
+        const Bytes freed = g_.free_bytes(t);
+        d.activations -= freed & activations_mask(t);
+        d.live -= freed;
         free_stream(local * streams_per_device_ + static_cast<std::size_t>(g_.stream(t)), t);
         break;
       }
@@ -810,18 +840,27 @@ class Simulation {
       __builtin_prefetch(crit_pred_.get() + prefetched_);
       prefetched_ += 8;
     }
-    for (TaskId s : g_.successors(t))
-      if (--remaining_[static_cast<std::size_t>(s)] == 0) {
-        crit_pred_[static_cast<std::size_t>(s)] = t;
-        if constexpr (Dispatching) {
+    if constexpr (Dispatching) {
+      for (TaskId s : g_.successors(t))
+        if (--remaining_[static_cast<std::size_t>(s)] == 0) {
+          crit_pred_[static_cast<std::size_t>(s)] = t;
           const TaskKind k = g_.kind(s);
           if (ready_.empty() && (k == TaskKind::Compute || k == TaskKind::Transfer)) {
             dispatch_on_stream(s);
             continue;
           }
+          ready_.push_back(s);
         }
-        ready_.push_back(s);
+    } else {
+      // Released: the successors whose last dependency this was. Every successor's critical-path
+      // predecessor is written, since the last write is the release's.
+      const auto succs = g_.successors(t);
+      ready_.make_room(succs.size());
+      for (TaskId s : succs) {
+        crit_pred_[static_cast<std::size_t>(s)] = t;
+        ready_.append_if(s, --remaining_[static_cast<std::size_t>(s)] == 0);
       }
+    }
   }
 
   // ------------------------------------------------------------------ SMs held by collectives
@@ -970,8 +1009,9 @@ class Simulation {
         DeviceState& state = devices_[static_cast<std::size_t>(local)];
         touch(state);
         fold_states(state);
-        state.stats.peak_breakdown = {state.fixed.params, state.fixed.grads, state.fixed.optimizer,
-                                      state.peak_activations, state.fixed.other + state.peak_other};
+        state.stats.peak_breakdown = {
+            state.fixed.params, state.fixed.grads, state.fixed.optimizer, state.peak_activations,
+            state.stats.peak_memory - state.static_bytes - state.peak_activations + state.fixed.other};
         r.devices[static_cast<std::size_t>(d)] = state.stats;
       } else {
         DeviceState untouched;
@@ -1022,7 +1062,7 @@ class Simulation {
   std::unique_ptr<TaskId[]> crit_pred_;
   std::vector<TaskTiming> timeline_;
   std::vector<CollectiveAlgorithm> algorithms_;
-  std::vector<TaskId> ready_, batch_;
+  ReadyList ready_, batch_;
   bool has_markers_ = false;        // the graph has markers: dispatch() completes them first
   bool release_in_order_ = true;    // no marker has a successor of a lower id (scan_other)
   std::vector<std::size_t> dirty_;  // streams_.size() slots, the first dirty_count_ listed

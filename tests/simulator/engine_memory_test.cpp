@@ -50,6 +50,28 @@ TEST(EngineMemory, FreesAtAnInstantComeBeforeAllocations) {
   EXPECT_EQ(r.devices[0].peak_time, 0);
 }
 
+// The peak's breakdown is the mix at the peak's instant, not at the end: after it, other bytes
+// grow while activations shrink, to a lower total.
+TEST(EngineMemory, TheBreakdownAtThePeakIsTheMixAtThatInstant) {
+  auto cluster = testing::star_cluster(1, 0, 10);
+  TaskGraphBuilder b(1, 2);
+  b.set_static_memory(0, {.params = 10, .grads = 0, .optimizer = 0, .other = 50});
+  const TaskId workspace = b.add_compute({.device = 0, .stream = 1, .duration = 40, .name = "workspace"});
+  const TaskId act = b.add_compute({.device = 0, .duration = 10, .name = "act"});
+  const TaskId later = b.add_compute({.device = 0, .duration = 20, .name = "later"});
+  b.add_dependency(later, act);
+  b.set_memory(workspace, 300, 300, MemoryCategory::Other);
+  b.set_memory(act, 400, 400);
+  b.set_memory(later, 350, 350, MemoryCategory::Other);
+  TaskGraph g = std::move(b).build();
+  const DeviceStats d = Engine(cluster).run(g).devices[0];
+  // t = 0: 60 static + 300 other + 400 activations = 760; t = 10: 60 + 300 + 350 = 710.
+  EXPECT_EQ(d.peak_memory, 760);
+  EXPECT_EQ(d.peak_time, 0);
+  EXPECT_EQ(d.peak_breakdown,
+            (MemoryBreakdown{.params = 10, .grads = 0, .optimizer = 0, .activations = 400, .other = 350}));
+}
+
 TEST(EngineMemory, StaticOnlyPeakIsTheStaticTotal) {
   auto cluster = testing::star_cluster(2, 0, 10);
   TaskGraphBuilder b(2);
