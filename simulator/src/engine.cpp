@@ -110,12 +110,14 @@ struct Queued {
 
 struct StreamState {
   Fifo<Queued> queue;
+  // `busy` is apart from `last_end`, which a task's end writes with it: side by side, the compiler
+  // pairs the two in a vector register, which costs more instructions than two scalar writes.
+  TimeNs busy = 0;  // summed task durations: less each start time, plus each end time
   TaskId running = kNoTask;
   TaskId arrived_for = kNoTask;  // the collective at the head that already counted this stream
   TaskId last_task = kNoTask;
   std::uint32_t local = 0;  // its device's local index
   TimeNs last_end = 0;
-  TimeNs busy = 0;  // summed task durations: less each start time, plus each end time
   bool dirty = false;
 };
 static_assert(sizeof(StreamState) <= 80, "one stream's state: keep it to the size it had before `busy`");
@@ -124,14 +126,16 @@ struct DeviceState {
   int compute_active = 0;
   int comm_active = 0;
   TimeNs last = 0;
+  // Not beside `activations`: the compiler would pair their adds in vector registers, which costs
+  // more instructions than two scalar adds.
+  Bytes live = 0;  // static, activation and other bytes together
   // Time spent in each activity state, indexed (compute active) | (comm active) << 1: one indexed
   // add per task start or end instead of four data-dependent branches; stats are summed at the end.
   std::array<TimeNs, 4> in_state{};
   DeviceStats stats;
   StaticMemory fixed;
   Bytes static_bytes = 0;
-  Bytes live = 0;              // static, activations and other bytes together
-  Bytes activations = 0;       // of them
+  Bytes activations = 0;       // live activation bytes
   Bytes peak_activations = 0;  // activations at the peak (allocate()); the rest of it is static or other
 };
 

@@ -72,17 +72,16 @@ class EventQueue {
         return;
       }
       if (n_ == kToRadix) [[unlikely]] {
-        to_radix();
-        push_radix(time, id, tag);
+        push_to_radix(time, id, tag);
         return;
       }
       // Insertion from the earliest end: the entries before the new one move up one. Its push
       // order is after every queued one's, so an entry is before it exactly when its time is not
       // after the new time; the sentinel's time is after every event's.
-      std::size_t i = ++n_;
-      for (; short_[i - 1].time <= time; --i) short_[i] = short_[i - 1];
-      short_[i] = {time, id, tag};
-      last_ = i;
+      Slot* at = short_.data() + ++n_;  // a pointer, not an index: two instructions fewer a step
+      for (; at[-1].time <= time; --at) at[0] = at[-1];
+      *at = {time, id, tag};
+      last_ = static_cast<std::size_t>(at - short_.data());
       return;
     }
     push_radix(time, id, tag);
@@ -152,11 +151,17 @@ class EventQueue {
     std::vector<Member> items;
     std::uint32_t size = 0;
     void add(Member m) {
-      if (size == items.size()) [[unlikely]]
-        grow();
+      if (size == items.size()) [[unlikely]] {
+        grow_and_add(m);
+        return;
+      }
       items[size++] = m;
     }
-    [[gnu::noinline]] void grow() { items.resize(items.empty() ? 16 : 2 * items.size()); }
+    // Out of line and last, so that the callers' common path keeps nothing across a call.
+    [[gnu::noinline]] void grow_and_add(Member m) {
+      items.resize(items.empty() ? 16 : 2 * items.size());
+      items[size++] = m;
+    }
   };
 
   // Only the entry of the latest push can grow, so a run's members are appended to its own list
@@ -207,6 +212,12 @@ class EventQueue {
     buckets_[b].push_back(s);
     occupied_ |= std::uint64_t{1} << b;
     bucket_min_[b] = std::min(bucket_min_[b], s.time);
+  }
+  // The sorted array is full: it becomes the radix form, then takes the push (out of line and
+  // last, so that push() keeps nothing across a call).
+  [[gnu::noinline]] void push_to_radix(TimeNs time, std::uint32_t id, std::uint32_t tag) {
+    to_radix();
+    push_radix(time, id, tag);
   }
   // The sorted entries, earliest first, into the buckets (base_ is the last pop's time).
   [[gnu::noinline]] void to_radix() {
