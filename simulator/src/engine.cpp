@@ -77,7 +77,6 @@ class ReadyList {
   std::size_t size() const { return n_; }
   TaskId* begin() { return items_.data(); }
   TaskId* end() { return items_.data() + n_; }
-  TaskId operator[](std::size_t i) const { return items_[i]; }
   TaskId& operator[](std::size_t i) { return items_[i]; }
   void clear() { n_ = 0; }
   void make_room(std::size_t k) {
