@@ -162,7 +162,7 @@ StrategyResult simulate_lowered(const StepSetup& setup, const LoweredStep& step,
     r.step_time = r.result.step_time;
   }
   // A calibrated per-step overhead (framework, launches, logging) idles every device once.
-  const auto overhead = static_cast<TimeNs>(std::llround(setup.calibration.step_overhead_ms * 1e6));
+  const TimeNs overhead = setup.calibration.step_overhead_ns();
   r.step_time += overhead;
   r.step_overhead = overhead;
   TimeNs busiest = 0;

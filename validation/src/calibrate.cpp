@@ -88,11 +88,11 @@ Calibration to_calibration(const Layout& layout, const Params& p) {
 double step(const Param& q) { return q.which == Which::Overhead ? 1.0 : 0.005; }
 
 // A projection of `projected_s` (seconds, from whole nanoseconds) with the step overhead moved from
-// `from_ms` to `to_ms` (parameter values): the overhead is added after the simulation
-// (simulate_strategy), in nanoseconds rounded as there, so this is what projecting again returns,
-// bit for bit, without lowering and simulating the run again.
+// `from_ms` to `to_ms` (parameter values, clamped at 0 as to_calibration does): the overhead is
+// added after the simulation (simulate_strategy), in Calibration::overhead_ns, so this is what
+// projecting again returns, bit for bit, without lowering and simulating the run again.
 double with_overhead(double projected_s, double from_ms, double to_ms) {
-  const auto ns = [](double ms) { return static_cast<TimeNs>(std::llround(std::max(0.0, ms) * 1e6)); };
+  const auto ns = [](double ms) { return Calibration::overhead_ns(std::max(0.0, ms)); };
   const TimeNs step_ns = std::llround(projected_s * 1e9) - ns(from_ms) + ns(to_ms);
   return static_cast<double>(step_ns) * 1e-9;
 }

@@ -14,11 +14,14 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "parasim/common/units.hpp"
 
 namespace parasim {
 
@@ -56,6 +59,10 @@ struct Calibration {
   /// What every output states as the per-step fixed cost: "0 ms (uncalibrated: optimizer.step
   /// launches, zero_grad and Python time not modelled)" or "12.0 ms per step (calibrated, cal.json)".
   std::string describe_step_overhead() const;
+  /// A per-step overhead of `ms` in the whole nanoseconds every projection adds (what calibrate's
+  /// slope in it computes without projecting again must round the same way).
+  static TimeNs overhead_ns(double ms) { return static_cast<TimeNs>(std::llround(ms * 1e6)); }
+  TimeNs step_overhead_ns() const { return overhead_ns(step_overhead_ms); }
 };
 
 /// {"schema": "parasim.calibration/2", "kernels": {KIND: {"matrix", "memory"}}, "factors":
