@@ -34,6 +34,10 @@ if [ ! -x "$head_bench" ]; then
   echo "bench_against.sh: $head_bench is missing; run scripts/build.sh first" >&2
   exit 2
 fi
+if ! "$head_bench" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep -q .; then
+  echo "bench_against.sh: no benchmark of $head_bench matches \"$filter\"" >&2
+  exit 2
+fi
 
 work=$(mktemp -d)
 cleanup() {
@@ -41,7 +45,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-git worktree add --detach "$work/src" "$commit" >/dev/null 2>&1
+if ! git worktree add --detach "$work/src" "$commit" >"$work/worktree.log" 2>&1; then
+  echo "bench_against.sh: cannot check out ${commit:0:7} in $work/src: $(tail -1 "$work/worktree.log")" >&2
+  exit 1
+fi
 echo "building parasim_engine_bench at ${commit:0:7} in $work ..." >&2
 if ! { cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
   cmake --build "$work/build" --target parasim_engine_bench -j"$(nproc 2>/dev/null || echo 2)"; } \
@@ -52,7 +59,8 @@ if ! { cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release &&
 fi
 old_bench=$work/build/bin/parasim_engine_bench
 
-# One line per benchmark and round: "<side> <name> <CPU ms>" (the console's third column is CPU time).
+# One line per benchmark and round: "<side> <name> <CPU ms>" (the console prints name, time, unit,
+# CPU time, unit).
 run_side() {
   "$2" --benchmark_filter="$filter" 2>/dev/null |
     awk -v side="$1" '$1 ~ /^Engine\// {
@@ -64,6 +72,10 @@ for ((i = 1; i <= rounds; i++)); do
   run_side old "$old_bench"
   run_side new "$head_bench"
 done >"$work/times.txt"
+if [ ! -s "$work/times.txt" ]; then
+  echo "bench_against.sh: no benchmark matched \"$filter\" on either side" >&2
+  exit 1
+fi
 
 echo "engine benchmark, CPU ms per run: ${commit:0:7} (REV) against $(git rev-parse --short HEAD)$(
   git diff --quiet HEAD -- . || echo ' with local changes'), $rounds alternating rounds on $(uname -n)"
