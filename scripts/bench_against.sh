@@ -63,7 +63,7 @@ old_bench=$work/build/bin/parasim_engine_bench
 # CPU time, unit).
 run_side() {
   "$2" --benchmark_filter="$filter" 2>/dev/null |
-    awk -v side="$1" '$1 ~ /^Engine\// {
+    awk -v side="$1" '$3 ~ /^(ns|us|ms|s)$/ && $5 ~ /^(ns|us|ms|s)$/ {
       t = $4; if ($5 == "us") t /= 1000; else if ($5 == "s") t *= 1000; else if ($5 == "ns") t /= 1e6
       print side, $1, t }'
 }
